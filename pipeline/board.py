@@ -1,0 +1,143 @@
+"""The board as plain data: `bytes` in reading order, 0 for a gap, 1-9 for an active number.
+
+Everything hot (the solver, the generator, the rating) works on these bytes directly;
+`Board` is a thin immutable wrapper with a text form for people and APIs.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .errors import NotationError
+
+WIDTH = 9
+GAP = 0
+
+# Value class: two values pair (equal, or summing to 10) exactly when their classes match.
+CLASS = bytes([0, 1, 2, 3, 4, 5, 4, 3, 2, 1])
+CLASS_NAMES = {1: "1/9", 2: "2/8", 3: "3/7", 4: "4/6", 5: "5"}
+
+_TO_TEXT = bytes.maketrans(bytes(range(10)), b".123456789")
+_FROM_TEXT = bytes.maketrans(b".123456789", bytes(range(10)))
+_ROW_OK = re.compile(r"[1-9.]{1,9}\Z")
+
+
+def parse(text: str) -> bytes:
+    """Parse board notation (`123456789/98.654321/135`) into cell bytes; '' is the empty board."""
+    if not isinstance(text, str):
+        raise NotationError(f"board must be a string, got {type(text).__name__}")
+    if text == "":
+        return b""
+    rows = text.split("/")
+    last = len(rows) - 1
+    for r, row in enumerate(rows):
+        where = f"invalid board {text!r}: row {r}"
+        if not _ROW_OK.match(row):
+            bad = next((ch for ch in row if ch not in ".123456789"), None)
+            if bad is not None:
+                raise NotationError(
+                    f"{where} has {bad!r} at column {row.index(bad)}; cells are digits 1-9 or '.' for a gap"
+                )
+            if row == "":
+                raise NotationError(f"{where} is empty; rows are joined by a single '/'")
+            raise NotationError(f"{where} has {len(row)} cells; a row has at most 9")
+        if r < last and len(row) != WIDTH:
+            raise NotationError(
+                f"{where} has {len(row)} cells; every row but the last must have exactly 9"
+            )
+        if row.count(".") == len(row):
+            raise NotationError(
+                f"{where} has no active number; an emptied row disappears, so it cannot be written"
+            )
+    return "".join(rows).encode("ascii").translate(_FROM_TEXT)
+
+
+def format_board(cells: bytes) -> str:
+    """The notation of cell bytes (inverse of `parse`)."""
+    text = cells.translate(_TO_TEXT).decode("ascii")
+    return "/".join(text[s : s + WIDTH] for s in range(0, len(text), WIDTH))
+
+
+def index(row: int, col: int) -> int:
+    return row * WIDTH + col
+
+
+def coords(i: int) -> tuple[int, int]:
+    return divmod(i, WIDTH)
+
+
+def cell_name(i: int) -> str:
+    """`R,C` for a flat index, as moves and error messages write cells."""
+    r, c = divmod(i, WIDTH)
+    return f"{r},{c}"
+
+
+def row_count(cells: bytes) -> int:
+    return (len(cells) + WIDTH - 1) // WIDTH
+
+
+def actives(cells: bytes) -> bytes:
+    """The active values in reading order (what Add numbers appends)."""
+    return cells.replace(b"\x00", b"")
+
+
+@lru_cache(maxsize=None)
+def rays(n: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
+    """For a board of n cells: per cell, its forward vertical, down-right and down-left rays.
+
+    Precomputed once per board length so the move generator never does coordinate arithmetic.
+    """
+    table = []
+    for i in range(n):
+        c = i % WIDTH
+        down = tuple(range(i + WIDTH, n, WIDTH))
+        dr = tuple(j for k, j in enumerate(range(i + WIDTH + 1, n, WIDTH + 1), 1) if c + k < WIDTH)
+        dl = tuple(j for k, j in enumerate(range(i + WIDTH - 1, n, WIDTH - 1), 1) if c - k >= 0)
+        table.append(tuple(r for r in (down, dr, dl) if r))
+    return tuple(table)
+
+
+@dataclass(frozen=True, slots=True)
+class Board:
+    """An immutable board. `Board('123456789/98765')`; str() gives the notation back."""
+
+    cells: bytes
+
+    def __init__(self, notation: str | bytes = "") -> None:
+        cells = parse(notation) if isinstance(notation, str) else bytes(notation)
+        object.__setattr__(self, "cells", cells)
+
+    @classmethod
+    def from_cells(cls, cells: bytes) -> "Board":
+        return cls(cells)
+
+    def __str__(self) -> str:
+        return format_board(self.cells)
+
+    def __repr__(self) -> str:
+        return f"Board({str(self)!r})"
+
+    def __len__(self) -> int:
+        return len(self.cells)
+
+    @property
+    def rows(self) -> int:
+        return row_count(self.cells)
+
+    @property
+    def active_count(self) -> int:
+        return len(self.cells) - self.cells.count(0)
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.cells
+
+    def value(self, row: int, col: int) -> int:
+        return self.cells[index(row, col)]
+
+    def grid(self) -> list[list[int]]:
+        """Rows of values (0 for gaps); the last row may be short."""
+        c = self.cells
+        return [list(c[s : s + WIDTH]) for s in range(0, len(c), WIDTH)]

@@ -1,0 +1,60 @@
+"""What every command shares: printing JSON, failing with one clear line, reading stdin lines."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from typing import Any, NoReturn
+
+import typer
+
+from ..board import Board
+from ..errors import NumberMatchError
+
+
+def emit_json(obj: Any) -> None:
+    """One compact JSON document on its own line."""
+    sys.stdout.write(json.dumps(obj, separators=(", ", ": ")) + "\n")
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    """Print `numbermatch: error: message` to stderr and exit with `code` (no traceback)."""
+    typer.echo(f"numbermatch: error: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def parse_board_arg(text: str) -> Board:
+    """A board from the command line; a malformed one exits 1 with the parser's message."""
+    try:
+        return Board(text.strip())
+    except NumberMatchError as exc:
+        fail(str(exc))
+
+
+def stdin_lines() -> Iterator[tuple[int, str]]:
+    """(line number, text without the newline) for each line on standard input."""
+    for number, line in enumerate(sys.stdin, 1):
+        yield number, line.rstrip("\r\n")
+
+
+def split_board_adds(line: str, default_adds: int | None = None) -> tuple[str, int]:
+    """`BOARD ADDS` (ADDS optional when a default is given) from one stdin line."""
+    parts = line.split()
+    if not parts:
+        if default_adds is None:
+            raise ValueError("empty line: expected 'BOARD ADDS'")
+        return "", default_adds
+    if len(parts) == 1:
+        if default_adds is None:
+            raise ValueError(f"line {line!r} has no adds count: expected 'BOARD ADDS'")
+        return parts[0], default_adds
+    if len(parts) > 2:
+        raise ValueError(f"line {line!r} has {len(parts)} fields: expected 'BOARD ADDS'")
+    try:
+        adds = int(parts[1])
+    except ValueError:
+        raise ValueError(f"adds {parts[1]!r} is not a whole number") from None
+    if adds < 0:
+        raise ValueError(f"adds {adds} is negative")
+    return parts[0], adds

@@ -1,0 +1,108 @@
+"""`moves`, `apply`, `show`: the rules engine at the terminal."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from ..board import Board, WIDTH, format_board, parse
+from ..errors import NumberMatchError
+from ..moves import Move
+from ..rules import legal_pairs
+from ..stage import Stage
+from . import app
+from .common import emit_json, fail, parse_board_arg, stdin_lines
+
+_NAMES = [f"{i // WIDTH},{i % WIDTH}" for i in range(WIDTH * 512)]
+
+
+def _pair_texts(cells: bytes) -> list[str]:
+    names = _NAMES if len(cells) <= len(_NAMES) else [f"{i // WIDTH},{i % WIDTH}" for i in range(len(cells))]
+    return [f"{names[i]}-{names[j]}" for i, j in legal_pairs(cells)]
+
+
+def _moves_stream() -> None:
+    """JSON Lines: one object per stdin board; malformed lines get an error and the run goes on."""
+    errors = 0
+    out = sys.stdout
+    for _, line in stdin_lines():
+        try:
+            cells = parse(line)
+        except NumberMatchError as exc:
+            errors += 1
+            emit_json({"board": line, "error": str(exc)})
+            continue
+        emit_json({"board": line, "pairs": _pair_texts(cells)})
+    out.flush()
+    if errors:
+        raise typer.Exit(1)
+
+
+@app.command()
+def moves(
+    board: str = typer.Argument(..., help="Board notation, e.g. 123456789/98765; '-' reads one board per line from stdin."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
+) -> None:
+    """List the legal pairs of a board."""
+    if board == "-":
+        _moves_stream()
+        return
+    b = parse_board_arg(board)
+    pairs = _pair_texts(b.cells)
+    if json_out:
+        emit_json({"board": str(b), "pairs": pairs})
+        return
+    if not pairs:
+        typer.echo(f"{b}: no legal pairs")
+        return
+    typer.echo(f"{b}: {len(pairs)} legal pair{'s' if len(pairs) != 1 else ''}")
+    for text in pairs:
+        m = Move.parse(text)
+        assert m.first is not None and m.second is not None
+        typer.echo(f"  {text:<9} {b.cells[m.first]}+{b.cells[m.second]}")
+
+
+@app.command()
+def apply(
+    board: str = typer.Argument(..., help="Starting board notation."),
+    move_list: list[str] = typer.Argument(None, metavar="MOVE...", help="Moves in order: R,C-R,C for a pair, + for an add."),
+    adds: int = typer.Option(0, "--adds", min=0, help="Adds allocation of the Stage."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
+) -> None:
+    """Apply moves in order and print the resulting board and status."""
+    start = parse_board_arg(board)
+    stage = Stage(start, adds=adds)
+    for number, text in enumerate(move_list or [], 1):
+        try:
+            stage.play(text)
+        except NumberMatchError as exc:
+            fail(f"move {number}: {exc}")
+    result = format_board(stage.cells)
+    if json_out:
+        emit_json({"board": result, "status": stage.status, "adds_left": stage.adds_left})
+    else:
+        typer.echo(f"{result or '(empty board)'}\nstatus: {stage.status}, adds left: {stage.adds_left}")
+
+
+def render_grid(cells: bytes) -> str:
+    """The board as rows of digits with row and column numbers; gaps shown as '.'."""
+    lines = ["     " + " ".join(str(c) for c in range(WIDTH))]
+    for r in range(0, len(cells), WIDTH):
+        row = " ".join(str(v) if v else "." for v in cells[r : r + WIDTH])
+        lines.append(f"{r // WIDTH:>3}  {row}")
+    return "\n".join(lines)
+
+
+@app.command()
+def show(board: str = typer.Argument(..., help="Board notation.")) -> None:
+    """Draw a board as a grid with its legal pairs."""
+    b = parse_board_arg(board)
+    if b.is_empty:
+        typer.echo("(empty board: the Stage is won)")
+        return
+    typer.echo(render_grid(b.cells))
+    pairs = _pair_texts(b.cells)
+    active = b.active_count
+    typer.echo(f"\n{b.rows} rows, {active} active, {len(b) - active} gaps")
+    typer.echo(f"legal pairs ({len(pairs)}): " + ("  ".join(pairs) if pairs else "none"))

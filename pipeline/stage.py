@@ -1,0 +1,84 @@
+"""A Stage: one run of a Puzzle. It owns its adds allocation and knows won / stuck / in play."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from .board import Board, format_board, parse
+from .errors import IllegalMoveError
+from .moves import ADD, Move
+from .rules import add_numbers, check_ruleset, checked_remove, has_legal_pair, legal_pairs
+
+WON = "won"
+STUCK = "stuck"
+IN_PLAY = "in play"
+
+
+def status_of(cells: bytes, adds_left: int) -> str:
+    """`won` (no active number), `stuck` (no pair and no add left) or `in play`."""
+    if not cells:
+        return WON
+    if adds_left > 0 or has_legal_pair(cells):
+        return IN_PLAY
+    return STUCK
+
+
+def apply_move(cells: bytes, move: Move, adds_left: int) -> tuple[bytes, int]:
+    """Play one move on raw cells; returns (cells, adds_left). Raises IllegalMoveError."""
+    if move.is_add:
+        if adds_left <= 0:
+            raise IllegalMoveError(f"illegal move + on board {format_board(cells)!r}: no adds left")
+        if not cells:
+            raise IllegalMoveError("illegal move + on the empty board: there is nothing to copy")
+        return add_numbers(cells), adds_left - 1
+    assert move.first is not None and move.second is not None
+    return checked_remove(cells, move.first, move.second, str(move)), adds_left
+
+
+def replay(cells: bytes, moves: Iterable[Move | str], adds: int) -> tuple[bytes, int]:
+    """Play a move list from a start; returns (final cells, adds left)."""
+    for move in moves:
+        cells, adds = apply_move(cells, Move.parse(move) if isinstance(move, str) else move, adds)
+    return cells, adds
+
+
+class Stage:
+    """Mutable game state over an immutable board: `Stage('1.......9/3.5', adds=1)`."""
+
+    __slots__ = ("cells", "adds_left", "ruleset", "history")
+
+    def __init__(self, board: Board | str | bytes, adds: int = 0, ruleset: object = 1) -> None:
+        self.ruleset = check_ruleset(ruleset)
+        if isinstance(board, Board):
+            self.cells = board.cells
+        elif isinstance(board, str):
+            self.cells = parse(board)
+        else:
+            self.cells = bytes(board)
+        if adds < 0:
+            raise ValueError(f"adds allocation must be 0 or more, got {adds}")
+        self.adds_left = adds
+        self.history: list[Move] = []
+
+    @property
+    def board(self) -> Board:
+        return Board(self.cells)
+
+    @property
+    def status(self) -> str:
+        return status_of(self.cells, self.adds_left)
+
+    def legal_moves(self) -> Iterator[Move]:
+        """Legal pairs in reading order, then `+` when an add is allowed."""
+        for i, j in legal_pairs(self.cells):
+            yield Move(i, j)
+        if self.adds_left > 0 and self.cells:
+            yield ADD
+
+    def play(self, move: Move | str) -> None:
+        m = Move.parse(move) if isinstance(move, str) else move
+        self.cells, self.adds_left = apply_move(self.cells, m, self.adds_left)
+        self.history.append(m)
+
+    def __repr__(self) -> str:
+        return f"Stage({format_board(self.cells)!r}, adds={self.adds_left})"
