@@ -18,7 +18,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest
 
 bench: $(STAMP)
-	$(BIN)/python -m bench
+	$(BIN)/python -m pipeline.bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
