@@ -1,0 +1,106 @@
+"""Target difficulty curves: for each (Level, Stage) slot, the score a Puzzle there should have.
+
+A curve is a function of the slot's place in the bundle. Its target tier is always
+`tiers.tier_for(target score)`, so tier names and ranges come only from `pipeline.tiers`.
+Levels and Stages are 0-based here and 1-based in bundles.
+
+Curves (all scores on the rating's 0-100 scale):
+
+- `ramp`: each Level rises in a straight line from an easy start to a hard finish. Level 1
+  runs from 10 to 70; each next Level starts 4 points above the previous start and ends
+  2 points higher, so later Levels are a little harder throughout (starts stop at 24,
+  still easy; finishes stop at 74, still hard). A one-Stage Level is just its finish.
+- `sawtooth`: a `ramp` that dips in the middle: the first half of the Level rises from the
+  start to 60% of the way to the finish, then drops back to 30% and climbs to the finish.
+  It gives the player a breather before the last push.
+- `flat`: every Stage of every Level targets the middle of the medium tier (37.5): practice
+  packs where the Stages differ in layout, not in difficulty.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .errors import NumberMatchError
+from .tiers import TIER_NAMES, tier_for
+
+RAMP_START, RAMP_START_STEP, RAMP_START_MAX = 10.0, 4.0, 24.0
+RAMP_END, RAMP_END_STEP, RAMP_END_MAX = 70.0, 2.0, 74.0
+FLAT_SCORE = 37.5
+
+
+class CurveError(NumberMatchError):
+    """An unknown curve name or an impossible bundle shape."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """What one slot of a bundle asks for (0-based level and stage)."""
+
+    level: int
+    stage: int
+    score: float
+
+    @property
+    def tier(self) -> str:
+        return tier_for(self.score)
+
+
+def _ends(level: int) -> tuple[float, float]:
+    start = min(RAMP_START + RAMP_START_STEP * level, RAMP_START_MAX)
+    end = min(RAMP_END + RAMP_END_STEP * level, RAMP_END_MAX)
+    return start, end
+
+
+def _fraction(stage: int, stages: int) -> float:
+    return 1.0 if stages == 1 else stage / (stages - 1)
+
+
+def ramp(level: int, stage: int, stages: int) -> float:
+    start, end = _ends(level)
+    return start + (end - start) * _fraction(stage, stages)
+
+
+def sawtooth(level: int, stage: int, stages: int) -> float:
+    start, end = _ends(level)
+    if stages < 4:  # too short to dip: a plain ramp
+        return ramp(level, stage, stages)
+    first = (stages + 1) // 2  # Stages in the first tooth
+    if stage < first:
+        return start + (end - start) * 0.6 * _fraction(stage, first)
+    second = stages - first
+    low = start + (end - start) * 0.3
+    return low + (end - low) * _fraction(stage - first, second)
+
+
+def flat(level: int, stage: int, stages: int) -> float:
+    return FLAT_SCORE
+
+
+CURVES: dict[str, Callable[[int, int, int], float]] = {
+    "ramp": ramp,
+    "sawtooth": sawtooth,
+    "flat": flat,
+}
+
+
+def targets(curve: str, levels: int, stages: int) -> list[list[Target]]:
+    """The curve's targets, one list of Stage targets per Level; scores rounded to 2 decimals."""
+    try:
+        fn = CURVES[curve]
+    except KeyError:
+        raise CurveError(f"unknown curve {curve!r}: expected one of {', '.join(CURVES)}") from None
+    if levels < 1 or stages < 1:
+        raise CurveError(f"a bundle needs at least 1 level of 1 stage, got {levels} x {stages}")
+    return [
+        [Target(level, stage, round(fn(level, stage, stages), 2)) for stage in range(stages)]
+        for level in range(levels)
+    ]
+
+
+def tier_needs(curve: str, levels: int, stages: int) -> dict[str, int]:
+    """How many Puzzles of each tier the curve needs, in tier order (tiers it needs none of left out)."""
+    counts = Counter(t.tier for row in targets(curve, levels, stages) for t in row)
+    return {name: counts[name] for name in TIER_NAMES if counts[name]}
