@@ -1,1 +1,37 @@
-"""(commands are added here by their feature)"""
+"""`validate`: check puzzle and bundle files (parse, schema, rules, certificates) for CI and people."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+
+import typer
+
+from ..validator import PathError, validate_paths
+from ..validator.reporters import render, summary
+from . import app
+from .common import fail
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+    github = "github"
+
+
+@app.command()
+def validate(
+    paths: list[str] = typer.Argument(..., metavar="PATH...", help="Files, or folders searched recursively for *.yaml and *.yml."),
+    fmt: Format = typer.Option(Format.text, "--format", help="text (file:line:col: code: message), json, or github (workflow annotations)."),
+    deep: bool = typer.Option(False, "--deep", help="Also re-run the solver and the rating and report disagreements (slow)."),
+) -> None:
+    """Validate level files. Exit 0: all valid; 1: a file is invalid; 2: usage error."""
+    try:
+        report = validate_paths(paths, deep=deep)
+    except PathError as exc:
+        fail(str(exc), 2)
+    sys.stdout.write(render(report, fmt.value))
+    if fmt is not Format.json:
+        typer.echo(summary(report), err=True)
+    sys.stdout.flush()
+    raise typer.Exit(0 if report.ok else 1)

@@ -1,0 +1,106 @@
+"""The level-file validator: what CI runs on every puzzle and bundle file.
+
+Three layers per file, each reporting everything it finds rather than stopping at the first:
+parse (`loader`), schema (`schema_layer`), semantics and solvability (`semantics`, plus
+`deep` on request). Library calls return a ValidationReport; only the CLI prints or exits.
+
+    report = validate_paths(["levels/"])
+    for problem in report.problems: ...
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from ..errors import NumberMatchError
+from .loader import Loaded, load_file, load_text
+from .problems import CODES, Problem, ValidationReport
+from .schema_layer import check as check_schema, classify
+from .semantics import Semantics
+
+__all__ = [
+    "CODES", "Problem", "ValidationReport", "PathError", "collect_files", "validate_paths",
+    "validate_texts", "Validator",
+]
+
+SUFFIXES = (".yaml", ".yml")
+
+
+class PathError(NumberMatchError):
+    """A path given to the validator that does not exist or holds no YAML file (a usage error)."""
+
+
+def collect_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
+    """The files to validate: each file as given, each folder's `*.yaml`/`*.yml` recursively
+    (skipping hidden folders such as `.git`), in sorted order, each file once."""
+    out: list[Path] = []
+    seen: set[Path] = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = []
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                found.extend(Path(root) / f for f in files if f.endswith(SUFFIXES))
+            candidates = sorted(found)
+        elif path.exists():
+            candidates = [path]
+        else:
+            raise PathError(f"{raw}: no such file or folder")
+        for c in candidates:
+            key = c.resolve()
+            if key not in seen:
+                seen.add(key)
+                out.append(c)
+    if not out:
+        raise PathError(f"no YAML files (*.yaml, *.yml) found under {', '.join(map(str, paths))}")
+    return out
+
+
+class Validator:
+    """One validation run: feed it files (or texts) in order; ids are compared across all of them."""
+
+    def __init__(self, *, deep: bool = False) -> None:
+        self.semantics = Semantics(deep=deep)
+        self.report = ValidationReport()
+
+    def add_loaded(self, loaded: Loaded, name: str) -> list[Problem]:
+        self.report.files += 1
+        problems = list(loaded.problems)
+        doc = loaded.document
+        if doc is not None:
+            self.report.documents += 1
+            kind, found = classify(doc, name)
+            problems.extend(found)
+            if kind is not None:
+                schema_problems, bad = check_schema(doc, kind, name)
+                problems.extend(schema_problems)
+                problems.extend(self.semantics.check(doc, kind, name, bad))
+        problems.sort(key=lambda p: p.sort_key)
+        self.report.problems.extend(problems)
+        return problems
+
+    def add_file(self, path: Path, name: str | None = None) -> list[Problem]:
+        name = str(path) if name is None else name
+        return self.add_loaded(load_file(path, name), name)
+
+    def add_text(self, text: str, name: str) -> list[Problem]:
+        return self.add_loaded(load_text(text, name), name)
+
+
+def validate_paths(paths: Sequence[str | os.PathLike[str]], *, deep: bool = False) -> ValidationReport:
+    """Validate files and folders (see `collect_files`); raises PathError for a usage error."""
+    run = Validator(deep=deep)
+    for path in collect_files(paths):
+        run.add_file(path)
+    return run.report
+
+
+def validate_texts(named_texts: Iterable[tuple[str, str]], *, deep: bool = False) -> ValidationReport:
+    """Validate in-memory YAML texts given as (name, text) pairs, as one run."""
+    run = Validator(deep=deep)
+    for name, text in named_texts:
+        run.add_text(text, name)
+    return run.report

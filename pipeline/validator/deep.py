@@ -1,0 +1,66 @@
+"""`--deep`: a second opinion. Re-run the solver and the rating and report where they disagree
+with the file. Slow (a rating plays hundreds of games), so only on request.
+
+A puzzle file records the rating's seed in its provenance, so its rating reproduces exactly
+and any difference in tier or score is reported. A bundle does not carry provenance: the rating
+is re-run with seed 0, scores are not compared, and a tier disagreement is reported only when
+the new score is more than DEEP_TIER_MARGIN points outside the stored tier's range (simulated
+players' win rates vary with the seed).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import NumberMatchError
+from ..tiers import TIERS
+from .semantics import DEEP_TIER_MARGIN, SCORE_TOLERANCE, Parts, _Context
+
+
+def _tier_range(name: str) -> tuple[float, float] | None:
+    return next(((low, high) for tier, low, high in TIERS if tier == name), None)
+
+
+def deep_check(ctx: _Context, board: str, adds: int, p: dict[str, Any], parts: Parts, won: bool, provenance: Any) -> None:
+    """Solver and rating disagreements for one puzzle (whose certificate `won` or not)."""
+    from ..solver import UNSOLVABLE, solve
+
+    result = solve(board, adds)
+    if result.status == UNSOLVABLE:
+        if won:
+            ctx.add(parts + ("solution",), "NM401",
+                    f"the solver proves the puzzle unsolvable with {adds} adds ({result.nodes} nodes), "
+                    "yet the certificate wins: the solver and the rules engine disagree")
+        else:
+            ctx.add(parts + ("board",), "NM401", f"the solver proves the puzzle unsolvable with {adds} adds")
+    if not won:
+        return
+    from ..rating import DEFAULT_PLAYOUTS, rate
+
+    stored = p["difficulty"]
+    random_player = stored.get("players", {}).get("random", {})
+    playouts = random_player.get("playouts") if isinstance(random_player, dict) else None
+    if not isinstance(playouts, int) or playouts < 1:
+        playouts = DEFAULT_PLAYOUTS
+    seed = provenance.get("rating_seed") if isinstance(provenance, dict) else None
+    exact = isinstance(seed, int) and not isinstance(seed, bool)
+    try:
+        rating = rate(board, adds, playouts=playouts, seed=seed if exact else 0, solution=p["solution"])
+    except NumberMatchError as exc:
+        ctx.add(parts + ("difficulty",), "NM402", f"re-rating failed: {exc}")
+        return
+    dparts = parts + ("difficulty",)
+    if rating.min_adds != stored["min_adds"]:
+        ctx.add(dparts + ("min_adds",), "NM404", f"min_adds {stored['min_adds']} is stored, re-rating gives {rating.min_adds}")
+    if exact:
+        if rating.tier != stored["tier"]:
+            ctx.add(dparts + ("tier",), "NM402", f"tier {stored['tier']!r} is stored, re-rating (seed {seed}) gives {rating.tier!r}")
+        if rating.score is None or abs(rating.score - stored["score"]) > SCORE_TOLERANCE + 1e-9:
+            ctx.add(dparts + ("score",), "NM403", f"score {stored['score']} is stored, re-rating (seed {seed}) gives {rating.score}")
+        return
+    span = _tier_range(stored["tier"])
+    if rating.tier != stored["tier"] and span is not None and rating.score is not None:
+        low, high = span
+        if rating.score < low - DEEP_TIER_MARGIN or rating.score >= high + DEEP_TIER_MARGIN:
+            ctx.add(dparts + ("tier",), "NM402",
+                    f"tier {stored['tier']!r} is stored, re-rating (seed 0) gives {rating.tier!r} with score {rating.score}")

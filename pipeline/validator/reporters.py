@@ -1,0 +1,66 @@
+"""How a report is printed: `text` for people, `json` for tools, `github` for workflow annotations."""
+
+from __future__ import annotations
+
+import json
+
+from .problems import Problem, ValidationReport
+
+FORMATS = ("text", "json", "github")
+
+
+def text_line(p: Problem) -> str:
+    """`file:line:col: code: message [path]` (position parts omitted when unknown)."""
+    where = p.file
+    if p.line is not None:
+        where += f":{p.line}"
+        if p.column is not None:
+            where += f":{p.column}"
+    suffix = f" [{p.path}]" if p.path and p.path != "$" and p.path not in p.message else ""
+    return f"{where}: {p.code}: {p.message}{suffix}"
+
+
+def summary(report: ValidationReport) -> str:
+    """One line: what was checked and what was found."""
+    files = f"{report.files} file{'s' if report.files != 1 else ''}"
+    if report.ok:
+        return f"{files} checked: all valid"
+    n = len(report.problems)
+    bad = report.invalid_files
+    return f"{files} checked: {n} problem{'s' if n != 1 else ''} in {bad} file{'s' if bad != 1 else ''}"
+
+
+def render_text(report: ValidationReport) -> str:
+    return "".join(text_line(p) + "\n" for p in report.problems)
+
+
+def render_json(report: ValidationReport) -> str:
+    return json.dumps(report.to_dict(), indent=2) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_line(p: Problem) -> str:
+    """A workflow command: `::error file=F,line=L,col=C,title=CODE::message`."""
+    props = [f"file={_escape_property(p.file)}"]
+    if p.line is not None:
+        props.append(f"line={p.line}")
+        if p.column is not None:
+            props.append(f"col={p.column}")
+    props.append(f"title={_escape_property(p.code)}")
+    suffix = f" [{p.path}]" if p.path and p.path != "$" and p.path not in p.message else ""
+    return f"::error {','.join(props)}::{_escape_data(p.code + ': ' + p.message + suffix)}"
+
+
+def render_github(report: ValidationReport) -> str:
+    return "".join(github_line(p) + "\n" for p in report.problems)
+
+
+def render(report: ValidationReport, fmt: str) -> str:
+    return {"text": render_text, "json": render_json, "github": render_github}[fmt](report)

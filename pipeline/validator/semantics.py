@@ -1,0 +1,239 @@
+"""Layer 3: what a schema cannot say. The board is real notation, the ruleset is one we know,
+the id is the content's id, ids are unique, the certificate wins, and the rating adds up.
+
+Replaying the certificate is what makes validation cheap: solvability is proved by the file
+itself, so no search is needed unless `--deep` asks for a second opinion.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..board import format_board, parse
+from ..errors import IllegalMoveError, NumberMatchError
+from ..moves import Move
+from ..puzzle import puzzle_id
+from ..rules import SUPPORTED_RULESETS, check_ruleset
+from ..stage import apply_move
+from ..tiers import TIERS, tier_for
+from .loader import Document, find_node, position
+from .problems import Problem, json_path
+
+SCORE_TOLERANCE = 0.01
+DEEP_TIER_MARGIN = 5.0  # --deep without a recorded rating seed: how far outside the tier counts
+
+Parts = tuple[Any, ...]
+CORE_FIELDS = ("id", "ruleset", "board", "adds", "solution", "difficulty")
+
+
+def _score_from_metrics() -> Callable[[Mapping[str, Any]], float] | None:
+    try:
+        from ..rating import score_from_metrics
+    except ImportError:  # pragma: no cover - the rating module ships with the package
+        return None
+    return score_from_metrics
+
+
+@dataclass
+class _Where:
+    """First sighting of an id: for the message of the second."""
+
+    file: str
+    line: int | None
+    path: str
+
+    def describe(self, here: str) -> str:
+        where = f"line {self.line}" if self.line else self.path
+        return where if self.file == here else f"{self.file}:{self.line or ''}".rstrip(":")
+
+
+@dataclass
+class Semantics:
+    """Runs layer 3 over documents one by one, remembering ids across all files of a run."""
+
+    deep: bool = False
+    puzzle_ids: dict[str, _Where] = field(default_factory=dict)
+    bundle_ids: dict[str, _Where] = field(default_factory=dict)
+
+    def check(self, doc: Document, kind: str, name: str, bad: set[Parts]) -> list[Problem]:
+        """Problems of a schema-checked document; parts under a schema problem are skipped."""
+        ctx = _Context(doc, name, bad)
+        data = doc.data
+        if kind == "puzzle":
+            self._unique(ctx, self.puzzle_ids, (), "id", "puzzle")
+            if ctx.core_ok(()):
+                self._puzzle(ctx, data, (), data.get("provenance"))
+        else:
+            self._bundle(ctx, data)
+        return ctx.problems
+
+    def _unique(self, ctx: "_Context", seen: dict[str, _Where], parts: Parts, key: str, what: str) -> None:
+        mapping = ctx.get(parts)
+        value = mapping.get(key) if isinstance(mapping, dict) else None
+        if not isinstance(value, str) or ctx.is_bad(parts + (key,)):
+            return
+        line, col = ctx.pos(parts + (key,))
+        first = seen.get(value)
+        if first is None:
+            seen[value] = _Where(ctx.name, line, json_path(parts + (key,)))
+            return
+        ctx.add(parts + (key,), "NM304", f"duplicate {what} id {value!r}: already used at {first.describe(ctx.name)}")
+
+    def _bundle(self, ctx: "_Context", data: dict[str, Any]) -> None:
+        self._unique(ctx, self.bundle_ids, (), "id", "bundle")
+        ruleset = data.get("ruleset")
+        bundle_ruleset = None
+        if not ctx.is_bad(("ruleset",)):
+            try:
+                bundle_ruleset = check_ruleset(ruleset)
+            except NumberMatchError as exc:
+                ctx.add(("ruleset",), "NM302", str(exc))
+        levels = data.get("levels")
+        if not isinstance(levels, list):
+            return
+        in_bundle: dict[str, _Where] = {}
+        for li, level in enumerate(levels):
+            lparts: Parts = ("levels", li)
+            if not isinstance(level, dict):
+                continue
+            _numbered(ctx, level, lparts, "level", li)
+            stages = level.get("stages")
+            if not isinstance(stages, list):
+                continue
+            for si, stage in enumerate(stages):
+                sparts: Parts = lparts + ("stages", si)
+                if not isinstance(stage, dict):
+                    continue
+                _numbered(ctx, stage, sparts, "stage", si)
+                puzzle = stage.get("puzzle")
+                pparts = sparts + ("puzzle",)
+                if not isinstance(puzzle, dict) or not ctx.core_ok(pparts):
+                    continue
+                self._unique(ctx, in_bundle, pparts, "id", "puzzle")
+                if bundle_ruleset is not None and puzzle.get("ruleset") in SUPPORTED_RULESETS and puzzle.get("ruleset") != bundle_ruleset:
+                    ctx.add(pparts + ("ruleset",), "NM313",
+                            f"puzzle ruleset {puzzle.get('ruleset')!r} differs from the bundle's ruleset {bundle_ruleset}")
+                self._puzzle(ctx, puzzle, pparts, None)
+
+    def _puzzle(self, ctx: "_Context", p: dict[str, Any], parts: Parts, provenance: Any) -> None:
+        """Every check of one schema-valid puzzle mapping at `parts`."""
+        try:
+            ruleset = check_ruleset(p["ruleset"])
+        except NumberMatchError as exc:
+            ctx.add(parts + ("ruleset",), "NM302", str(exc))
+            return
+        board, adds = p["board"], p["adds"]
+        try:
+            cells = parse(board)
+        except NumberMatchError as exc:
+            ctx.add(parts + ("board",), "NM301", str(exc))
+            return
+        expected = puzzle_id(board, adds, ruleset)
+        if p["id"] != expected:
+            ctx.add(parts + ("id",), "NM303",
+                    f"id {p['id']!r} does not match the puzzle's content, which gives {expected!r}: "
+                    "the board, adds or ruleset changed after the id was made")
+        won = _replay(ctx, cells, adds, p["solution"], parts + ("solution",))
+        _difficulty(ctx, p["difficulty"], adds, parts + ("difficulty",))
+        if self.deep:
+            from .deep import deep_check  # the solver and rating load only when asked for
+
+            deep_check(ctx, board, adds, p, parts, won, provenance)
+
+
+def _numbered(ctx: "_Context", item: dict[str, Any], parts: Parts, key: str, index: int) -> None:
+    number = item.get(key)
+    if ctx.is_bad(parts + (key,)) or not isinstance(number, int) or number == index + 1:
+        return
+    plural = "levels" if key == "level" else "stages"
+    scope = "the bundle" if key == "level" else "its level"
+    ctx.add(parts + (key,), "NM312",
+            f"{key} {number} is at position {index + 1} in {scope}; {plural} are numbered 1..n in order")
+
+
+def _replay(ctx: "_Context", cells: bytes, adds: int, solution: Sequence[str], parts: Parts) -> bool:
+    """Replay the certificate; report the first bad move, or an unfinished board. True if won."""
+    adds_left = adds
+    for k, text in enumerate(solution):
+        where = parts + (k,)
+        if not cells:
+            ctx.add(where, "NM306", f"move {k} {text!r} comes after the board is already empty (move {k - 1} won); "
+                                    "the certificate must end there")
+            return False
+        try:
+            move = Move.parse(text)
+        except NumberMatchError as exc:
+            ctx.add(where, "NM305", f"move {k}: {exc}")
+            return False
+        if move.is_add and adds_left <= 0:
+            ctx.add(where, "NM307", f"move {k} '+' would be add number {adds + 1}, but the puzzle allows {adds} add"
+                                    f"{'' if adds == 1 else 's'}")
+            return False
+        try:
+            cells, adds_left = apply_move(cells, move, adds_left)
+        except IllegalMoveError as exc:
+            ctx.add(where, "NM306", f"move {k}: {exc}")
+            return False
+    if cells:
+        active = len(cells) - cells.count(0)
+        ctx.add(parts, "NM308", f"the certificate ends with {active} number{'s' if active != 1 else ''} "
+                                f"left on board {format_board(cells)!r}: it does not win the Stage")
+        return False
+    return True
+
+
+def _difficulty(ctx: "_Context", d: dict[str, Any], adds: int, parts: Parts) -> None:
+    score, tier = d["score"], d["tier"]
+    if isinstance(score, (int, float)) and math.isfinite(score) and 0 <= score <= 100:
+        expected = tier_for(score)
+        if tier != expected:
+            ranges = ", ".join(f"{name} {low:g}-{high:g}" for name, low, high in TIERS)
+            ctx.add(parts + ("tier",), "NM309", f"tier {tier!r} does not match score {score}, which is {expected!r} ({ranges})")
+        recompute = _score_from_metrics()
+        if recompute is not None:
+            try:
+                again = recompute(d)
+            except (ValueError, KeyError, TypeError) as exc:
+                ctx.add(parts + ("score",), "NM310", f"cannot recompute the score from the stored metrics: {exc!r}")
+            else:
+                if abs(again - score) > SCORE_TOLERANCE + 1e-9:
+                    ctx.add(parts + ("score",), "NM310",
+                            f"score {score} does not match the stored metrics, which give {again}")
+    min_adds = d["min_adds"]
+    if isinstance(min_adds, int) and min_adds > adds:
+        ctx.add(parts + ("min_adds",), "NM311", f"min_adds {min_adds} is larger than the puzzle's adds {adds}")
+
+
+class _Context:
+    """One document being checked: where things are, what to skip, what was found."""
+
+    def __init__(self, doc: Document, name: str, bad: set[Parts]) -> None:
+        self.doc, self.name = doc, name
+        self.bad = bad
+        self.under_bad = {b[:n] for b in bad for n in range(len(b) + 1)}
+        self.problems: list[Problem] = []
+
+    def is_bad(self, parts: Parts) -> bool:
+        """Whether a schema problem lies at or under `parts` (then layer 3 leaves it alone)."""
+        return parts in self.under_bad
+
+    def core_ok(self, parts: Parts) -> bool:
+        """Whether the puzzle mapping at `parts` and its core fields passed the schema."""
+        return parts not in self.bad and not any(self.is_bad(parts + (f,)) for f in CORE_FIELDS)
+
+    def get(self, parts: Parts) -> Any:
+        value = self.doc.data
+        for part in parts:
+            value = value[part]
+        return value
+
+    def pos(self, parts: Parts) -> tuple[int | None, int | None]:
+        node, _, _ = find_node(self.doc.node, list(parts))
+        return position(node)
+
+    def add(self, parts: Parts, code: str, message: str) -> None:
+        line, col = self.pos(parts)
+        self.problems.append(Problem(self.name, line, col, code, message, json_path(parts)))

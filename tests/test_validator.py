@@ -1,0 +1,230 @@
+"""The validator: valid files pass; each kind of broken file is named, located and coded."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings, strategies as st
+from typer.testing import CliRunner
+
+from pipeline import schemas
+from pipeline.cli import app
+from pipeline.puzzle import Puzzle, dump_yaml
+from pipeline.validator import CODES, PathError, collect_files, loader, validate_paths, validate_texts
+from pipeline.validator.reporters import github_line, text_line
+
+FIXTURES = Path(__file__).parent / "fixtures" / "validator"
+VALID = FIXTURES / "valid"
+BROKEN = FIXTURES / "broken"
+runner = CliRunner()
+
+# file -> (code, line, column) of the problem the defect must produce (other problems may follow)
+EXPECTED = {
+    # parse
+    "bad_yaml.yaml": ("NM105", 8, 9),
+    "duplicate_key.yaml": ("NM106", 8, 1),
+    "empty.yaml": ("NM103", 1, 1),
+    "not_utf8.yaml": ("NM102", 3, 12),
+    "multi_document.yaml": ("NM108", 61, 1),
+    "python_tag.yaml": ("NM109", 7, 7),
+    "too_deep.yaml": ("NM107", 2, 72),
+    "alias_bomb.yaml": ("NM107", None, None),
+    # schema
+    "not_a_mapping.yaml": ("NM201", 1, 1),
+    "unknown_kind.yaml": ("NM201", 3, 7),
+    "future_version.yaml": ("NM202", 2, 17),
+    "missing_field.yaml": ("NM203", 2, 1),
+    "unexpected_field.yaml": ("NM204", 8, 1),
+    "wrong_type.yaml": ("NM205", 7, 7),
+    # semantics
+    "bad_notation.yaml": ("NM301", 6, 8),
+    "unknown_ruleset.yaml": ("NM302", 5, 10),
+    "tampered_board.yaml": ("NM303", 4, 5),
+    "illegal_move.yaml": ("NM306", 9, 3),
+    "too_many_adds.yaml": ("NM307", 10, 3),
+    "incomplete_certificate.yaml": ("NM308", 9, 1),
+    "wrong_tier.yaml": ("NM309", 25, 9),
+    "wrong_score.yaml": ("NM310", 26, 10),
+    "min_adds_over.yaml": ("NM311", 27, 13),
+    "bundle_numbering.yaml": ("NM312", 61, 12),
+    "bundle_duplicate_puzzle.yaml": ("NM304", 153, 11),
+    "bundle_bad_puzzle.yaml": ("NM303", 64, 11),
+}
+
+
+def test_every_broken_fixture_has_an_expectation() -> None:
+    assert sorted(p.name for p in BROKEN.iterdir()) == sorted(EXPECTED)
+
+
+def test_valid_files_pass() -> None:
+    report = validate_paths([VALID])
+    assert report.problems == []
+    assert report.ok and report.files == 3 and report.documents == 3
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_broken_file_is_reported_at_its_defect(name: str) -> None:
+    code, line, column = EXPECTED[name]
+    report = validate_paths([BROKEN / name])
+    assert not report.ok
+    first = next(p for p in report.problems if p.code == code)
+    assert first.file == str(BROKEN / name)
+    if line is not None:
+        assert (first.line, first.column) == (line, column), text_line(first)
+    assert all(p.code in CODES for p in report.problems)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_cli_exits_1_naming_the_file_without_traceback(name: str) -> None:
+    result = runner.invoke(app, ["validate", str(BROKEN / name)])
+    assert result.exit_code == 1, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert f"{BROKEN / name}:" in result.stdout
+    assert "Traceback" not in result.output
+
+
+def test_certificate_problems_name_the_move() -> None:
+    (illegal,) = validate_paths([BROKEN / "illegal_move.yaml"]).problems
+    assert illegal.path == "$.solution[0]" and "0,0-0,2" in illegal.message and "neither equal nor sum to 10" in illegal.message
+    (adds,) = validate_paths([BROKEN / "too_many_adds.yaml"]).problems
+    assert adds.path == "$.solution[1]" and "allows 1 add" in adds.message
+
+
+def test_ids_are_unique_across_files() -> None:
+    report = validate_paths([FIXTURES / "duplicate_ids"])
+    (dup,) = report.problems
+    assert dup.code == "NM304" and dup.file.endswith("b.yaml") and "a.yaml:4" in dup.message
+    assert validate_paths([FIXTURES / "duplicate_ids" / "a.yaml"]).ok
+
+
+def test_every_problem_of_every_file_is_reported() -> None:
+    text = (VALID / "puzzle.yaml").read_text()
+    text = text.replace("adds: 1\n", "adds: -1\nextra: 1\n", 1).replace("ruleset: 1\n", "ruleset: one\n", 1)
+    report = validate_texts([("a.yaml", text), ("b.yaml", "kind: bundle\nlevels: []\n")])
+    codes = sorted((p.file, p.code) for p in report.problems)
+    assert codes == [("a.yaml", "NM204"), ("a.yaml", "NM205"), ("a.yaml", "NM208"),
+                     ("b.yaml", "NM203"), ("b.yaml", "NM203"), ("b.yaml", "NM203"), ("b.yaml", "NM208")]
+
+
+def test_too_large_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(loader, "MAX_BYTES", 100)
+    big = tmp_path / "big.yaml"
+    big.write_text("a: " + "x" * 200 + "\n")
+    (problem,) = validate_paths([big]).problems
+    assert problem.code == "NM104" and "limited to 100 bytes" in problem.message
+
+
+def test_shape_decides_when_kind_is_missing() -> None:
+    (problem,) = validate_texts([("x.yaml", "hello: world\n")]).problems
+    assert problem.code == "NM201" and "no `kind`" in problem.message
+    report = validate_texts([("y.yaml", (VALID / "puzzle.yaml").read_text().replace("kind: puzzle\n", ""))])
+    assert [(p.code, p.path) for p in report.problems] == [("NM203", "$.kind")]
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    missing = runner.invoke(app, ["validate", str(tmp_path / "nope.yaml")])
+    assert missing.exit_code == 2 and "no such file or folder" in missing.output
+    empty = runner.invoke(app, ["validate", str(tmp_path)])
+    assert empty.exit_code == 2 and "no YAML files" in empty.output
+    with pytest.raises(PathError):
+        collect_files([tmp_path])
+
+
+def test_folders_are_searched_recursively_skipping_hidden(tmp_path: Path) -> None:
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / ".git").mkdir()
+    for rel in ("a/b/x.yml", "a/y.yaml", ".git/z.yaml", "a/readme.txt"):
+        (tmp_path / rel).write_text("x: 1\n")
+    assert [p.relative_to(tmp_path).as_posix() for p in collect_files([tmp_path])] == ["a/b/x.yml", "a/y.yaml"]
+
+
+def test_cli_text_json_and_github_formats() -> None:
+    ok = runner.invoke(app, ["validate", str(VALID)])
+    assert ok.exit_code == 0 and ok.stdout == "" and "3 files checked: all valid" in ok.output
+    broken = str(BROKEN / "wrong_tier.yaml")
+    text = runner.invoke(app, ["validate", broken])
+    assert text.stdout.startswith(f"{broken}:25:9: NM309: tier 'expert' does not match score")
+    as_json = runner.invoke(app, ["validate", broken, "--format", "json"])
+    data = json.loads(as_json.stdout)
+    assert as_json.exit_code == 1 and data["ok"] is False and data["problems"][0]["path"] == "$.difficulty.tier"
+    github = runner.invoke(app, ["validate", broken, "--format", "github"])
+    assert github.stdout.startswith(f"::error file={broken},line=25,col=9,title=NM309::NM309: tier")
+
+
+def test_github_annotations_escape_their_delimiters() -> None:
+    from pipeline.validator import Problem
+
+    line = github_line(Problem("a,b:c.yaml", 1, 2, "NM105", "50% bad\nnext", "$"))
+    assert line == "::error file=a%2Cb%3Ac.yaml,line=1,col=2,title=NM105::NM105: 50%25 bad%0Anext"
+
+
+def _puzzle_text(board: str, adds: int, solution: list[str]) -> str:
+    """A puzzle file for another board, with the (self-consistent) rating of the valid fixture."""
+    difficulty = yaml.safe_load((VALID / "puzzle.yaml").read_text())["difficulty"]
+    return dump_yaml(Puzzle(board, adds, tuple(solution), difficulty).to_document())
+
+
+def test_deep_reproduces_the_recorded_rating() -> None:
+    assert validate_paths([VALID / "puzzle.yaml"], deep=True).ok
+
+
+def test_deep_reports_a_solver_proof_of_unsolvability() -> None:
+    text = _puzzle_text("12", 1, ["0,0-0,1"])
+    shallow = validate_texts([("u.yaml", text)])
+    deep = validate_texts([("u.yaml", text)], deep=True)
+    assert [p.code for p in shallow.problems] == ["NM306"]
+    assert sorted(p.code for p in deep.problems) == ["NM306", "NM401"]
+
+
+def test_a_freshly_generated_puzzle_validates(tmp_path: Path) -> None:
+    from pipeline.generator import GenerateParams, generate
+
+    (puzzle,) = generate(1, GenerateParams(cells=14, adds=1, seed=3, playouts=8), jobs=1).puzzles
+    path = tmp_path / "fresh.yaml"
+    path.write_text(dump_yaml(puzzle.to_document()))
+    assert validate_paths([path]).problems == []
+
+
+def test_schemas_are_valid_draft_2020_12_with_ids_and_descriptions() -> None:
+    from jsonschema import Draft202012Validator
+
+    for kind in schemas.KINDS:
+        schema = schemas.load_schema(kind)
+        Draft202012Validator.check_schema(schema)
+        assert schema["$id"] == f"https://numbermatch.dev/schemas/{kind}-1.schema.json"
+
+        def walk(node: object, where: str) -> None:
+            if isinstance(node, dict):
+                for name, sub in node.get("properties", {}).items():
+                    assert "description" in sub or "$ref" in sub, f"{kind}: {where}.{name} has no description"
+                for name, sub in node.items():
+                    walk(sub, f"{where}.{name}")
+            elif isinstance(node, list):
+                for sub in node:
+                    walk(sub, where)
+
+        walk(schema, "$")
+        for name, sub in schema.get("$defs", {}).items():
+            assert "description" in sub, f"{kind}: $defs.{name} has no description"
+
+
+def test_bundle_schema_uses_the_puzzle_definitions() -> None:
+    text = json.dumps(schemas.load_schema("bundle"))
+    assert "puzzle.schema.json#/$defs/puzzleCore" in text and '"board"' not in text
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_mangled_files_are_reported_never_raised(data: st.DataObject) -> None:
+    text = (VALID / "puzzle.yaml").read_text()
+    start = data.draw(st.integers(0, len(text) - 1))
+    length = data.draw(st.integers(0, 12))
+    insert = data.draw(st.text(alphabet=":-[]{}&*!|>'\"# \n\t0123456789.,+abc", max_size=6))
+    mangled = text[:start] + insert + text[start + length :]
+    report = validate_texts([("m.yaml", mangled)])
+    assert all(p.file == "m.yaml" and p.code in CODES for p in report.problems)
+    if mangled == text:
+        assert report.ok
