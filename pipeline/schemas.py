@@ -36,7 +36,7 @@ class SchemaNotFoundError(NumberMatchError):
 def schema_dir() -> Path:
     """The folder holding the schema files (top-level `schemas/` of the repository)."""
     here = Path(__file__).resolve().parent
-    for candidate in (here.parent / "schemas", here / "schemas"):
+    for candidate in (here.parent / "schemas", here / "schema_files"):
         if (candidate / FILES["puzzle"]).is_file():
             return candidate
     raise SchemaNotFoundError(
