@@ -1,1 +1,105 @@
-"""(commands are added here by their feature)"""
+"""`generate`: write new puzzle files that hit a difficulty tier."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ..errors import NumberMatchError
+from ..generator import (
+    DEFAULT_SOLVE_NODES,
+    GenerateParams,
+    GenerateResult,
+    GenerationError,
+    existing_ids,
+    generate as generate_puzzles,
+    run_attempt,
+    write_puzzles,
+)
+from . import app
+from .common import fail
+
+
+@app.command()
+def generate(
+    count: int = typer.Option(1, "--count", "-n", help="How many puzzles to write."),
+    cells: int = typer.Option(..., "--cells", help="Cells of the starting board (no gaps, rows of 9)."),
+    adds: int = typer.Option(..., "--adds", help="Add numbers each Stage gets."),
+    tier: Optional[str] = typer.Option(None, "--tier", help="Keep only this tier: easy, medium, hard, expert."),
+    seed: int = typer.Option(0, "--seed", help="Seed; the same seed and options give the same files."),
+    out: Path = typer.Option(Path("."), "--out", help="Output folder; files are <id>.yaml."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Worker processes (default: every core)."),
+    strategy: str = typer.Option(
+        "random", "--strategy", help="random (digits drawn independently) or constructive (solvable by construction)."
+    ),
+    digits: Optional[str] = typer.Option(
+        None, "--digits", help="Digit distribution: digits to draw from (1123456789) or weights (1:1,5:2). Default uniform 1-9."
+    ),
+    max_attempts: Optional[int] = typer.Option(None, "--max-attempts", help="Give up after this many attempts (default 1000 + 200 per puzzle)."),
+    solve_nodes: int = typer.Option(DEFAULT_SOLVE_NODES, "--solve-nodes", help="Solver node budget per board."),
+    playouts: Optional[int] = typer.Option(None, "--playouts", help="Rating playouts per simulated player (default: the rating's)."),
+    attempt: Optional[int] = typer.Option(
+        None, "--attempt", help="Rebuild only this attempt (from a puzzle's provenance) instead of searching."
+    ),
+) -> None:
+    """Propose, solve and rate boards; write the ones in the tier as puzzle files."""
+    if jobs is not None and jobs < 1:
+        fail(f"--jobs {jobs} must be at least 1")
+    if out.exists() and not out.is_dir():
+        fail(f"--out {str(out)!r} is not a folder")
+    params = GenerateParams(
+        cells=cells,
+        adds=adds,
+        tier=tier,
+        strategy=strategy,
+        seed=seed,
+        digits=digits,
+        max_attempts=max_attempts,
+        solve_nodes=solve_nodes,
+        playouts=playouts,
+    )
+    try:
+        if attempt is not None:
+            _one_attempt(params, attempt, out)
+            return
+        result = _run(count, params, jobs, out)
+    except GenerationError as exc:
+        if exc.partial is not None and exc.partial.puzzles:
+            _write(exc.partial, out)
+        fail(str(exc))
+    except (NumberMatchError, OSError) as exc:
+        fail(str(exc))
+    _write(result, out)
+    typer.echo(result.summary(), err=True)
+
+
+def _run(count: int, params: GenerateParams, jobs: int | None, out: Path) -> GenerateResult:
+    exclude = existing_ids(out)
+    if not sys.stderr.isatty():
+        return generate_puzzles(count, params, jobs=jobs, exclude_ids=exclude)
+    with typer.progressbar(length=count, label="generating", file=sys.stderr) as bar:
+        done = [0]
+
+        def progress(accepted: int, total: int) -> None:
+            bar.update(accepted - done[0])
+            done[0] = accepted
+
+        return generate_puzzles(count, params, jobs=jobs, exclude_ids=exclude, progress=progress)
+
+
+def _write(result: GenerateResult, out: Path) -> None:
+    for path in write_puzzles(result.puzzles, out):
+        typer.echo(str(path))
+
+
+def _one_attempt(params: GenerateParams, attempt: int, out: Path) -> None:
+    if attempt < 0:
+        fail(f"--attempt {attempt} must be 0 or more")
+    outcome = run_attempt(params, attempt)
+    if outcome.puzzle is None:
+        fail(f"attempt {attempt} with seed {params.seed} gives no puzzle: rejected as {outcome.reason}")
+    for path in write_puzzles([outcome.puzzle], out):
+        typer.echo(str(path))

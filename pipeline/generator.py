@@ -1,0 +1,387 @@
+"""The generator: propose starting boards, keep the solvable, non-trivial ones in the requested tier.
+
+Each attempt k is a pure function of the parameters and k: it draws from
+`random.Random(f"{seed}:{k}")`, proposes a board (`proposals`), rejects trivial ones, asks the
+solver with a node budget (never a clock), and rates with a seed derived from (seed, k). Attempts
+run on a process pool and are judged in index order, so the puzzles, their order
+and every count are the same whatever the number of workers. A puzzle's provenance records
+the seed and attempt, and `run_attempt(params, k)` rebuilds it exactly.
+
+Generate-to-target is bounded: after a pilot of attempts with no acceptance, a tier whose
+score range lies clear of every score seen fails fast (`GenerationError`), and `max_attempts`
+bounds the whole run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import random
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Set
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from .atomic import write_atomic
+from .board import format_board
+from .errors import NumberMatchError
+from .moves import Move
+from .proposals import STRATEGIES, DigitDistribution, propose, reading_order_reduction
+from .puzzle import GENERATOR_NAME, Puzzle, dump_yaml
+from .rules import RULESET
+from .schemas import schema_path
+from .solver import SOLVED, UNSOLVABLE, solve
+from .stage import replay
+from .tiers import TIER_NAMES, TIERS
+
+MIN_CELLS, MAX_CELLS = 2, 81
+MAX_ADDS = 5
+DEFAULT_SOLVE_NODES = 50_000
+PILOT_ATTEMPTS = 200
+SCORE_SLACK = 10.0  # how far beyond the scores seen a tier may start and still be tried
+
+# rejection reasons (keys of GenerateResult.rejected)
+TRIVIAL = "trivial"  # reading-order pairing (adding when stuck) clears it
+SCANNER_WINS = "scanner-always-wins"  # the simplest simulated player never loses
+UNSOLVABLE_REASON = "unsolvable"
+OVER_BUDGET = "solver-budget"  # the solver's node budget ran out: neither proved nor disproved
+WRONG_TIER = "tier:"  # + the tier it got, e.g. "tier:easy"
+DUPLICATE = "duplicate"  # same board already accepted in this run
+EXISTING = "already-in-output"  # same id already in the output folder / exclude set
+
+
+class GenerationError(NumberMatchError):
+    """Bad generation parameters, or a target the generator cannot reach."""
+
+    def __init__(self, message: str, partial: "GenerateResult | None" = None) -> None:
+        super().__init__(message)
+        self.partial = partial
+
+
+@dataclass(frozen=True)
+class GenerateParams:
+    """Everything that decides what a run emits (recorded in each puzzle's provenance).
+
+    `digits`: see `proposals.DigitDistribution` (None = uniform 1-9). `max_attempts`: None
+    means 1000 + 200 per puzzle requested. `playouts`: the rating's simulated games per player
+    (None = the rating's default). `solve_nodes`: the solver's node budget per board.
+    """
+
+    cells: int
+    adds: int
+    tier: str | None = None
+    strategy: str = "random"
+    seed: int = 0
+    digits: str | None = None
+    max_attempts: int | None = None
+    solve_nodes: int = DEFAULT_SOLVE_NODES
+    playouts: int | None = None
+    pilot: int = PILOT_ATTEMPTS
+
+    def check(self) -> DigitDistribution:
+        """Validate; returns the parsed digit distribution. Raises GenerationError naming the field."""
+        if isinstance(self.cells, bool) or not isinstance(self.cells, int) or not MIN_CELLS <= self.cells <= MAX_CELLS:
+            raise GenerationError(f"cells {self.cells!r} is out of range: a board has {MIN_CELLS} to {MAX_CELLS} cells")
+        if isinstance(self.adds, bool) or not isinstance(self.adds, int) or not 0 <= self.adds <= MAX_ADDS:
+            raise GenerationError(f"adds {self.adds!r} is out of range: 0 to {MAX_ADDS}")
+        if self.cells % 2 and self.adds == 0:
+            raise GenerationError(
+                f"{self.cells} cells with 0 adds can never be won: pairs remove two numbers at a time; "
+                "use an even number of cells or at least 1 add"
+            )
+        if self.tier is not None and self.tier not in TIER_NAMES:
+            raise GenerationError(f"unknown tier {self.tier!r}: expected one of {', '.join(TIER_NAMES)}")
+        if self.strategy not in STRATEGIES:
+            raise GenerationError(f"unknown strategy {self.strategy!r}: expected one of {', '.join(STRATEGIES)}")
+        if self.max_attempts is not None and self.max_attempts < 1:
+            raise GenerationError(f"max_attempts {self.max_attempts!r} must be at least 1")
+        if self.solve_nodes < 1:
+            raise GenerationError(f"solve_nodes {self.solve_nodes!r} must be at least 1")
+        if self.playouts is not None and self.playouts < 1:
+            raise GenerationError(f"playouts {self.playouts!r} must be at least 1")
+        try:
+            return DigitDistribution.parse(self.digits)
+        except NumberMatchError as exc:
+            raise GenerationError(str(exc)) from None
+
+    def attempt_limit(self, count: int) -> int:
+        return self.max_attempts if self.max_attempts is not None else 1000 + 200 * count
+
+    def provenance_params(self) -> dict[str, object]:
+        return {
+            "cells": self.cells,
+            "adds": self.adds,
+            "tier": self.tier,
+            "digits": self.digits,
+            "solve_nodes": self.solve_nodes,
+            "playouts": self.playouts,
+        }
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What attempt k produced: a puzzle, or the reason it was rejected (and its score if rated)."""
+
+    attempt: int
+    puzzle: Puzzle | None = None
+    reason: str | None = None
+    score: float | None = None
+
+
+@dataclass
+class GenerateResult:
+    """The accepted puzzles in attempt order, and how the attempts went."""
+
+    puzzles: list[Puzzle]
+    attempts: int
+    rejected: dict[str, int]
+    seconds: float
+    scores: list[float] = field(default_factory=list)  # scores of every rated board, attempt order
+
+    @property
+    def acceptance_rate(self) -> float:
+        return len(self.puzzles) / self.attempts if self.attempts else 0.0
+
+    def summary(self) -> str:
+        """One line: `generated N puzzles in S s: A attempts, acceptance R% (rejected: ...)`."""
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.rejected.items(), key=lambda kv: (-kv[1], kv[0])))
+        return (
+            f"generated {len(self.puzzles)} puzzle{'' if len(self.puzzles) == 1 else 's'} in {self.seconds:.1f} s: {self.attempts} attempts, "
+            f"acceptance {100 * self.acceptance_rate:.1f}% (rejected: {reasons or 'none'})"
+        )
+
+
+def rating_seed(seed: int, attempt: int) -> int:
+    """The rating's seed for attempt k: a 31-bit hash of (seed, k), recorded in provenance."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{attempt}:rating".encode()).digest()[:4], "big") >> 1
+
+
+def _rate(cells: bytes, adds: int, playouts: int | None, seed: int, solution: tuple[Move, ...]):  # -> Rating
+    from .rating import rate  # imported late: the rating module is a sibling feature
+
+    kwargs = {} if playouts is None else {"playouts": playouts}
+    return rate(cells, adds, seed=seed, solution=solution, **kwargs)
+
+
+def _scanner_always_wins(rating: object) -> bool:
+    """Whether the rating says the simplest scanning player wins every playout."""
+    players = getattr(rating, "metrics", {}).get("players") or {}
+    scanner = players.get("scanner") or {}
+    return scanner.get("win_rate") == 1.0 and bool(scanner.get("playouts"))
+
+
+def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
+    """Attempt k from scratch: propose, reject trivial, solve (node budget), rate, check the tier.
+
+    A pure function of (params, k): `generate` calls it on worker processes and anyone can call
+    it again to rebuild one puzzle from its provenance.
+    """
+    digits = params.check()
+    rng = random.Random(f"{params.seed}:{attempt}")
+    proposal = propose(params.strategy, params.cells, params.adds, rng, digits)
+    cells = proposal.cells
+    if not reading_order_reduction(cells, params.adds):
+        return Outcome(attempt, reason=TRIVIAL)
+    result = solve(cells, params.adds, budget_nodes=params.solve_nodes)
+    certificate = proposal.certificate
+    if certificate is None:  # random proposals: the solver's win is the certificate
+        if result.status != SOLVED:
+            return Outcome(attempt, reason=UNSOLVABLE_REASON if result.status == UNSOLVABLE else OVER_BUDGET)
+        certificate = result.moves
+    elif result.status == UNSOLVABLE:  # a constructed board the solver refutes: an engine bug
+        raise AssertionError(f"solver refutes constructed board {format_board(cells)}")
+    assert certificate is not None
+    if replay(cells, certificate, params.adds)[0]:
+        raise AssertionError(f"certificate does not empty {format_board(cells)}")
+    rseed = rating_seed(params.seed, attempt)
+    rating = _rate(cells, params.adds, params.playouts, rseed, tuple(certificate))
+    if rating.score is None or rating.tier not in TIER_NAMES:
+        return Outcome(attempt, reason=UNSOLVABLE_REASON)
+    if _scanner_always_wins(rating):
+        return Outcome(attempt, reason=SCANNER_WINS, score=rating.score)
+    if params.tier is not None and rating.tier != params.tier:
+        return Outcome(attempt, reason=WRONG_TIER + rating.tier, score=rating.score)
+    puzzle = Puzzle(
+        board=format_board(cells),
+        adds=params.adds,
+        solution=tuple(str(m) for m in certificate),
+        difficulty=rating.to_dict(),
+        ruleset=RULESET,
+        provenance={
+            "generator": GENERATOR_NAME,
+            "strategy": params.strategy,
+            "seed": params.seed,
+            "attempt": attempt,
+            "rating_seed": rseed,
+            "params": params.provenance_params(),
+        },
+    )
+    return Outcome(attempt, puzzle=puzzle, score=rating.score)
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+def generate(
+    count: int,
+    params: GenerateParams,
+    *,
+    jobs: int | None = None,
+    exclude_ids: Set[str] = frozenset(),
+    progress: Callable[[int, int], None] | None = None,
+) -> GenerateResult:
+    """Up to `count` new puzzles (ids not in `exclude_ids`, no board twice) in the params' tier.
+
+    `jobs`: worker processes (None = every core; 1 = in this process). The result does not
+    depend on it. `progress(accepted, count)` is called as puzzles are accepted. Raises
+    GenerationError for bad parameters, for a tier that the pilot shows out of reach, and when
+    `max_attempts` run out first (the puzzles found so far are on the error's `partial`).
+    """
+    params.check()
+    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
+        raise GenerationError(f"count {count!r} must be at least 1")
+    workers = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
+    limit = params.attempt_limit(count)
+    start = time.perf_counter()
+    judge = _Judge(count, params, exclude_ids)
+    run = partial(run_attempt, params)
+    if workers == 1:
+        for k in range(limit):
+            judge.take(run(k), progress)
+            if judge.done:
+                break
+    else:
+        # imap hands attempts out one at a time and yields results in attempt order; leaving the
+        # block terminates the workers still busy on attempts that are no longer needed
+        with _pool_context().Pool(workers) as pool:
+            for outcome in pool.imap(run, range(limit), chunksize=1):
+                judge.take(outcome, progress)
+                if judge.done:
+                    break
+    result = judge.result(time.perf_counter() - start)
+    if len(result.puzzles) < count:
+        raise GenerationError(
+            f"only {len(result.puzzles)} of {count} puzzles after the limit of {limit} attempts "
+            f"({_target(params)}; {_scores_text(result.scores)})",
+            partial=result,
+        )
+    return result
+
+
+class _Judge:
+    """Accepts outcomes in attempt order: dedups, counts rejections, applies the pilot check."""
+
+    def __init__(self, count: int, params: GenerateParams, exclude_ids: Set[str]) -> None:
+        self.count = count
+        self.params = params
+        self.exclude = exclude_ids
+        self.seen: set[str] = set()
+        self.puzzles: list[Puzzle] = []
+        self.rejected: Counter[str] = Counter()
+        self.scores: list[float] = []
+        self.attempts = 0
+
+    @property
+    def done(self) -> bool:
+        return len(self.puzzles) >= self.count
+
+    def take(self, outcome: Outcome, progress: Callable[[int, int], None] | None) -> None:
+        self.attempts += 1
+        if outcome.score is not None:
+            self.scores.append(outcome.score)
+        puzzle = outcome.puzzle
+        if puzzle is None:
+            self.rejected[outcome.reason or "rejected"] += 1
+        elif puzzle.id in self.seen:
+            self.rejected[DUPLICATE] += 1
+        elif puzzle.id in self.exclude:
+            self.rejected[EXISTING] += 1
+        else:
+            self.seen.add(puzzle.id)
+            self.puzzles.append(puzzle)
+            if progress is not None:
+                progress(len(self.puzzles), self.count)
+        if self.attempts == self.params.pilot and not self.puzzles:
+            self._pilot_check()
+
+    def _pilot_check(self) -> None:
+        """After the pilot with nothing accepted: fail fast when the target looks out of reach."""
+        p = self.params
+        partial_result = self.result(0.0)
+        reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.rejected.items()))
+        if not self.scores:
+            hint = "" if p.strategy == "constructive" else "; try --strategy constructive"
+            raise GenerationError(
+                f"no solvable non-trivial board in {self.attempts} attempts at {_target(p)} (rejected: {reasons}){hint}",
+                partial=partial_result,
+            )
+        if p.tier is None:
+            return
+        low, high = next((lo, hi) for name, lo, hi in TIERS if name == p.tier)
+        lo_seen, hi_seen = min(self.scores), max(self.scores)
+        if low > hi_seen + SCORE_SLACK or high < lo_seen - SCORE_SLACK:
+            raise GenerationError(
+                f"no {p.tier} puzzle in {self.attempts} attempts at {_target(p)}; {_scores_text(self.scores)}, "
+                f"{p.tier} needs {low:g}-{high:g}",
+                partial=partial_result,
+            )
+
+    def result(self, seconds: float) -> GenerateResult:
+        return GenerateResult(list(self.puzzles), self.attempts, dict(sorted(self.rejected.items())), seconds, list(self.scores))
+
+
+def _target(p: GenerateParams) -> str:
+    return f"{p.cells} cells/{p.adds} adds ({p.strategy}{', ' + p.tier if p.tier else ''})"
+
+
+def _scores_text(scores: list[float]) -> str:
+    return f"scores seen {min(scores):g}-{max(scores):g}" if scores else "no board was rated"
+
+
+# --- output folder ---------------------------------------------------------------------------
+
+def existing_ids(folder: str | os.PathLike[str]) -> set[str]:
+    """The ids of puzzle files already in `folder` (files named `<id>.yaml`)."""
+    path = Path(folder)
+    if not path.is_dir():
+        return set()
+    return {p.name[: -len(".yaml")] for p in path.iterdir() if p.name.endswith(".yaml") and p.is_file()}
+
+
+def schema_hint(folder: str | os.PathLike[str]) -> str | None:
+    """The puzzle schema's path relative to `folder` when the folder is inside the repository
+    that holds the schema (so editors find it), else None."""
+    try:
+        schema = schema_path("puzzle").resolve()
+    except NumberMatchError:
+        return None
+    root = schema.parent.parent
+    target = Path(folder).resolve()
+    if target != root and root not in target.parents:
+        return None
+    return Path(os.path.relpath(schema, target)).as_posix()
+
+
+def write_puzzles(puzzles: Iterable[Puzzle], folder: str | os.PathLike[str]) -> list[Path]:
+    """Write each puzzle to `<folder>/<id>.yaml` atomically; returns the paths."""
+    hint = schema_hint(folder)
+    return [write_atomic(Path(folder) / f"{p.id}.yaml", dump_yaml(p.to_document(), hint)) for p in puzzles]
+
+
+__all__ = [
+    "GenerationError",
+    "GenerateParams",
+    "GenerateResult",
+    "Outcome",
+    "generate",
+    "run_attempt",
+    "rating_seed",
+    "existing_ids",
+    "schema_hint",
+    "write_puzzles",
+]

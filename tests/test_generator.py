@@ -1,0 +1,231 @@
+"""The generator: every puzzle it emits is won by its certificate, rated as it says, new, and
+the same whatever the number of workers; bad targets fail fast and clearly."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from pipeline.board import format_board, parse
+from pipeline.cli import app
+from pipeline.generator import (
+    GenerateParams,
+    GenerationError,
+    existing_ids,
+    generate,
+    run_attempt,
+    write_puzzles,
+)
+from pipeline.moves import Move
+from pipeline.proposals import DigitDistribution, DigitsError, constructive, reading_order_reduction
+from pipeline.puzzle import puzzle_id
+from pipeline.rating import rate
+from pipeline.schemas import validator
+from pipeline.stage import replay
+from pipeline.tiers import tier_for
+
+from . import reference
+
+SMALL = GenerateParams(cells=12, adds=0, strategy="constructive", seed=5)
+
+
+@pytest.fixture(scope="module")
+def small_run():
+    return generate(6, SMALL, jobs=1)
+
+
+def replays_to_empty(board: str, solution, adds: int) -> bool:
+    """Replay a certificate with the independent reference implementation (tests/reference.py)."""
+    grid = reference.from_text(board)
+    for text in solution:
+        if text == "+":
+            assert adds > 0, "certificate uses more adds than allocated"
+            adds -= 1
+            grid = reference.add_numbers(grid)
+            continue
+        move = Move.parse(text)
+        (a, b) = move.cells
+        assert (a, b) in reference.legal_pairs(grid), f"{text} is not legal on {reference.to_text(grid)}"
+        grid = reference.remove(grid, a, b)
+    return grid == []
+
+
+# --- proposals --------------------------------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(cells=st.integers(2, 40), adds=st.integers(0, 2), seed=st.integers(0, 10**6))
+def test_constructive_boards_are_won_by_their_certificate(cells, adds, seed):
+    if cells % 2 and adds == 0:
+        adds = 1
+    p = constructive(cells, adds, random.Random(seed), DigitDistribution.parse(None))
+    assert len(p.cells) == cells and 0 not in p.cells  # a starting board has no gaps
+    assert p.certificate is not None
+    assert replays_to_empty(format_board(p.cells), [str(m) for m in p.certificate], adds)
+
+
+def test_constructive_draws_only_from_the_digit_distribution():
+    digits = DigitDistribution.parse("1:1,9:1,5:3")
+    for seed in range(20):
+        p = constructive(20, 1, random.Random(seed), digits)
+        assert set(p.cells) <= {1, 5, 9}
+
+
+def test_digit_distribution_spellings():
+    assert DigitDistribution.parse(None).weights == (0,) + (1.0,) * 9
+    assert DigitDistribution.parse("1955").weights[5] == 2.0
+    w = DigitDistribution.parse("1:1,5:2.5").weights
+    assert w[1] == 1.0 and w[5] == 2.5 and w[9] == 0.0
+    for bad in ("", "0", "12a", "1:x", "5:-1", "10:1", "1:0"):
+        with pytest.raises(DigitsError):
+            DigitDistribution.parse(bad)
+
+
+def test_reading_order_pairing_is_trivial():
+    assert reading_order_reduction(parse("1991")) == b""  # 9-9 then 1-1
+    assert reading_order_reduction(parse("123456789/987654321")) == b""
+    assert reading_order_reduction(parse("1212")) != b""
+    assert reading_order_reduction(parse("12"), adds=1) != b""  # 1 2 1 2 still does not cancel
+    assert reading_order_reduction(parse("121"), adds=1) == b""  # 1 2 1 1 2 1 cancels
+
+
+# --- what a run emits -------------------------------------------------------------------------
+
+def test_every_certificate_replays_under_the_reference_rules(small_run):
+    assert len(small_run.puzzles) == 6
+    for p in small_run.puzzles:
+        assert replays_to_empty(p.board, p.solution, p.adds)
+        assert replay(parse(p.board), p.solution, p.adds)[0] == b""
+
+
+def test_tier_matches_a_re_rating(small_run):
+    for p in small_run.puzzles:
+        prov = p.provenance
+        again = rate(p.board, p.adds, seed=prov["rating_seed"], solution=p.solution)
+        assert again.to_dict() == p.difficulty
+        assert p.tier == tier_for(p.difficulty["score"])
+
+
+def test_no_trivial_board_is_emitted(small_run):
+    assert small_run.rejected.get("trivial", 0) > 0  # 12-cell boards often are
+    for p in small_run.puzzles:
+        assert reading_order_reduction(parse(p.board), p.adds) != b""
+        assert p.difficulty["players"]["scanner"]["win_rate"] < 1.0
+
+
+def test_ids_are_unique_and_derived_from_content(small_run):
+    ids = [p.id for p in small_run.puzzles]
+    assert len(set(ids)) == len(ids)
+    assert all(p.id == puzzle_id(p.board, p.adds, 1) for p in small_run.puzzles)
+
+
+def test_skips_puzzles_already_present(small_run):
+    taken = {p.id for p in small_run.puzzles}
+    again = generate(6, SMALL, jobs=1, exclude_ids=taken)
+    assert not taken & {p.id for p in again.puzzles}
+    assert again.rejected.get("already-in-output") == 6  # the same attempts come first
+    assert again.attempts > small_run.attempts
+
+
+def test_provenance_rebuilds_the_puzzle(small_run):
+    p = small_run.puzzles[-1]
+    outcome = run_attempt(SMALL, p.provenance["attempt"])
+    assert outcome.puzzle == p
+
+
+def test_requested_tier_is_respected():
+    params = GenerateParams(cells=14, adds=0, strategy="constructive", seed=1, tier="medium")
+    result = generate(2, params, jobs=1)
+    assert [p.tier for p in result.puzzles] == ["medium", "medium"]
+    assert result.rejected.get("tier:easy", 0) > 0
+    assert 0 < result.acceptance_rate < 1
+
+
+def test_files_are_schema_valid_and_named_by_id(tmp_path, small_run):
+    paths = write_puzzles(small_run.puzzles, tmp_path)
+    assert existing_ids(tmp_path) == {p.id for p in small_run.puzzles}
+    check = validator("puzzle")
+    for path in paths:
+        doc = yaml.safe_load(path.read_text())
+        assert list(check.iter_errors(doc)) == []
+        assert path.name == f"{doc['id']}.yaml"
+
+
+# --- determinism and the command line ---------------------------------------------------------
+
+runner = CliRunner()
+ARGS = ["generate", "--count", "3", "--cells", "12", "--adds", "0", "--strategy", "constructive", "--seed", "9"]
+
+
+def read_folder(folder):
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def test_same_seed_same_files_whatever_the_jobs(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    r1 = runner.invoke(app, ARGS + ["--out", str(one), "--jobs", "1"])
+    r2 = runner.invoke(app, ARGS + ["--out", str(two), "--jobs", "2"])
+    assert r1.exit_code == 0 and r2.exit_code == 0, r1.output + r2.output
+    files = read_folder(one)
+    assert len(files) == 3
+    assert files == read_folder(two)
+    assert "acceptance" in r1.stderr
+
+
+def test_a_second_run_adds_new_files_and_rewrites_none(tmp_path):
+    assert runner.invoke(app, ARGS + ["--out", str(tmp_path), "--jobs", "1"]).exit_code == 0
+    before = read_folder(tmp_path)
+    assert runner.invoke(app, ARGS + ["--out", str(tmp_path), "--jobs", "1"]).exit_code == 0
+    after = read_folder(tmp_path)
+    assert len(after) == 6 and all(after[name] == data for name, data in before.items())
+
+
+def test_unreachable_tier_fails_fast():
+    params = GenerateParams(cells=10, adds=0, strategy="constructive", tier="expert", pilot=50)
+    with pytest.raises(GenerationError, match=r"no expert puzzle in 50 attempts at 10 cells/0 adds.*scores seen 0-.*expert needs \d+-100"):
+        generate(1, params, jobs=1)
+
+
+def test_attempt_limit_is_a_hard_bound():
+    params = GenerateParams(cells=12, adds=0, strategy="constructive", max_attempts=5)
+    with pytest.raises(GenerationError, match="limit of 5 attempts") as info:
+        generate(50, params, jobs=1)
+    assert info.value.partial is not None and info.value.partial.attempts == 5
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--cells", "1", "--adds", "0"], "cells 1 is out of range"),
+        (["--cells", "12", "--adds", "9"], "adds 9 is out of range"),
+        (["--cells", "13", "--adds", "0"], "13 cells with 0 adds can never be won"),
+        (["--cells", "12", "--adds", "0", "--tier", "legendary"], "unknown tier 'legendary'"),
+        (["--cells", "12", "--adds", "0", "--strategy", "magic"], "unknown strategy 'magic'"),
+        (["--cells", "12", "--adds", "0", "--digits", "0"], "invalid digits '0'"),
+        (["--cells", "12", "--adds", "0", "--jobs", "0"], "--jobs 0 must be at least 1"),
+        (["--cells", "10", "--adds", "0", "--tier", "expert", "--strategy", "constructive"], "no expert puzzle"),
+        (["--cells", "8", "--adds", "0", "--strategy", "constructive"], "no solvable non-trivial board"),
+    ],
+)
+def test_bad_input_is_one_clear_line(tmp_path, args, message):
+    """Each mistake is one line naming the input, exit 1, no traceback."""
+    result = runner.invoke(app, ["generate", "--out", str(tmp_path), *args])
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+
+
+def test_random_strategy_is_the_same_with_one_or_two_workers():
+    params = GenerateParams(cells=18, adds=1, strategy="random", seed=3, playouts=8, digits="1:1,2:1,5:1,8:1,9:1")
+    one, two = generate(3, params, jobs=1), generate(3, params, jobs=2)
+    assert [p.to_document() for p in one.puzzles] == [p.to_document() for p in two.puzzles]
+    assert (one.attempts, one.rejected) == (two.attempts, two.rejected)
+    for p in one.puzzles:
+        assert replays_to_empty(p.board, p.solution, p.adds)
+        assert set(p.board) <= set("12589/")
+        assert rate(p.board, p.adds, playouts=8, seed=p.provenance["rating_seed"], solution=p.solution).to_dict() == p.difficulty
