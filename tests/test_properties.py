@@ -43,7 +43,7 @@ def midgame_boards(draw: st.DrawFn) -> str:
             break
         if pairs and rnd.random() < 0.85:
             cells = remove_pair(cells, *rnd.choice(pairs))
-        elif len(cells) < 200:
+        elif len(cells) < 100:
             cells = add_numbers(cells)
     return format_board(cells)
 
@@ -62,7 +62,7 @@ def test_notation_round_trips(text: str) -> None:
     assert format_board(parse(text)) == text
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(any_board)
 def test_legal_pairs_match_the_naive_reading(text: str) -> None:
     expected = [as_cells(p) for p in reference.legal_pairs(reference.from_text(text))]
