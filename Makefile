@@ -20,5 +20,8 @@ test: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python -m pipeline.bench
 
+nightly: $(STAMP)
+	$(BIN)/numbermatch nightly
+
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

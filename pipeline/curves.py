@@ -4,17 +4,19 @@ A curve is a function of the slot's place in the bundle. Its target tier is alwa
 `tiers.tier_for(target score)`, so tier names and ranges come only from `pipeline.tiers`.
 Levels and Stages are 0-based here and 1-based in bundles.
 
-Curves (all scores on the rating's 0-100 scale):
+Curves (scores on the rating's 0-100 scale, placed inside the tier ranges of `tiers.TIERS`, so
+they follow the table if its thresholds are retuned):
 
 - `ramp`: each Level rises in a straight line from an easy start to a hard finish. Level 1
-  runs from 10 to 70; each next Level starts 4 points above the previous start and ends
-  2 points higher, so later Levels are a little harder throughout (starts stop at 24,
-  still easy; finishes stop at 74, still hard). A one-Stage Level is just its finish.
+  starts 40% of the way into the easy range and ends 60% into the hard range; each next Level
+  starts 15% (of the easy range) higher and ends 10% (of the hard range) higher, up to 85% and
+  90%, so later Levels are a little harder throughout while starting easy and ending hard.
+  A one-Stage Level is just its finish.
 - `sawtooth`: a `ramp` that dips in the middle: the first half of the Level rises from the
   start to 60% of the way to the finish, then drops back to 30% and climbs to the finish.
-  It gives the player a breather before the last push.
-- `flat`: every Stage of every Level targets the middle of the medium tier (37.5): practice
-  packs where the Stages differ in layout, not in difficulty.
+  It gives the player a breather before the last push. Levels under 4 Stages are plain ramps.
+- `flat`: every Stage of every Level targets the middle of the medium range: practice packs
+  where the Stages differ in layout, not in difficulty.
 """
 
 from __future__ import annotations
@@ -24,11 +26,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import NumberMatchError
-from .tiers import TIER_NAMES, tier_for
+from .tiers import TIER_NAMES, TIERS, tier_for
 
-RAMP_START, RAMP_START_STEP, RAMP_START_MAX = 10.0, 4.0, 24.0
-RAMP_END, RAMP_END_STEP, RAMP_END_MAX = 70.0, 2.0, 74.0
-FLAT_SCORE = 37.5
+# Where ramps start and end, as fractions of the easy and the hard tier's score range.
+RAMP_START, RAMP_START_STEP, RAMP_START_MAX = 0.40, 0.15, 0.85
+RAMP_END, RAMP_END_STEP, RAMP_END_MAX = 0.60, 0.10, 0.90
 
 
 class CurveError(NumberMatchError):
@@ -48,9 +50,15 @@ class Target:
         return tier_for(self.score)
 
 
+def at(tier: str, fraction: float) -> float:
+    """The score `fraction` of the way through `tier`'s range."""
+    low, high = next((lo, hi) for name, lo, hi in TIERS if name == tier)
+    return low + (high - low) * fraction
+
+
 def _ends(level: int) -> tuple[float, float]:
-    start = min(RAMP_START + RAMP_START_STEP * level, RAMP_START_MAX)
-    end = min(RAMP_END + RAMP_END_STEP * level, RAMP_END_MAX)
+    start = at("easy", min(RAMP_START + RAMP_START_STEP * level, RAMP_START_MAX))
+    end = at("hard", min(RAMP_END + RAMP_END_STEP * level, RAMP_END_MAX))
     return start, end
 
 
@@ -76,7 +84,7 @@ def sawtooth(level: int, stage: int, stages: int) -> float:
 
 
 def flat(level: int, stage: int, stages: int) -> float:
-    return FLAT_SCORE
+    return at("medium", 0.5)
 
 
 CURVES: dict[str, Callable[[int, int, int], float]] = {
@@ -98,6 +106,11 @@ def targets(curve: str, levels: int, stages: int) -> list[list[Target]]:
         [Target(level, stage, round(fn(level, stage, stages), 2)) for stage in range(stages)]
         for level in range(levels)
     ]
+
+
+def shape_text(levels: int, stages: int) -> str:
+    """`2 levels x 5 stages`, with the right plurals, for messages and reports."""
+    return f"{levels} level{'s' if levels != 1 else ''} x {stages} stage{'s' if stages != 1 else ''}"
 
 
 def tier_needs(curve: str, levels: int, stages: int) -> dict[str, int]:

@@ -1,0 +1,305 @@
+"""The Level assembler: which validated Puzzle fills which Stage of which Level.
+
+The assembler places Puzzles into L Levels of S Stages following a target curve
+(`pipeline.curves`). It solves the placement exactly, as an assignment problem:
+
+    minimise   sum over slots s of |score(puzzle at s) - target(s)|     (in hundredths of a point)
+    subject to every slot gets exactly one Puzzle and no Puzzle is used twice;
+               a slot only takes a Puzzle of the slot's target tier (tiers are strict);
+               two consecutive Stages never share a digit layout (variety), counting the
+               last Stage of a Level and the first of the next as consecutive too.
+
+The **digit layout** of a board is its notation with every digit replaced by its value class
+(1/9 -> 1, 2/8 -> 2, 3/7 -> 3, 4/6 -> 4, 5 -> 5; gaps kept). Two boards with the same layout
+have the same legal pairs now and after every move and every Add numbers (pairing depends only
+on classes and positions), so they play as the same puzzle with relabelled digits.
+
+Without variety this is a bipartite min-cost perfect matching of slots into Puzzles, solved
+with networkx's network simplex (min-cost flow). Variety couples neighbouring slots, so it is
+handled by exact branch and bound: solve the matching; if two consecutive slots share a layout
+X, branch into "the first slot takes no layout-X Puzzle" and "the second takes no layout-X
+Puzzle" (every valid placement satisfies one of them), and explore open branches cheapest
+bound first. The first conflict-free matching popped is optimal. A node budget keeps it
+bounded; it is only exhausted on pathological inputs (then the assembler refuses).
+
+Everything is deterministic: Puzzles are sorted by id and the flow graph is built in a fixed
+order, so the same Puzzles give the same bundle whatever order the files came in.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import networkx as nx
+import yaml
+
+from .board import CLASS, WIDTH, parse
+from .curves import Target, shape_text, targets
+from .errors import NumberMatchError
+from .puzzle import Puzzle
+from .tiers import TIER_NAMES
+
+DEFAULT_NODE_BUDGET = 2000
+_CLASS_TEXT = ".12345"
+
+
+class AssemblyError(NumberMatchError):
+    """The assembler cannot build the asked bundle from the given Puzzles."""
+
+
+def digit_layout(board: str) -> str:
+    """The board's value-class pattern (see the module docstring): equal layouts play alike."""
+    cells = parse(board)
+    text = "".join(_CLASS_TEXT[CLASS[v]] for v in cells)
+    return "/".join(text[s : s + WIDTH] for s in range(0, len(text), WIDTH))
+
+
+def puzzle_score(puzzle: Puzzle) -> float:
+    """The rating score a Puzzle carries; refuses a Puzzle without one."""
+    score = puzzle.difficulty.get("score")
+    if not isinstance(score, (int, float)) or isinstance(score, bool):
+        raise AssemblyError(f"puzzle {puzzle.id} has no difficulty score (tier {puzzle.tier!r})")
+    return float(score)
+
+
+def slot_cost(score: float, target: float) -> int:
+    """Integer cost of placing a Puzzle with `score` at a slot aiming at `target` (hundredths)."""
+    return round(abs(score - target) * 100)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One Stage: the slot's target and the Puzzle chosen for it."""
+
+    target: Target
+    puzzle: Puzzle
+
+    @property
+    def cost(self) -> int:
+        return slot_cost(puzzle_score(self.puzzle), self.target.score)
+
+
+@dataclass
+class Assembly:
+    """The assembler's answer: Levels of Placements, the objective value and the search effort."""
+
+    curve: str
+    levels: list[list[Placement]]
+    cost: int
+    nodes: int
+    unused: list[Puzzle] = field(default_factory=list)
+
+    @property
+    def placements(self) -> list[Placement]:
+        return [p for level in self.levels for p in level]
+
+
+def check_supply(curve: str, levels: int, stages: int, slots: Sequence[Target], puzzles: Sequence[Puzzle]) -> None:
+    """Refuse up front, naming what is missing, when a tier has fewer Puzzles than slots."""
+    need = Counter(t.tier for t in slots)
+    have = Counter(p.tier for p in puzzles)
+    short = [name for name in TIER_NAMES if have[name] < need[name]]
+    if not short:
+        return
+    plural = "s" if sum(need[name] for name in short) != 1 else ""
+    needs = ", ".join(f"{need[name]} {name}" for name in short)
+    haves = ", ".join(f"{have[name]} {name}" for name in short) if len(short) > 1 else str(have[short[0]])
+    by_tier = ", ".join(f"{name}: {have[name]}" for name in TIER_NAMES)
+    raise AssemblyError(
+        f"curve {curve} needs {needs} puzzle{plural} for {shape_text(levels, stages)};"
+        f" have {haves} (puzzles by tier: {by_tier})"
+    )
+
+
+def _solve_matching(
+    slots: Sequence[Target],
+    puzzles: Sequence[Puzzle],
+    scores: Sequence[float],
+    layouts: Sequence[str],
+    forbidden: frozenset[tuple[int, str]],
+) -> tuple[int, list[int]] | None:
+    """Min-cost matching of every slot to a distinct same-tier Puzzle avoiding `forbidden`
+    (slot, layout) pairs; (cost, puzzle index per slot), or None when none exists."""
+    by_tier: dict[str, list[int]] = {}
+    for k, p in enumerate(puzzles):
+        by_tier.setdefault(p.tier, []).append(k)
+    tier_slots = Counter(t.tier for t in slots)
+    g = nx.DiGraph()
+    g.add_node("source", demand=-len(slots))
+    g.add_node("sink", demand=len(slots))
+    for s, target in enumerate(slots):
+        g.add_edge("source", ("slot", s), capacity=1, weight=0)
+    for s, target in enumerate(slots):
+        allowed = [k for k in by_tier.get(target.tier, ()) if (s, layouts[k]) not in forbidden]
+        # Only a slot's n cheapest Puzzles can matter when n slots share its tier: of those,
+        # at most n-1 are taken by the others, so a cheaper free one is always at hand.
+        allowed.sort(key=lambda k: (slot_cost(scores[k], target.score), puzzles[k].id))
+        for k in allowed[: tier_slots[target.tier]]:
+            g.add_edge(("slot", s), ("puzzle", k), capacity=1, weight=slot_cost(scores[k], target.score))
+    reachable = sorted({v[1] for _, v in g.edges() if v[0] == "puzzle"})
+    for k in reachable:
+        g.add_edge(("puzzle", k), "sink", capacity=1, weight=0)
+    try:
+        cost, flow = nx.network_simplex(g)
+    except (nx.NetworkXUnfeasible, nx.NetworkXError):
+        return None
+    chosen = []
+    for s in range(len(slots)):
+        out = flow.get(("slot", s), {})
+        ks = [v[1] for v, f in out.items() if f]
+        if len(ks) != 1:  # pragma: no cover - a feasible flow saturates every slot
+            return None
+        chosen.append(ks[0])
+    return int(cost), chosen
+
+
+def _first_conflict(chosen: Sequence[int], layouts: Sequence[str]) -> int | None:
+    for s in range(len(chosen) - 1):
+        if layouts[chosen[s]] == layouts[chosen[s + 1]]:
+            return s
+    return None
+
+
+def assign(
+    slots: Sequence[Target],
+    puzzles: Iterable[Puzzle],
+    *,
+    node_budget: int = DEFAULT_NODE_BUDGET,
+) -> tuple[int, list[Puzzle], int]:
+    """The optimal placement (see the module docstring) of distinct Puzzles into `slots`, in
+    slot order: (total cost, Puzzle per slot, branch-and-bound nodes solved)."""
+    pool = sorted(puzzles, key=lambda p: p.id)
+    scores = [puzzle_score(p) for p in pool]
+    layouts = [digit_layout(p.board) for p in pool]
+    counter = itertools.count()
+    nodes = 1
+    root = _solve_matching(slots, pool, scores, layouts, frozenset())
+    if root is None:
+        raise AssemblyError(_no_matching_message(slots, pool))
+    heap: list[tuple[int, int, list[int], frozenset[tuple[int, str]]]] = [
+        (root[0], next(counter), root[1], frozenset())
+    ]
+    while heap:
+        cost, _, chosen, forbidden = heapq.heappop(heap)
+        s = _first_conflict(chosen, layouts)
+        if s is None:
+            return cost, [pool[k] for k in chosen], nodes
+        layout = layouts[chosen[s]]
+        for slot in (s, s + 1):
+            if nodes >= node_budget:
+                raise AssemblyError(
+                    f"the variety rule (no digit layout twice in a row) could not be settled within"
+                    f" {node_budget} search nodes; supply Puzzles with more varied layouts"
+                )
+            child = forbidden | {(slot, layout)}
+            nodes += 1
+            solved = _solve_matching(slots, pool, scores, layouts, child)
+            if solved is not None:
+                heapq.heappush(heap, (solved[0], next(counter), solved[1], child))
+    raise AssemblyError(
+        "no placement avoids the same digit layout in two consecutive stages:"
+        " too many of the puzzles share a layout; supply more varied puzzles"
+    )
+
+
+def _no_matching_message(slots: Sequence[Target], pool: Sequence[Puzzle]) -> str:
+    need = Counter(t.tier for t in slots)
+    have = Counter(p.tier for p in pool)
+    return "no placement exists: " + ", ".join(
+        f"{name} needs {need[name]}, has {have[name]}" for name in TIER_NAMES if need[name]
+    )
+
+
+def assemble(
+    puzzles: Iterable[Puzzle],
+    *,
+    levels: int,
+    stages: int,
+    curve: str = "ramp",
+    node_budget: int = DEFAULT_NODE_BUDGET,
+) -> Assembly:
+    """Place Puzzles into `levels` Levels of `stages` Stages along `curve`, optimally.
+
+    Refuses (AssemblyError) duplicate Puzzles, Puzzles of another ruleset than the others,
+    Puzzles without a score, a tier short of Puzzles for the curve, and a variety rule that
+    cannot be met.
+    """
+    rows = targets(curve, levels, stages)
+    slots = [t for row in rows for t in row]
+    pool: dict[str, Puzzle] = {}
+    for p in puzzles:
+        if p.id in pool:
+            raise AssemblyError(f"puzzle {p.id} is given twice; a bundle uses each puzzle at most once")
+        puzzle_score(p)
+        pool[p.id] = p
+    rulesets = sorted({p.ruleset for p in pool.values()})
+    if len(rulesets) > 1:
+        raise AssemblyError(f"puzzles mix rulesets {rulesets}; a bundle has one ruleset")
+    check_supply(curve, levels, stages, slots, list(pool.values()))
+    cost, chosen, nodes = assign(slots, pool.values(), node_budget=node_budget)
+    placed = [Placement(t, p) for t, p in zip(slots, chosen)]
+    used = {p.id for p in chosen}
+    return Assembly(
+        curve=curve,
+        levels=[placed[i * stages : (i + 1) * stages] for i in range(levels)],
+        cost=cost,
+        nodes=nodes,
+        unused=[p for _, p in sorted(pool.items()) if p.id not in used],
+    )
+
+
+def puzzle_files(paths: Iterable[str | Path]) -> list[Path]:
+    """The files named: a folder stands for the `*.yaml`/`*.yml` files under it, sorted."""
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
+        else:
+            files.append(path)
+    return files
+
+
+def load_puzzles(paths: Iterable[str | Path]) -> list[Puzzle]:
+    """Validate puzzle files (and bundles, whose Puzzles are reused) and read their Puzzles.
+
+    Refuses (AssemblyError) a missing file or any validation problem, listing the problems.
+    """
+    from .validator import validate_paths  # the validator pulls in jsonschema; only load it here
+
+    files = puzzle_files(paths)
+    if not files:
+        raise AssemblyError("no puzzle files given")
+    for path in files:
+        if not path.is_file():
+            raise AssemblyError(f"{path}: no such file")
+    report = validate_paths(files)
+    if not report.ok:
+        shown = [f"{p.file}:{p.line or 0}: {p.path}: {p.message}" for p in report.problems[:10]]
+        more = len(report.problems) - len(shown)
+        raise AssemblyError(
+            f"{len(report.problems)} validation problem(s) in the input; fix or drop those files:\n  "
+            + "\n  ".join(shown)
+            + (f"\n  ... and {more} more" if more else "")
+        )
+    puzzles: list[Puzzle] = []
+    for path in files:
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
+            if not isinstance(doc, dict):
+                continue
+            if doc.get("kind") == "bundle":
+                puzzles += [
+                    Puzzle.from_dict(stage["puzzle"]) for level in doc.get("levels") or () for stage in level["stages"]
+                ]
+            else:
+                puzzles.append(Puzzle.from_dict(doc))
+    # The id is content-derived: the same Puzzle found in two files is one Puzzle (first kept).
+    unique: dict[str, Puzzle] = {}
+    for p in puzzles:
+        unique.setdefault(p.id, p)
+    return list(unique.values())

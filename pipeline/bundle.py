@@ -1,0 +1,112 @@
+"""The bundle document: Levels of Stages with their Puzzles inline, as one YAML file.
+
+    # yaml-language-server: $schema=<relative path>/schemas/bundle.schema.json
+    schema_version: 1
+    kind: bundle
+    id: nightly-2026-11-29
+    ruleset: 1
+    generator: {name: numbermatch, version: 0.1.0, seed: 20261129, params: {...}}
+    levels:
+    - level: 1
+      stages:
+      - stage: 1
+        target_score: 10.0
+        puzzle: {id, ruleset, board, adds, solution, difficulty}
+
+Keys are always in this order and the text depends only on its inputs, so the same Puzzles,
+curve and seed give a byte-identical file and diffs between nights stay readable.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .assembler import Assembly
+from .atomic import write_atomic
+from .puzzle import BUNDLE_KIND, SCHEMA_VERSION, dump_yaml
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+BUNDLE_SCHEMA = REPO_ROOT / "schemas" / "bundle.schema.json"
+
+
+def default_bundle_id(assembly: Assembly) -> str:
+    """A content-derived id for a bundle that was not given one: curve, shape and Puzzle ids."""
+    ids = "|".join(p.puzzle.id for p in assembly.placements)
+    shape = f"{assembly.curve}|{len(assembly.levels)}x{len(assembly.levels[0])}"
+    return f"bundle-{hashlib.sha256(f'{shape}|{ids}'.encode()).hexdigest()[:12]}"
+
+
+def bundle_document(
+    assembly: Assembly,
+    *,
+    bundle_id: str,
+    seed: int,
+    params: Mapping[str, Any],
+) -> dict[str, Any]:
+    """The bundle mapping, keys in their fixed order; `params` are recorded as given."""
+    placements = assembly.placements
+    ruleset = placements[0].puzzle.ruleset if placements else 1
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "kind": BUNDLE_KIND,
+        "id": bundle_id,
+        "ruleset": ruleset,
+        "generator": {
+            "name": "numbermatch",
+            "version": __version__,
+            "seed": int(seed),
+            "params": _plain(params),
+        },
+        "levels": [
+            {
+                "level": n,
+                "stages": [
+                    {
+                        "stage": placement.target.stage + 1,
+                        "target_score": float(placement.target.score),
+                        "puzzle": placement.puzzle.core_dict(),
+                    }
+                    for placement in level
+                ],
+            }
+            for n, level in enumerate(assembly.levels, 1)
+        ],
+    }
+
+
+def schema_hint(path: str | os.PathLike[str]) -> str | None:
+    """The modeline's schema path, relative to the file, when the file is inside this repo."""
+    target = Path(path).resolve()
+    if not BUNDLE_SCHEMA.exists() or not target.is_relative_to(REPO_ROOT):
+        return None
+    return Path(os.path.relpath(BUNDLE_SCHEMA, target.parent)).as_posix()
+
+
+def bundle_text(doc: Mapping[str, Any], *, hint_for: str | os.PathLike[str] | None = None) -> str:
+    """The YAML text of a bundle; with `hint_for`, the schema modeline as seen from that path."""
+    return dump_yaml(dict(doc), schema_hint(hint_for) if hint_for is not None else None)
+
+
+def write_bundle(
+    path: str | os.PathLike[str],
+    doc: Mapping[str, Any],
+    *,
+    hint_for: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Write the bundle atomically; the modeline is computed for `hint_for` (default: `path`),
+    which lets a bundle staged in a temp folder carry the hint of its final place."""
+    return write_atomic(path, bundle_text(doc, hint_for=path if hint_for is None else hint_for))
+
+
+def _plain(value: Any) -> Any:
+    """Params as plain YAML data (mappings keep their order, tuples become lists)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value

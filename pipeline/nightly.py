@@ -1,0 +1,429 @@
+"""The nightly job: generate -> validate -> assemble -> write `<out>/<date>/`, unattended.
+
+One night's output is a folder `<out>/<date>/` holding
+
+- `bundle.yaml`: the bundle (see `pipeline.bundle`);
+- `report.md`: a short human report: Puzzles per tier, acceptance rates, the work each phase
+  did, and the difficulty curve of each Level;
+- `run.log`: the one summary line per phase that the job also logs, with its wall-clock time.
+
+`bundle.yaml` and `report.md` depend only on the date, seed and sizes, so rerunning a night
+gives byte-identical files (the seed defaults from the date). Wall-clock times would break that,
+so they live only in `run.log`.
+
+The job never leaves a partial bundle where a good one was: it builds the whole folder as
+`<out>/.<date>.tmp-XXXX/`, validates the bundle there, and only then swaps it in (the old folder
+is renamed aside, the new one renamed in, the old one deleted). Any failure raises NightlyError
+and leaves the previous output untouched; a killed run leaves only a hidden temp folder, which
+the next run sweeps away. A lock on the output folder keeps two runs from racing.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import fcntl
+import hashlib
+import math
+import os
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import __version__
+from .assembler import Assembly, assemble, digit_layout
+from .atomic import write_atomic
+from .bundle import bundle_document, write_bundle
+from .curves import CURVES, shape_text, tier_needs
+from .errors import NumberMatchError
+from .puzzle import Puzzle, dump_yaml
+from .tiers import TIER_NAMES
+
+DEFAULT_LEVELS = 10
+DEFAULT_STAGES = 6
+DEFAULT_CURVE = "ramp"
+DEFAULT_OUT = "generated"
+SPARE = 0.5  # generate this share more than the curve needs per tier, so the assignment can choose
+BUNDLE_FILE, REPORT_FILE, LOG_FILE = "bundle.yaml", "report.md", "run.log"
+
+
+@dataclass(frozen=True)
+class TierPlan:
+    """Generator settings that reach a tier: board size and adds allocation."""
+
+    cells: int
+    adds: int
+    strategy: str = "random"
+
+
+# Chosen from what the rating gives: share of ~25 rated random boards per setting landing in
+# each tier (generate(24, GenerateParams(cells, adds, seed=7)), tiers of pipeline.tiers):
+#   27 cells/3 adds: easy 60%, medium 40%        30/2: easy 12%, medium 50%, hard 35%
+#   30/1: hard 36%, expert 48%                    36/1: hard 29%, expert 42%
+# More cells and fewer adds make a Stage harder.
+TIER_PLANS: dict[str, TierPlan] = {
+    "easy": TierPlan(cells=27, adds=3),
+    "medium": TierPlan(cells=30, adds=2),
+    "hard": TierPlan(cells=30, adds=1),
+    "expert": TierPlan(cells=36, adds=1),
+}
+
+
+class NightlyError(NumberMatchError):
+    """The night failed; `phase` says where. The previous output is intact."""
+
+    def __init__(self, phase: str, message: str) -> None:
+        super().__init__(f"{phase}: {message}")
+        self.phase = phase
+
+
+@dataclass(frozen=True)
+class NightlyOptions:
+    """What decides a night's output (jobs and progress only change how fast it comes)."""
+
+    date: _dt.date
+    seed: int
+    levels: int = DEFAULT_LEVELS
+    stages: int = DEFAULT_STAGES
+    curve: str = DEFAULT_CURVE
+    out: Path = Path(DEFAULT_OUT)
+    jobs: int | None = None
+
+    @property
+    def date_text(self) -> str:
+        return self.date.isoformat()
+
+
+def default_seed(date: _dt.date) -> int:
+    """The night's seed when none is given: the date as YYYYMMDD, so a night can be rerun exactly."""
+    return int(date.strftime("%Y%m%d"))
+
+
+def tier_seed(seed: int, tier: str) -> int:
+    """An independent generator seed per tier, derived from the night's seed."""
+    return int(hashlib.sha256(f"{seed}/{tier}".encode()).hexdigest()[:12], 16)
+
+
+def generation_counts(curve: str, levels: int, stages: int) -> dict[str, int]:
+    """How many Puzzles to generate per tier: what the curve needs plus SPARE for choice."""
+    return {t: need + max(1, math.ceil(need * SPARE)) for t, need in tier_needs(curve, levels, stages).items()}
+
+
+@dataclass
+class TierStats:
+    """What generation and validation did for one tier."""
+
+    wanted: int
+    plan: TierPlan
+    seed: int
+    generated: int = 0
+    attempts: int = 0
+    rejected: dict[str, int] = field(default_factory=dict)
+    invalid: int = 0
+
+    @property
+    def acceptance(self) -> float:
+        return self.generated / self.attempts if self.attempts else 0.0
+
+
+@dataclass
+class NightlyResult:
+    """A published night: where it went, what it holds, and how long each phase took."""
+
+    folder: Path
+    bundle_path: Path
+    assembly: Assembly
+    tiers: dict[str, TierStats]
+    seconds: dict[str, float]
+    log_lines: list[str]
+
+
+Progress = Callable[[str, int, int], None]  # (what, done, total)
+Log = Callable[[str], None]
+
+
+def run_nightly(
+    options: NightlyOptions,
+    *,
+    log: Log = lambda line: None,
+    progress: Progress | None = None,
+) -> NightlyResult:
+    """Run one night and publish `<out>/<date>/`; raises NightlyError (previous output intact)."""
+    if options.curve not in CURVES:
+        raise NightlyError("setup", f"unknown curve {options.curve!r}: expected one of {', '.join(CURVES)}")
+    if options.levels < 1 or options.stages < 1:
+        raise NightlyError("setup", f"need at least 1 level of 1 stage, got {options.levels} x {options.stages}")
+    out = Path(options.out)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NightlyError("setup", f"cannot create output folder {out}: {exc.strerror or exc}") from None
+    with _locked(out):
+        _sweep(out)
+        staging = Path(tempfile.mkdtemp(prefix=f".{options.date_text}.tmp-", dir=out))
+        try:
+            result = _build(options, staging, log, progress)
+            _publish(staging, out / options.date_text)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    folder = out / options.date_text
+    result.folder = folder
+    result.bundle_path = folder / BUNDLE_FILE
+    return result
+
+
+# --- the phases ---------------------------------------------------------------------------
+
+def _build(options: NightlyOptions, staging: Path, log: Log, progress: Progress | None) -> NightlyResult:
+    seconds: dict[str, float] = {}
+    lines: list[str] = []
+
+    def summary(phase: str, text: str, started: float) -> None:
+        seconds[phase] = time.perf_counter() - started
+        line = f"{phase}: {text} ({seconds[phase]:.1f} s)"
+        lines.append(line)
+        log(line)
+
+    started = time.perf_counter()
+    stats, puzzles = _generate(options, progress)
+    total_attempts = sum(s.attempts for s in stats.values())
+    summary(
+        "generate",
+        f"{len(puzzles)} puzzles ({_per_tier({t: s.generated for t, s in stats.items()})})"
+        f" from {total_attempts} attempts, acceptance {_percent(len(puzzles), total_attempts)}",
+        started,
+    )
+
+    started = time.perf_counter()
+    valid = _validate_puzzles(puzzles, stats)
+    summary("validate", f"{len(valid)} of {len(puzzles)} puzzles valid", started)
+
+    started = time.perf_counter()
+    try:
+        assembly = assemble(valid, levels=options.levels, stages=options.stages, curve=options.curve)
+    except NumberMatchError as exc:
+        raise NightlyError("assemble", str(exc)) from None
+    summary(
+        "assemble",
+        f"{shape_text(options.levels, options.stages)} on curve {options.curve},"
+        f" total deviation {assembly.cost / 100:.2f} points, {assembly.nodes} search node(s)",
+        started,
+    )
+
+    started = time.perf_counter()
+    final = Path(options.out) / options.date_text
+    bundle_path = staging / BUNDLE_FILE
+    doc = bundle_document(
+        assembly, bundle_id=f"nightly-{options.date_text}", seed=options.seed, params=_params(options, stats)
+    )
+    write_bundle(bundle_path, doc, hint_for=final / BUNDLE_FILE)
+    problems = _validate_files([bundle_path])
+    if problems:
+        raise NightlyError("write", f"the bundle fails validation: {problems[0]}"
+                           + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+    write_atomic(staging / REPORT_FILE, render_report(options, stats, assembly, len(valid)))
+    summary("write", f"{BUNDLE_FILE} ({bundle_path.stat().st_size} bytes) valid, {REPORT_FILE}", started)
+    total = sum(seconds.values())
+    lines.append(f"total: {total:.1f} s")
+    write_atomic(staging / LOG_FILE, "".join(f"{line}\n" for line in [f"nightly {options.date_text} seed {options.seed}"] + lines))
+    return NightlyResult(staging, bundle_path, assembly, stats, seconds, lines)
+
+
+def _generate(options: NightlyOptions, progress: Progress | None) -> tuple[dict[str, TierStats], list[Puzzle]]:
+    from .generator import GenerateParams, generate  # the generator is a heavy import
+
+    stats: dict[str, TierStats] = {}
+    puzzles: list[Puzzle] = []
+    for tier, count in generation_counts(options.curve, options.levels, options.stages).items():
+        plan = TIER_PLANS[tier]
+        st = stats[tier] = TierStats(wanted=count, plan=plan, seed=tier_seed(options.seed, tier))
+        params = GenerateParams(cells=plan.cells, adds=plan.adds, tier=tier, strategy=plan.strategy, seed=st.seed)
+        report = (lambda done, total, tier=tier: progress(f"generate {tier}", done, total)) if progress else None
+        try:
+            result = generate(count, params, jobs=options.jobs, exclude_ids={p.id for p in puzzles}, progress=report)
+        except NumberMatchError as exc:
+            raise NightlyError("generate", f"{tier}: {exc}") from None
+        st.generated, st.attempts, st.rejected = len(result.puzzles), result.attempts, dict(result.rejected)
+        if len(result.puzzles) < count:
+            raise NightlyError(
+                "generate",
+                f"{tier}: only {len(result.puzzles)} of {count} puzzles after {result.attempts} attempts"
+                f" (cells {plan.cells}, adds {plan.adds})",
+            )
+        puzzles.extend(result.puzzles)
+    return stats, puzzles
+
+
+def _validate_puzzles(puzzles: Sequence[Puzzle], stats: dict[str, TierStats]) -> list[Puzzle]:
+    """Check each candidate as the puzzle file it would be; keep those the validator accepts."""
+    from .validator import validate_texts
+
+    report = validate_texts((f"{p.id}.yaml", dump_yaml(p.to_document())) for p in puzzles)
+    bad = {Path(problem.file).stem for problem in report.problems}
+    for p in puzzles:
+        if p.id in bad:
+            stats[p.tier].invalid += 1
+    return [p for p in puzzles if p.id not in bad]
+
+
+def _validate_files(paths: Sequence[Path]) -> list[str]:
+    """The validator's problems with the files, one line each."""
+    from .validator import validate_paths
+
+    report = validate_paths(paths)
+    return [f"{Path(p.file).name}:{p.line or 0}: {p.path}: {p.message}" for p in report.problems]
+
+
+def _params(options: NightlyOptions, stats: Mapping[str, TierStats]) -> dict[str, Any]:
+    return {
+        "date": options.date_text,
+        "curve": options.curve,
+        "levels": options.levels,
+        "stages": options.stages,
+        "tiers": {
+            tier: {"count": s.wanted, "cells": s.plan.cells, "adds": s.plan.adds,
+                   "strategy": s.plan.strategy, "seed": s.seed}
+            for tier, s in stats.items()
+        },
+    }
+
+
+# --- the report ---------------------------------------------------------------------------
+
+def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assembly: Assembly, valid: int) -> str:
+    """The Markdown report; deterministic (no clock), so reruns give the same bytes."""
+    used = Counter(p.puzzle.tier for p in assembly.placements)
+    out = [
+        f"# Nightly bundle {options.date_text}",
+        "",
+        f"`{BUNDLE_FILE}`: id `nightly-{options.date_text}`, {shape_text(options.levels, options.stages)}"
+        f" on curve `{options.curve}`, seed {options.seed}, numbermatch {__version__}, ruleset"
+        f" {assembly.placements[0].puzzle.ruleset}. Wall-clock time per phase: `{LOG_FILE}`.",
+        "",
+        "## Puzzles per tier",
+        "",
+        "| tier | cells | adds | generated | attempts | acceptance | valid | used |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for tier in TIER_NAMES:
+        if tier not in stats:
+            continue
+        s = stats[tier]
+        out.append(
+            f"| {tier} | {s.plan.cells} | {s.plan.adds} | {s.generated} | {s.attempts} |"
+            f" {_percent(s.generated, s.attempts)} | {s.generated - s.invalid} | {used[tier]} |"
+        )
+    generated = sum(s.generated for s in stats.values())
+    attempts = sum(s.attempts for s in stats.values())
+    out += [
+        f"| all | | | {generated} | {attempts} | {_percent(generated, attempts)} | {valid} | {sum(used.values())} |",
+        "",
+    ]
+    reasons: Counter[str] = Counter()
+    for s in stats.values():
+        reasons.update(s.rejected)
+    if reasons:
+        out.append("Generator rejections: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) + ".")
+        out.append("")
+    out += [
+        "## Work per phase",
+        "",
+        f"- generate: {attempts} candidate boards tried for {generated} puzzles.",
+        f"- validate: {generated} puzzles checked as puzzle files, {generated - valid} rejected; the bundle checked again.",
+        f"- assemble: optimal placement, total deviation from the curve {assembly.cost / 100:.2f} points"
+        f" (mean {assembly.cost / 100 / max(1, len(assembly.placements)):.2f} per stage),"
+        f" {assembly.nodes} matching(s) solved.",
+        "",
+        "## Difficulty curve",
+    ]
+    for n, level in enumerate(assembly.levels, 1):
+        out += [
+            "",
+            f"### Level {n}",
+            "",
+            "| stage | target | score | tier | curve | board | adds | id |",
+            "|---:|---:|---:|---|---|---|---:|---|",
+        ]
+        for p in level:
+            score = float(p.puzzle.difficulty["score"])
+            out.append(
+                f"| {p.target.stage + 1} | {p.target.score:.2f} | {score:.2f} | {p.puzzle.tier} |"
+                f" `{_bar(score)}` | `{p.puzzle.board}` | {p.puzzle.adds} | `{p.puzzle.id}` |"
+            )
+    layouts = [digit_layout(p.puzzle.board) for p in assembly.placements]
+    out += ["", f"Distinct digit layouts: {len(set(layouts))} of {len(layouts)} stages.", ""]
+    return "\n".join(out)
+
+
+def _bar(score: float, width: int = 20) -> str:
+    filled = round(score / 100 * width)
+    return "#" * filled + "." * (width - filled)
+
+
+def _percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "n/a"
+
+
+def _per_tier(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{t} {n}" for t, n in counts.items())
+
+
+# --- publishing ---------------------------------------------------------------------------
+
+@contextmanager
+def _locked(out: Path) -> Iterator[None]:
+    """Hold an exclusive lock on the output folder itself (no lock file to leave behind)."""
+    fd = os.open(out, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise NightlyError("setup", f"another nightly run is writing to {out}") from None
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def _sweep(out: Path) -> None:
+    """Clean up after killed runs: drop temp folders; put back an old folder left renamed aside."""
+    for entry in sorted(out.iterdir()):
+        name = entry.name
+        if not (name.startswith(".") and entry.is_dir()):
+            continue
+        if ".tmp-" in name:
+            shutil.rmtree(entry, ignore_errors=True)
+        elif ".old-" in name:
+            final = out / name[1:].split(".old-")[0]
+            if final.exists():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                os.rename(entry, final)
+
+
+def _publish(staging: Path, final: Path) -> None:
+    """Swap the complete staging folder in at `final`, replacing an older one only now."""
+    parent = final.parent
+    mask = os.umask(0o022)
+    os.umask(mask)
+    os.chmod(staging, 0o777 & ~mask)  # mkdtemp makes 0700; publish with a folder's usual mode
+    if final.exists():
+        aside = parent / f".{final.name}.old-{os.getpid()}"  # unique: we hold the lock, swept
+        os.rename(final, aside)
+        os.rename(staging, final)
+        shutil.rmtree(aside, ignore_errors=True)
+    else:
+        os.rename(staging, final)
+    _fsync_dir(parent)
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

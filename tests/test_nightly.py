@@ -1,0 +1,243 @@
+"""The nightly job: a valid, replayable, reproducible bundle; failures and kills leave old output intact."""
+
+from __future__ import annotations
+
+import datetime as dt
+import fcntl
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+import pipeline.nightly as nightly
+from pipeline.assembler import AssemblyError
+from pipeline.cli import app
+from pipeline.nightly import NightlyError, NightlyOptions, TierPlan, run_nightly
+from pipeline.validator import validate_paths
+
+from . import reference
+
+DATE = dt.date(2026, 1, 2)
+REPO = Path(__file__).resolve().parent.parent
+# Tiny nights: one Level of two medium Stages (3 medium puzzles generated).
+TINY = dict(levels=1, stages=2, curve="flat")
+
+
+def night(out: Path, jobs: int = 1, **kw: object) -> NightlyOptions:
+    args = {**TINY, **kw}
+    return NightlyOptions(date=DATE, seed=nightly.default_seed(DATE), out=out, jobs=jobs, **args)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="module")
+def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("nightly")
+    run_nightly(night(out))
+    return out
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+def hidden(out: Path) -> list[str]:
+    return sorted(p.name for p in out.iterdir() if p.name.startswith(".") and p.is_dir())
+
+
+def replay_independently(board: str, adds: int, solution: list[str]) -> bool:
+    """Play the certificate with the naive reference rules; True when it wins the Stage."""
+    grid = reference.from_text(board)
+    for move in solution:
+        if move == "+":
+            if adds == 0 or not grid:
+                return False
+            adds -= 1
+            grid = reference.add_numbers(grid)
+            continue
+        a, b = (tuple(int(x) for x in cell.split(",")) for cell in move.split("-"))
+        if (a, b) not in reference.legal_pairs(grid):
+            return False
+        grid = reference.remove(grid, a, b)
+    return grid == []
+
+
+# --- a good night -------------------------------------------------------------------------
+
+def test_a_night_publishes_a_bundle_and_a_report(published: Path) -> None:
+    folder = published / DATE.isoformat()
+    assert sorted(p.name for p in folder.iterdir()) == ["bundle.yaml", "report.md", "run.log"]
+    assert hidden(published) == []  # no temp folder left behind
+    report = (folder / "report.md").read_text()
+    for heading in ("## Puzzles per tier", "## Difficulty curve", "### Level 1", "acceptance"):
+        assert heading in report
+    log = (folder / "run.log").read_text()
+    for phase in ("generate:", "validate:", "assemble:", "write:", "total:"):
+        assert phase in log
+
+
+def test_the_bundle_validates_and_every_certificate_replays_under_the_reference_rules(published: Path) -> None:
+    bundle = published / DATE.isoformat() / "bundle.yaml"
+    report = validate_paths([bundle])
+    assert report.ok, report.problems
+    doc = yaml.safe_load(bundle.read_text())
+    assert doc["id"] == f"nightly-{DATE.isoformat()}" and doc["generator"]["seed"] == 20260102
+    stages = [s for level in doc["levels"] for s in level["stages"]]
+    assert len(stages) == 2 and len({s["puzzle"]["id"] for s in stages}) == 2
+    for s in stages:
+        p = s["puzzle"]
+        assert replay_independently(p["board"], p["adds"], p["solution"]), p["id"]
+
+
+def test_the_same_date_gives_byte_identical_files_whatever_the_worker_count(published: Path, tmp_path: Path) -> None:
+    run_nightly(night(tmp_path, jobs=2))
+    first = snapshot(published / DATE.isoformat())
+    second = snapshot(tmp_path / DATE.isoformat())
+    assert first["bundle.yaml"] == second["bundle.yaml"]
+    assert first["report.md"] == second["report.md"]
+
+
+def test_a_rerun_replaces_the_night_in_place(published: Path, tmp_path: Path) -> None:
+    shutil.copytree(published / DATE.isoformat(), tmp_path / DATE.isoformat())
+    (tmp_path / DATE.isoformat() / "stale.txt").write_text("from an older run")
+    run_nightly(night(tmp_path))
+    assert snapshot(tmp_path / DATE.isoformat())["bundle.yaml"] == snapshot(published / DATE.isoformat())["bundle.yaml"]
+    assert not (tmp_path / DATE.isoformat() / "stale.txt").exists()
+    assert hidden(tmp_path) == []
+
+
+# --- failures leave the previous night intact ----------------------------------------------
+
+def test_a_failure_after_generation_leaves_the_previous_output_intact(
+    published: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shutil.copytree(published / DATE.isoformat(), tmp_path / DATE.isoformat())
+    before = snapshot(tmp_path / DATE.isoformat())
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise AssemblyError("injected failure")
+
+    monkeypatch.setattr(nightly, "assemble", broken)
+    with pytest.raises(NightlyError, match="assemble: injected failure"):
+        run_nightly(night(tmp_path))
+    assert snapshot(tmp_path / DATE.isoformat()) == before
+    assert hidden(tmp_path) == []
+
+
+def test_an_invalid_bundle_is_never_published(published: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copytree(published / DATE.isoformat(), tmp_path / DATE.isoformat())
+    before = snapshot(tmp_path / DATE.isoformat())
+    monkeypatch.setattr(nightly, "_validate_files", lambda paths: ["bundle.yaml:3: $.id: injected problem"])
+    with pytest.raises(NightlyError, match="write: the bundle fails validation"):
+        run_nightly(night(tmp_path))
+    assert snapshot(tmp_path / DATE.isoformat()) == before
+
+
+def test_an_unreachable_generation_fails_with_the_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(nightly.TIER_PLANS, "medium", TierPlan(cells=3, adds=0))
+    with pytest.raises(NightlyError, match="generate: medium: .*can never be won"):
+        run_nightly(night(tmp_path))
+    assert not (tmp_path / DATE.isoformat()).exists() and hidden(tmp_path) == []
+
+
+def _start(out: Path) -> subprocess.Popen[bytes]:
+    # Big enough to still be generating when it is killed (it never gets to finish).
+    cmd = [sys.executable, "-m", "pipeline.cli", "nightly", "--date", DATE.isoformat(), "--out", str(out),
+           "--levels", "4", "--stages", "6", "--jobs", "1"]
+    return subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _wait_for_staging(proc: subprocess.Popen[bytes], out: Path) -> None:
+    deadline = time.monotonic() + 20
+    while not any(".tmp-" in name for name in hidden(out)):
+        assert proc.poll() is None, "the run ended before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.005)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_run_killed_halfway_leaves_no_partial_bundle(published: Path, tmp_path: Path, sig: signal.Signals) -> None:
+    old = tmp_path / DATE.isoformat()
+    shutil.copytree(published / DATE.isoformat(), old)
+    (old / "bundle.yaml").write_text("# last night's good bundle\n")
+    before = snapshot(old)
+    proc = _start(tmp_path)
+    _wait_for_staging(proc, tmp_path)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode != 0
+    assert snapshot(old) == before
+    if sig == signal.SIGTERM:  # a polite kill cleans up after itself
+        assert proc.returncode == 130 and b"previous output left intact" in err
+        assert hidden(tmp_path) == []
+    else:  # a hard kill cannot clean up: its hidden temp folder stays, holding no bundle
+        leftovers = [tmp_path / name for name in hidden(tmp_path)]
+        assert leftovers and not any((p / "bundle.yaml").exists() for p in leftovers)
+    # the next run sweeps away whatever a killed run left
+    run_nightly(night(tmp_path))
+    assert hidden(tmp_path) == []
+    assert snapshot(old)["bundle.yaml"] == snapshot(published / DATE.isoformat())["bundle.yaml"]
+
+
+def test_two_runs_on_one_folder_do_not_race(tmp_path: Path) -> None:
+    fd = os.open(tmp_path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        with pytest.raises(NightlyError, match="another nightly run is writing"):
+            run_nightly(night(tmp_path))
+    finally:
+        os.close(fd)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_folder_left_aside_by_a_killed_swap_is_put_back(published: Path, tmp_path: Path) -> None:
+    aside = tmp_path / f".{DATE.isoformat()}.old-12345"
+    shutil.copytree(published / DATE.isoformat(), aside)
+    nightly._sweep(tmp_path)
+    assert snapshot(tmp_path / DATE.isoformat()) == snapshot(published / DATE.isoformat())
+    assert hidden(tmp_path) == []
+
+
+# --- the commands -------------------------------------------------------------------------
+
+runner = CliRunner()
+
+
+def test_nightly_refuses_a_bad_date_in_one_line(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["nightly", "--date", "2026-13-01", "--out", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "--date '2026-13-01' is not a date" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_assemble_writes_a_valid_bundle_from_validated_puzzles(published: Path, tmp_path: Path) -> None:
+    source = published / DATE.isoformat() / "bundle.yaml"
+    out = tmp_path / "again.yaml"
+    args = ["assemble", str(source), "--levels", "1", "--stages", "2", "--curve", "flat", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert validate_paths([out]).ok
+    first = out.read_bytes()
+    assert runner.invoke(app, args).exit_code == 0 and out.read_bytes() == first
+
+
+def test_assemble_refuses_too_few_puzzles_saying_what_is_missing(published: Path, tmp_path: Path) -> None:
+    source = published / DATE.isoformat() / "bundle.yaml"
+    args = ["assemble", str(source), "--levels", "3", "--stages", "2", "--curve", "flat", "--out", str(tmp_path / "x.yaml")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1
+    assert "curve flat needs 6 medium puzzles for 3 levels x 2 stages; have 2" in result.output
+    assert not (tmp_path / "x.yaml").exists()
+
+
+def test_assemble_refuses_an_invalid_puzzle_file_with_its_problems(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("schema_version: 1\nkind: puzzle\nid: nm1-000000000000\nruleset: 1\nboard: 12x\nadds: 1\n")
+    result = runner.invoke(app, ["assemble", str(bad), "--levels", "1", "--stages", "1", "--out", str(tmp_path / "x.yaml")])
+    assert result.exit_code == 1
+    assert "validation problem" in result.output and "bad.yaml" in result.output
