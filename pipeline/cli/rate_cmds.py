@@ -1,1 +1,86 @@
-"""(commands are added here by their feature)"""
+"""`rate`: how hard a Stage is for a player (score 0-100, tier, and every metric by name)."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from ..board import parse
+from ..errors import NumberMatchError
+from ..rating import DEFAULT_PLAYOUTS, Rating, rate
+from . import app
+from .common import emit_json, fail, parse_board_arg, split_board_adds, stdin_lines
+
+
+def _line(board: str, adds: int, rating: Rating) -> dict:
+    return {"board": board, "adds": adds, **rating.to_json()}
+
+
+def _rate_stream(playouts: int, seed: int) -> None:
+    """JSON Lines: one rating per `BOARD ADDS` stdin line; bad lines get an error and the run goes on."""
+    errors = 0
+    for number, line in stdin_lines():
+        if not line.strip():
+            continue
+        try:
+            text, adds = split_board_adds(line)
+            cells = parse(text)
+        except (NumberMatchError, ValueError) as exc:
+            errors += 1
+            emit_json({"board": line, "line": number, "error": str(exc)})
+            continue
+        emit_json(_line(text, adds, rate(cells, adds, playouts=playouts, seed=seed)))
+        sys.stdout.flush()
+    if errors:
+        raise typer.Exit(1)
+
+
+def _text(board: str, adds: int, r: Rating) -> str:
+    m = r.metrics
+    score = "no score" if r.score is None else f"score {r.score:.2f}"
+    if r.min_adds is not None:
+        min_adds = str(r.min_adds)
+    elif r.score is None:
+        min_adds = f"more than {adds} (cannot be won with {adds})"
+    else:
+        min_adds = "unknown (solver budget ran out)"
+    lines = [
+        f"{board or '(empty board)'} with {adds} add{'s' if adds != 1 else ''}: {r.tier} ({score})",
+        f"  min adds            {min_adds}",
+    ]
+    for name, st in m["players"].items():
+        lines.append(
+            f"  {name:<19} wins {st['win_rate'] * 100:5.1f}% of {st['playouts']} games, {st['mean_moves']:.1f} moves on average"
+        )
+    lines += [
+        f"  trap density        {m['trap_density']:.3f} of first pairs ({m['trap_unknown']} unknown)",
+        f"  trap density, play  {m['trap_density_sampled']:.3f} of pairs along the way ({m['trap_unknown_sampled']} unknown)",
+        f"  certificate length  {m['certificate_length'] if m['certificate_length'] is not None else 'none found'}",
+        f"  mean branching      {m['mean_branching']:.2f} legal pairs per turn",
+        f"  collapse openings   {m['collapse_openings']:.3f} of row collapses open a new pair",
+    ]
+    return "\n".join(lines)
+
+
+@app.command("rate")
+def rate_cmd(
+    board: str = typer.Argument(..., help="Board notation; '-' reads 'BOARD ADDS' lines from stdin (JSON Lines out)."),
+    adds: int = typer.Option(0, "--adds", min=0, help="Adds allocation of the Stage."),
+    playouts: int = typer.Option(DEFAULT_PLAYOUTS, "--playouts", min=1, help="Games each simulated player plays."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the simulated players (same seed, same rating)."),
+    json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
+) -> None:
+    """Rate a Stage: simulated players' win rates, traps, min adds, a score 0-100 and a tier."""
+    if board == "-":
+        _rate_stream(playouts, seed)
+        return
+    b = parse_board_arg(board)
+    try:
+        rating = rate(b, adds, playouts=playouts, seed=seed)
+    except NumberMatchError as exc:
+        fail(str(exc))
+    if json_out:
+        emit_json(_line(str(b), adds, rating))
+    else:
+        typer.echo(_text(str(b), adds, rating))

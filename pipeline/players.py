@@ -1,0 +1,350 @@
+"""Simulated players: plain, documented policies that play a Stage out from a seed.
+
+The rating measures difficulty as "how often do players of different strength win". Every
+player here removes pairs while it can and uses Add numbers only when it is stuck (no legal
+pair) and has an add left; a game ends won (empty board) or stuck (no pair, no add left).
+Players differ only in which legal pair they take:
+
+- `random`: uniform among the legal pairs. The floor: what blind play achieves.
+- `scanner`: reads the grid in reading order from where its eyes are, and takes the first pair
+  it comes to (the pair whose first cell comes first, then the nearer second cell). Its eyes
+  start on a random cell and then stay where it last matched, wrapping to the top at the end.
+- `lookahead`: a careful player who looks one move ahead: it takes a pair that empties the
+  board if there is one, otherwise the pair after which the board has the most legal pairs
+  (keeping its options open); ties broken at random.
+
+The hot loop keeps the legal pairs up to date incrementally (`remove_and_track`,
+`pair_counts_after`): removing a pair without a row collapse only changes pairs through the two
+emptied cells; a collapse or an add recomputes them with `rules.legal_pairs`. The games are the
+same either way (tests check it against `pipeline.rules`); pass `incremental=False` for the
+plain path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from random import Random
+from typing import Protocol
+
+from .board import CLASS, WIDTH
+from .moves import ADD, Move
+from .rules import add_numbers, legal_pairs, remove_pair
+
+Pair = tuple[int, int]
+Chooser = Callable[[bytes, list[Pair], int], Pair]
+
+MAX_MOVES = 20_000  # defensive cap; a game is finite anyway (each pair removes two numbers)
+
+
+# --- incremental legal pairs ---------------------------------------------------------------
+
+def _line_table(n: int) -> tuple[tuple[tuple[tuple[int, ...], tuple[int, ...]], ...], ...]:
+    """Per cell of an n-cell board: (backward ray, forward ray) of the vertical and both
+    diagonal lines through it, nearest cell first, only where both sides have cells."""
+    table = []
+    for x in range(n):
+        r, c = divmod(x, WIDTH)
+        lines = []
+        for dc in (0, 1, -1):
+            step = WIDTH + dc
+            # backward: up and against dc, at most r rows; forward: down and along dc
+            room_back = r if dc == 0 else min(r, c if dc == 1 else WIDTH - 1 - c)
+            room_fwd = WIDTH if dc == 0 else (WIDTH - 1 - c if dc == 1 else c)
+            back = tuple(range(x - step, x - step * (room_back + 1), -step))
+            fwd = tuple(y for y in range(x + step, n, step))[: room_fwd if dc else None]
+            if back and fwd:
+                lines.append((back, fwd))
+        table.append(tuple(lines))
+    return tuple(table)
+
+
+_LINES: dict[int, tuple] = {}
+
+
+def _lines_for(n: int) -> tuple:
+    table = _LINES.get(n)
+    if table is None:
+        table = _LINES[n] = _line_table(n)
+    return table
+
+
+def _opened_through(cells: bytes | bytearray, x: int, found: set[Pair], lines: tuple) -> None:
+    """Add to `found` each pair that sees across gap x: on each straight line through x
+    (reading order, vertical, both diagonals) the nearest active cells on either side, when
+    their values pair. (Cells already gaps, like x, are transparent.)"""
+    n = len(cells)
+    cls = CLASS
+    a = x - 1
+    while a >= 0 and not cells[a]:
+        a -= 1
+    if a >= 0:
+        b = x + 1
+        while b < n and not cells[b]:
+            b += 1
+        if b < n and cls[cells[a]] == cls[cells[b]]:
+            found.add((a, b))
+    for back, fwd in lines[x]:
+        for a in back:
+            va = cells[a]
+            if va:
+                for b in fwd:
+                    vb = cells[b]
+                    if vb:
+                        if cls[va] == cls[vb]:
+                            found.add((a, b))
+                        break
+                break
+
+
+def pairs_after_gaps(cells: bytes | bytearray, pairs: Sequence[Pair], i: int, j: int) -> list[Pair]:
+    """The legal pairs once i and j are gaps (`cells` already has them as gaps), rows kept.
+
+    `pairs` are the legal pairs before; only pairs through i or j change: those using i or j
+    go, and cells that now see each other across i or j may pair.
+    """
+    found = {p for p in pairs if p[0] != i and p[1] != i and p[0] != j and p[1] != j}
+    lines = _lines_for(len(cells))
+    _opened_through(cells, i, found, lines)
+    _opened_through(cells, j, found, lines)
+    return sorted(found)
+
+
+def pair_counts_after(cells: bytes, pairs: Sequence[Pair]) -> list[int]:
+    """For each legal pair, how many legal pairs the board has after removing it (same order).
+
+    The lookahead player's evaluation, without building every next board: without a row
+    collapse the count changes only through the two emptied cells.
+    """
+    n = len(cells)
+    lines = _lines_for(n)
+    deg = [0] * n
+    for a, b in pairs:
+        deg[a] += 1
+        deg[b] += 1
+    present = set(pairs)
+    total = len(pairs)
+    work = bytearray(cells)
+    row_actives = [len(row) - row.count(0) for row in (cells[s : s + WIDTH] for s in range(0, n, WIDTH))]
+    counts = []
+    for i, j in pairs:
+        ri, rj = i // WIDTH, j // WIDTH
+        if row_actives[ri] == 1 or row_actives[rj] == 1 or (ri == rj and row_actives[ri] == 2):
+            counts.append(len(legal_pairs(remove_pair(cells, i, j))))
+            continue
+        vi, vj = work[i], work[j]
+        work[i] = work[j] = 0
+        opened: set[Pair] = set()
+        _opened_through(work, i, opened, lines)
+        _opened_through(work, j, opened, lines)
+        work[i], work[j] = vi, vj
+        counts.append(total - deg[i] - deg[j] + 1 + len(opened - present))
+    return counts
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One pair removal as the tracker saw it."""
+
+    cells: bytes
+    pairs: list[Pair]
+    collapsed: bool  # a row disappeared
+    opened: bool  # ... and the collapse made a pair that was not there before it
+
+
+def remove_and_track(cells: bytes, pairs: Sequence[Pair], i: int, j: int, *, incremental: bool = True) -> Step:
+    """Remove pair (i, j) and return the new cells and legal pairs, noting collapse openings."""
+    after = remove_pair(cells, i, j)
+    if not incremental:
+        new = legal_pairs(after)
+        if len(after) == len(cells):
+            return Step(after, new, False, False)
+        gapped = bytearray(cells)
+        gapped[i] = gapped[j] = 0
+        return Step(after, new, True, _collapse_opened(gapped, legal_pairs(bytes(gapped)), new, i, j))
+    gapped = bytearray(cells)
+    gapped[i] = gapped[j] = 0
+    kept = pairs_after_gaps(gapped, pairs, i, j)
+    if len(after) == len(cells):
+        return Step(after, kept, False, False)
+    new = legal_pairs(after)
+    return Step(after, new, True, _collapse_opened(gapped, kept, new, i, j))
+
+
+def _collapse_opened(gapped: bytearray, kept: Sequence[Pair], new: Sequence[Pair], i: int, j: int) -> bool:
+    """Whether the collapsed board has a pair the same board without the collapse lacks.
+
+    `gapped` is the board with i and j emptied but no row removed; `kept` its pairs.
+    """
+    gone = sorted({x // WIDTH for x in (i, j) if not any(gapped[x - x % WIDTH : x - x % WIDTH + WIDTH])})
+
+    def moved(x: int) -> int:
+        return x - WIDTH * sum(1 for r in gone if r < x // WIDTH)
+
+    before = {(moved(a), moved(b)) for a, b in kept}
+    return any(p not in before for p in new)
+
+
+# --- players --------------------------------------------------------------------------------
+
+class Player(Protocol):
+    name: str
+
+    def begin(self, cells: bytes, rng: Random, incremental: bool) -> Chooser:
+        """A chooser for one game: (cells, legal pairs (non-empty, sorted), adds left) -> pair."""
+        ...
+
+
+@dataclass(frozen=True)
+class RandomPlayer:
+    """Uniform among the legal pairs; adds only when stuck."""
+
+    name: str = "random"
+
+    def begin(self, cells: bytes, rng: Random, incremental: bool) -> Chooser:
+        choice = rng.choice
+        return lambda cells, pairs, adds_left: choice(pairs)
+
+
+@dataclass(frozen=True)
+class ScannerPlayer:
+    """Takes the first pair met reading on from where its eyes are; adds only when stuck.
+
+    Its eyes start on a random cell; after each removal they rest on the first cell removed, or,
+    when that row vanishes, on the start of the row that moves up into its place; after an add
+    they stay put. Past the last pair it wraps to the top.
+    """
+
+    name: str = "scanner"
+
+    def begin(self, cells: bytes, rng: Random, incremental: bool) -> Chooser:
+        cursor = [rng.randrange(len(cells)) if cells else 0]
+
+        def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
+            at = cursor[0]
+            pick = pairs[0]
+            for p in pairs:
+                if p[0] >= at:
+                    pick = p
+                    break
+            row_start = pick[0] - pick[0] % WIDTH
+            row = cells[row_start : row_start + WIDTH]
+            vanishes = all(not v or row_start + k in pick for k, v in enumerate(row))
+            cursor[0] = row_start if vanishes else pick[0]
+            return pick
+
+        return choose
+
+
+@dataclass(frozen=True)
+class LookaheadPlayer:
+    """Looks one move ahead; adds only when stuck.
+
+    Takes a pair that empties the board when there is one; otherwise the pair after which
+    the board has the most legal pairs (keeping options open), ties broken at random.
+    """
+
+    name: str = "lookahead"
+
+    def begin(self, cells: bytes, rng: Random, incremental: bool) -> Chooser:
+        def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
+            if len(cells) - cells.count(0) == 2:
+                return pairs[0]
+            if incremental:
+                counts = pair_counts_after(cells, pairs)
+            else:
+                counts = [len(legal_pairs(remove_pair(cells, i, j))) for i, j in pairs]
+            top = max(counts)
+            best = [p for p, c in zip(pairs, counts) if c == top]
+            return best[0] if len(best) == 1 else rng.choice(best)
+
+        return choose
+
+
+PLAYERS: tuple[Player, ...] = (RandomPlayer(), ScannerPlayer(), LookaheadPlayer())
+
+
+# --- playing a game out -----------------------------------------------------------------------
+
+@dataclass
+class Playout:
+    """One game: won or stuck, moves played (adds included), and what the board did on the way."""
+
+    won: bool
+    moves: int
+    adds_used: int
+    pair_counts: list[int] = field(default_factory=list)  # legal pairs before each step
+    collapses: int = 0
+    openings: int = 0  # collapses that opened a new pair
+    positions: list[tuple[bytes, int, list[Pair]]] = field(default_factory=list)  # (cells, adds left, pairs)
+    path: list[Move] = field(default_factory=list)  # the moves played
+
+
+def play(
+    player: Player,
+    cells: bytes,
+    adds: int,
+    rng: Random,
+    *,
+    record: bool = False,
+    incremental: bool = True,
+    max_moves: int = MAX_MOVES,
+) -> Playout:
+    """Play one game of `player` from `cells` with `adds` adds; deterministic for `rng`'s state.
+
+    The path is always kept (a won game is a certificate); with `record`, also each position
+    where a pair was chosen (for sampling) and the legal pair count before each step.
+    """
+    choose = player.begin(cells, rng, incremental)
+    pairs = legal_pairs(cells)
+    adds_left = adds
+    out = Playout(False, 0, 0)
+    while cells and out.moves < max_moves:
+        if record:
+            out.pair_counts.append(len(pairs))
+        if not pairs:
+            if adds_left <= 0:
+                break
+            cells = add_numbers(cells)
+            pairs = legal_pairs(cells)
+            adds_left -= 1
+            out.adds_used += 1
+            out.moves += 1
+            out.path.append(ADD)
+            continue
+        i, j = choose(cells, pairs, adds_left)
+        out.path.append(Move(i, j))
+        if record:
+            out.positions.append((cells, adds_left, pairs))
+        step = remove_and_track(cells, pairs, i, j, incremental=incremental)
+        if step.collapsed:
+            out.collapses += 1
+            out.openings += step.opened
+        cells, pairs = step.cells, step.pairs
+        out.moves += 1
+    out.won = not cells
+    return out
+
+
+@dataclass(frozen=True)
+class PlayerStats:
+    """A player's results over many playouts."""
+
+    win_rate: float
+    mean_moves: float
+    playouts: int
+
+    def to_dict(self) -> dict:
+        return {"win_rate": round(self.win_rate, 4), "mean_moves": round(self.mean_moves, 2), "playouts": self.playouts}
+
+
+def play_many(
+    player: Player, cells: bytes, adds: int, playouts: int, seed: int, *, incremental: bool = True, record: bool = False
+) -> tuple[PlayerStats, list[Playout]]:
+    """`playouts` games from one `random.Random` seeded by (seed, player name)."""
+    rng = Random(f"{seed}:{player.name}")
+    games = [play(player, cells, adds, rng, record=record, incremental=incremental) for _ in range(playouts)]
+    if not games:
+        return PlayerStats(0.0, 0.0, 0), games
+    wins = sum(g.won for g in games)
+    return PlayerStats(wins / len(games), sum(g.moves for g in games) / len(games), len(games)), games

@@ -1,0 +1,310 @@
+"""Difficulty rating: how hard a Puzzle is for a player, from the rules engine and the solver.
+
+Solvable is not enough: people get stuck on solvable boards because careless pairs are punished
+and adds run out. The rating plays the Stage out with simulated players of different strength
+(`pipeline.players`), asks the solver which moves are fatal, and folds the results into one
+score 0-100 and a tier from the one table in `pipeline.tiers`.
+
+Everything is deterministic for a seed: players draw from `random.Random` objects seeded by
+(seed, player name) and every solver call has a node budget (never a timeout); budgets that
+several calls share are pools of nodes spent in a fixed order.
+
+Metrics (the `difficulty` mapping, `Rating.to_dict()`):
+- `min_adds`: fewest adds with which the Stage can still be won (searched down from the
+  certificate's count); null when the solver's budget ran out before it could prove one fewer
+  impossible.
+- `players`: per simulated player, its win rate, mean moves per game (adds included), playouts.
+- `trap_density`: share of legal first pairs after which the Stage can no longer be won. A check
+  the solver's budget cannot settle counts as no trap (`trap_unknown` in `metrics` counts them).
+- `trap_density_sampled`: the same share over the legal pairs of a few positions sampled from
+  the random player's games (only positions that can still be won).
+- `certificate_length`: moves in the certificate (pairs and adds): the given solution, else the
+  solver's, else a simulated player's winning game.
+- `mean_branching`: legal pairs per turn, averaged over the random player's games.
+- `collapse_openings`: share of row collapses (in the random player's games) that open a pair
+  that was not there before the rows moved up.
+
+The score (`score_from_metrics`) is 100 times a weighted sum (`WEIGHTS`) of hardness terms,
+each 0-1 and higher when harder: one minus each player's win rate, the two trap densities, and
+min_adds (MIN_ADDS_CAP or more counts fully; null counts fully). It never falls when a win rate
+falls. It is computed from the rounded stored values, so a file's score can be re-checked.
+
+Tier: `unsolvable` (no score, no min_adds) when the solver proves the Stage cannot be won;
+otherwise `tiers.tier_for(score)`. When the solver's budget runs out and no simulated player
+wins either, solvability is unknown: the rating still gives a score (min_adds null, counted as
+hardest) and its tier, with `certificate_length` null and `solver_status: unknown` in `metrics`;
+such a board has no certificate, so the generator cannot accept it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from random import Random
+from typing import Any
+
+from .board import Board, parse
+from .moves import Move
+from .players import PLAYERS, Playout, play_many
+from .rules import legal_pairs, remove_pair
+from .solver import SOLVED, UNKNOWN, UNSOLVABLE, solve
+from .stage import replay
+from .tiers import UNSOLVABLE as TIER_UNSOLVABLE, tier_for
+
+DEFAULT_PLAYOUTS = 64
+SOLVE_BUDGET_NODES = 10_000  # the solve at the Stage's adds (skipped when a certificate is given)
+MIN_ADDS_BUDGET_NODES = 5_000  # each step of the min_adds search (one add fewer: still winnable?)
+TRAP_BUDGET_NODES = 1_000  # each "can it still be won after this move?" solve
+TRAP_POOL_NODES = 6_000  # all first-move trap solves of one rating together
+SAMPLED_POOL_NODES = 6_000  # all solves for the sampled positions together
+SAMPLED_POSITIONS = 4  # positions from the random player's games checked for traps
+MIN_ADDS_CAP = 3  # min_adds at or above this counts as fully hard
+
+# Hardness terms and their weights (sum 1); the score is 100 * sum(weight * term). The random
+# player weighs most: it stands for every kind of play the other two do not model; the
+# scanner's win rate hangs on one habit, so it weighs least. Traps and min_adds add what
+# playouts can miss. Chosen on ~600 random and generated boards for the widest gaps between
+# tiers in the win rates of four player models the score does not use
+# (pipeline/bench/bench_rating.py prints the check).
+WEIGHTS: dict[str, float] = {
+    "random": 0.34,  # 1 - random player's win rate
+    "scanner": 0.20,  # 1 - scanner's win rate
+    "lookahead": 0.28,  # 1 - lookahead player's win rate
+    "trap_density": 0.08,
+    "trap_density_sampled": 0.055,
+    "min_adds": 0.045,  # min(min_adds, MIN_ADDS_CAP) / MIN_ADDS_CAP; unknown counts as 1
+}
+
+DIFFICULTY_KEYS = (
+    "tier",
+    "score",
+    "min_adds",
+    "players",
+    "trap_density",
+    "trap_density_sampled",
+    "certificate_length",
+    "mean_branching",
+    "collapse_openings",
+)
+
+
+@dataclass(frozen=True)
+class Rating:
+    """A rating: tier, score (None when the Stage cannot be won), min_adds and the metrics.
+
+    `metrics` holds every metric by name (those of `to_dict()` plus diagnostics such as
+    `trap_unknown`, `solver_status` and `solver_nodes`).
+    """
+
+    tier: str
+    score: float | None
+    min_adds: int | None
+    metrics: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `difficulty` mapping of a puzzle file, keys in the agreed order."""
+        m = self.metrics
+        return {
+            "tier": self.tier,
+            "score": self.score,
+            "min_adds": self.min_adds,
+            "players": {name: dict(stats) for name, stats in m["players"].items()},
+            "trap_density": m["trap_density"],
+            "trap_density_sampled": m["trap_density_sampled"],
+            "certificate_length": m["certificate_length"],
+            "mean_branching": m["mean_branching"],
+            "collapse_openings": m["collapse_openings"],
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        """`to_dict()` followed by the diagnostic metrics (what `numbermatch rate --json` prints)."""
+        out = self.to_dict()
+        out.update({k: v for k, v in self.metrics.items() if k not in out})
+        return out
+
+
+def hardness_terms(difficulty: Mapping[str, Any]) -> dict[str, float]:
+    """The 0-1 hardness terms the score weighs, from stored metric values alone."""
+    players = difficulty["players"]
+    terms = {name: 1.0 - float(players[name]["win_rate"]) for name in ("random", "scanner", "lookahead")}
+    terms["trap_density"] = float(difficulty["trap_density"])
+    terms["trap_density_sampled"] = float(difficulty["trap_density_sampled"])
+    min_adds = difficulty.get("min_adds")
+    terms["min_adds"] = 1.0 if min_adds is None else min(int(min_adds), MIN_ADDS_CAP) / MIN_ADDS_CAP
+    return terms
+
+
+def score_from_metrics(difficulty: Mapping[str, Any]) -> float:
+    """The score 0-100 recomputed from a `difficulty` mapping's stored values (2 decimals)."""
+    terms = hardness_terms(difficulty)
+    raw = 100.0 * sum(WEIGHTS[name] * terms[name] for name in WEIGHTS)
+    return round(min(100.0, max(0.0, raw)), 2)
+
+
+def _cells(board: Board | str | bytes) -> bytes:
+    if isinstance(board, Board):
+        return board.cells
+    if isinstance(board, str):
+        return parse(board)
+    return bytes(board)
+
+
+def _moves(solution: Sequence[Move | str]) -> tuple[Move, ...]:
+    return tuple(Move.parse(m) if isinstance(m, str) else m for m in solution)
+
+
+class _Pool:
+    """A node budget shared by many solver calls, so the total work is bounded and deterministic."""
+
+    def __init__(self, nodes: int) -> None:
+        self.left = nodes
+
+    def solve(self, cells: bytes, adds: int, per_call: int) -> str:
+        if self.left <= 0:
+            return UNKNOWN
+        result = solve(cells, adds, budget_nodes=min(per_call, self.left))
+        self.left -= result.nodes
+        return result.status
+
+
+def _trap_share(pool: _Pool, cells: bytes, adds: int, pairs: Sequence[tuple[int, int]], per_call: int) -> tuple[int, int, int]:
+    """(traps, checked, unknown) over the pairs playable on a winnable position."""
+    traps = unknown = 0
+    for i, j in pairs:
+        after = remove_pair(cells, i, j)
+        status = pool.solve(after, adds, per_call)
+        if status == UNSOLVABLE:
+            traps += 1
+        elif status == UNKNOWN:
+            unknown += 1
+    return traps, len(pairs), unknown
+
+
+def _min_adds(cells: bytes, certificate: Sequence[Move], budget: int) -> tuple[int | None, tuple[Move, ...]]:
+    """Fewest adds that still win, searching down from a certificate's count; and the
+    certificate that uses them. None when the solver cannot prove one fewer impossible."""
+    best = tuple(certificate)
+    used = sum(m.is_add for m in best)
+    while used > 0:
+        result = solve(cells, used - 1, budget_nodes=budget)
+        if result.status == UNSOLVABLE:
+            return used, best
+        if result.status == UNKNOWN or result.moves is None:
+            return None, best
+        best = result.moves
+        used = sum(m.is_add for m in best)
+    return 0, best
+
+
+def _sample_positions(games: Sequence[Playout], count: int, rng: Random) -> list[tuple[bytes, int, list, bool]]:
+    """`count` distinct positions (cells, adds left, pairs, known winnable) after the first move."""
+    pool = []
+    seen: set[tuple[bytes, int]] = set()
+    for game in games:
+        for cells, adds_left, pairs in game.positions[1:]:
+            if (cells, adds_left) not in seen:
+                seen.add((cells, adds_left))
+                pool.append((cells, adds_left, pairs, game.won))
+    if len(pool) <= count:
+        return pool
+    return rng.sample(pool, count)
+
+
+def rate(
+    board: Board | str | bytes,
+    adds: int,
+    *,
+    playouts: int = DEFAULT_PLAYOUTS,
+    seed: int = 0,
+    solution: Sequence[Move | str] | None = None,
+    sampled_positions: int = SAMPLED_POSITIONS,
+    incremental: bool = True,
+) -> Rating:
+    """Rate a Stage (board plus adds allocation). Deterministic for a seed.
+
+    `solution`, when given, is a certificate (checked by replay) that spares the first solve.
+    `incremental=False` plays with the plain `legal_pairs` path (same results, for benchmarks).
+    """
+    if adds < 0:
+        raise ValueError(f"adds allocation must be 0 or more, got {adds}")
+    if playouts < 1:
+        raise ValueError(f"playouts must be 1 or more, got {playouts}")
+    cells = _cells(board)
+
+    # 1. simulated players
+    stats = {}
+    games_random: list[Playout] = []
+    won_game: Playout | None = None
+    for player in PLAYERS:
+        record = player.name == "random"
+        st, games = play_many(player, cells, adds, playouts, seed, incremental=incremental, record=record)
+        stats[player.name] = st.to_dict()
+        if record:
+            games_random = games
+        if won_game is None:
+            won_game = next((g for g in games if g.won), None)
+
+    # 2. can it be won at all? a certificate from the caller, the solver, or a winning game
+    certificate: tuple[Move, ...] | None = None
+    solver_status = SOLVED
+    solver_nodes = 0
+    if solution is not None:
+        certificate = _moves(solution)
+        final, _ = replay(cells, certificate, adds)
+        if final:
+            raise ValueError(f"solution does not win board {Board(cells)!s} within {adds} adds")
+    else:
+        result = solve(cells, adds, budget_nodes=SOLVE_BUDGET_NODES)
+        solver_status, solver_nodes = result.status, result.nodes
+        if result.moves is not None:
+            certificate = result.moves
+        elif won_game is not None:  # the solver ran out of budget, but a player won: solvable
+            certificate = tuple(won_game.path)
+    solvable = certificate is not None
+
+    # 3. min_adds
+    min_adds: int | None = None
+    if solvable:
+        min_adds, _ = _min_adds(cells, certificate, MIN_ADDS_BUDGET_NODES)
+
+    # 4. traps: first moves, then positions sampled along the random player's games
+    first_pairs = legal_pairs(cells)
+    pool, sampled_pool = _Pool(TRAP_POOL_NODES), _Pool(SAMPLED_POOL_NODES)
+    if solver_status == UNSOLVABLE:
+        trap_density = trap_sampled = 1.0 if first_pairs else 0.0
+        trap_unknown = sampled_unknown = 0
+    else:
+        traps, checked, trap_unknown = _trap_share(pool, cells, adds, first_pairs, TRAP_BUDGET_NODES)
+        trap_density = traps / checked if checked else 0.0
+        s_traps = s_checked = sampled_unknown = 0
+        rng = Random(f"{seed}:sample")
+        for pos_cells, pos_adds, pos_pairs, known in _sample_positions(games_random, sampled_positions, rng):
+            if not known and sampled_pool.solve(pos_cells, pos_adds, TRAP_BUDGET_NODES) != SOLVED:
+                continue  # only positions that can still be won
+            t, c, u = _trap_share(sampled_pool, pos_cells, pos_adds, pos_pairs, TRAP_BUDGET_NODES)
+            s_traps, s_checked, sampled_unknown = s_traps + t, s_checked + c, sampled_unknown + u
+        trap_sampled = s_traps / s_checked if s_checked else 0.0
+
+    # 5. shape of the work (from the random player's games)
+    counts = [c for g in games_random for c in g.pair_counts]
+    collapses = sum(g.collapses for g in games_random)
+    openings = sum(g.openings for g in games_random)
+
+    metrics: dict[str, Any] = {
+        "players": stats,
+        "trap_density": round(trap_density, 4),
+        "trap_density_sampled": round(trap_sampled, 4),
+        "certificate_length": len(certificate) if certificate is not None else None,
+        "mean_branching": round(sum(counts) / len(counts), 2) if counts else 0.0,
+        "collapse_openings": round(openings / collapses, 4) if collapses else 0.0,
+        "trap_unknown": trap_unknown,
+        "trap_unknown_sampled": sampled_unknown,
+        "solver_status": SOLVED if solvable else solver_status,
+        "solver_nodes": solver_nodes,
+        "trap_nodes": TRAP_POOL_NODES - pool.left + SAMPLED_POOL_NODES - sampled_pool.left,
+    }
+    if not solvable and solver_status == UNSOLVABLE:
+        return Rating(TIER_UNSOLVABLE, None, None, metrics)
+    draft = {"players": stats, "min_adds": min_adds, **{k: metrics[k] for k in ("trap_density", "trap_density_sampled")}}
+    score = score_from_metrics(draft)
+    return Rating(tier_for(score), score, min_adds, metrics)

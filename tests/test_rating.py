@@ -1,0 +1,281 @@
+"""The difficulty rating: each metric pinned on boards small enough to work out by hand,
+the score's contract (monotone, reproducible from stored values, one tier table), the
+players' fast path against the plain rules, and the `rate` command."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import given, settings, strategies as st
+from typer.testing import CliRunner
+
+from pipeline.board import format_board, parse
+from pipeline.cli import app
+from pipeline.players import (
+    LookaheadPlayer,
+    RandomPlayer,
+    ScannerPlayer,
+    pair_counts_after,
+    play,
+    remove_and_track,
+)
+from pipeline.rating import DIFFICULTY_KEYS, WEIGHTS, rate, score_from_metrics
+from pipeline.rules import legal_pairs, remove_pair
+from pipeline.stage import replay
+from pipeline.tiers import TIERS, tier_for
+
+PLAYOUTS = 200
+
+
+# --- a board any player wins --------------------------------------------------------------
+# 4.......3 / 1.......9 / .6......7: the only pair is 1-9 in row 1. Removing it empties row 1,
+# which collapses: 4 now sits diagonally above 6 (a pair the collapse opened) and 3 above 7.
+# Both pairs are then legal, either order wins; the last one empties the board.
+
+ANY_PLAYER = "4.......3/1.......9/.6......7"
+
+
+@pytest.fixture(scope="module")
+def any_player():
+    return rate(ANY_PLAYER, 0, playouts=PLAYOUTS)
+
+
+def test_any_player_wins_every_game(any_player) -> None:
+    for stats in any_player.metrics["players"].values():
+        assert stats == {"win_rate": 1.0, "mean_moves": 3.0, "playouts": PLAYOUTS}
+
+
+def test_any_player_board_metrics(any_player) -> None:
+    d = any_player.to_dict()
+    assert d["min_adds"] == 0
+    assert d["trap_density"] == 0.0 and d["trap_density_sampled"] == 0.0
+    assert d["certificate_length"] == 3
+    assert d["mean_branching"] == round((1 + 2 + 1) / 3, 2)  # pairs before each of the 3 moves
+    # two collapses per game (the first move and the last); only the first opens a pair
+    assert d["collapse_openings"] == 0.5
+    assert d["score"] == 0.0 and d["tier"] == "easy"
+
+
+# --- a board with one fatal first move ----------------------------------------------------
+# 31113.... / 1: legal first pairs (0,1)-(0,2), (0,1)-(1,0) diagonal, (0,2)-(0,3).
+# Taking the first two 1s leaves 3...13..../1: no pair, no add: stuck. Either other pair leaves
+# one pair, then 3...3.... and a win. So 1 of 3 first moves is a trap.
+# random: wins 2/3 of games. scanner: its eyes start on one of 10 cells; only from cell 2 is the
+# first pair it meets (0,2)-(0,3); from 0, 1 and 3-9 (wrapping) it meets the trap: wins 1/10.
+# lookahead: the trap leaves 0 pairs, the others 1: never falls in.
+
+ONE_FATAL = "31113..../1"
+
+
+@pytest.fixture(scope="module")
+def one_fatal():
+    return rate(ONE_FATAL, 0, playouts=PLAYOUTS)
+
+
+def test_one_fatal_first_move_trap_density(one_fatal) -> None:
+    d = one_fatal.to_dict()
+    assert d["trap_density"] == round(1 / 3, 4)
+    assert d["trap_density_sampled"] == 0.0  # after a safe first move nothing is fatal
+    assert d["min_adds"] == 0
+    assert d["certificate_length"] == 3
+    assert one_fatal.metrics["trap_unknown"] == 0
+
+
+def test_one_fatal_first_move_players(one_fatal) -> None:
+    players = one_fatal.to_dict()["players"]
+    assert players["random"]["win_rate"] == pytest.approx(2 / 3, abs=0.1)
+    assert players["scanner"]["win_rate"] == pytest.approx(1 / 10, abs=0.07)
+    assert players["lookahead"]["win_rate"] == 1.0
+    assert players["lookahead"]["mean_moves"] == 3.0
+    # a lost game is one move long, a won one three
+    r = players["random"]
+    assert r["mean_moves"] == pytest.approx(3 * r["win_rate"] + 1 * (1 - r["win_rate"]), abs=1e-2)
+
+
+def test_one_fatal_is_harder_than_any_player(one_fatal, any_player) -> None:
+    assert one_fatal.score > any_player.score
+
+
+# --- a board that needs exactly one add ---------------------------------------------------
+# A lone 1: no pair, so every player adds (they add only when stuck), giving 11, and pairs it.
+
+def test_needs_exactly_one_add() -> None:
+    r = rate("1", 2, playouts=20)
+    d = r.to_dict()
+    assert d["min_adds"] == 1
+    assert d["certificate_length"] == 2
+    assert d["trap_density"] == 0.0  # no legal first pair at all
+    for stats in d["players"].values():
+        assert stats == {"win_rate": 1.0, "mean_moves": 2.0, "playouts": 20}
+    # only the min_adds term is non-zero: 1 of MIN_ADDS_CAP (3)
+    assert d["score"] == round(100 * WEIGHTS["min_adds"] / 3, 2)
+
+
+def test_unsolvable_board_has_no_score_but_player_metrics() -> None:
+    r = rate("12", 0, playouts=10)
+    assert r.tier == "unsolvable" and r.score is None and r.min_adds is None
+    d = r.to_dict()
+    assert d["players"]["random"] == {"win_rate": 0.0, "mean_moves": 0.0, "playouts": 10}
+    assert d["certificate_length"] is None
+
+
+def test_unsolvable_with_adds_is_unsolvable_too() -> None:
+    # 12 -> 1212 -> (no add left) stuck; the solver proves it
+    r = rate("12", 1, playouts=10)
+    assert r.tier == "unsolvable"
+    assert r.to_dict()["players"]["scanner"]["mean_moves"] == 1.0  # the add, then stuck
+
+
+def test_given_solution_is_used_and_checked() -> None:
+    r = rate(ONE_FATAL, 0, playouts=10, solution=["0,2-0,3", "0,1-1,0", "0,0-0,4"])
+    assert r.to_dict()["certificate_length"] == 3
+    with pytest.raises(ValueError, match="does not win"):
+        rate(ONE_FATAL, 0, playouts=10, solution=["0,2-0,3"])
+
+
+def test_empty_board_is_already_won() -> None:
+    d = rate("", 0, playouts=5).to_dict()
+    assert d["tier"] == "easy" and d["score"] == 0.0 and d["certificate_length"] == 0
+
+
+# --- the score's contract -----------------------------------------------------------------
+
+BOARDS_35 = [
+    "325288874/281771854/261119174/71948894",
+    "869497867/619968143/932951221/81545236",
+    "794984917/671534152/255375319",
+]
+
+
+@pytest.mark.parametrize("board", BOARDS_35)
+def test_rating_is_deterministic_and_reproducible(board: str) -> None:
+    a = rate(board, 2, playouts=32, seed=7)
+    b = rate(board, 2, playouts=32, seed=7)
+    assert a == b
+    d = a.to_dict()
+    assert tuple(d) == DIFFICULTY_KEYS
+    assert tuple(d["players"]) == ("random", "scanner", "lookahead")
+    assert score_from_metrics(d) == d["score"]
+    assert tier_for(d["score"]) == d["tier"]
+    json.dumps(d)  # JSON/YAML ready
+
+
+def test_plain_path_gives_the_same_rating() -> None:
+    board = BOARDS_35[0]
+    assert rate(board, 3, playouts=16, seed=1) == rate(board, 3, playouts=16, seed=1, incremental=False)
+
+
+win = st.floats(0, 1)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    wins=st.tuples(win, win, win),
+    lower=st.sampled_from(["random", "scanner", "lookahead"]),
+    by=st.floats(0, 1),
+    traps=st.tuples(win, win),
+    min_adds=st.one_of(st.none(), st.integers(0, 6)),
+)
+def test_score_never_falls_when_a_win_rate_falls(wins, lower, by, traps, min_adds) -> None:
+    def difficulty(rates: dict[str, float]) -> dict:
+        return {
+            "min_adds": min_adds,
+            "players": {k: {"win_rate": v} for k, v in rates.items()},
+            "trap_density": traps[0],
+            "trap_density_sampled": traps[1],
+        }
+
+    rates = dict(zip(("random", "scanner", "lookahead"), wins))
+    before = score_from_metrics(difficulty(rates))
+    rates[lower] = rates[lower] * (1 - by)
+    after = score_from_metrics(difficulty(rates))
+    assert 0.0 <= before <= after <= 100.0
+
+
+def test_weights_and_tier_table() -> None:
+    assert sum(WEIGHTS.values()) == pytest.approx(1.0)
+    assert TIERS[0][1] == 0.0 and TIERS[-1][2] == 100.0
+    assert all(a[2] == b[1] for a, b in zip(TIERS, TIERS[1:]))
+
+
+# --- the players' fast path against the plain rules ---------------------------------------
+
+cells_strategy = st.one_of(
+    st.lists(st.sampled_from([0, 0, 0, 1, 2, 3, 5, 7, 8, 9]), min_size=2, max_size=60),
+    st.lists(st.sampled_from([0] * 8 + [1, 3, 5, 7, 9]), min_size=2, max_size=45),  # gap-heavy: collapses
+).map(bytes)
+
+
+@settings(max_examples=300, deadline=None)
+@given(cells=cells_strategy)
+def test_incremental_pairs_match_rules(cells: bytes) -> None:
+    pairs = legal_pairs(cells)
+    counts = pair_counts_after(cells, pairs)
+    for (i, j), count in zip(pairs, counts):
+        after = remove_pair(cells, i, j)
+        expected = legal_pairs(after)
+        step = remove_and_track(cells, pairs, i, j)
+        assert step.cells == after
+        assert step.pairs == expected
+        assert count == len(expected)
+        assert step.collapsed == (len(after) != len(cells))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 2**32), n=st.integers(5, 40), adds=st.integers(0, 2))
+def test_games_are_legal_and_same_on_both_paths(seed: int, n: int, adds: int) -> None:
+    cells = bytes(random.Random(seed).randint(1, 9) for _ in range(n))
+    for player in (RandomPlayer(), ScannerPlayer(), LookaheadPlayer()):
+        fast = play(player, cells, adds, random.Random(seed), record=True)
+        plain = play(player, cells, adds, random.Random(seed), record=True, incremental=False)
+        assert fast == plain
+        final, adds_left = replay(cells, fast.path, adds)  # every move legal under pipeline.rules
+        assert (final == b"") == fast.won
+        assert fast.adds_used == adds - adds_left
+        if not fast.won:
+            assert adds_left == 0 and not legal_pairs(final)  # stopped only when stuck
+
+
+def test_players_add_only_when_stuck() -> None:
+    # 55 has a pair: nobody adds although two adds are allowed
+    for player in (RandomPlayer(), ScannerPlayer(), LookaheadPlayer()):
+        game = play(player, parse("55"), 2, random.Random(0), record=True)
+        assert [str(m) for m in game.path] == ["0,0-0,1"]
+
+
+# --- the command --------------------------------------------------------------------------
+
+runner = CliRunner()
+
+
+def test_cli_json_line() -> None:
+    result = runner.invoke(app, ["rate", ONE_FATAL, "--adds", "0", "--json", "--playouts", "20", "--seed", "3"])
+    assert result.exit_code == 0, result.output
+    d = json.loads(result.stdout)
+    assert d["board"] == ONE_FATAL and d["adds"] == 0
+    assert d["trap_density"] == round(1 / 3, 4) and d["tier"] in ("easy", "medium", "hard", "expert")
+    assert d == {"board": ONE_FATAL, "adds": 0, **rate(ONE_FATAL, 0, playouts=20, seed=3).to_json()}
+
+
+def test_cli_text() -> None:
+    result = runner.invoke(app, ["rate", "1", "--adds", "1", "--playouts", "5"])
+    assert result.exit_code == 0, result.output
+    assert "min adds            1" in result.stdout
+
+
+def test_cli_stdin_many_boards_and_bad_line() -> None:
+    stdin = f"{ONE_FATAL} 0\n12 0\n1x2 1\n\n1 1\n"
+    result = runner.invoke(app, ["rate", "-", "--playouts", "8"], input=stdin)
+    assert result.exit_code == 1
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [d.get("tier") for d in lines] == [lines[0]["tier"], "unsolvable", None, "easy"]
+    assert lines[1]["score"] is None
+    assert "1x2" in lines[2]["error"]
+
+
+def test_cli_bad_board_is_one_clear_line() -> None:
+    result = runner.invoke(app, ["rate", "12/3", "--adds", "1"])
+    assert result.exit_code == 1
+    assert "row 0 has 2 cells" in result.output and "Traceback" not in result.output
