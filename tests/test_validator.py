@@ -28,7 +28,7 @@ EXPECTED = {
     "duplicate_key.yaml": ("NM106", 8, 1),
     "empty.yaml": ("NM103", 1, 1),
     "not_utf8.yaml": ("NM102", 3, 12),
-    "multi_document.yaml": ("NM108", 61, 1),
+    "multi_document.yaml": ("NM108", 60, 1),
     "python_tag.yaml": ("NM109", 7, 7),
     "too_deep.yaml": ("NM107", 2, 72),
     "alias_bomb.yaml": ("NM107", None, None),
@@ -46,12 +46,12 @@ EXPECTED = {
     "illegal_move.yaml": ("NM306", 9, 3),
     "too_many_adds.yaml": ("NM307", 10, 3),
     "incomplete_certificate.yaml": ("NM308", 9, 1),
-    "wrong_tier.yaml": ("NM309", 25, 9),
-    "wrong_score.yaml": ("NM310", 26, 10),
-    "min_adds_over.yaml": ("NM311", 27, 13),
-    "bundle_numbering.yaml": ("NM312", 61, 12),
-    "bundle_duplicate_puzzle.yaml": ("NM304", 153, 11),
-    "bundle_bad_puzzle.yaml": ("NM303", 64, 11),
+    "wrong_tier.yaml": ("NM309", 24, 9),
+    "wrong_score.yaml": ("NM310", 25, 10),
+    "min_adds_over.yaml": ("NM311", 26, 13),
+    "bundle_numbering.yaml": ("NM312", 60, 12),
+    "bundle_duplicate_puzzle.yaml": ("NM304", 152, 11),
+    "bundle_bad_puzzle.yaml": ("NM303", 63, 11),
 }
 
 
@@ -146,12 +146,12 @@ def test_cli_text_json_and_github_formats() -> None:
     assert ok.exit_code == 0 and ok.stdout == "" and "3 files checked: all valid" in ok.output
     broken = str(BROKEN / "wrong_tier.yaml")
     text = runner.invoke(app, ["validate", broken])
-    assert text.stdout.startswith(f"{broken}:25:9: NM309: tier 'expert' does not match score")
+    assert text.stdout.startswith(f"{broken}:24:9: NM309: tier 'expert' does not match score")
     as_json = runner.invoke(app, ["validate", broken, "--format", "json"])
     data = json.loads(as_json.stdout)
     assert as_json.exit_code == 1 and data["ok"] is False and data["problems"][0]["path"] == "$.difficulty.tier"
     github = runner.invoke(app, ["validate", broken, "--format", "github"])
-    assert github.stdout.startswith(f"::error file={broken},line=25,col=9,title=NM309::NM309: tier")
+    assert github.stdout.startswith(f"::error file={broken},line=24,col=9,title=NM309::NM309: tier")
 
 
 def test_github_annotations_escape_their_delimiters() -> None:
