@@ -9,9 +9,10 @@ they follow the table if its thresholds are retuned):
 
 - `ramp`: each Level rises in a straight line from an easy start to a hard finish. Level 1
   starts 40% of the way into the easy range and ends 60% into the hard range; each next Level
-  starts 15% (of the easy range) higher and ends 10% (of the hard range) higher, up to 85% and
-  90%, so later Levels are a little harder throughout while starting easy and ending hard.
-  A one-Stage Level is just its finish.
+  closes a fifth of the remaining way to 90% of the easy range (start) and 95% of the hard
+  range (finish), so every Level starts and ends a little above the one before, however many
+  Levels there are, while still starting easy and ending hard. A one-Stage Level is just its
+  finish.
 - `sawtooth`: a `ramp` that dips in the middle: the first half of the Level rises from the
   start to 60% of the way to the finish, then drops back to 30% and climbs to the finish.
   It gives the player a breather before the last push. Levels under 4 Stages are plain ramps.
@@ -29,8 +30,10 @@ from .errors import NumberMatchError
 from .tiers import TIER_NAMES, TIERS, tier_for
 
 # Where ramps start and end, as fractions of the easy and the hard tier's score range.
-RAMP_START, RAMP_START_STEP, RAMP_START_MAX = 0.40, 0.15, 0.85
-RAMP_END, RAMP_END_STEP, RAMP_END_MAX = 0.60, 0.10, 0.90
+# Each next Level closes RAMP_STEP of the remaining way from the first Level's ends to the maxima.
+RAMP_START, RAMP_START_MAX = 0.40, 0.90
+RAMP_END, RAMP_END_MAX = 0.60, 0.95
+RAMP_STEP = 0.20
 
 
 class CurveError(NumberMatchError):
@@ -57,8 +60,9 @@ def at(tier: str, fraction: float) -> float:
 
 
 def _ends(level: int) -> tuple[float, float]:
-    start = at("easy", min(RAMP_START + RAMP_START_STEP * level, RAMP_START_MAX))
-    end = at("hard", min(RAMP_END + RAMP_END_STEP * level, RAMP_END_MAX))
+    keep = (1.0 - RAMP_STEP) ** level  # share of the way still left to the maxima
+    start = at("easy", RAMP_START_MAX - (RAMP_START_MAX - RAMP_START) * keep)
+    end = at("hard", RAMP_END_MAX - (RAMP_END_MAX - RAMP_END) * keep)
     return start, end
 
 
