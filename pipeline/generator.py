@@ -14,7 +14,6 @@ bounds the whole run.
 
 from __future__ import annotations
 
-import hashlib
 import multiprocessing
 import os
 import random
@@ -154,9 +153,9 @@ class GenerateResult:
         )
 
 
-def rating_seed(seed: int, attempt: int) -> int:
-    """The rating's seed for attempt k: a 31-bit hash of (seed, k), recorded in provenance."""
-    return int.from_bytes(hashlib.sha256(f"{seed}:{attempt}:rating".encode()).digest()[:4], "big") >> 1
+# Every puzzle is rated with the rating's own default seed, so that a plain re-rating
+# (`numbermatch rate BOARD --adds N`, `validate --deep`) reproduces the stored difficulty.
+RATING_SEED = 0
 
 
 def _rate(cells: bytes, adds: int, playouts: int | None, seed: int, solution: tuple[Move, ...]):  # -> Rating
@@ -196,7 +195,7 @@ def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
     assert certificate is not None
     if replay(cells, certificate, params.adds)[0]:
         raise AssertionError(f"certificate does not empty {format_board(cells)}")
-    rseed = rating_seed(params.seed, attempt)
+    rseed = RATING_SEED
     rating = _rate(cells, params.adds, params.playouts, rseed, tuple(certificate))
     if rating.score is None or rating.tier not in TIER_NAMES:
         return Outcome(attempt, reason=UNSOLVABLE_REASON)
@@ -380,7 +379,7 @@ __all__ = [
     "Outcome",
     "generate",
     "run_attempt",
-    "rating_seed",
+    "RATING_SEED",
     "existing_ids",
     "schema_hint",
     "write_puzzles",

@@ -108,6 +108,8 @@ def test_tier_matches_a_re_rating(small_run):
         again = rate(p.board, p.adds, seed=prov["rating_seed"], solution=p.solution)
         assert again.to_dict() == p.difficulty
         assert p.tier == tier_for(p.difficulty["score"])
+        # a designer's plain re-rating (default seed, no certificate given) agrees on the tier
+        assert rate(p.board, p.adds).tier == p.tier
 
 
 def test_no_trivial_board_is_emitted(small_run):
