@@ -1,14 +1,22 @@
 """The solver: is a Stage winnable within its adds allocation? Answers with a certificate or a proof.
 
 `solve()` returns `solved` (with a winning move list anyone can replay), `unsolvable` (only after
-an exhaustive search whose every pruning rule is sound, see `search_rules`) or `unknown` (the node
-or time budget ran out first). It never guesses.
+an exhaustive search whose every pruning rule is sound) or `unknown` (the node or time budget ran
+out first). It never guesses.
 
-Search, in order: the O(n) reading-order test (`search_rules.stack_certificate`), a few seeded
-random play-outs (unless parity already refutes the board), then depth-first search over (board, adds left) with a
-transposition table that remembers, per board, the most adds known not to be enough (a board that
-fails with k adds fails with fewer), parity pruning, and geometric pairs tried before reading-order
-pairs (reading-order connections never close again, vertical and diagonal ones can).
+Between adds a state is a bitmask over the cells of the board its stretch began with
+(`search_mask`). With no add left, a state is dead unless its cells can be paired so that the
+pairs' removals can be ordered at all (`search_order`, a sound necessary condition); that test
+refutes most unsolvable boards at the root in a millisecond or two.
+
+Order of work at 0 adds: parity, a few plain random play-outs, the pairing test, seeded random
+dives that only step into states passing the test, then depth-first search whose first
+`GUIDED_LEVELS` levels prune with the test and try the found pairing's moves first (deeper, the
+test costs more than it saves). With adds: random play-outs, then a first pass over
+(stretch, mask, adds left) in which every 0-add stretch after an add gets the root test, two dives
+and `STRETCH_CAP` nodes, then, if that pass cut anything short, the complete search. A table per
+stretch remembers the most adds known not to be enough for each state (a state that fails with k
+adds fails with fewer); only completely searched states enter it.
 """
 
 from __future__ import annotations
@@ -18,16 +26,25 @@ import sys
 import time
 from dataclasses import dataclass
 
-from .board import Board, parse
+from .board import WIDTH, Board, parse
 from .moves import ADD, Move
-from .search_rules import CLASS_OF, classes_even, pairs_ordered, stack_certificate
+from .search_mask import Stretch
+from .search_order import ordered_matching
+from .search_rules import classes_even, pairs_ordered, stack_certificate
 
 SOLVED, UNSOLVABLE, UNKNOWN = "solved", "unsolvable", "unknown"
 
-# 3 million expanded states: the hardest 36-cell 0-add proofs we know need about 2 million
-# (a few seconds here); ordinary 27-36-cell boards with 0-3 adds need far fewer.
-DEFAULT_BUDGET_NODES = 3_000_000
-PLAYOUTS = 64
+# Expanded states (about 10 microseconds each in the plain 0-add search). The slowest proof seen
+# on ~1,300 unsolvable random 32/36-cell even boards took 1.84 million; see bench_solver.py.
+DEFAULT_BUDGET_NODES = 5_000_000
+PLAYOUTS = 64  # random play-outs before the search when adds are left
+QUICK_PLAYOUTS = 8  # at 0 adds: cheap, and often enough for an easy board
+DIVES = 16  # pairing-guided random dives before the search at 0 adds (root board)
+INNER_DIVES = 2  # the same in each 0-add stretch after an add
+ROOT_PAIRING_CAP = 2000  # backtracking steps for the pairing test at a stretch's first board
+PAIRING_CAP = 100  # the same inside the search (giving up only means no pruning there)
+GUIDED_LEVELS = 3  # levels of the 0-add search that run the pairing test (see win0)
+STRETCH_CAP = 200  # first pass with adds: search nodes per 0-add stretch before moving on
 
 
 @dataclass(frozen=True)
@@ -48,6 +65,10 @@ class SolveResult:
 
 class _OutOfBudget(Exception):
     pass
+
+
+class _StretchCut(Exception):
+    """A first-pass 0-add stretch used up its node allowance."""
 
 
 def _cells_of(board: Board | str | bytes) -> bytes:
@@ -77,14 +98,25 @@ def _add(cells: bytes) -> bytes:
 
 
 class _Search:
-    """One exhaustive search; `path` holds the moves of the current branch."""
+    """One exhaustive search; `path` holds the moves of the current branch.
+
+    States are (stretch, mask, adds left): each stretch (the board after the root or an add)
+    keeps its own table of failed masks, and `stretches` finds the stretch of a board so that a
+    board reached again after an add reuses what is known about it.
+    """
 
     def __init__(self, budget: int | None, deadline: float | None) -> None:
         self.nodes = 0
         self.limit = budget if budget is not None else -1
         self.deadline = deadline
-        self.failed: dict[bytes, int] = {}
+        self.stretches: dict[bytes, Stretch] = {}
         self.path: list[Move] = []
+        # First pass with adds: each 0-add stretch after an add gets a few dives and at most
+        # `stretch_cap` search nodes; a stretch cut short is not a failure (`cut` counts them).
+        self.stretch_cap: int | None = None
+        self.stretch_end: int | None = None
+        self.cut = 0
+        self.stretches_with_adds = False
 
     def tick(self) -> None:
         self.nodes += 1
@@ -93,39 +125,174 @@ class _Search:
         if self.deadline is not None and not self.nodes & 1023 and time.perf_counter() > self.deadline:
             raise _OutOfBudget
 
-    def win(self, cells: bytes, adds: int) -> bool:
-        """Whether `cells` can be emptied with `adds` adds; on success `path` holds the moves."""
-        self.tick()
-        if adds == 0 and not classes_even(cells):
-            self.failed[cells] = 0
+    def stretch(self, cells: bytes) -> Stretch:
+        st = self.stretches.get(cells)
+        if st is None:
+            st = self.stretches[cells] = Stretch(cells)
+        return st
+
+    def win_board(self, cells: bytes, adds: int) -> bool:
+        st = self.stretch(cells)
+        if st.failed.get(st.mask, -1) >= adds:
             return False
-        if adds:  # at 0 adds the play-outs already tried it at the root; inside, it rarely pays
-            tail = stack_certificate(cells)
-            if tail is not None:
-                self.path.extend(tail)
+        if adds == 0:
+            if not classes_even(cells):  # a removal keeps every class's parity
+                st.failed[st.mask] = 0
+                return False
+            rows = st.rows_of(st.mask)
+            self.tick()
+            live, matching = ordered_matching(st, st.mask, rows, None, ROOT_PAIRING_CAP)
+            if not live:
+                st.failed[st.mask] = 0
+                return False
+            if self.stretch_cap is None:
+                dives = DIVES if not self.stretches_with_adds else INNER_DIVES
+                return self.dive(st, dives, matching) or self.win0(st, st.mask, rows, matching, GUIDED_LEVELS)
+            if self.dive(st, INNER_DIVES, matching):
                 return True
+            self.stretch_end = self.nodes + self.stretch_cap
+            base = len(self.path)
+            try:
+                return self.win0(st, st.mask, rows, matching, GUIDED_LEVELS)
+            except _StretchCut:
+                del self.path[base:]  # the cut branch's moves
+                self.cut += 1
+                return False
+            finally:
+                self.stretch_end = None
+        return self.win(st, st.mask, st.rows_of(st.mask), adds)
+
+    def dive(self, st: Stretch, count: int, root_matching: list[int] | None) -> bool:
+        """Seeded random games at 0 adds that only enter states with an ordered pairing.
+
+        Each state entered is checked (a node); states found dead go into the table. A win
+        leaves its moves in `path`.
+        """
+        rng = random.Random(st.cells)
+        failed = st.failed
+        row_mask = st.row_mask
+        base = len(self.path)
+        for _ in range(count):
+            mask, rows, matching = st.mask, st.rows_of(st.mask), root_matching
+            live = True
+            while live:
+                pairs = st.pairs(mask, rows)
+                rng.shuffle(pairs)
+                for i, j in pairs:
+                    q = 1 << i | 1 << j
+                    child = mask ^ q
+                    move = Move(st.here(i, rows), st.here(j, rows))
+                    if not child:
+                        self.path.append(move)
+                        return True
+                    if child in failed:
+                        continue
+                    self.tick()
+                    crows = _rows_after(row_mask, rows, child, i, j)
+                    live, nxt = ordered_matching(st, child, crows, _rest_of(matching, q) if matching else None, PAIRING_CAP)
+                    if live:
+                        self.path.append(move)
+                        mask, rows, matching = child, crows, nxt
+                        break
+                    failed[child] = 0
+                else:
+                    live = False
+            del self.path[base:]
+        return False
+
+    def win0(self, st: Stretch, mask: int, rows: int, hint: list[int] | None, levels: int) -> bool:
+        """The hot path: no add left, so only pair removals within this stretch.
+
+        For the first `levels` levels below the stretch's root, a state with no ordered pairing
+        (`search_order`) is dead, and the pairing found puts its own pairs first and, minus the
+        pair played, is the child's hint. Deeper down the test costs more than it prunes.
+        """
+        self.tick()
+        if self.stretch_end is not None and self.nodes > self.stretch_end:
+            raise _StretchCut
+        failed = st.failed
+        pairs = st.pairs(mask, rows)
+        matching = None
+        if levels > 0:
+            live, matching = ordered_matching(st, mask, rows, hint, PAIRING_CAP)
+            if not live:
+                failed[mask] = 0
+                return False
+            if matching:
+                chosen = set(matching)
+                pairs.sort(key=lambda p: (1 << p[0] | 1 << p[1]) not in chosen)
         path = self.path
-        failed = self.failed
-        for i, j in pairs_ordered(cells):
-            child = _remove(cells, i, j)
+        row_mask = st.row_mask
+        levels -= 1
+        for i, j in pairs:
+            q = 1 << i | 1 << j
+            child = mask ^ q
             if not child:
-                path.append(Move(i, j))
+                path.append(Move(st.here(i, rows), st.here(j, rows)))
+                return True
+            if child in failed:
+                continue
+            crows = _rows_after(row_mask, rows, child, i, j)
+            path.append(Move(st.here(i, rows), st.here(j, rows)))
+            if self.win0(st, child, crows, _rest_of(matching, q) if matching else None, levels):
+                return True
+            path.pop()
+        failed[mask] = 0
+        return False
+
+    def win(self, st: Stretch, mask: int, rows: int, adds: int) -> bool:
+        """Whether this state can be emptied with `adds` adds; on success `path` holds the moves."""
+        self.tick()
+        cut = self.cut
+        cells = st.board(mask)
+        tail = stack_certificate(cells)
+        if tail is not None:
+            self.path.extend(tail)
+            return True
+        path = self.path
+        failed = st.failed
+        row_mask = st.row_mask
+        for i, j in st.pairs(mask, rows):
+            child = mask ^ (1 << i | 1 << j)
+            if not child:
+                path.append(Move(st.here(i, rows), st.here(j, rows)))
                 return True
             if failed.get(child, -1) >= adds:
                 continue
-            path.append(Move(i, j))
-            if self.win(child, adds):
+            crows = _rows_after(row_mask, rows, child, i, j)
+            path.append(Move(st.here(i, rows), st.here(j, rows)))
+            if self.win(st, child, crows, adds):
                 return True
             path.pop()
-        if adds:
-            child = _add(cells)
-            if failed.get(child, -1) < adds - 1:
-                path.append(ADD)
-                if self.win(child, adds - 1):
-                    return True
-                path.pop()
-        failed[cells] = adds
+        path.append(ADD)
+        if self.win_board(_add(cells), adds - 1):
+            return True
+        path.pop()
+        if self.cut == cut:  # nothing below was cut short: this is a proof
+            failed[mask] = adds
         return False
+
+
+def _rows_after(row_mask: list[int], rows: int, child: int, i: int, j: int) -> int:
+    """The non-empty rows after removing i, j: only their own rows can have emptied."""
+    ri, rj = i // WIDTH, j // WIDTH
+    if not child & row_mask[ri]:
+        rows ^= 1 << ri
+    if rj != ri and not child & row_mask[rj]:
+        rows ^= 1 << rj
+    return rows
+
+
+def _rest_of(matching: list[int], q: int) -> list[int]:
+    """The matching after pair q is played: its own pairs minus q, the two widowed cells re-paired."""
+    if q in matching:
+        return [p for p in matching if p != q]
+    rest = [p for p in matching if not p & q]
+    widowed = 0
+    for p in matching:
+        if p & q:
+            widowed |= p & ~q
+    return rest + [widowed]
 
 
 def _playouts(cells: bytes, adds: int, count: int, search: _Search) -> list[Move] | None:
@@ -172,11 +339,23 @@ def solve(
     search = _Search(budget_nodes, None if timeout is None else start + timeout)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
     try:
-        moves = None
+        moves: list[Move] | None = []
         if cells and (adds or classes_even(cells)):
-            moves = _playouts(cells, adds, PLAYOUTS, search)
-        if moves is None and (not cells or search.win(cells, adds)):
-            moves = search.path
+            moves = _playouts(cells, adds, PLAYOUTS if adds else QUICK_PLAYOUTS, search)
+            if moves is None and adds:
+                # A cheap first pass that may cut 0-add stretches short, then the full search
+                # (which reuses every proof the first pass completed).
+                search.stretches_with_adds = True
+                search.stretch_cap = STRETCH_CAP
+                if search.win_board(cells, adds):
+                    moves = search.path
+                elif search.cut:
+                    search.stretch_cap = None
+                    moves = search.path if search.win_board(cells, adds) else None
+            elif moves is None and search.win_board(cells, adds):
+                moves = search.path
+        elif cells:
+            moves = None
     except _OutOfBudget:
         return SolveResult(UNKNOWN, None, search.nodes, time.perf_counter() - start)
     seconds = time.perf_counter() - start

@@ -3,21 +3,25 @@
 from __future__ import annotations
 
 import json
-import random
 from functools import lru_cache
 
-from hypothesis import given, settings, strategies as st
+from hypothesis import event, given, settings, strategies as st
 from typer.testing import CliRunner
 
 from pipeline.board import CLASS, parse
 from pipeline.cli import app
 from pipeline.rules import add_numbers, legal_pairs, remove_pair
+from pipeline import solver
+from pipeline.search_mask import Stretch
+from pipeline.search_order import has_ordered_matching
 from pipeline.search_rules import classes_even, pairs_ordered, stack_certificate
 from pipeline.solver import SOLVED, UNKNOWN, UNSOLVABLE, _remove, solve
 from pipeline.stage import replay
 
-# Proved unsolvable at 0 adds (about 9,500 states); solvable with one add.
+# Unsolvable at 0 adds (plain search: about 9,500 states; here refuted at the root); solvable with one add.
 HARD_NO = "891369355/531737729/676568157/52283"
+# Unsolvable even with its add, and only exhaustive search shows it (670 states).
+NEEDS_SEARCH = "994375729/725213"
 
 
 @lru_cache(maxsize=None)
@@ -37,6 +41,19 @@ def boards(draw, max_cells: int = 14) -> bytes:
     for s in range(0, n, 9):
         if not any(cells[s : s + 9]):
             cells[s] = draw(st.integers(1, 9))
+    return bytes(cells)
+
+
+@st.composite
+def even_boards(draw, max_cells: int = 14) -> bytes:
+    """Boards whose value classes all have even counts (the others fail at 0 adds by parity)."""
+    cells = bytearray(draw(boards(max_cells)))
+    counts = [0] * 6
+    for v in cells:
+        counts[CLASS[v]] += 1
+    for k in range(1, 6):
+        if counts[k] & 1:
+            cells.append(k)  # value k is of class k; rows that had an active cell still do
     return bytes(cells)
 
 
@@ -64,9 +81,11 @@ def test_empty_board_is_won_with_no_moves():
 
 
 def test_budget_exhaustion_is_unknown_never_a_guess():
-    result = solve(HARD_NO, 0, budget_nodes=100)
+    assert solve(NEEDS_SEARCH, 1).status == UNSOLVABLE
+    result = solve(NEEDS_SEARCH, 1, budget_nodes=100)
     assert result.status == UNKNOWN and result.moves is None and result.nodes <= 101
-    assert solve(HARD_NO, 0, timeout=0.0).status in (UNKNOWN, UNSOLVABLE)
+    assert solve(HARD_NO, 0, budget_nodes=0).status == UNKNOWN
+    assert solve(NEEDS_SEARCH, 1, timeout=0.0).status in (UNKNOWN, UNSOLVABLE)
 
 
 def test_adds_follow_the_real_rule():
@@ -84,11 +103,27 @@ def test_to_json_shape():
     assert list(data) == ["status", "moves", "nodes", "seconds"] and data["moves"] == ["0,0-0,1"]
 
 
-@settings(max_examples=150, deadline=None)
-@given(boards(), st.integers(0, 1))
+@settings(max_examples=300, deadline=None)
+@given(st.one_of(boards(), even_boards(16)), st.integers(0, 1))
 def test_pruned_search_agrees_with_unpruned_search(cells, adds):
-    """Parity, the stack test, play-outs, ordering and the transposition table change nothing."""
+    """Parity, the pairing test, the stack test, dives, play-outs, ordering and the table change nothing."""
     result = solve(cells, adds, budget_nodes=None)
+    assert (result.status == SOLVED) == reference_win(cells, adds)
+    if result.status == SOLVED:
+        assert empties(cells, result.moves, adds)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(boards(), even_boards(16)), st.integers(0, 1))
+def test_every_shortcut_forced_on_agrees_with_unpruned_search(cells, adds):
+    """The pairing test at every level, no dives or play-outs, and first-pass cuts after 1 node."""
+    saved = (solver.GUIDED_LEVELS, solver.DIVES, solver.INNER_DIVES, solver.QUICK_PLAYOUTS, solver.PLAYOUTS, solver.STRETCH_CAP)
+    solver.GUIDED_LEVELS, solver.DIVES, solver.INNER_DIVES = 99, 0, 0
+    solver.QUICK_PLAYOUTS, solver.PLAYOUTS, solver.STRETCH_CAP = 0, 0, 1
+    try:
+        result = solve(cells, adds, budget_nodes=None)
+    finally:
+        (solver.GUIDED_LEVELS, solver.DIVES, solver.INNER_DIVES, solver.QUICK_PLAYOUTS, solver.PLAYOUTS, solver.STRETCH_CAP) = saved
     assert (result.status == SOLVED) == reference_win(cells, adds)
     if result.status == SOLVED:
         assert empties(cells, result.moves, adds)
@@ -101,6 +136,75 @@ def test_fast_rules_match_the_engine(cells):
     assert sorted(pairs) == legal_pairs(cells) and len(set(pairs)) == len(pairs)
     for i, j in pairs[:3]:
         assert _remove(cells, i, j) == remove_pair(cells, i, j)
+
+
+def played(cells: bytes, choices):
+    """Random legal play on the engine, mirrored as bitmask states: (stretch, [(mask, rows, board)], moves)."""
+    st = Stretch(cells)
+    mask, board = st.mask, cells
+    states, moves = [(mask, st.rows_of(mask), board)], []
+    for pick in choices:
+        rows = states[-1][1]
+        pairs = st.pairs(mask, rows)
+        if not pairs:
+            break
+        i, j = pairs[pick % len(pairs)]
+        moves.append((i, j))
+        board = remove_pair(board, st.here(i, rows), st.here(j, rows))
+        mask ^= 1 << i | 1 << j
+        states.append((mask, st.rows_of(mask), board))
+    return st, states, moves
+
+
+@settings(max_examples=200, deadline=None)
+@given(boards(max_cells=45), st.lists(st.integers(0, 99), max_size=25))
+def test_bitmask_states_match_the_engine(cells, choices):
+    """A state is the set of remaining base cells: board, legal pairs and coordinates agree."""
+    stretch, states, _ = played(cells, choices)
+    for mask, rows, board in states:
+        assert stretch.board(mask) == board
+        pairs = stretch.pairs(mask, rows)
+        assert len(set(pairs)) == len(pairs)
+        assert sorted((stretch.here(i, rows), stretch.here(j, rows)) for i, j in pairs) == legal_pairs(board)
+
+
+@settings(max_examples=200, deadline=None)
+@given(boards(max_cells=36), st.lists(st.integers(0, 99), max_size=20))
+def test_every_move_clears_one_of_its_lines_first(cells, choices):
+    """The lemma behind the pairing test: a pair removed later used a way listed now, cleared by then."""
+    stretch, states, moves = played(cells, choices)
+    mask, rows, _ = states[0]
+    gone = 0
+    for i, j in moves:
+        if mask >> i & 1 and mask >> j & 1:
+            assert any(not way & ~gone for way in stretch.lines(i, j, mask, rows, every=True))
+            assert any(not line & ~gone for line in stretch.lines(i, j, mask, rows))
+        gone |= 1 << i | 1 << j
+
+
+@settings(max_examples=250, deadline=None)
+@given(even_boards(), st.lists(st.integers(0, 99), max_size=6))
+def test_pairing_rule_is_sound(cells, choices):
+    """No ordered pairing means no win without an add, at the root and after some moves."""
+    stretch, states, _ = played(cells, choices)
+    for mask, rows, board in states:
+        dead = not has_ordered_matching(stretch, mask, rows)
+        event(f"pairing test: {'dead' if dead else 'no claim'}")
+        if dead:
+            assert not reference_win(board, 0)
+
+
+def test_pairing_rule_cases():
+    """Crossing reading-only pairs are dead; a diagonal that needs a row emptied first counts too."""
+    for text in ("12.....12", "......5../.6......./.......54", HARD_NO):
+        stretch = Stretch(parse(text))
+        assert not has_ordered_matching(stretch, stretch.mask, stretch.rows_of(stretch.mask))
+    for text in ("1221", "1......../.1", "123456789/987654321"):
+        stretch = Stretch(parse(text))
+        assert has_ordered_matching(stretch, stretch.mask, stretch.rows_of(stretch.mask))
+    stretch = Stretch(parse(HARD_NO))
+    assert has_ordered_matching(stretch, stretch.mask, stretch.rows_of(stretch.mask), cap=0)  # gave up: no claim
+    assert not reference_win(parse("......5../.6......./.......54"), 0)
 
 
 @settings(max_examples=200, deadline=None)

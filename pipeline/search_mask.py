@@ -1,0 +1,174 @@
+"""A stretch of play with no add, as bitmasks over the cells of the board that began it.
+
+Within a stretch, a state is the SET of base-board cells still active: removing cells and
+collapsing emptied rows commute, so the board is a pure function of that set, and an int bitmask
+(`mask`, bit i = base cell i active) is both the state and its transposition-table key. A second
+int, `rows` (bit r = base row r still has an active cell), is derived from the mask.
+
+Connections in base coordinates (cells u < v, rows ru <= rv, columns cu, cv):
+- reading order: no active cell with index strictly between u and v (emptied rows hold only
+  gaps, so dropping them changes nothing);
+- vertical: cu == cv and no active cell of that column strictly between;
+- diagonal: |cv - cu| == d, where d = 1 + the number of non-empty rows strictly between, and the
+  cell at column cu +- k of the k-th of those rows is a gap for every k. d only shrinks as rows
+  empty, so once |cv - cu| > d the pair can never be diagonal again; while |cv - cu| < d a later
+  collapse may still align it.
+Reading and vertical lines only ever open as cells go; only diagonals depend on collapses.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+from .board import CLASS, WIDTH
+
+
+class Stretch:
+    """The geometry and value classes of one base board, and the failed states found on it.
+
+    `failed` maps a mask to the most adds known not to be enough from it (a state that fails
+    with k adds fails with fewer), so at 0 adds `mask in failed` is the whole test.
+    """
+
+    def __init__(self, cells: bytes) -> None:
+        n = len(cells)
+        self.cells = cells
+        self.n = n
+        self.nrows = (n + WIDTH - 1) // WIDTH
+        self.row_mask = [((1 << min(n, (r + 1) * WIDTH)) - 1) ^ ((1 << (r * WIDTH)) - 1) for r in range(self.nrows)]
+        self.col_mask = [sum(1 << i for i in range(c, n, WIDTH)) for c in range(WIDTH)]
+        self.down = [self.col_mask[i % WIDTH] & ~((1 << (i + 1)) - 1) for i in range(n)]
+        cls = [CLASS[v] for v in cells]
+        self.cls = cls
+        # class_mask[k]: base cells of class k (0 = gaps); active ones are mask & class_mask[k].
+        self.class_mask = [sum(1 << i for i in range(n) if cls[i] == k) for k in range(6)]
+        self.cell_class_mask = [self.class_mask[k] for k in cls]
+        self.mask = sum(1 << i for i in range(n) if cls[i])
+        self.failed: dict[int, int] = {}
+        self._geo: dict[int, list[tuple[int, ...]]] = {}
+
+    # -- derived state -------------------------------------------------------------------
+    def rows_of(self, mask: int) -> int:
+        rows = 0
+        for r, rm in enumerate(self.row_mask):
+            if mask & rm:
+                rows |= 1 << r
+        return rows
+
+    def board(self, mask: int) -> bytes:
+        """The board bytes of a state (emptied rows dropped)."""
+        cells = self.cells
+        out = bytearray()
+        for r, rm in enumerate(self.row_mask):
+            if mask & rm:
+                s = r * WIDTH
+                out += bytes(cells[i] if mask >> i & 1 else 0 for i in range(s, min(s + WIDTH, self.n)))
+        return bytes(out)
+
+    def here(self, i: int, rows: int) -> int:
+        """Index of base cell i on the current board (rows above it that emptied are gone)."""
+        r = i // WIDTH
+        gone = r - (rows & ((1 << r) - 1)).bit_count()
+        return i - WIDTH * gone
+
+    # -- moves ---------------------------------------------------------------------------
+    def geo(self, rows: int) -> list[tuple[int, ...]]:
+        """Per cell, the masks of its forward vertical and diagonal rays for this row pattern."""
+        table = self._geo.get(rows)
+        if table is None:
+            table = []
+            live = [r for r in range(self.nrows) if rows >> r & 1]
+            n = self.n
+            for i in range(n):
+                r, c = divmod(i, WIDTH)
+                below = [q for q in live if q > r]
+                rays = [self.down[i]]
+                for step in (1, -1):
+                    ray = 0
+                    for k, q in enumerate(below, 1):
+                        col = c + step * k
+                        j = q * WIDTH + col
+                        if not 0 <= col < WIDTH or j >= n:
+                            break
+                        ray |= 1 << j
+                    rays.append(ray)
+                table.append(tuple(x for x in rays if x))
+            self._geo[rows] = table
+        return table
+
+    def pairs(self, mask: int, rows: int) -> list[tuple[int, int]]:
+        """Legal pairs (base indices i < j), vertical/diagonal-only ones first."""
+        geo = self._geo.get(rows) or self.geo(rows)
+        ccm = self.cell_class_mask
+        first: list[tuple[int, int]] = []
+        read: list[tuple[int, int]] = []
+        m = mask
+        low = m & -m
+        while low:
+            i = low.bit_length() - 1
+            m ^= low
+            nlow = m & -m
+            cm = ccm[i]
+            if nlow & cm:
+                read.append((i, nlow.bit_length() - 1))
+            for ray in geo[i]:
+                x = m & ray
+                if x:
+                    y = x & -x
+                    if y & cm and y != nlow:
+                        first.append((i, y.bit_length() - 1))
+            low = nlow
+        if first:
+            first.extend(read)
+            return first
+        return read
+
+    # -- lines, for the dead-state test of search_order ------------------------------------
+    def lines(self, u: int, v: int, mask: int, rows: int, every: bool = False) -> list[int]:
+        """For u < v, per line along which they could ever connect, the cells it needs gone first.
+
+        Reading order needs every active cell strictly between; vertical (same column) the
+        column cells between. A diagonal needs |dc| == d: with d > |dc| now, some d - |dc| of
+        the non-empty rows between must empty first (every cell in them goes) and the path
+        through the rows that stay must clear; the cells needed for EVERY such choice are the
+        line's entry. (With |dc| == d that is the current path; with |dc| > d there is no
+        diagonal line: d only shrinks.) An entry of 0 means nothing has to go first.
+        With `every`, each way of getting the diagonal is its own entry (no intersection), so
+        "some entry is entirely gone" is exactly what the pair needs before it can be legal.
+        """
+        between = (1 << v) - (1 << (u + 1))
+        out = [mask & between]
+        ru, cu = divmod(u, WIDTH)
+        rv, cv = divmod(v, WIDTH)
+        if rv > ru:
+            if cu == cv:
+                out.append(mask & between & self.col_mask[cu])
+            else:
+                dc = cv - cu if cv > cu else cu - cv
+                inner = [r for r in range(ru + 1, rv) if rows >> r & 1]
+                if dc <= len(inner) + 1:
+                    ways = self._diagonal_ways(mask, inner, cu, 1 if cv > cu else -1, len(inner) + 1 - dc)
+                    if every:
+                        out.extend(ways)
+                    else:
+                        need = -1
+                        for way in ways:
+                            need &= way
+                        out.append(need)
+        return out
+
+    def _diagonal_ways(self, mask: int, inner: list[int], cu: int, step: int, empty: int) -> list[int]:
+        """Per choice of `empty` rows of `inner` to empty, the cells that must be gone for the diagonal."""
+        row_mask = self.row_mask
+        ways = []
+        for gone in combinations(inner, empty) if empty else ((),):
+            cells = 0
+            for r in gone:
+                cells |= mask & row_mask[r]
+            k = 0
+            for r in inner:
+                if r not in gone:
+                    k += 1
+                    cells |= mask & (1 << (r * WIDTH + cu + step * k))
+            ways.append(cells)
+        return ways
