@@ -141,3 +141,12 @@ class Board:
         """Rows of values (0 for gaps); the last row may be short."""
         c = self.cells
         return [list(c[s : s + WIDTH]) for s in range(0, len(c), WIDTH)]
+
+
+def cells_of(board: "Board | str | bytes") -> bytes:
+    """Cell bytes from a Board, a notation string (parsed, so it may raise) or raw bytes."""
+    if isinstance(board, Board):
+        return board.cells
+    if isinstance(board, str):
+        return parse(board)
+    return bytes(board)

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
-from .board import Board, parse
+from .board import Board, cells_of
 from .moves import Move
 from .players import PLAYERS, Playout, play_many
 from .rules import legal_pairs, remove_pair
@@ -141,14 +141,6 @@ def score_from_metrics(difficulty: Mapping[str, Any]) -> float:
     return round(min(100.0, max(0.0, raw)), 2)
 
 
-def _cells(board: Board | str | bytes) -> bytes:
-    if isinstance(board, Board):
-        return board.cells
-    if isinstance(board, str):
-        return parse(board)
-    return bytes(board)
-
-
 def _moves(solution: Sequence[Move | str]) -> tuple[Move, ...]:
     return tuple(Move.parse(m) if isinstance(m, str) else m for m in solution)
 
@@ -229,7 +221,7 @@ def rate(
         raise ValueError(f"adds allocation must be 0 or more, got {adds}")
     if playouts < 1:
         raise ValueError(f"playouts must be 1 or more, got {playouts}")
-    cells = _cells(board)
+    cells = cells_of(board)
 
     # 1. simulated players
     stats = {}

@@ -26,7 +26,7 @@ import sys
 import time
 from dataclasses import dataclass
 
-from .board import WIDTH, Board, parse
+from .board import WIDTH, Board, cells_of
 from .moves import ADD, Move
 from .search_mask import Stretch
 from .search_order import ordered_matching
@@ -69,14 +69,6 @@ class _OutOfBudget(Exception):
 
 class _StretchCut(Exception):
     """A first-pass 0-add stretch used up its node allowance."""
-
-
-def _cells_of(board: Board | str | bytes) -> bytes:
-    if isinstance(board, Board):
-        return board.cells
-    if isinstance(board, str):
-        return parse(board)
-    return bytes(board)
 
 
 def _remove(cells: bytes, i: int, j: int) -> bytes:
@@ -334,7 +326,7 @@ def solve(
     """
     if adds < 0:
         raise ValueError(f"adds allocation must be 0 or more, got {adds}")
-    cells = _cells_of(board)
+    cells = cells_of(board)
     start = time.perf_counter()
     search = _Search(budget_nodes, None if timeout is None else start + timeout)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))

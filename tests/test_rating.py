@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
-from pipeline.board import format_board, parse
+from pipeline.board import parse
 from pipeline.cli import app
 from pipeline.players import (
     LookaheadPlayer,

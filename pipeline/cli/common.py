@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, NoReturn
 
 import typer
 
-from ..board import Board
+from ..board import Board, parse
 from ..errors import NumberMatchError
 
 
@@ -58,3 +58,24 @@ def split_board_adds(line: str, default_adds: int | None = None) -> tuple[str, i
     if adds < 0:
         raise ValueError(f"adds {adds} is negative")
     return parts[0], adds
+
+
+def board_adds_stream(handle: Callable[[str, bytes, int], dict[str, Any]]) -> None:
+    """JSON Lines over `BOARD ADDS` stdin lines: `handle(text, cells, adds)` gives each line's
+    object; a bad line gets `{"board", "line", "error"}` and the run goes on; exit 1 at the end
+    if any line was bad. Blank lines are skipped."""
+    errors = 0
+    for number, line in stdin_lines():
+        if not line.strip():
+            continue
+        try:
+            text, adds = split_board_adds(line)
+            cells = parse(text)
+        except ValueError as exc:  # NumberMatchError is a ValueError
+            errors += 1
+            emit_json({"board": line, "line": number, "error": str(exc)})
+            continue
+        emit_json({"board": text, "adds": adds, **handle(text, cells, adds)})
+        sys.stdout.flush()
+    if errors:
+        raise typer.Exit(1)

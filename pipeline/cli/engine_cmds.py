@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from ..board import Board, WIDTH, format_board, parse
+from ..board import WIDTH, format_board, parse
 from ..errors import NumberMatchError
 from ..moves import Move
 from ..rules import legal_pairs

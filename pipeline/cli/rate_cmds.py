@@ -2,38 +2,12 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
-from ..board import parse
 from ..errors import NumberMatchError
 from ..rating import DEFAULT_PLAYOUTS, Rating, rate
 from . import app
-from .common import emit_json, fail, parse_board_arg, split_board_adds, stdin_lines
-
-
-def _line(board: str, adds: int, rating: Rating) -> dict:
-    return {"board": board, "adds": adds, **rating.to_json()}
-
-
-def _rate_stream(playouts: int, seed: int) -> None:
-    """JSON Lines: one rating per `BOARD ADDS` stdin line; bad lines get an error and the run goes on."""
-    errors = 0
-    for number, line in stdin_lines():
-        if not line.strip():
-            continue
-        try:
-            text, adds = split_board_adds(line)
-            cells = parse(text)
-        except (NumberMatchError, ValueError) as exc:
-            errors += 1
-            emit_json({"board": line, "line": number, "error": str(exc)})
-            continue
-        emit_json(_line(text, adds, rate(cells, adds, playouts=playouts, seed=seed)))
-        sys.stdout.flush()
-    if errors:
-        raise typer.Exit(1)
+from .common import board_adds_stream, emit_json, fail, parse_board_arg
 
 
 def _text(board: str, adds: int, r: Rating) -> str:
@@ -73,7 +47,7 @@ def rate_cmd(
 ) -> None:
     """Rate a Stage: simulated players' win rates, traps, min adds, a score 0-100 and a tier."""
     if board == "-":
-        _rate_stream(playouts, seed)
+        board_adds_stream(lambda _t, cells, a: rate(cells, a, playouts=playouts, seed=seed).to_json())
         return
     b = parse_board_arg(board)
     try:
@@ -81,6 +55,6 @@ def rate_cmd(
     except NumberMatchError as exc:
         fail(str(exc))
     if json_out:
-        emit_json(_line(str(b), adds, rating))
+        emit_json({"board": str(b), "adds": adds, **rating.to_json()})
     else:
         typer.echo(_text(str(b), adds, rating))

@@ -2,40 +2,16 @@
 
 from __future__ import annotations
 
-import sys
-
 import typer
 
-from ..board import parse
-from ..errors import NumberMatchError
 from ..solver import DEFAULT_BUDGET_NODES, SOLVED, solve
 from . import app
-from .common import emit_json, fail, parse_board_arg, split_board_adds, stdin_lines
+from .common import board_adds_stream, emit_json, parse_board_arg
 
 
 def _budget(nodes: int | None) -> int | None:
     """0 means no node limit."""
     return None if nodes == 0 else nodes
-
-
-def _solve_stream(budget_nodes: int | None, timeout: float | None) -> None:
-    """JSON Lines: one result per `BOARD ADDS` stdin line; bad lines get an error and the run goes on."""
-    errors = 0
-    for _, line in stdin_lines():
-        if not line.strip():
-            continue
-        try:
-            text, adds = split_board_adds(line)
-            cells = parse(text)
-        except (NumberMatchError, ValueError) as exc:
-            errors += 1
-            emit_json({"board": line, "error": str(exc)})
-            continue
-        result = solve(cells, adds, budget_nodes=budget_nodes, timeout=timeout)
-        emit_json({"board": text, "adds": adds, **result.to_json()})
-        sys.stdout.flush()
-    if errors:
-        raise typer.Exit(1)
 
 
 @app.command("solve")
@@ -50,7 +26,8 @@ def solve_cmd(
 ) -> None:
     """Solve a Stage: `solved` with a certificate, `unsolvable` (proved) or `unknown` (budget ran out)."""
     if board == "-":
-        _solve_stream(_budget(budget_nodes), timeout)
+        budget = _budget(budget_nodes)
+        board_adds_stream(lambda _t, cells, a: solve(cells, a, budget_nodes=budget, timeout=timeout).to_json())
         return
     b = parse_board_arg(board)
     result = solve(b, adds, budget_nodes=_budget(budget_nodes), timeout=timeout)
