@@ -228,3 +228,49 @@ def test_mangled_files_are_reported_never_raised(data: st.DataObject) -> None:
     assert all(p.file == "m.yaml" and p.code in CODES for p in report.problems)
     if mangled == text:
         assert report.ok
+
+
+# --- the fast schema check only ever stands in for jsonschema on documents that are valid -----
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 100) | st.floats(-1, 101, allow_nan=False) | st.text(max_size=12),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def _paths(node, prefix=()):
+    yield prefix
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _paths(value, prefix + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _paths(value, prefix + (i,))
+
+
+def _replaced(node, path, value):
+    if not path:
+        return value
+    copy = dict(node) if isinstance(node, dict) else list(node)
+    copy[path[0]] = _replaced(node[path[0]], path[1:], value)
+    return copy
+
+
+@pytest.mark.parametrize("kind, name", [("puzzle", "puzzle.yaml"), ("bundle", "bundle.yaml")])
+def test_fast_schema_check_is_in_use(kind: str, name: str) -> None:
+    fast = schemas.fast_check(kind)
+    assert fast is not None
+    assert fast(yaml.safe_load((VALID / name).read_text()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_fast_schema_check_never_passes_what_jsonschema_rejects(data) -> None:
+    kind, name = data.draw(st.sampled_from([("puzzle", "puzzle.yaml"), ("bundle", "bundle.yaml")]))
+    doc = yaml.safe_load((VALID / name).read_text())
+    for _ in range(data.draw(st.integers(1, 3))):
+        path = data.draw(st.sampled_from(list(_paths(doc))))
+        doc = _replaced(doc, path, data.draw(json_values))
+    if schemas.fast_check(kind)(doc):
+        assert list(schemas.validator(kind).iter_errors(doc)) == []

@@ -81,6 +81,9 @@ def check(doc: Document, kind: str, name: str) -> tuple[list[Problem], set[tuple
     (layer 3 skips whatever lies there)."""
     problems: list[Problem] = []
     bad: set[tuple[Any, ...]] = set()
+    fast = schemas.fast_check(kind)
+    if fast is not None and fast(doc.data):
+        return problems, bad
     for error in schemas.validator(kind).iter_errors(doc.data):
         for problem, parts in _describe(error, doc, name):
             problems.append(problem)
