@@ -132,7 +132,9 @@ class Stretch:
         the non-empty rows between must empty first (every cell in them goes) and the path
         through the rows that stay must clear; the cells needed for EVERY such choice are the
         line's entry. (With |dc| == d that is the current path; with |dc| > d there is no
-        diagonal line: d only shrinks.) An entry of 0 means nothing has to go first.
+        diagonal line: d only shrinks.) A choice whose path runs through the only active cell
+        of a row that must stay is no way at all: clearing that cell would empty the row and
+        shorten d below |dc| again. An entry of 0 means nothing has to go first.
         With `every`, each way of getting the diagonal is its own entry (no intersection), so
         "some entry is entirely gone" is exactly what the pair needs before it can be legal.
         """
@@ -146,8 +148,8 @@ class Stretch:
             else:
                 dc = cv - cu if cv > cu else cu - cv
                 inner = [r for r in range(ru + 1, rv) if rows >> r & 1]
-                if dc <= len(inner) + 1:
-                    ways = self._diagonal_ways(mask, inner, cu, 1 if cv > cu else -1, len(inner) + 1 - dc)
+                ways = self._diagonal_ways(mask, inner, cu, 1 if cv > cu else -1, len(inner) + 1 - dc) if dc <= len(inner) + 1 else []
+                if ways:
                     if every:
                         out.extend(ways)
                     else:
@@ -158,7 +160,10 @@ class Stretch:
         return out
 
     def _diagonal_ways(self, mask: int, inner: list[int], cu: int, step: int, empty: int) -> list[int]:
-        """Per choice of `empty` rows of `inner` to empty, the cells that must be gone for the diagonal."""
+        """Per choice of `empty` rows of `inner` to empty, the cells that must be gone for the diagonal.
+
+        A choice is left out when a row that must stay holds nothing but its path cell.
+        """
         row_mask = self.row_mask
         ways = []
         for gone in combinations(inner, empty) if empty else ((),):
@@ -169,6 +174,11 @@ class Stretch:
             for r in inner:
                 if r not in gone:
                     k += 1
-                    cells |= mask & (1 << (r * WIDTH + cu + step * k))
-            ways.append(cells)
+                    here = mask & row_mask[r]
+                    path = here & (1 << (r * WIDTH + cu + step * k))
+                    if path == here:  # clearing the path would empty a row that must stay
+                        break
+                    cells |= path
+            else:
+                ways.append(cells)
         return ways

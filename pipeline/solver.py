@@ -11,8 +11,10 @@ refutes most unsolvable boards at the root in a millisecond or two.
 
 Order of work at 0 adds: parity, a few plain random play-outs, the pairing test, seeded random
 dives that only step into states passing the test, then depth-first search whose first
-`GUIDED_LEVELS` levels prune with the test and try the found pairing's moves first (deeper, the
-test costs more than it saves). With adds: random play-outs, then a first pass over
+`GUIDED_LEVELS` levels prune with the test and try the found pairing's moves first. Deeper, the
+test costs more than it saves: on the residual proofs of bench_solver.py, testing every level
+cuts nodes 3-5x but each test costs 10-20 plain nodes; every 2nd-4th level, more levels, smaller
+caps, and a cycle test on the class-count-2 pairs alone were all slower too (measured). With adds: random play-outs, then a first pass over
 (stretch, mask, adds left) in which every 0-add stretch after an add gets the root test, two dives
 and `STRETCH_CAP` nodes, then, if that pass cut anything short, the complete search. A table per
 stretch remembers the most adds known not to be enough for each state (a state that fails with k
@@ -102,7 +104,8 @@ class _Search:
         self.limit = budget if budget is not None else -1
         self.deadline = deadline
         self.stretches: dict[bytes, Stretch] = {}
-        self.path: list[Move] = []
+        # Moves, or (stretch, i, j, rows) for a pair of base cells i, j (see `_moves`).
+        self.path: list[Move | tuple[Stretch, int, int, int]] = []
         # First pass with adds: each 0-add stretch after an add gets a few dives and at most
         # `stretch_cap` search nodes; a stretch cut short is not a failure (`cut` counts them).
         self.stretch_cap: int | None = None
@@ -199,7 +202,11 @@ class _Search:
         (`search_order`) is dead, and the pairing found puts its own pairs first and, minus the
         pair played, is the child's hint. Deeper down the test costs more than it prunes.
         """
-        self.tick()
+        self.nodes += 1  # tick(), inlined
+        if self.nodes == self.limit + 1 or (
+            self.deadline is not None and not self.nodes & 1023 and time.perf_counter() > self.deadline
+        ):
+            raise _OutOfBudget
         if self.stretch_end is not None and self.nodes > self.stretch_end:
             raise _StretchCut
         failed = st.failed
@@ -224,8 +231,15 @@ class _Search:
                 return True
             if child in failed:
                 continue
-            crows = _rows_after(row_mask, rows, child, i, j)
-            path.append(Move(st.here(i, rows), st.here(j, rows)))
+            # _rows_after, inlined: only the two cells' rows can have emptied.
+            crows = rows
+            ri = i // WIDTH
+            if not child & row_mask[ri]:
+                crows ^= 1 << ri
+            rj = j // WIDTH
+            if rj != ri and not child & row_mask[rj]:
+                crows ^= 1 << rj
+            path.append((st, i, j, rows))  # a Move only if it wins (`_moves`)
             if self.win0(st, child, crows, _rest_of(matching, q) if matching else None, levels):
                 return True
             path.pop()
@@ -287,6 +301,11 @@ def _rest_of(matching: list[int], q: int) -> list[int]:
     return rest + [widowed]
 
 
+def _moves(path: list[Move | tuple[Stretch, int, int, int]]) -> list[Move]:
+    """The path as moves: the hot loop records base cells and turns them into moves only here."""
+    return [m if isinstance(m, Move) else Move(m[0].here(m[1], m[3]), m[0].here(m[2], m[3])) for m in path]
+
+
 def _playouts(cells: bytes, adds: int, count: int, search: _Search) -> list[Move] | None:
     """Seeded random games (pairs at random, an add when stuck); a win is a certificate."""
     rng = random.Random(cells + bytes([adds]))
@@ -340,12 +359,12 @@ def solve(
                 search.stretches_with_adds = True
                 search.stretch_cap = STRETCH_CAP
                 if search.win_board(cells, adds):
-                    moves = search.path
+                    moves = _moves(search.path)
                 elif search.cut:
                     search.stretch_cap = None
-                    moves = search.path if search.win_board(cells, adds) else None
+                    moves = _moves(search.path) if search.win_board(cells, adds) else None
             elif moves is None and search.win_board(cells, adds):
-                moves = search.path
+                moves = _moves(search.path)
         elif cells:
             moves = None
     except _OutOfBudget:

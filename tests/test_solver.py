@@ -182,6 +182,14 @@ def test_every_move_clears_one_of_its_lines_first(cells, choices):
         gone |= 1 << i | 1 << j
 
 
+def test_a_diagonal_cannot_wait_on_the_only_cell_of_a_row_between():
+    """Clearing (1,1) would empty row 1 and shorten the diagonal: only reading order is left."""
+    lone = Stretch(parse("1......../.5......./..1"))
+    assert lone.lines(0, 20, lone.mask, lone.rows_of(lone.mask)) == [1 << 10]
+    crowded = Stretch(parse("1......../.53....../..1"))  # row 1 stays: the diagonal still counts
+    assert crowded.lines(0, 20, crowded.mask, crowded.rows_of(crowded.mask)) == [1 << 10 | 1 << 11, 1 << 10]
+
+
 @settings(max_examples=250, deadline=None)
 @given(even_boards(), st.lists(st.integers(0, 99), max_size=6))
 def test_pairing_rule_is_sound(cells, choices):
