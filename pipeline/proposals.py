@@ -18,6 +18,7 @@ A starting board has no gaps: `cells` digits in reading order, rows of 9, the la
 from __future__ import annotations
 
 import random
+from functools import partial
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -264,6 +265,14 @@ def constructive(cells: int, adds: int, rng: random.Random, digits: DigitDistrib
     return Proposal(bytes(values[:cells]), _certificate(cells, forward, use_add, rest))
 
 
+
+def _root(parent: list[int], x: int) -> int:
+    """Union-find root of x, halving the path as it goes."""
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
 def _assign_values(
     n: int,
     pairs: Sequence[tuple[int, int]],
@@ -272,21 +281,10 @@ def _assign_values(
     digits: DigitDistribution,
 ) -> list[int]:
     """Values for ids 0..n-1: paired ids share a class, copies equal their sources."""
-    parent = list(range(n))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    same_value = list(range(n))
-
-    def find_value(x: int) -> int:
-        while same_value[x] != x:
-            same_value[x] = same_value[same_value[x]]
-            x = same_value[x]
-        return x
+    parent = list(range(n))  # union-find: ids whose values share a class
+    same_value = list(range(n))  # union-find: ids whose values are equal (copies)
+    find = partial(_root, parent)
+    find_value = partial(_root, same_value)
 
     for a, b in pairs:
         parent[find(a)] = find(b)
