@@ -6,6 +6,8 @@ These functions are the hot path of the solver and generator: they take and retu
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from .board import CLASS, WIDTH, actives, cell_name, format_board, rays
 from .errors import IllegalMoveError, RulesetError
 
@@ -27,22 +29,18 @@ def check_ruleset(value: object) -> int:
     return number
 
 
-def legal_pairs(cells: bytes) -> list[tuple[int, int]]:
-    """Every legal pair (i, j), i < j, sorted in reading order of i then j."""
-    n = len(cells)
-    table = rays(n)
+def iter_pairs(cells: bytes) -> Iterator[tuple[int, int]]:
+    """Legal pairs (i, j), i < j, in scan order; a pair may come twice (two paths join it)."""
+    table = rays(len(cells))
     cls = CLASS
-    found: set[tuple[int, int]] = set()
-    add = found.add
     prev = -1
     prev_class = 0
-    for i in range(n):
-        v = cells[i]
+    for i, v in enumerate(cells):
         if not v:
             continue
         k = cls[v]
         if prev_class == k:  # reading order: the previous active cell, only gaps between
-            add((prev, i))
+            yield prev, i
         prev = i
         prev_class = k
         for ray in table[i]:
@@ -50,33 +48,18 @@ def legal_pairs(cells: bytes) -> list[tuple[int, int]]:
                 w = cells[j]
                 if w:
                     if cls[w] == k:
-                        add((i, j))
+                        yield i, j
                     break
-    return sorted(found)
+
+
+def legal_pairs(cells: bytes) -> list[tuple[int, int]]:
+    """Every legal pair (i, j), i < j, sorted in reading order of i then j."""
+    return sorted(set(iter_pairs(cells)))
 
 
 def has_legal_pair(cells: bytes) -> bool:
-    """Whether any legal pair exists (cheaper than listing them)."""
-    n = len(cells)
-    table = rays(n)
-    cls = CLASS
-    prev_class = 0
-    for i in range(n):
-        v = cells[i]
-        if not v:
-            continue
-        k = cls[v]
-        if prev_class == k:
-            return True
-        prev_class = k
-        for ray in table[i]:
-            for j in ray:
-                w = cells[j]
-                if w:
-                    if cls[w] == k:
-                        return True
-                    break
-    return False
+    """Whether any legal pair exists (stops at the first)."""
+    return next(iter_pairs(cells), None) is not None
 
 
 def _lines(i: int, j: int) -> list[tuple[str, int]]:
