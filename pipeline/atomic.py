@@ -17,7 +17,7 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode of a new file
+        os.fchmod(fd, 0o666 & ~current_umask())  # mkstemp makes 0600; give the usual mode of a new file
         with os.fdopen(fd, "wb") as fh:
             fh.write(raw)
             fh.flush()
@@ -32,7 +32,8 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
     return target
 
 
-def _umask() -> int:
+def current_umask() -> int:
+    """The process umask (reading it means setting it, so it is set straight back)."""
     mask = os.umask(0o022)
     os.umask(mask)
     return mask

@@ -37,7 +37,7 @@ from typing import Any
 
 from . import __version__
 from .assembler import Assembly, assemble, digit_layout
-from .atomic import write_atomic
+from .atomic import current_umask, write_atomic
 from .bundle import bundle_document, write_bundle
 from .curves import CURVES, shape_text, tier_needs
 from .errors import NumberMatchError
@@ -408,9 +408,7 @@ def _sweep(out: Path) -> None:
 def _publish(staging: Path, final: Path) -> None:
     """Swap the complete staging folder in at `final`, replacing an older one only now."""
     parent = final.parent
-    mask = os.umask(0o022)
-    os.umask(mask)
-    os.chmod(staging, 0o777 & ~mask)  # mkdtemp makes 0700; publish with a folder's usual mode
+    os.chmod(staging, 0o777 & ~current_umask())  # mkdtemp makes 0700; publish with a folder's usual mode
     if final.exists():
         aside = parent / f".{final.name}.old-{os.getpid()}"  # unique: we hold the lock, swept
         os.rename(final, aside)
