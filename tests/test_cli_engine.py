@@ -85,3 +85,8 @@ def test_show_draws_the_grid_and_pairs() -> None:
     assert result.exit_code == 0
     assert "  1  9 8 . 6 5 4 3 2 1" in result.stdout
     assert "legal pairs (11):" in result.stdout
+
+
+def test_version() -> None:
+    result = run("--version")
+    assert result.exit_code == 0 and result.stdout.startswith("numbermatch ") and "rulesets: 1" in result.stdout

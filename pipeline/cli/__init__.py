@@ -15,6 +15,24 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
+
+
+def _version(value: bool) -> None:
+    if value:
+        from .. import __version__
+        from ..rules import SUPPORTED_RULESETS
+
+        typer.echo(f"numbermatch {__version__} (rulesets: {', '.join(map(str, SUPPORTED_RULESETS))})")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+) -> None:
+    """Number Match content pipeline: rules engine, solver, rating, generator, validator, assembler."""
+
+
 from . import engine_cmds, solve_cmds, rate_cmds, generate_cmds, validate_cmds, assemble_cmds  # noqa: E402,F401
 
 
