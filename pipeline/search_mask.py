@@ -22,6 +22,8 @@ from itertools import combinations
 
 from .board import CLASS, WIDTH
 
+MEMO_LIMIT = 200_000  # entries per memo of `Stretch.ways` / `Stretch.line2` before it is cleared
+
 
 class Stretch:
     """The geometry and value classes of one base board, and the failed states found on it.
@@ -46,6 +48,9 @@ class Stretch:
         self.mask = sum(1 << i for i in range(n) if cls[i])
         self.failed: dict[int, int] = {}
         self._geo: dict[int, list[tuple[int, ...]]] = {}
+        # Memos of `lines` per pair q = 1 << u | 1 << v, keyed by (mask & between) | q (see `ways`).
+        self._ways: dict[int, tuple[int, ...] | None] = {}
+        self._line2: dict[int, tuple[int, int] | None] = {}
 
     # -- derived state -------------------------------------------------------------------
     def rows_of(self, mask: int) -> int:
@@ -157,6 +162,39 @@ class Stretch:
                         for way in ways:
                             need &= way
                         out.append(need)
+        return out
+
+    # The lines of u < v read only cells strictly between them: the reading and column cells,
+    # and the rows strictly between (whose emptiness decides d and the diagonal's ways) hold
+    # nothing else. So they are a pure function of mask & between, and since u and v are the
+    # lowest and highest bits of (mask & between) | q, that one int is the memo key (`rows` is
+    # only mask's row pattern, so it adds nothing). Cleared when it outgrows MEMO_LIMIT.
+
+    def ways(self, q: int, mask: int, rows: int) -> tuple[int, ...] | None:
+        """`lines(u, v, mask, rows, every=True)` for the active pair q, or None if a way needs nothing."""
+        return self._memoized(self._ways, q, mask, rows, True)
+
+    def line2(self, q: int, mask: int, rows: int) -> tuple[int, int] | None:
+        """`lines(u, v, mask, rows)` for the active pair q as (first, second or -1), None if one needs nothing."""
+        return self._memoized(self._line2, q, mask, rows, False)
+
+    def _memoized(self, memo: dict, q: int, mask: int, rows: int, every: bool):  # -> ways or line2 form
+        lo = q & -q
+        key = mask & ((q ^ lo) - (lo << 1)) | q
+        try:
+            return memo[key]
+        except KeyError:
+            pass
+        found = self.lines(lo.bit_length() - 1, (q ^ lo).bit_length() - 1, mask, rows, every)
+        if not all(found):
+            out = None
+        elif every:
+            out = tuple(found)
+        else:
+            out = (found[0], found[1] if len(found) > 1 else -1)
+        if len(memo) >= MEMO_LIMIT:
+            memo.clear()
+        memo[key] = out
         return out
 
     def _diagonal_ways(self, mask: int, inner: list[int], cu: int, step: int, empty: int) -> list[int]:

@@ -64,13 +64,13 @@ def _schedulable(st: Stretch, mask: int, rows: int, pairs: list[int]) -> bool:
     """
     waiting = []
     gone = 0
+    ways_of = st.ways
     for q in pairs:
-        lo = q & -q
-        ways = st.lines(lo.bit_length() - 1, (q ^ lo).bit_length() - 1, mask, rows, True)
-        if all(ways):
-            waiting.append((q, ways))
-        else:
+        ways = ways_of(q, mask, rows)
+        if ways is None:
             gone |= q
+        else:
+            waiting.append((q, ways))
     while waiting:
         still = [(q, ways) for q, ways in waiting if all(w & ~gone for w in ways)]
         if len(still) == len(waiting):
@@ -83,56 +83,67 @@ def _schedulable(st: Stretch, mask: int, rows: int, pairs: list[int]) -> bool:
 
 
 def _search(st: Stretch, mask: int, rows: int, cap: int, found: list[int]) -> bool:
-    """Backtracking over matchings; on success `found` holds the pairs."""
+    """Backtracking over matchings; on success `found` holds the pairs.
+
+    Chosen pairs are numbered in order; `reach[n]` is the set of chosen pairs reachable from
+    pair n along precedence edges. A candidate q is dropped if some chosen pair reachable from q
+    (`after`) also precedes q. To find the chosen pairs that q precedes without looping over
+    them, `hit0[c]` / `hit1[c]` are the chosen pairs whose first / second line holds free cell
+    c (`single`: those with no second line), so q = {u, v} precedes exactly
+    (hit0[u] | hit0[v]) & (hit1[u] | hit1[v] | single).
+    """
     ccm = st.cell_class_mask
-    line_cache: dict[int, tuple[int, int] | None] = {}
+    line2 = st.line2  # a pair's lines as (first, second) blocker masks (-1: no second), None if unconstrained
     chosen: list[tuple[int, tuple[int, int] | None]] = []  # (cells of the pair, its lines or None)
-    reach: list[int] = []  # per chosen pair, the chosen pairs reachable from it (bitset)
+    reach: list[int] = []
+    hit0 = [0] * st.n
+    hit1 = [0] * st.n
+    single = 0
+    partners: dict[int, list[tuple[int, int, int, tuple[int, int] | None]]] = {}
     steps = 0
 
-    def lines_of(q: int, u: int, v: int) -> tuple[int, int] | None:
-        """Q's lines as (first, second) blocker masks (-1: no second line), None if unconstrained."""
-        ls = line_cache.get(q, 0)
-        if ls == 0:
-            found_lines = st.lines(u, v, mask, rows)
-            if not all(found_lines):
-                ls = None  # some line needs nothing gone first: no pair has to precede it
-            else:
-                ls = (found_lines[0], found_lines[1] if len(found_lines) > 1 else -1)
-            line_cache[q] = ls
-        return ls  # type: ignore[return-value]
-
-    def viable(u: int, free: int) -> list[tuple[int, tuple[int, int] | None, int, int]]:
+    def viable(u: int, free: int) -> list[tuple[int, tuple[int, int] | None, int]]:
+        cand = partners.get(u)
+        if cand is None:
+            cand = partners[u] = []
+            m = mask & ccm[u] & ~(1 << u)
+            while m:
+                b = m & -m
+                m ^= b
+                q = 1 << u | b
+                cand.append((b, b.bit_length() - 1, q, line2(q, mask, rows)))
         out = []
-        m = free & ccm[u] & ~(1 << u)
-        while m:
-            b = m & -m
-            m ^= b
-            q = 1 << u | b
-            v = b.bit_length() - 1
-            ql = lines_of(q, u, v) if u < v else lines_of(q, v, u)
-            preds = 0
+        h0 = hit0[u]
+        h1 = hit1[u] | single
+        for b, v, q, ql in cand:
+            if not free & b:
+                continue
+            direct = (h0 | hit0[v]) & (h1 | hit1[v])
+            if not direct:
+                out.append((q, ql, 0))
+                continue
             after = 0  # chosen pairs reachable from the new one
-            n = 0
-            if ql is None:
-                for pm, pl in chosen:
-                    if pl is not None and q & pl[0] and q & pl[1]:
-                        after |= (1 << n) | reach[n]
-                    n += 1
-            else:
+            while direct:
+                x = direct & -direct
+                direct ^= x
+                after |= x | reach[x.bit_length() - 1]
+            if ql is not None:
                 l0, l1 = ql
-                for pm, pl in chosen:
+                a = after
+                while a:
+                    x = a & -a
+                    a ^= x
+                    pm = chosen[x.bit_length() - 1][0]
                     if pm & l0 and pm & l1:
-                        preds |= 1 << n
-                    if pl is not None and q & pl[0] and q & pl[1]:
-                        after |= (1 << n) | reach[n]
-                    n += 1
-            if not after & preds:
-                out.append((q, ql, preds, after))
+                        break  # q would close a cycle
+                else:
+                    out.append((q, ql, after))
+            else:
+                out.append((q, ql, after))
         return out
 
     def search(free: int) -> bool:
-        nonlocal steps
+        nonlocal steps, single
         if not free:  # acyclic; now the exact test, with every way of each pair
             return _schedulable(st, mask, rows, [q for q, _ in chosen])
         steps += 1
@@ -152,18 +163,52 @@ def _search(st: Stretch, mask: int, rows: int, cap: int, found: list[int]) -> bo
                     break
         assert best is not None
         k = len(chosen)
-        for q, ql, preds, after in best:
+        bit = 1 << k
+        for q, ql, after in best:
+            rest = free & ~q
+            preds = 0
+            touched0: list[int] = []
+            touched1: list[int] = []
+            if ql is not None:
+                l0, l1 = ql
+                n = 0
+                for pm, _ in chosen:
+                    if pm & l0 and pm & l1:
+                        preds |= 1 << n
+                    n += 1
+                c = rest & l0
+                while c:
+                    x = c & -c
+                    c ^= x
+                    i = x.bit_length() - 1
+                    hit0[i] |= bit
+                    touched0.append(i)
+                if l1 == -1:
+                    single |= bit
+                else:
+                    c = rest & l1
+                    while c:
+                        x = c & -c
+                        c ^= x
+                        i = x.bit_length() - 1
+                        hit1[i] |= bit
+                        touched1.append(i)
             saved = reach[:]
-            new = after | (1 << k)
+            new = after | bit
             for n in range(k):
                 if preds >> n & 1 or reach[n] & preds:
                     reach[n] |= new
             reach.append(after)
             chosen.append((q, ql))
-            if search(free & ~q):
+            if search(rest):
                 return True
             chosen.pop()
             reach[:] = saved
+            for i in touched0:
+                hit0[i] ^= bit
+            for i in touched1:
+                hit1[i] ^= bit
+            single &= ~bit
         return False
 
     if search(mask):

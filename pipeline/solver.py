@@ -13,8 +13,10 @@ Order of work at 0 adds: parity, a few plain random play-outs, the pairing test,
 dives that only step into states passing the test, then depth-first search whose first
 `GUIDED_LEVELS` levels prune with the test and try the found pairing's moves first. Deeper, the
 test costs more than it saves: on the residual proofs of bench_solver.py, testing every level
-cuts nodes 3-5x but each test costs 10-20 plain nodes; every 2nd-4th level, more levels, smaller
-caps, and a cycle test on the class-count-2 pairs alone were all slower too (measured). With adds: random play-outs, then a first pass over
+cuts nodes 7x (1.91 M to 0.27 M) but takes 60 s instead of 17 s even with the lines memoized
+(`Stretch.ways`): most tests prove a child dead, and that backtracking costs ~25 plain nodes; every
+2nd-4th level, more levels, smaller caps, and a cycle test on the class-count-2 pairs alone were
+all slower too (measured). With adds: random play-outs, then a first pass over
 (stretch, mask, adds left) in which every 0-add stretch after an add gets the root test, two dives
 and `STRETCH_CAP` nodes, then, if that pass cut anything short, the complete search. A table per
 stretch remembers the most adds known not to be enough for each state (a state that fails with k

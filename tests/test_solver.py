@@ -13,7 +13,7 @@ from pipeline.cli import app
 from pipeline.rules import add_numbers, legal_pairs, remove_pair
 from pipeline import solver
 from pipeline.search_mask import Stretch
-from pipeline.search_order import has_ordered_matching
+from pipeline.search_order import _schedulable, has_ordered_matching, ordered_matching
 from pipeline.search_rules import classes_even, pairs_ordered, stack_certificate
 from pipeline.solver import SOLVED, UNKNOWN, UNSOLVABLE, _remove, solve
 from pipeline.stage import replay
@@ -188,6 +188,44 @@ def test_a_diagonal_cannot_wait_on_the_only_cell_of_a_row_between():
     assert lone.lines(0, 20, lone.mask, lone.rows_of(lone.mask)) == [1 << 10]
     crowded = Stretch(parse("1......../.53....../..1"))  # row 1 stays: the diagonal still counts
     assert crowded.lines(0, 20, crowded.mask, crowded.rows_of(crowded.mask)) == [1 << 10 | 1 << 11, 1 << 10]
+
+
+@settings(max_examples=100, deadline=None)
+@given(boards(max_cells=45), st.integers(0, 2**45 - 1), st.lists(st.integers(0, 44), max_size=10))
+def test_memoized_lines_equal_direct_lines(cells, start, drops):
+    """A pair's lines read only the cells strictly between it, so one memo serves every mask."""
+    stretch = Stretch(cells)
+    masks = [stretch.mask, start & stretch.mask]
+    for d in drops:  # cells going one by one: the masks share most of their between-cells
+        masks.append(masks[-1] & ~(1 << d))
+    for mask in masks:
+        rows = stretch.rows_of(mask)
+        active = [i for i in range(stretch.n) if mask >> i & 1]
+        for a, u in enumerate(active):
+            for v in active[a + 1 :]:
+                q = 1 << u | 1 << v
+                every = stretch.lines(u, v, mask, rows, every=True)
+                assert stretch.ways(q, mask, rows) == (tuple(every) if all(every) else None)
+                found = stretch.lines(u, v, mask, rows)
+                expected = (found[0], found[1] if len(found) > 1 else -1) if all(found) else None
+                assert stretch.line2(q, mask, rows) == expected
+
+
+@settings(max_examples=150, deadline=None)
+@given(even_boards(max_cells=30), st.lists(st.integers(0, 99), max_size=6))
+def test_a_found_pairing_is_an_ordered_perfect_matching(cells, choices):
+    """The pairing test's witness: same-class pairs covering every active cell once, schedulable."""
+    stretch, states, _ = played(cells, choices)
+    for mask, rows, _ in states:
+        live, matching = ordered_matching(stretch, mask, rows)
+        if live and matching is not None:
+            covered = 0
+            for q in matching:
+                assert q.bit_count() == 2 and not q & covered
+                covered |= q
+            assert covered == mask
+            assert all(len({stretch.cls[i] for i in range(stretch.n) if q >> i & 1}) == 1 for q in matching)
+            assert _schedulable(stretch, mask, rows, matching)
 
 
 @settings(max_examples=250, deadline=None)
