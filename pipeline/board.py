@@ -64,10 +64,6 @@ def index(row: int, col: int) -> int:
     return row * WIDTH + col
 
 
-def coords(i: int) -> tuple[int, int]:
-    return divmod(i, WIDTH)
-
-
 def cell_name(i: int) -> str:
     """`R,C` for a flat index, as moves and error messages write cells."""
     r, c = divmod(i, WIDTH)
@@ -108,10 +104,6 @@ class Board:
     def __init__(self, notation: str | bytes = "") -> None:
         cells = parse(notation) if isinstance(notation, str) else bytes(notation)
         object.__setattr__(self, "cells", cells)
-
-    @classmethod
-    def from_cells(cls, cells: bytes) -> "Board":
-        return cls(cells)
 
     def __str__(self) -> str:
         return format_board(self.cells)

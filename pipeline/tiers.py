@@ -31,11 +31,3 @@ def tier_for(score: float) -> str:
         if low <= score < high:
             return name
     return TIERS[-1][0]
-
-
-def tier_rank(name: str) -> int:
-    """0 for the easiest tier; raises ValueError for an unknown name."""
-    try:
-        return TIER_NAMES.index(name)
-    except ValueError:
-        raise ValueError(f"unknown tier {name!r}: expected one of {', '.join(TIER_NAMES)}") from None
