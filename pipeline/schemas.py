@@ -17,7 +17,7 @@ from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-from .errors import NumberMatchError
+from pipeline.errors import NumberMatchError
 
 PUZZLE_SCHEMA_ID = "https://numbermatch.dev/schemas/puzzle-1.schema.json"
 BUNDLE_SCHEMA_ID = "https://numbermatch.dev/schemas/bundle-1.schema.json"

@@ -11,11 +11,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.assembler import AssemblyError, assemble, assign, digit_layout, slot_cost
-from pipeline.bundle import bundle_document, bundle_text, schema_hint, write_bundle
-from pipeline.curves import CURVES, CurveError, Target, at, targets, tier_needs
-from pipeline.puzzle import Puzzle
-from pipeline.tiers import TIER_NAMES, tier_for
+from pipeline.levels.assembler import AssemblyError, assemble, assign, digit_layout, slot_cost
+from pipeline.levels.bundle import bundle_document, bundle_text, schema_hint, write_bundle
+from pipeline.levels.curves import CURVES, CurveError, Target, at, targets, tier_needs
+from pipeline.levels.puzzle import Puzzle
+from pipeline.rating.tiers import TIER_NAMES, tier_for
 
 # Boards by layout: each list holds boards with one value-class pattern.
 LAYOUT_A = ["19", "91", "11", "99"]

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from pipeline.board import format_board, parse
+from pipeline.engine.board import format_board, parse
 from pipeline.cli import app
-from pipeline.generator import (
+from pipeline.generation.generator import (
     GenerateParams,
     GenerationError,
     existing_ids,
@@ -21,15 +21,15 @@ from pipeline.generator import (
     run_attempt,
     write_puzzles,
 )
-from pipeline.moves import Move
-from pipeline.proposals import DigitDistribution, DigitsError, constructive, reading_order_reduction
-from pipeline.puzzle import puzzle_id
-from pipeline.rating import rate
+from pipeline.engine.moves import Move
+from pipeline.generation.proposals import DigitDistribution, DigitsError, constructive, reading_order_reduction
+from pipeline.levels.puzzle import puzzle_id
+from pipeline.rating.score import rate
 from pipeline.schemas import validator
-from pipeline.stage import replay
-from pipeline.tiers import tier_for
+from pipeline.engine.stage import replay
+from pipeline.rating.tiers import tier_for
 
-from . import reference
+from tests import reference
 
 SMALL = GenerateParams(cells=12, adds=0, strategy="constructive", seed=5)
 

@@ -16,13 +16,13 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-import pipeline.nightly as nightly
-from pipeline.assembler import AssemblyError
+import pipeline.levels.nightly as nightly
+from pipeline.levels.assembler import AssemblyError
 from pipeline.cli import app
-from pipeline.nightly import NightlyError, NightlyOptions, TierPlan, run_nightly
+from pipeline.levels.nightly import NightlyError, NightlyOptions, TierPlan, run_nightly
 from pipeline.validator import validate_paths
 
-from . import reference
+from tests import reference
 
 DATE = dt.date(2026, 1, 2)
 REPO = Path(__file__).resolve().parent.parent

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.board import Board, format_board, parse
+from pipeline.engine.board import Board, format_board, parse
 from pipeline.errors import IllegalMoveError, MoveSyntaxError, NotationError, RulesetError
-from pipeline.moves import ADD, Move
-from pipeline.rules import check_ruleset
-from pipeline.stage import IN_PLAY, STUCK, WON, Stage, replay
+from pipeline.engine.moves import ADD, Move
+from pipeline.engine.rules import check_ruleset
+from pipeline.engine.stage import IN_PLAY, STUCK, WON, Stage, replay
 
 
 def test_empty_string_is_the_empty_won_board() -> None:

@@ -8,11 +8,11 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.board import WIDTH, format_board, parse
-from pipeline.rules import add_numbers, legal_pairs, pair_problem, remove_pair
-from pipeline.stage import status_of
+from pipeline.engine.board import WIDTH, format_board, parse
+from pipeline.engine.rules import add_numbers, legal_pairs, pair_problem, remove_pair
+from pipeline.engine.stage import status_of
 
-from . import reference
+from tests import reference
 
 cell = st.sampled_from(".123456789")
 

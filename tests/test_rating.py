@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from typer.testing import CliRunner
 
-from pipeline.board import parse
+from pipeline.engine.board import parse
 from pipeline.cli import app
-from pipeline.players import (
+from pipeline.rating.players import (
     LookaheadPlayer,
     RandomPlayer,
     ScannerPlayer,
@@ -21,10 +21,10 @@ from pipeline.players import (
     play,
     remove_and_track,
 )
-from pipeline.rating import DIFFICULTY_KEYS, WEIGHTS, rate, score_from_metrics
-from pipeline.rules import legal_pairs, remove_pair
-from pipeline.stage import replay
-from pipeline.tiers import TIERS, tier_for
+from pipeline.rating.score import DIFFICULTY_KEYS, WEIGHTS, rate, score_from_metrics
+from pipeline.engine.rules import legal_pairs, remove_pair
+from pipeline.engine.stage import replay
+from pipeline.rating.tiers import TIERS, tier_for
 
 PLAYOUTS = 200
 
@@ -231,7 +231,7 @@ def test_games_are_legal_and_same_on_both_paths(seed: int, n: int, adds: int) ->
         fast = play(player, cells, adds, random.Random(seed), record=True)
         plain = play(player, cells, adds, random.Random(seed), record=True, incremental=False)
         assert fast == plain
-        final, adds_left = replay(cells, fast.path, adds)  # every move legal under pipeline.rules
+        final, adds_left = replay(cells, fast.path, adds)  # every move legal under pipeline.engine.rules
         assert (final == b"") == fast.won
         assert fast.adds_used == adds - adds_left
         if not fast.won:

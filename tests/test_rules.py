@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.board import parse, format_board
-from pipeline.moves import pair_text
-from pipeline.rules import add_numbers, has_legal_pair, legal_pairs, pair_problem, remove_pair
+from pipeline.engine.board import parse, format_board
+from pipeline.engine.moves import pair_text
+from pipeline.engine.rules import add_numbers, has_legal_pair, legal_pairs, pair_problem, remove_pair
 
 
 def pairs(board: str) -> list[str]:

@@ -8,15 +8,15 @@ from functools import lru_cache
 from hypothesis import event, given, settings, strategies as st
 from typer.testing import CliRunner
 
-from pipeline.board import CLASS, parse
+from pipeline.engine.board import CLASS, parse
 from pipeline.cli import app
-from pipeline.rules import add_numbers, legal_pairs, remove_pair
-from pipeline import solver
-from pipeline.search_mask import Stretch
-from pipeline.search_order import _schedulable, has_ordered_matching, ordered_matching
-from pipeline.search_rules import classes_even, pairs_ordered, stack_certificate
-from pipeline.solver import SOLVED, UNKNOWN, UNSOLVABLE, _remove, solve
-from pipeline.stage import replay
+from pipeline.engine.rules import add_numbers, legal_pairs, remove_pair
+from pipeline.solver import search as solver
+from pipeline.solver.mask import Stretch
+from pipeline.solver.order import _schedulable, has_ordered_matching, ordered_matching
+from pipeline.solver.shortcuts import classes_even, pairs_ordered, stack_certificate
+from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, _remove, solve
+from pipeline.engine.stage import replay
 
 # Unsolvable at 0 adds (plain search: about 9,500 states; here refuted at the root); solvable with one add.
 HARD_NO = "891369355/531737729/676568157/52283"

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from pipeline import schemas
 from pipeline.cli import app
-from pipeline.puzzle import Puzzle, dump_yaml
+from pipeline.levels.puzzle import Puzzle, dump_yaml
 from pipeline.validator import CODES, PathError, collect_files, loader, validate_paths, validate_texts
 from pipeline.validator.reporters import github_line, text_line
 
@@ -180,7 +180,7 @@ def test_deep_reports_a_solver_proof_of_unsolvability() -> None:
 
 
 def test_a_freshly_generated_puzzle_validates(tmp_path: Path) -> None:
-    from pipeline.generator import GenerateParams, generate
+    from pipeline.generation.generator import GenerateParams, generate
 
     (puzzle,) = generate(1, GenerateParams(cells=14, adds=1, seed=3, playouts=8), jobs=1).puzzles
     path = tmp_path / "fresh.yaml"

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.board import format_board, parse
-from pipeline.moves import Move, pair_text
-from pipeline.rules import add_numbers, legal_pairs, remove_pair
+from pipeline.engine.board import format_board, parse
+from pipeline.engine.moves import Move, pair_text
+from pipeline.engine.rules import add_numbers, legal_pairs, remove_pair
 
 VECTORS = [json.loads(line) for line in (Path(__file__).parent / "moves.jsonl").read_text().splitlines()]
 

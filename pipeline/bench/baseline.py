@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from ..rules import add_numbers, legal_pairs, remove_pair
+from pipeline.engine.rules import add_numbers, legal_pairs, remove_pair
 
 
 class BaselineCapped(Exception):

@@ -10,8 +10,8 @@ import subprocess
 import sys
 import time
 
-from ..board import CLASS, format_board
-from ..rules import add_numbers, legal_pairs, pair_problem, remove_pair
+from pipeline.engine.board import CLASS, format_board
+from pipeline.engine.rules import add_numbers, legal_pairs, pair_problem, remove_pair
 
 
 def naive_pairs(cells: bytes) -> list[tuple[int, int]]:

@@ -17,10 +17,10 @@ import os
 import resource
 import time
 
-from ..board import parse
-from ..generator import GenerateParams, GenerateResult, GenerationError, generate
-from ..stage import replay
-from ..tiers import TIER_NAMES
+from pipeline.engine.board import parse
+from pipeline.generation.generator import GenerateParams, GenerateResult, GenerationError, generate
+from pipeline.engine.stage import replay
+from pipeline.rating.tiers import TIER_NAMES
 
 SIZES = (27, 35)
 COUNT = 4

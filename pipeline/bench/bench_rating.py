@@ -19,10 +19,10 @@ import time
 from dataclasses import dataclass
 from random import Random
 
-from ..board import CLASS, format_board
-from ..players import Chooser, Pair, ScannerPlayer, pair_counts_after, play_many, remove_and_track
-from ..rating import rate
-from ..tiers import TIER_NAMES, UNSOLVABLE
+from pipeline.engine.board import CLASS, format_board
+from pipeline.rating.players import Chooser, Pair, ScannerPlayer, pair_counts_after, play_many, remove_and_track
+from pipeline.rating.score import rate
+from pipeline.rating.tiers import TIER_NAMES, UNSOLVABLE
 
 TIMING_BOARDS = 20
 ORDER_BOARDS = 160

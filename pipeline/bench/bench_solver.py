@@ -22,10 +22,10 @@ import random
 import statistics
 import time
 
-from ..board import CLASS, format_board, parse
-from ..solver import SOLVED, UNSOLVABLE, solve
-from ..stage import replay
-from .baseline import BaselineCapped, baseline_solve
+from pipeline.engine.board import CLASS, format_board, parse
+from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
+from pipeline.engine.stage import replay
+from pipeline.bench.baseline import BaselineCapped, baseline_solve
 
 SEED = 20261129
 PER_SET = 8

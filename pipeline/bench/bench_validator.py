@@ -18,12 +18,12 @@ from typing import Any
 
 import yaml
 
-from ..board import format_board
-from ..moves import ADD, Move
-from ..puzzle import Puzzle, dump_yaml
-from ..tiers import tier_for
-from ..validator import Validator, collect_files, validate_paths
-from ..validator.loader import Loader
+from pipeline.engine.board import format_board
+from pipeline.engine.moves import ADD, Move
+from pipeline.levels.puzzle import Puzzle, dump_yaml
+from pipeline.rating.tiers import tier_for
+from pipeline.validator import Validator, collect_files, validate_paths
+from pipeline.validator.loader import Loader
 
 STAGES = 1000
 PER_LEVEL = 10
@@ -65,7 +65,7 @@ def _difficulty(rng: Random, length: int, min_adds: int) -> dict[str, Any]:
         "collapse_openings": round(rng.random(), 4),
     }
     try:
-        from ..rating import score_from_metrics
+        from pipeline.rating.score import score_from_metrics
 
         d["score"] = score_from_metrics(d)
     except ImportError:  # pragma: no cover

@@ -19,8 +19,8 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from .. import __version__
-        from ..rules import SUPPORTED_RULESETS
+        from pipeline import __version__
+        from pipeline.engine.rules import SUPPORTED_RULESETS
 
         typer.echo(f"numbermatch {__version__} (rulesets: {', '.join(map(str, SUPPORTED_RULESETS))})")
         raise typer.Exit()
@@ -33,7 +33,7 @@ def _root(
     """Number Match content pipeline: rules engine, solver, rating, generator, validator, assembler."""
 
 
-from . import engine_cmds, solve_cmds, rate_cmds, generate_cmds, validate_cmds, assemble_cmds  # noqa: E402,F401
+from pipeline.cli import engine_cmds, solve_cmds, rate_cmds, generate_cmds, validate_cmds, assemble_cmds  # noqa: E402,F401
 
 
 def main() -> None:

@@ -1,5 +1,5 @@
 """`python -m pipeline.cli` runs the command line."""
 
-from . import main
+from pipeline.cli import main
 
 main()

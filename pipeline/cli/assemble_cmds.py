@@ -11,12 +11,12 @@ from types import FrameType
 
 import typer
 
-from ..assembler import assemble as assemble_puzzles
-from ..assembler import load_puzzles
-from ..bundle import bundle_document, default_bundle_id, write_bundle
-from ..curves import CURVES, shape_text
-from ..errors import NumberMatchError
-from ..nightly import (
+from pipeline.levels.assembler import assemble as assemble_puzzles
+from pipeline.levels.assembler import load_puzzles
+from pipeline.levels.bundle import bundle_document, default_bundle_id, write_bundle
+from pipeline.levels.curves import CURVES, shape_text
+from pipeline.errors import NumberMatchError
+from pipeline.levels.nightly import (
     DEFAULT_CURVE,
     DEFAULT_LEVELS,
     DEFAULT_OUT,
@@ -26,8 +26,8 @@ from ..nightly import (
     default_seed,
     run_nightly,
 )
-from . import app
-from .common import fail
+from pipeline.cli import app
+from pipeline.cli.common import fail
 
 _CURVE_HELP = f"Target difficulty curve: {', '.join(CURVES)}."
 

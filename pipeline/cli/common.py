@@ -9,8 +9,8 @@ from typing import Any, NoReturn
 
 import typer
 
-from ..board import Board, parse
-from ..errors import NumberMatchError
+from pipeline.engine.board import Board, parse
+from pipeline.errors import NumberMatchError
 
 
 def emit_json(obj: Any) -> None:

@@ -6,13 +6,13 @@ import sys
 
 import typer
 
-from ..board import WIDTH, format_board, parse
-from ..errors import NumberMatchError
-from ..moves import Move
-from ..rules import legal_pairs
-from ..stage import Stage
-from . import app
-from .common import emit_json, fail, parse_board_arg, stdin_lines
+from pipeline.engine.board import WIDTH, format_board, parse
+from pipeline.errors import NumberMatchError
+from pipeline.engine.moves import Move
+from pipeline.engine.rules import legal_pairs
+from pipeline.engine.stage import Stage
+from pipeline.cli import app
+from pipeline.cli.common import emit_json, fail, parse_board_arg, stdin_lines
 
 _NAMES = [f"{i // WIDTH},{i % WIDTH}" for i in range(WIDTH * 512)]
 

@@ -8,8 +8,8 @@ from typing import Optional
 
 import typer
 
-from ..errors import NumberMatchError
-from ..generator import (
+from pipeline.errors import NumberMatchError
+from pipeline.generation.generator import (
     DEFAULT_SOLVE_NODES,
     GenerateParams,
     GenerateResult,
@@ -19,8 +19,8 @@ from ..generator import (
     run_attempt,
     write_puzzles,
 )
-from . import app
-from .common import fail
+from pipeline.cli import app
+from pipeline.cli.common import fail
 
 
 @app.command()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import typer
 
-from ..errors import NumberMatchError
-from ..rating import DEFAULT_PLAYOUTS, Rating, rate
-from . import app
-from .common import board_adds_stream, emit_json, fail, parse_board_arg
+from pipeline.errors import NumberMatchError
+from pipeline.rating.score import DEFAULT_PLAYOUTS, Rating, rate
+from pipeline.cli import app
+from pipeline.cli.common import board_adds_stream, emit_json, fail, parse_board_arg
 
 
 def _text(board: str, adds: int, r: Rating) -> str:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import typer
 
-from ..solver import DEFAULT_BUDGET_NODES, SOLVED, solve
-from . import app
-from .common import board_adds_stream, emit_json, parse_board_arg
+from pipeline.solver.search import DEFAULT_BUDGET_NODES, SOLVED, solve
+from pipeline.cli import app
+from pipeline.cli.common import board_adds_stream, emit_json, parse_board_arg
 
 
 def _budget(nodes: int | None) -> int | None:

@@ -7,10 +7,10 @@ from enum import Enum
 
 import typer
 
-from ..validator import PathError, validate_paths
-from ..validator.reporters import render, summary
-from . import app
-from .common import fail
+from pipeline.validator import PathError, validate_paths
+from pipeline.validator.reporters import render, summary
+from pipeline.cli import app
+from pipeline.cli.common import fail
 
 
 class Format(str, Enum):

@@ -14,11 +14,11 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ..errors import NumberMatchError
-from .loader import Loaded, load_file, load_text
-from .problems import CODES, Problem, ValidationReport
-from .schema_layer import check as check_schema, classify
-from .semantics import Semantics
+from pipeline.errors import NumberMatchError
+from pipeline.validator.loader import Loaded, load_file, load_text
+from pipeline.validator.problems import CODES, Problem, ValidationReport
+from pipeline.validator.schema_layer import check as check_schema, classify
+from pipeline.validator.semantics import Semantics
 
 __all__ = [
     "CODES", "Problem", "ValidationReport", "PathError", "collect_files", "validate_paths",

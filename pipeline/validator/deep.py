@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..errors import NumberMatchError
-from ..tiers import TIERS
-from .semantics import DEEP_TIER_MARGIN, SCORE_TOLERANCE, Parts, _Context
+from pipeline.errors import NumberMatchError
+from pipeline.rating.tiers import TIERS
+from pipeline.validator.semantics import DEEP_TIER_MARGIN, SCORE_TOLERANCE, Parts, _Context
 
 
 def _tier_range(name: str) -> tuple[float, float] | None:
@@ -23,7 +23,7 @@ def _tier_range(name: str) -> tuple[float, float] | None:
 
 def deep_check(ctx: _Context, board: str, adds: int, p: dict[str, Any], parts: Parts, won: bool, provenance: Any) -> None:
     """Solver and rating disagreements for one puzzle (whose certificate `won` or not)."""
-    from ..solver import UNSOLVABLE, solve
+    from pipeline.solver.search import UNSOLVABLE, solve
 
     result = solve(board, adds)
     if result.status == UNSOLVABLE:
@@ -35,7 +35,7 @@ def deep_check(ctx: _Context, board: str, adds: int, p: dict[str, Any], parts: P
             ctx.add(parts + ("board",), "NM401", f"the solver proves the puzzle unsolvable with {adds} adds")
     if not won:
         return
-    from ..rating import DEFAULT_PLAYOUTS, rate
+    from pipeline.rating.score import DEFAULT_PLAYOUTS, rate
 
     stored = p["difficulty"]
     random_player = stored.get("players", {}).get("random", {})

@@ -19,7 +19,7 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from .problems import Problem, json_path
+from pipeline.validator.problems import Problem, json_path
 
 try:  # libyaml's parser when PyYAML was built with it
     from yaml import CSafeLoader as Loader

@@ -13,12 +13,12 @@ from typing import Any
 
 from jsonschema.exceptions import ValidationError
 
-from .. import schemas
-from ..board import parse
-from ..errors import NumberMatchError
-from ..moves import Move
-from .loader import Document, find_node, position
-from .problems import Problem, json_path
+from pipeline import schemas
+from pipeline.engine.board import parse
+from pipeline.errors import NumberMatchError
+from pipeline.engine.moves import Move
+from pipeline.validator.loader import Document, find_node, position
+from pipeline.validator.problems import Problem, json_path
 
 SCHEMA_VERSION = 1
 _RANGE = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems",

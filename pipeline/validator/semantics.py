@@ -12,15 +12,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..board import format_board, parse
-from ..errors import IllegalMoveError, NumberMatchError
-from ..moves import Move
-from ..puzzle import puzzle_id
-from ..rules import SUPPORTED_RULESETS, check_ruleset
-from ..stage import apply_move
-from ..tiers import TIERS, tier_for
-from .loader import Document, find_node, position
-from .problems import Problem, json_path
+from pipeline.engine.board import format_board, parse
+from pipeline.errors import IllegalMoveError, NumberMatchError
+from pipeline.engine.moves import Move
+from pipeline.levels.puzzle import puzzle_id
+from pipeline.engine.rules import SUPPORTED_RULESETS, check_ruleset
+from pipeline.engine.stage import apply_move
+from pipeline.rating.tiers import TIERS, tier_for
+from pipeline.validator.loader import Document, find_node, position
+from pipeline.validator.problems import Problem, json_path
 
 SCORE_TOLERANCE = 0.01
 DEEP_TIER_MARGIN = 5.0  # --deep without a recorded rating seed: how far outside the tier counts
@@ -31,7 +31,7 @@ CORE_FIELDS = ("id", "ruleset", "board", "adds", "solution", "difficulty")
 
 def _score_from_metrics() -> Callable[[Mapping[str, Any]], float] | None:
     try:
-        from ..rating import score_from_metrics
+        from pipeline.rating.score import score_from_metrics
     except ImportError:  # pragma: no cover - the rating module ships with the package
         return None
     return score_from_metrics
@@ -139,7 +139,7 @@ class Semantics:
         won = _replay(ctx, cells, adds, p["solution"], parts + ("solution",))
         _difficulty(ctx, p["difficulty"], adds, parts + ("difficulty",))
         if self.deep:
-            from .deep import deep_check  # the solver and rating load only when asked for
+            from pipeline.validator.deep import deep_check  # the solver and rating load only when asked for
 
             deep_check(ctx, board, adds, p, parts, won, provenance)
 

@@ -25,12 +25,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .assembler import Assembly
-from .atomic import write_atomic
-from .puzzle import BUNDLE_KIND, SCHEMA_VERSION, dump_yaml
+from pipeline import __version__
+from pipeline.levels.assembler import Assembly
+from pipeline.atomic import write_atomic
+from pipeline.levels.puzzle import BUNDLE_KIND, SCHEMA_VERSION, dump_yaml
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 BUNDLE_SCHEMA = REPO_ROOT / "schemas" / "bundle.schema.json"
 
 

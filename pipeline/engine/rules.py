@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from .board import CLASS, WIDTH, actives, cell_name, format_board, rays
-from .errors import IllegalMoveError, RulesetError
+from pipeline.engine.board import CLASS, WIDTH, actives, cell_name, format_board, rays
+from pipeline.errors import IllegalMoveError, RulesetError
 
 RULESET = 1
 SUPPORTED_RULESETS = (1,)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from .board import CLASS, WIDTH
+from pipeline.engine.board import CLASS, WIDTH
 
 MEMO_LIMIT = 200_000  # entries per memo of `Stretch.ways` / `Stretch.line2` before it is cleared
 

@@ -30,11 +30,11 @@ import sys
 import time
 from dataclasses import dataclass
 
-from .board import WIDTH, Board, cells_of
-from .moves import ADD, Move
-from .search_mask import Stretch
-from .search_order import ordered_matching
-from .search_rules import classes_even, pairs_ordered, stack_certificate
+from pipeline.engine.board import WIDTH, Board, cells_of
+from pipeline.engine.moves import ADD, Move
+from pipeline.solver.mask import Stretch
+from pipeline.solver.order import ordered_matching
+from pipeline.solver.shortcuts import classes_even, pairs_ordered, stack_certificate
 
 SOLVED, UNSOLVABLE, UNKNOWN = "solved", "unsolvable", "unknown"
 

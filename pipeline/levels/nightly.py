@@ -2,7 +2,7 @@
 
 One night's output is a folder `<out>/<date>/` holding
 
-- `bundle.yaml`: the bundle (see `pipeline.bundle`);
+- `bundle.yaml`: the bundle (see `pipeline.levels.bundle`);
 - `report.md`: a short human report: Puzzles per tier, acceptance rates, the work each phase
   did, and the difficulty curve of each Level;
 - `run.log`: the one summary line per phase that the job also logs, with its wall-clock time.
@@ -35,14 +35,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .assembler import Assembly, assemble, digit_layout
-from .atomic import current_umask, write_atomic
-from .bundle import bundle_document, write_bundle
-from .curves import CURVES, shape_text, tier_needs
-from .errors import NumberMatchError
-from .puzzle import Puzzle, dump_yaml
-from .tiers import TIER_NAMES
+from pipeline import __version__
+from pipeline.levels.assembler import Assembly, assemble, digit_layout
+from pipeline.atomic import current_umask, write_atomic
+from pipeline.levels.bundle import bundle_document, write_bundle
+from pipeline.levels.curves import CURVES, shape_text, tier_needs
+from pipeline.errors import NumberMatchError
+from pipeline.levels.puzzle import Puzzle, dump_yaml
+from pipeline.rating.tiers import TIER_NAMES
 
 DEFAULT_LEVELS = 10
 DEFAULT_STAGES = 6
@@ -62,7 +62,7 @@ class TierPlan:
 
 
 # Chosen from what the rating gives: share of ~25 rated random boards per setting landing in
-# each tier (generate(24, GenerateParams(cells, adds, seed=7)), tiers of pipeline.tiers):
+# each tier (generate(24, GenerateParams(cells, adds, seed=7)), tiers of pipeline.rating.tiers):
 #   27 cells/3 adds: easy 60%, medium 40%        30/2: easy 12%, medium 50%, hard 35%
 #   30/1: hard 36%, expert 48%                    36/1: hard 29%, expert 42%
 # More cells and fewer adds make a Stage harder.
@@ -235,7 +235,7 @@ def _build(options: NightlyOptions, staging: Path, log: Log, progress: Progress 
 
 
 def _generate(options: NightlyOptions, progress: Progress | None) -> tuple[dict[str, TierStats], list[Puzzle]]:
-    from .generator import GenerateParams, generate  # the generator is a heavy import
+    from pipeline.generation.generator import GenerateParams, generate  # the generator is a heavy import
 
     stats: dict[str, TierStats] = {}
     puzzles: list[Puzzle] = []
@@ -261,7 +261,7 @@ def _generate(options: NightlyOptions, progress: Progress | None) -> tuple[dict[
 
 def _validate_puzzles(puzzles: Sequence[Puzzle], stats: dict[str, TierStats]) -> list[Puzzle]:
     """Check each candidate as the puzzle file it would be; keep those the validator accepts."""
-    from .validator import validate_texts
+    from pipeline.validator import validate_texts
 
     report = validate_texts((f"{p.id}.yaml", dump_yaml(p.to_document())) for p in puzzles)
     bad = {Path(problem.file).stem for problem in report.problems}
@@ -273,7 +273,7 @@ def _validate_puzzles(puzzles: Sequence[Puzzle], stats: dict[str, TierStats]) ->
 
 def _validate_files(paths: Sequence[Path]) -> list[str]:
     """The validator's problems with the files, one line each."""
-    from .validator import validate_paths
+    from pipeline.validator import validate_paths
 
     report = validate_paths(paths)
     return [f"{Path(p.file).name}:{p.line or 0}: {p.path}: {p.message}" for p in report.problems]

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from .errors import NotationError
+from pipeline.errors import NotationError
 
 WIDTH = 9
 GAP = 0

@@ -1,7 +1,7 @@
 """Target difficulty curves: for each (Level, Stage) slot, the score a Puzzle there should have.
 
 A curve is a function of the slot's place in the bundle. Its target tier is always
-`tiers.tier_for(target score)`, so tier names and ranges come only from `pipeline.tiers`.
+`tiers.tier_for(target score)`, so tier names and ranges come only from `pipeline.rating.tiers`.
 Levels and Stages are 0-based here and 1-based in bundles.
 
 Curves (scores on the rating's 0-100 scale, placed inside the tier ranges of `tiers.TIERS`, so
@@ -26,8 +26,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .errors import NumberMatchError
-from .tiers import TIER_NAMES, TIERS, tier_for
+from pipeline.errors import NumberMatchError
+from pipeline.rating.tiers import TIER_NAMES, TIERS, tier_for
 
 # Where ramps start and end, as fractions of the easy and the hard tier's score range.
 # Each next Level closes RAMP_STEP of the remaining way from the first Level's ends to the maxima.

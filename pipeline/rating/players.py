@@ -16,7 +16,7 @@ Players differ only in which legal pair they take:
 The hot loop keeps the legal pairs up to date incrementally (`remove_and_track`,
 `pair_counts_after`): removing a pair without a row collapse only changes pairs through the two
 emptied cells; a collapse or an add recomputes them with `rules.legal_pairs`. The games are the
-same either way (tests check it against `pipeline.rules`); pass `incremental=False` for the
+same either way (tests check it against `pipeline.engine.rules`); pass `incremental=False` for the
 plain path.
 """
 
@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Protocol
 
-from .board import CLASS, WIDTH
-from .moves import ADD, Move
-from .rules import add_numbers, legal_pairs, remove_pair
+from pipeline.engine.board import CLASS, WIDTH
+from pipeline.engine.moves import ADD, Move
+from pipeline.engine.rules import add_numbers, legal_pairs, remove_pair
 
 Pair = tuple[int, int]
 Chooser = Callable[[bytes, list[Pair], int], Pair]

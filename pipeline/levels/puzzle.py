@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from . import __version__
+from pipeline import __version__
 
 SCHEMA_VERSION = 1
 PUZZLE_KIND = "puzzle"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .board import WIDTH
-from .errors import MoveSyntaxError
+from pipeline.engine.board import WIDTH
+from pipeline.errors import MoveSyntaxError
 
 _PAIR = re.compile(r"\s*(\d+)\s*,\s*(\d+)\s*-\s*(\d+)\s*,\s*(\d+)\s*\Z")
 ADD_TEXT = "+"

@@ -22,10 +22,10 @@ from functools import partial
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .board import CLASS, WIDTH
-from .errors import NumberMatchError
-from .moves import ADD, Move
-from .rules import legal_pairs, pair_problem
+from pipeline.engine.board import CLASS, WIDTH
+from pipeline.errors import NumberMatchError
+from pipeline.engine.moves import ADD, Move
+from pipeline.engine.rules import legal_pairs, pair_problem
 
 DEFAULT_DIGITS = "123456789"
 ACTIVE = 5  # a placeholder value: on a board of 5s, legal pairs are exactly the connected pairs

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from .board import Board, format_board, parse
-from .errors import IllegalMoveError
-from .moves import ADD, Move
-from .rules import add_numbers, check_ruleset, checked_remove, has_legal_pair, legal_pairs
+from pipeline.engine.board import Board, format_board, parse
+from pipeline.errors import IllegalMoveError
+from pipeline.engine.moves import ADD, Move
+from pipeline.engine.rules import add_numbers, check_ruleset, checked_remove, has_legal_pair, legal_pairs
 
 WON = "won"
 STUCK = "stuck"

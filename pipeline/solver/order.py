@@ -28,7 +28,7 @@ it still refutes about 98-99% of the unsolvable ones at the root.
 
 from __future__ import annotations
 
-from .search_mask import Stretch
+from pipeline.solver.mask import Stretch
 
 CAP = 400
 

@@ -2,8 +2,8 @@
 
 Solvable is not enough: people get stuck on solvable boards because careless pairs are punished
 and adds run out. The rating plays the Stage out with simulated players of different strength
-(`pipeline.players`), asks the solver which moves are fatal, and folds the results into one
-score 0-100 and a tier from the one table in `pipeline.tiers`.
+(`pipeline.rating.players`), asks the solver which moves are fatal, and folds the results into one
+score 0-100 and a tier from the one table in `pipeline.rating.tiers`.
 
 Everything is deterministic for a seed: players draw from `random.Random` objects seeded by
 (seed, player name) and every solver call has a node budget (never a timeout); budgets that
@@ -43,13 +43,13 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Any
 
-from .board import Board, cells_of
-from .moves import Move
-from .players import PLAYERS, Playout, play_many
-from .rules import legal_pairs, remove_pair
-from .solver import SOLVED, UNKNOWN, UNSOLVABLE, solve
-from .stage import replay
-from .tiers import UNSOLVABLE as TIER_UNSOLVABLE, tier_for
+from pipeline.engine.board import Board, cells_of
+from pipeline.engine.moves import Move
+from pipeline.rating.players import PLAYERS, Playout, play_many
+from pipeline.engine.rules import legal_pairs, remove_pair
+from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, solve
+from pipeline.engine.stage import replay
+from pipeline.rating.tiers import UNSOLVABLE as TIER_UNSOLVABLE, tier_for
 
 DEFAULT_PLAYOUTS = 64
 SOLVE_BUDGET_NODES = 10_000  # the solve at the Stage's adds (skipped when a certificate is given)

@@ -24,17 +24,17 @@ from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
-from .atomic import write_atomic
-from .board import format_board
-from .errors import NumberMatchError
-from .moves import Move
-from .proposals import STRATEGIES, DigitDistribution, propose, reading_order_reduction
-from .puzzle import GENERATOR_NAME, Puzzle, dump_yaml
-from .rules import RULESET
-from .schemas import schema_path
-from .solver import SOLVED, UNSOLVABLE, solve
-from .stage import replay
-from .tiers import TIER_NAMES, TIERS
+from pipeline.atomic import write_atomic
+from pipeline.engine.board import format_board
+from pipeline.errors import NumberMatchError
+from pipeline.engine.moves import Move
+from pipeline.generation.proposals import STRATEGIES, DigitDistribution, propose, reading_order_reduction
+from pipeline.levels.puzzle import GENERATOR_NAME, Puzzle, dump_yaml
+from pipeline.engine.rules import RULESET
+from pipeline.schemas import schema_path
+from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
+from pipeline.engine.stage import replay
+from pipeline.rating.tiers import TIER_NAMES, TIERS
 
 MIN_CELLS, MAX_CELLS = 2, 81
 MAX_ADDS = 5
@@ -159,7 +159,7 @@ RATING_SEED = 0
 
 
 def _rate(cells: bytes, adds: int, playouts: int | None, seed: int, solution: tuple[Move, ...]):  # -> Rating
-    from .rating import rate  # imported late: the rating module is a sibling feature
+    from pipeline.rating.score import rate  # imported late: the rating module is a sibling feature
 
     kwargs = {} if playouts is None else {"playouts": playouts}
     return rate(cells, adds, seed=seed, solution=solution, **kwargs)

@@ -15,8 +15,8 @@
 
 from __future__ import annotations
 
-from .board import CLASS, WIDTH, rays
-from .moves import Move
+from pipeline.engine.board import CLASS, WIDTH, rays
+from pipeline.engine.moves import Move
 
 CLASS_OF = bytes(CLASS) + bytes(256 - len(CLASS))  # translate table: value -> class, gap -> 0
 

@@ -1,7 +1,7 @@
 """The Level assembler: which validated Puzzle fills which Stage of which Level.
 
 The assembler places Puzzles into L Levels of S Stages following a target curve
-(`pipeline.curves`). It solves the placement exactly, as an assignment problem:
+(`pipeline.levels.curves`). It solves the placement exactly, as an assignment problem:
 
     minimise   sum over slots s of |score(puzzle at s) - target(s)|     (in hundredths of a point)
     subject to every slot gets exactly one Puzzle and no Puzzle is used twice;
@@ -38,11 +38,11 @@ from pathlib import Path
 import networkx as nx
 import yaml
 
-from .board import CLASS, WIDTH, parse
-from .curves import Target, shape_text, targets
-from .errors import NumberMatchError
-from .puzzle import Puzzle
-from .tiers import TIER_NAMES
+from pipeline.engine.board import CLASS, WIDTH, parse
+from pipeline.levels.curves import Target, shape_text, targets
+from pipeline.errors import NumberMatchError
+from pipeline.levels.puzzle import Puzzle
+from pipeline.rating.tiers import TIER_NAMES
 
 DEFAULT_NODE_BUDGET = 2000
 _CLASS_TEXT = ".12345"
@@ -270,7 +270,7 @@ def load_puzzles(paths: Iterable[str | Path]) -> list[Puzzle]:
 
     Refuses (AssemblyError) a missing file or any validation problem, listing the problems.
     """
-    from .validator import validate_paths  # the validator pulls in jsonschema; only load it here
+    from pipeline.validator import validate_paths  # the validator pulls in jsonschema; only load it here
 
     files = puzzle_files(paths)
     if not files:

@@ -1,0 +1,1 @@
+"""Levels: the puzzle file format, curves, the assembler, bundles and the nightly job."""
