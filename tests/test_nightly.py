@@ -19,6 +19,7 @@ from typer.testing import CliRunner
 import pipeline.levels.nightly as nightly
 from pipeline.levels.assembler import AssemblyError
 from pipeline.cli import app
+from pipeline.levels.publish import sweep
 from pipeline.levels.nightly import NightlyError, NightlyOptions, TierPlan, run_nightly
 from pipeline.validator import validate_paths
 
@@ -198,7 +199,7 @@ def test_two_runs_on_one_folder_do_not_race(tmp_path: Path) -> None:
 def test_a_folder_left_aside_by_a_killed_swap_is_put_back(published: Path, tmp_path: Path) -> None:
     aside = tmp_path / f".{DATE.isoformat()}.old-12345"
     shutil.copytree(published / DATE.isoformat(), aside)
-    nightly._sweep(tmp_path)
+    sweep(tmp_path)
     assert snapshot(tmp_path / DATE.isoformat()) == snapshot(published / DATE.isoformat())
     assert hidden(tmp_path) == []
 

@@ -33,7 +33,7 @@ def _root(
     """Number Match content pipeline: rules engine, solver, rating, generator, validator, assembler."""
 
 
-from pipeline.cli import engine_cmds, solve_cmds, rate_cmds, generate_cmds, validate_cmds, assemble_cmds  # noqa: E402,F401
+from pipeline.cli import engine_cmds, solve_cmds, rate_cmds, generate_cmds, validate_cmds, assemble_cmds, nightly_cmds  # noqa: E402,F401
 
 
 def main() -> None:

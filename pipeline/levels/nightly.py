@@ -21,35 +21,30 @@ the next run sweeps away. A lock on the output folder keeps two runs from racing
 from __future__ import annotations
 
 import datetime as _dt
-import fcntl
 import hashlib
 import math
-import os
 import shutil
 import tempfile
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pipeline import __version__
-from pipeline.levels.assembler import Assembly, assemble, digit_layout
-from pipeline.atomic import current_umask, write_atomic
+from pipeline.levels.assembler import Assembly, assemble
+from pipeline.atomic import write_atomic
 from pipeline.levels.bundle import bundle_document, write_bundle
 from pipeline.levels.curves import CURVES, shape_text, tier_needs
+from pipeline.levels.publish import PublishError, locked, publish, sweep
+from pipeline.levels.report import BUNDLE_FILE, LOG_FILE, REPORT_FILE, per_tier, percent, render_report
 from pipeline.errors import NumberMatchError
 from pipeline.levels.puzzle import Puzzle, dump_yaml
-from pipeline.rating.tiers import TIER_NAMES
 
 DEFAULT_LEVELS = 10
 DEFAULT_STAGES = 6
 DEFAULT_CURVE = "ramp"
 DEFAULT_OUT = "generated"
 SPARE = 0.5  # generate this share more than the curve needs per tier, so the assignment can choose
-BUNDLE_FILE, REPORT_FILE, LOG_FILE = "bundle.yaml", "report.md", "run.log"
 
 
 @dataclass(frozen=True)
@@ -163,14 +158,17 @@ def run_nightly(
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NightlyError("setup", f"cannot create output folder {out}: {exc.strerror or exc}") from None
-    with _locked(out):
-        _sweep(out)
-        staging = Path(tempfile.mkdtemp(prefix=f".{options.date_text}.tmp-", dir=out))
-        try:
-            result = _build(options, staging, log, progress)
-            _publish(staging, out / options.date_text)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+    try:
+        with locked(out):
+            sweep(out)
+            staging = Path(tempfile.mkdtemp(prefix=f".{options.date_text}.tmp-", dir=out))
+            try:
+                result = _build(options, staging, log, progress)
+                publish(staging, out / options.date_text)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+    except PublishError as exc:
+        raise NightlyError("setup", str(exc)) from None
     folder = out / options.date_text
     result.folder = folder
     result.bundle_path = folder / BUNDLE_FILE
@@ -194,8 +192,8 @@ def _build(options: NightlyOptions, staging: Path, log: Log, progress: Progress 
     total_attempts = sum(s.attempts for s in stats.values())
     summary(
         "generate",
-        f"{len(puzzles)} puzzles ({_per_tier({t: s.generated for t, s in stats.items()})})"
-        f" from {total_attempts} attempts, acceptance {_percent(len(puzzles), total_attempts)}",
+        f"{len(puzzles)} puzzles ({per_tier({t: s.generated for t, s in stats.items()})})"
+        f" from {total_attempts} attempts, acceptance {percent(len(puzzles), total_attempts)}",
         started,
     )
 
@@ -291,137 +289,3 @@ def _params(options: NightlyOptions, stats: Mapping[str, TierStats]) -> dict[str
             for tier, s in stats.items()
         },
     }
-
-
-# --- the report ---------------------------------------------------------------------------
-
-def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assembly: Assembly, valid: int) -> str:
-    """The Markdown report; deterministic (no clock), so reruns give the same bytes."""
-    used = Counter(p.puzzle.tier for p in assembly.placements)
-    out = [
-        f"# Nightly bundle {options.date_text}",
-        "",
-        f"`{BUNDLE_FILE}`: id `nightly-{options.date_text}`, {shape_text(options.levels, options.stages)}"
-        f" on curve `{options.curve}`, seed {options.seed}, numbermatch {__version__}, ruleset"
-        f" {assembly.placements[0].puzzle.ruleset}. Wall-clock time per phase: `{LOG_FILE}`.",
-        "",
-        "## Puzzles per tier",
-        "",
-        "| tier | cells | adds | generated | attempts | acceptance | valid | used |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
-    ]
-    for tier in TIER_NAMES:
-        if tier not in stats:
-            continue
-        s = stats[tier]
-        out.append(
-            f"| {tier} | {s.plan.cells} | {s.plan.adds} | {s.generated} | {s.attempts} |"
-            f" {_percent(s.generated, s.attempts)} | {s.generated - s.invalid} | {used[tier]} |"
-        )
-    generated = sum(s.generated for s in stats.values())
-    attempts = sum(s.attempts for s in stats.values())
-    out += [
-        f"| all | | | {generated} | {attempts} | {_percent(generated, attempts)} | {valid} | {sum(used.values())} |",
-        "",
-    ]
-    reasons: Counter[str] = Counter()
-    for s in stats.values():
-        reasons.update(s.rejected)
-    if reasons:
-        out.append("Generator rejections: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) + ".")
-        out.append("")
-    out += [
-        "## Work per phase",
-        "",
-        f"- generate: {attempts} candidate boards tried for {generated} puzzles.",
-        f"- validate: {generated} puzzles checked as puzzle files, {generated - valid} rejected; the bundle checked again.",
-        f"- assemble: optimal placement, total deviation from the curve {assembly.cost / 100:.2f} points"
-        f" (mean {assembly.cost / 100 / max(1, len(assembly.placements)):.2f} per stage),"
-        f" {assembly.nodes} matching(s) solved.",
-        "",
-        "## Difficulty curve",
-    ]
-    for n, level in enumerate(assembly.levels, 1):
-        out += [
-            "",
-            f"### Level {n}",
-            "",
-            "| stage | target | score | tier | curve | board | adds | id |",
-            "|---:|---:|---:|---|---|---|---:|---|",
-        ]
-        for p in level:
-            score = float(p.puzzle.difficulty["score"])
-            out.append(
-                f"| {p.target.stage + 1} | {p.target.score:.2f} | {score:.2f} | {p.puzzle.tier} |"
-                f" `{_bar(score)}` | `{p.puzzle.board}` | {p.puzzle.adds} | `{p.puzzle.id}` |"
-            )
-    layouts = [digit_layout(p.puzzle.board) for p in assembly.placements]
-    out += ["", f"Distinct digit layouts: {len(set(layouts))} of {len(layouts)} stages.", ""]
-    return "\n".join(out)
-
-
-def _bar(score: float, width: int = 20) -> str:
-    filled = round(score / 100 * width)
-    return "#" * filled + "." * (width - filled)
-
-
-def _percent(part: int, whole: int) -> str:
-    return f"{100 * part / whole:.1f}%" if whole else "n/a"
-
-
-def _per_tier(counts: Mapping[str, int]) -> str:
-    return ", ".join(f"{t} {n}" for t, n in counts.items())
-
-
-# --- publishing ---------------------------------------------------------------------------
-
-@contextmanager
-def _locked(out: Path) -> Iterator[None]:
-    """Hold an exclusive lock on the output folder itself (no lock file to leave behind)."""
-    fd = os.open(out, os.O_RDONLY)
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise NightlyError("setup", f"another nightly run is writing to {out}") from None
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
-
-
-def _sweep(out: Path) -> None:
-    """Clean up after killed runs: drop temp folders; put back an old folder left renamed aside."""
-    for entry in sorted(out.iterdir()):
-        name = entry.name
-        if not (name.startswith(".") and entry.is_dir()):
-            continue
-        if ".tmp-" in name:
-            shutil.rmtree(entry, ignore_errors=True)
-        elif ".old-" in name:
-            final = out / name[1:].split(".old-")[0]
-            if final.exists():
-                shutil.rmtree(entry, ignore_errors=True)
-            else:
-                os.rename(entry, final)
-
-
-def _publish(staging: Path, final: Path) -> None:
-    """Swap the complete staging folder in at `final`, replacing an older one only now."""
-    parent = final.parent
-    os.chmod(staging, 0o777 & ~current_umask())  # mkdtemp makes 0700; publish with a folder's usual mode
-    if final.exists():
-        aside = parent / f".{final.name}.old-{os.getpid()}"  # unique: we hold the lock, swept
-        os.rename(final, aside)
-        os.rename(staging, final)
-        shutil.rmtree(aside, ignore_errors=True)
-    else:
-        os.rename(staging, final)
-    _fsync_dir(parent)
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

@@ -1,0 +1,97 @@
+"""The nightly job's `report.md`: deterministic (no clock), so reruns give the same bytes."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from pipeline import __version__
+from pipeline.levels.assembler import Assembly, digit_layout
+from pipeline.levels.curves import shape_text
+from pipeline.rating.tiers import TIER_NAMES
+
+if TYPE_CHECKING:
+    from pipeline.levels.nightly import NightlyOptions, TierStats
+
+BUNDLE_FILE, REPORT_FILE, LOG_FILE = "bundle.yaml", "report.md", "run.log"
+
+
+def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assembly: Assembly, valid: int) -> str:
+    """The Markdown report; deterministic (no clock), so reruns give the same bytes."""
+    used = Counter(p.puzzle.tier for p in assembly.placements)
+    out = [
+        f"# Nightly bundle {options.date_text}",
+        "",
+        f"`{BUNDLE_FILE}`: id `nightly-{options.date_text}`, {shape_text(options.levels, options.stages)}"
+        f" on curve `{options.curve}`, seed {options.seed}, numbermatch {__version__}, ruleset"
+        f" {assembly.placements[0].puzzle.ruleset}. Wall-clock time per phase: `{LOG_FILE}`.",
+        "",
+        "## Puzzles per tier",
+        "",
+        "| tier | cells | adds | generated | attempts | acceptance | valid | used |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for tier in TIER_NAMES:
+        if tier not in stats:
+            continue
+        s = stats[tier]
+        out.append(
+            f"| {tier} | {s.plan.cells} | {s.plan.adds} | {s.generated} | {s.attempts} |"
+            f" {percent(s.generated, s.attempts)} | {s.generated - s.invalid} | {used[tier]} |"
+        )
+    generated = sum(s.generated for s in stats.values())
+    attempts = sum(s.attempts for s in stats.values())
+    out += [
+        f"| all | | | {generated} | {attempts} | {percent(generated, attempts)} | {valid} | {sum(used.values())} |",
+        "",
+    ]
+    reasons: Counter[str] = Counter()
+    for s in stats.values():
+        reasons.update(s.rejected)
+    if reasons:
+        out.append("Generator rejections: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) + ".")
+        out.append("")
+    out += [
+        "## Work per phase",
+        "",
+        f"- generate: {attempts} candidate boards tried for {generated} puzzles.",
+        f"- validate: {generated} puzzles checked as puzzle files, {generated - valid} rejected; the bundle checked again.",
+        f"- assemble: optimal placement, total deviation from the curve {assembly.cost / 100:.2f} points"
+        f" (mean {assembly.cost / 100 / max(1, len(assembly.placements)):.2f} per stage),"
+        f" {assembly.nodes} matching(s) solved.",
+        "",
+        "## Difficulty curve",
+    ]
+    for n, level in enumerate(assembly.levels, 1):
+        out += [
+            "",
+            f"### Level {n}",
+            "",
+            "| stage | target | score | tier | curve | board | adds | id |",
+            "|---:|---:|---:|---|---|---|---:|---|",
+        ]
+        for p in level:
+            score = float(p.puzzle.difficulty["score"])
+            out.append(
+                f"| {p.target.stage + 1} | {p.target.score:.2f} | {score:.2f} | {p.puzzle.tier} |"
+                f" `{_bar(score)}` | `{p.puzzle.board}` | {p.puzzle.adds} | `{p.puzzle.id}` |"
+            )
+    layouts = [digit_layout(p.puzzle.board) for p in assembly.placements]
+    out += ["", f"Distinct digit layouts: {len(set(layouts))} of {len(layouts)} stages.", ""]
+    return "\n".join(out)
+
+
+def _bar(score: float, width: int = 20) -> str:
+    filled = round(score / 100 * width)
+    return "#" * filled + "." * (width - filled)
+
+
+def percent(part: int, whole: int) -> str:
+    return f"{100 * part / whole:.1f}%" if whole else "n/a"
+
+
+def per_tier(counts: Mapping[str, int]) -> str:
+    return ", ".join(f"{t} {n}" for t, n in counts.items())
+
+
