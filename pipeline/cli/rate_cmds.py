@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from pipeline.errors import NumberMatchError
+from pipeline.rating.explain import explain
 from pipeline.rating.score import DEFAULT_PLAYOUTS, Rating, rate
 from pipeline.cli import app
 from pipeline.cli.common import board_adds_stream, emit_json, fail, parse_board_arg
@@ -44,10 +45,20 @@ def rate_cmd(
     playouts: int = typer.Option(DEFAULT_PLAYOUTS, "--playouts", min=1, help="Games each simulated player plays."),
     seed: int = typer.Option(0, "--seed", help="Seed of the simulated players (same seed, same rating)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
+    explain_out: bool = typer.Option(
+        False, "--explain", help="Also show each weighed metric's weight and points, what decides the tier, and why."
+    ),
 ) -> None:
     """Rate a Stage: simulated players' win rates, traps, min adds, a score 0-100 and a tier."""
+
+    def as_json(r: Rating) -> dict:
+        out = r.to_json()
+        if explain_out:
+            out["explain"] = explain(r.to_dict()).to_dict()
+        return out
+
     if board == "-":
-        board_adds_stream(lambda _t, cells, a: rate(cells, a, playouts=playouts, seed=seed).to_json())
+        board_adds_stream(lambda _t, cells, a: as_json(rate(cells, a, playouts=playouts, seed=seed)))
         return
     b = parse_board_arg(board)
     try:
@@ -55,6 +66,8 @@ def rate_cmd(
     except NumberMatchError as exc:
         fail(str(exc))
     if json_out:
-        emit_json({"board": str(b), "adds": adds, **rating.to_json()})
+        emit_json({"board": str(b), "adds": adds, **as_json(rating)})
     else:
         typer.echo(_text(str(b), adds, rating))
+        if explain_out:
+            typer.echo(str(explain(rating.to_dict())))

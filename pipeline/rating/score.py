@@ -49,7 +49,7 @@ from pipeline.rating.players import PLAYERS, Playout, play_many
 from pipeline.engine.rules import legal_pairs, remove_pair
 from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, solve
 from pipeline.engine.stage import replay
-from pipeline.rating.tiers import UNSOLVABLE as TIER_UNSOLVABLE, tier_for
+from pipeline.rating.tiers import RATING_VERSION, UNSOLVABLE as TIER_UNSOLVABLE, tier_for
 
 DEFAULT_PLAYOUTS = 64
 SOLVE_BUDGET_NODES = 10_000  # the solve at the Stage's adds (skipped when a certificate is given)
@@ -66,7 +66,7 @@ MIN_ADDS_CAP = 3  # min_adds at or above this counts as fully hard
 # playouts can miss. Chosen on ~600 random and generated boards for the widest gaps between
 # tiers in the win rates of four player models the score does not use
 # (pipeline/bench/bench_rating.py prints the check).
-WEIGHTS: dict[str, float] = {
+WEIGHTS_V1: dict[str, float] = {
     "random": 0.34,  # 1 - random player's win rate
     "scanner": 0.20,  # 1 - scanner's win rate
     "lookahead": 0.28,  # 1 - lookahead player's win rate
@@ -74,6 +74,12 @@ WEIGHTS: dict[str, float] = {
     "trap_density_sampled": 0.055,
     "min_adds": 0.045,  # min(min_adds, MIN_ADDS_CAP) / MIN_ADDS_CAP; unknown counts as 1
 }
+
+# The weights of each rating version (the `version` key of a difficulty block; absent means 1).
+# A stored rating is re-checked with its own version's weights and tier table, so older files
+# stay valid.
+WEIGHTS_BY_VERSION: dict[int, dict[str, float]] = {1: WEIGHTS_V1}
+WEIGHTS = WEIGHTS_BY_VERSION[RATING_VERSION]
 
 DIFFICULTY_KEYS = (
     "tier",
@@ -123,21 +129,52 @@ class Rating:
         return out
 
 
+def rating_version(difficulty: Mapping[str, Any]) -> int:
+    """The rating version a difficulty block was made by (no `version` key: version 1)."""
+    version = difficulty.get("version", 1)
+    if isinstance(version, bool) or version not in WEIGHTS_BY_VERSION:
+        known = ", ".join(str(v) for v in WEIGHTS_BY_VERSION)
+        raise ValueError(f"rating version {version!r} is not known (known: {known})")
+    return int(version)
+
+
+def weights_for(difficulty: Mapping[str, Any]) -> dict[str, float]:
+    """The weights of the rating version that made `difficulty`."""
+    return WEIGHTS_BY_VERSION[rating_version(difficulty)]
+
+
+def metric_value(difficulty: Mapping[str, Any], name: str) -> Any:
+    """The stored value a hardness term is read from: a player's win rate, or the metric itself."""
+    players = difficulty["players"]
+    if name in players and name not in difficulty:
+        return players[name]["win_rate"]
+    return difficulty.get(name)
+
+
 def hardness_terms(difficulty: Mapping[str, Any]) -> dict[str, float]:
     """The 0-1 hardness terms the score weighs, from stored metric values alone."""
-    players = difficulty["players"]
-    terms = {name: 1.0 - float(players[name]["win_rate"]) for name in ("random", "scanner", "lookahead")}
-    terms["trap_density"] = float(difficulty["trap_density"])
-    terms["trap_density_sampled"] = float(difficulty["trap_density_sampled"])
-    min_adds = difficulty.get("min_adds")
-    terms["min_adds"] = 1.0 if min_adds is None else min(int(min_adds), MIN_ADDS_CAP) / MIN_ADDS_CAP
+    terms: dict[str, float] = {}
+    for name in weights_for(difficulty):
+        value = metric_value(difficulty, name)
+        if name == "min_adds":
+            terms[name] = 1.0 if value is None else min(int(value), MIN_ADDS_CAP) / MIN_ADDS_CAP
+        elif name in difficulty:
+            terms[name] = float(value)
+        else:  # a player: its loss rate
+            terms[name] = 1.0 - float(value)
     return terms
+
+
+def score_points(difficulty: Mapping[str, Any]) -> dict[str, float]:
+    """Per hardness term, the points (0-100 scale, unrounded) it adds to the score."""
+    weights = weights_for(difficulty)
+    terms = hardness_terms(difficulty)
+    return {name: 100.0 * weights[name] * terms[name] for name in weights}
 
 
 def score_from_metrics(difficulty: Mapping[str, Any]) -> float:
     """The score 0-100 recomputed from a `difficulty` mapping's stored values (2 decimals)."""
-    terms = hardness_terms(difficulty)
-    raw = 100.0 * sum(WEIGHTS[name] * terms[name] for name in WEIGHTS)
+    raw = sum(score_points(difficulty).values())
     return round(min(100.0, max(0.0, raw)), 2)
 
 

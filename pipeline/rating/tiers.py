@@ -22,12 +22,18 @@ TIERS: tuple[tuple[str, float, float], ...] = (
 TIER_NAMES: tuple[str, ...] = tuple(t[0] for t in TIERS)
 UNSOLVABLE = "unsolvable"
 
+# The rating version new ratings are made by (a difficulty block's `version`; absent means 1),
+# and each version's tier table: a stored rating is checked against its own version's table.
+RATING_VERSION = 1
+TIERS_BY_VERSION: dict[int, tuple[tuple[str, float, float], ...]] = {1: TIERS}
 
-def tier_for(score: float) -> str:
-    """The tier a score falls in; raises ValueError outside 0-100."""
+
+def tier_for(score: float, version: int = RATING_VERSION) -> str:
+    """The tier a score falls in (by rating `version`'s table); raises ValueError outside 0-100."""
     if not 0.0 <= score <= 100.0:
         raise ValueError(f"score {score!r} is outside 0-100")
-    for name, low, high in TIERS:
+    table = TIERS_BY_VERSION[version]
+    for name, low, high in table:
         if low <= score < high:
             return name
-    return TIERS[-1][0]
+    return table[-1][0]

@@ -1,0 +1,91 @@
+"""`explain`: a rating's parts come from the same weights as the score, name what decides the
+tier, and say it in one line; `rate --explain` prints it as text and JSON."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.rating.explain import Explanation, explain
+from pipeline.rating.score import rate, weights_for
+from pipeline.rating.tiers import TIERS_BY_VERSION
+
+BOARDS = [
+    ("4.......3/1.......9/.6......7", 0),
+    ("325288874/281771854/261119174/71948894", 2),
+    ("123456789/98765", 1),
+    ("869497867/619968143/932951221/81545236", 1),
+]
+
+
+@pytest.fixture(scope="module")
+def rated() -> list[dict]:
+    return [rate(board, adds, playouts=24).to_dict() for board, adds in BOARDS]
+
+
+def test_points_add_up_to_the_score(rated) -> None:
+    for d in rated:
+        e = explain(d)
+        assert isinstance(e, Explanation)
+        assert [p.name for p in e.parts] == list(weights_for(d))
+        assert sum(p.points for p in e.parts) == pytest.approx(d["score"], abs=0.01)
+        assert all(p.weight == weights_for(d)[p.name] for p in e.parts)
+        assert e.tier == d["tier"] and e.score == d["score"]
+
+
+def test_deciding_metrics_reach_the_tier_floor(rated) -> None:
+    for d in rated:
+        e = explain(d)
+        low, high = next((lo, hi) for name, lo, hi in TIERS_BY_VERSION[e.version] if name == e.tier)
+        assert e.decide, d
+        up = sum(p.points for p in e.parts if p.name in e.decide)
+        if low > 0:
+            assert up >= low
+        if high < 100:  # giving the deciding metrics full points passes the ceiling
+            spare = sum(100 * p.weight - p.points for p in e.parts if p.name in e.decide)
+            assert e.score + spare >= high
+
+
+def test_summary_names_the_tier_and_a_metric(rated) -> None:
+    for d in rated:
+        e = explain(d)
+        assert e.summary.lower().startswith(e.tier)
+        assert "\n" not in e.summary
+        assert e.summary in str(e)
+
+
+def test_value_is_frozen_and_json_ready(rated) -> None:
+    e = explain(rated[1])
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        e.tier = "easy"  # type: ignore[misc]
+    d = json.loads(json.dumps(e.to_dict()))
+    assert set(d) == {"tier", "score", "version", "metrics", "decide", "summary"}
+    assert {m["name"] for m in d["metrics"]} == set(weights_for(rated[1]))
+
+
+def test_unsolvable_and_bad_blocks() -> None:
+    e = explain(rate("12", 0, playouts=4).to_dict())
+    assert e.tier == "unsolvable" and e.score is None and e.decide == ()
+    with pytest.raises(ValueError, match="rating version"):
+        explain({"version": 99, "tier": "easy", "score": 1.0, "players": {}})
+    with pytest.raises(ValueError, match="lacks"):
+        explain({"tier": "easy", "score": 1.0, "players": {}})
+
+
+def test_rate_explain_text_and_json() -> None:
+    runner = CliRunner()
+    board, adds = BOARDS[2]
+    out = runner.invoke(app, ["rate", board, "--adds", str(adds), "--playouts", "16", "--explain"])
+    assert out.exit_code == 0, out.output
+    assert "decides the tier" in out.output and "points" in out.output
+    out = runner.invoke(app, ["rate", board, "--adds", str(adds), "--playouts", "16", "--explain", "--json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    assert doc["explain"]["tier"] == doc["tier"]
+    assert sum(m["points"] for m in doc["explain"]["metrics"]) == pytest.approx(doc["score"], abs=0.05)
+    out = runner.invoke(app, ["rate", "12x", "--explain"])
+    assert out.exit_code == 1 and "Traceback" not in out.output
