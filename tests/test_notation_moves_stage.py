@@ -7,7 +7,7 @@ import pytest
 from pipeline.engine.board import Board, format_board, parse
 from pipeline.errors import IllegalMoveError, MoveSyntaxError, NotationError, RulesetError
 from pipeline.engine.moves import ADD, Move
-from pipeline.engine.rules import check_ruleset
+from pipeline.engine.rulesets import DEFAULT, ruleset_for
 from pipeline.engine.stage import IN_PLAY, STUCK, WON, Stage, replay
 
 
@@ -64,10 +64,10 @@ def test_malformed_moves(text: str) -> None:
 
 
 def test_ruleset_one_only() -> None:
-    assert check_ruleset(1) == 1 and check_ruleset("1") == 1
+    assert ruleset_for(1) is DEFAULT and ruleset_for("1") is DEFAULT and ruleset_for(DEFAULT) is DEFAULT
     for bad in (2, "2", 0, "one", None, True, 1.5):
         with pytest.raises(RulesetError, match="unknown ruleset"):
-            check_ruleset(bad)
+            ruleset_for(bad)
     with pytest.raises(RulesetError):
         Stage("11", adds=0, ruleset=2)
 

@@ -23,6 +23,7 @@ from pipeline.rating.players import (
 )
 from pipeline.rating.score import DIFFICULTY_KEYS, WEIGHTS, rate, score_from_metrics
 from pipeline.engine.rules import legal_pairs, remove_pair
+from pipeline.engine.rulesets import Ruleset
 from pipeline.engine.stage import replay
 from pipeline.rating.tiers import TIERS, tier_for
 
@@ -162,9 +163,9 @@ def test_rating_is_deterministic_and_reproducible(board: str) -> None:
     json.dumps(d)  # JSON/YAML ready
 
 
-def test_plain_path_gives_the_same_rating() -> None:
+def test_plain_path_gives_the_same_rating(untracked: Ruleset) -> None:
     board = BOARDS_35[0]
-    assert rate(board, 3, playouts=16, seed=1) == rate(board, 3, playouts=16, seed=1, incremental=False)
+    assert rate(board, 3, playouts=16, seed=1) == rate(board, 3, playouts=16, seed=1, ruleset=untracked)
 
 
 win = st.floats(0, 1)
@@ -225,11 +226,11 @@ def test_incremental_pairs_match_rules(cells: bytes) -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32), n=st.integers(5, 40), adds=st.integers(0, 2))
-def test_games_are_legal_and_same_on_both_paths(seed: int, n: int, adds: int) -> None:
+def test_games_are_legal_and_same_on_both_paths(untracked: Ruleset, seed: int, n: int, adds: int) -> None:
     cells = bytes(random.Random(seed).randint(1, 9) for _ in range(n))
     for player in (RandomPlayer(), ScannerPlayer(), LookaheadPlayer()):
         fast = play(player, cells, adds, random.Random(seed), record=True)
-        plain = play(player, cells, adds, random.Random(seed), record=True, incremental=False)
+        plain = play(player, cells, adds, random.Random(seed), record=True, ruleset=untracked)
         assert fast == plain
         final, adds_left = replay(cells, fast.path, adds)  # every move legal under pipeline.engine.rules
         assert (final == b"") == fast.won

@@ -14,8 +14,9 @@ from pipeline.engine.rules import add_numbers, legal_pairs, remove_pair
 from pipeline.solver import search as solver
 from pipeline.solver.mask import Stretch
 from pipeline.solver.order import _schedulable, has_ordered_matching, ordered_matching
-from pipeline.solver.shortcuts import classes_even, pairs_ordered, stack_certificate
-from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, _remove, solve
+from pipeline.engine.rules import pairs_ordered
+from pipeline.solver.shortcuts import classes_even, stack_certificate
+from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, solve
 from pipeline.engine.stage import replay
 
 # Unsolvable at 0 adds (plain search: about 9,500 states; here refuted at the root); solvable with one add.
@@ -134,8 +135,6 @@ def test_every_shortcut_forced_on_agrees_with_unpruned_search(cells, adds):
 def test_fast_rules_match_the_engine(cells):
     pairs = pairs_ordered(cells)
     assert sorted(pairs) == legal_pairs(cells) and len(set(pairs)) == len(pairs)
-    for i, j in pairs[:3]:
-        assert _remove(cells, i, j) == remove_pair(cells, i, j)
 
 
 def played(cells: bytes, choices):

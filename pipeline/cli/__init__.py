@@ -20,9 +20,9 @@ app = typer.Typer(
 def _version(value: bool) -> None:
     if value:
         from pipeline import __version__
-        from pipeline.engine.rules import SUPPORTED_RULESETS
+        from pipeline.engine.rulesets import SHIPPED
 
-        typer.echo(f"numbermatch {__version__} (rulesets: {', '.join(map(str, SUPPORTED_RULESETS))})")
+        typer.echo(f"numbermatch {__version__} (rulesets: {', '.join(map(str, sorted(SHIPPED)))})")
         raise typer.Exit()
 
 

@@ -1,5 +1,8 @@
 """Ruleset 1 on cell bytes: legal pairs, pair removal with row collapse, Add numbers.
 
+`rulesets.DEFAULT` is these functions as a value; code that may meet another ruleset calls
+through a `Ruleset` instead of importing them.
+
 These functions are the hot path of the solver and generator: they take and return plain
 `bytes` and flat indices (row * 9 + col), and use the precomputed ray tables of `board.rays`.
 """
@@ -8,53 +11,53 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from pipeline.engine.board import CLASS, WIDTH, actives, cell_name, format_board, rays
-from pipeline.errors import IllegalMoveError, RulesetError
+from pipeline.engine.board import CLASS, WIDTH, actives, cell_name, rays
 
-RULESET = 1
-SUPPORTED_RULESETS = (1,)
+CLASS_OF = bytes(CLASS) + bytes(256 - len(CLASS))  # translate table: value -> class, gap -> 0
 
 
-def check_ruleset(value: object) -> int:
-    """Return the ruleset as an int, or refuse one this engine does not implement."""
-    if isinstance(value, bool):
-        value = None
-    try:
-        number = int(str(value).strip()) if isinstance(value, (int, str)) else None
-    except ValueError:
-        number = None
-    if number not in SUPPORTED_RULESETS:
-        known = ", ".join(map(str, SUPPORTED_RULESETS))
-        raise RulesetError(f"unknown ruleset {value!r}: this engine implements ruleset {known} only")
-    return number
+def iter_pairs(cells: bytes) -> Iterator[tuple[int, int, bool]]:
+    """Legal pairs (i, j, reading), i < j, each once, in scan order of i.
 
-
-def iter_pairs(cells: bytes) -> Iterator[tuple[int, int]]:
-    """Legal pairs (i, j), i < j, in scan order; a pair may come twice (two paths join it)."""
-    table = rays(len(cells))
-    cls = CLASS
-    prev = -1
-    prev_class = 0
-    for i, v in enumerate(cells):
-        if not v:
-            continue
-        k = cls[v]
-        if prev_class == k:  # reading order: the previous active cell, only gaps between
-            yield prev, i
-        prev = i
-        prev_class = k
+    `reading` says the pair connects in reading order (only gaps between); a pair that also
+    connects along a ray is reported once, as a reading pair.
+    """
+    cc = cells.translate(CLASS_OF)
+    table = rays(len(cc))
+    act = [i for i, k in enumerate(cc) if k]
+    act.append(-1)
+    for n, i in enumerate(act[:-1]):
+        k = cc[i]
+        nxt = act[n + 1]
+        if nxt >= 0 and cc[nxt] == k:
+            yield i, nxt, True
         for ray in table[i]:
             for j in ray:
-                w = cells[j]
+                w = cc[j]
                 if w:
-                    if cls[w] == k:
-                        yield i, j
+                    if w == k and j != nxt:
+                        yield i, j, False
                     break
+
+
+def pairs_ordered(cells: bytes) -> list[tuple[int, int]]:
+    """The legal pairs, vertical/diagonal-only ones first, then reading-order ones.
+
+    A reading-order connection stays open until one of its cells goes (gaps only accumulate
+    between them), while a vertical or diagonal one can be closed by a row collapse, so a
+    search that tries the fragile ones first finds wins sooner.
+    """
+    geo: list[tuple[int, int]] = []
+    read: list[tuple[int, int]] = []
+    for i, j, reading in iter_pairs(cells):
+        (read if reading else geo).append((i, j))
+    geo.extend(read)
+    return geo
 
 
 def legal_pairs(cells: bytes) -> list[tuple[int, int]]:
     """Every legal pair (i, j), i < j, sorted in reading order of i then j."""
-    return sorted(set(iter_pairs(cells)))
+    return sorted((i, j) for i, j, _ in iter_pairs(cells))
 
 
 def has_legal_pair(cells: bytes) -> bool:
@@ -118,12 +121,3 @@ def remove_pair(cells: bytes, i: int, j: int) -> bytes:
 def add_numbers(cells: bytes) -> bytes:
     """Append copies of the active values, in reading order, after the last existing cell."""
     return cells + actives(cells)
-
-
-def checked_remove(cells: bytes, i: int, j: int, move_text: str | None = None) -> bytes:
-    """`remove_pair` after checking legality; raises IllegalMoveError naming move and board."""
-    problem = pair_problem(cells, i, j)
-    if problem is not None:
-        text = move_text or f"{cell_name(min(i, j))}-{cell_name(max(i, j))}"
-        raise IllegalMoveError(f"illegal move {text} on board {format_board(cells)!r}: {problem}")
-    return remove_pair(cells, i, j)

@@ -30,7 +30,7 @@ from pipeline.errors import NumberMatchError
 from pipeline.engine.moves import Move
 from pipeline.generation.proposals import STRATEGIES, DigitDistribution, propose, reading_order_reduction
 from pipeline.levels.puzzle import GENERATOR_NAME, Puzzle, dump_yaml
-from pipeline.engine.rules import RULESET
+from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.schemas import schema_path
 from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
 from pipeline.engine.stage import replay
@@ -67,6 +67,7 @@ class GenerateParams:
     `digits`: see `proposals.DigitDistribution` (None = uniform 1-9). `max_attempts`: None
     means 1000 + 200 per puzzle requested. `playouts`: the rating's simulated games per player
     (None = the rating's default). `solve_nodes`: the solver's node budget per board.
+    `ruleset`: the number of a registered ruleset (a number, so params pickle to workers).
     """
 
     cells: int
@@ -79,9 +80,18 @@ class GenerateParams:
     solve_nodes: int = DEFAULT_SOLVE_NODES
     playouts: int | None = None
     pilot: int = PILOT_ATTEMPTS
+    ruleset: int = DEFAULT.number
+
+    def rules(self) -> Ruleset:
+        """The ruleset these params name; raises GenerationError for an unknown one."""
+        try:
+            return ruleset_for(self.ruleset)
+        except NumberMatchError as exc:
+            raise GenerationError(str(exc)) from None
 
     def check(self) -> DigitDistribution:
         """Validate; returns the parsed digit distribution. Raises GenerationError naming the field."""
+        ruleset = self.rules()
         if isinstance(self.cells, bool) or not isinstance(self.cells, int) or not MIN_CELLS <= self.cells <= MAX_CELLS:
             raise GenerationError(f"cells {self.cells!r} is out of range: a board has {MIN_CELLS} to {MAX_CELLS} cells")
         if isinstance(self.adds, bool) or not isinstance(self.adds, int) or not 0 <= self.adds <= MAX_ADDS:
@@ -95,6 +105,8 @@ class GenerateParams:
             raise GenerationError(f"unknown tier {self.tier!r}: expected one of {', '.join(TIER_NAMES)}")
         if self.strategy not in STRATEGIES:
             raise GenerationError(f"unknown strategy {self.strategy!r}: expected one of {', '.join(STRATEGIES)}")
+        if self.strategy == "constructive" and not ruleset.constructive:
+            raise GenerationError(f"strategy 'constructive' is not sound for {ruleset}: use --strategy random")
         if self.max_attempts is not None and self.max_attempts < 1:
             raise GenerationError(f"max_attempts {self.max_attempts!r} must be at least 1")
         if self.solve_nodes < 1:
@@ -158,11 +170,13 @@ class GenerateResult:
 RATING_SEED = 0
 
 
-def _rate(cells: bytes, adds: int, playouts: int | None, seed: int, solution: tuple[Move, ...]):  # -> Rating
+def _rate(
+    cells: bytes, adds: int, playouts: int | None, seed: int, solution: tuple[Move, ...], ruleset: Ruleset
+):  # -> Rating
     from pipeline.rating.score import rate  # imported late: the rating module is a sibling feature
 
     kwargs = {} if playouts is None else {"playouts": playouts}
-    return rate(cells, adds, seed=seed, solution=solution, **kwargs)
+    return rate(cells, adds, seed=seed, solution=solution, ruleset=ruleset, **kwargs)
 
 
 def _scanner_always_wins(rating: object) -> bool:
@@ -179,12 +193,14 @@ def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
     it again to rebuild one puzzle from its provenance.
     """
     digits = params.check()
+    ruleset = params.rules()
     rng = random.Random(f"{params.seed}:{attempt}")
     proposal = propose(params.strategy, params.cells, params.adds, rng, digits)
     cells = proposal.cells
-    if not reading_order_reduction(cells, params.adds):
+    # reading-order neighbours always connect where the stack certificate is sound
+    if ruleset.stack_certificate and not reading_order_reduction(cells, params.adds, ruleset.class_of):
         return Outcome(attempt, reason=TRIVIAL)
-    result = solve(cells, params.adds, budget_nodes=params.solve_nodes)
+    result = solve(cells, params.adds, ruleset=ruleset, budget_nodes=params.solve_nodes)
     certificate = proposal.certificate
     if certificate is None:  # random proposals: the solver's win is the certificate
         if result.status != SOLVED:
@@ -193,10 +209,10 @@ def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
     elif result.status == UNSOLVABLE:  # a constructed board the solver refutes: an engine bug
         raise AssertionError(f"solver refutes constructed board {format_board(cells)}")
     assert certificate is not None
-    if replay(cells, certificate, params.adds)[0]:
+    if replay(cells, certificate, params.adds, ruleset)[0]:
         raise AssertionError(f"certificate does not empty {format_board(cells)}")
     rseed = RATING_SEED
-    rating = _rate(cells, params.adds, params.playouts, rseed, tuple(certificate))
+    rating = _rate(cells, params.adds, params.playouts, rseed, tuple(certificate), ruleset)
     if rating.score is None or rating.tier not in TIER_NAMES:
         return Outcome(attempt, reason=UNSOLVABLE_REASON)
     if _scanner_always_wins(rating):
@@ -208,7 +224,7 @@ def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
         adds=params.adds,
         solution=tuple(str(m) for m in certificate),
         difficulty=rating.to_dict(),
-        ruleset=RULESET,
+        ruleset=ruleset.number,
         provenance={
             "generator": GENERATOR_NAME,
             "strategy": params.strategy,

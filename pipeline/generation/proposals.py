@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pipeline.engine.board import CLASS, WIDTH
 from pipeline.errors import NumberMatchError
 from pipeline.engine.moves import ADD, Move
-from pipeline.engine.rules import legal_pairs, pair_problem
+from pipeline.engine.rules import CLASS_OF, legal_pairs, pair_problem
 
 DEFAULT_DIGITS = "123456789"
 ACTIVE = 5  # a placeholder value: on a board of 5s, legal pairs are exactly the connected pairs
@@ -337,7 +337,7 @@ def propose(strategy: str, cells: int, adds: int, rng: random.Random, digits: Di
     raise ValueError(f"unknown strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}")
 
 
-def reading_order_reduction(cells: bytes, adds: int = 0) -> bytes:
+def reading_order_reduction(cells: bytes, adds: int = 0, class_of: bytes = CLASS_OF) -> bytes:
     """What pairing neighbours in reading order (and adding when stuck) leaves of a board's classes.
 
     Two consecutive active cells in reading order are always connected, so a board whose class
@@ -346,7 +346,7 @@ def reading_order_reduction(cells: bytes, adds: int = 0) -> bytes:
     the class sequence left; empty means trivial.
     """
     stack = bytearray()
-    seq = bytes(CLASS[v] for v in cells if v)
+    seq = cells.translate(class_of).replace(b"\x00", b"")
     while True:
         for k in seq:
             if stack and stack[-1] == k:

@@ -38,24 +38,25 @@ from pathlib import Path
 import networkx as nx
 import yaml
 
-from pipeline.engine.board import CLASS, WIDTH, parse
+from pipeline.engine.board import WIDTH, parse
+from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.levels.curves import Target, shape_text, targets
 from pipeline.errors import NumberMatchError
 from pipeline.levels.puzzle import Puzzle
 from pipeline.rating.tiers import TIER_NAMES
 
 DEFAULT_NODE_BUDGET = 2000
-_CLASS_TEXT = ".12345"
+_CLASS_TEXT = "." + "".join(chr(ord("0") + k) for k in range(1, 256))  # class k as a character
 
 
 class AssemblyError(NumberMatchError):
     """The assembler cannot build the asked bundle from the given Puzzles."""
 
 
-def digit_layout(board: str) -> str:
-    """The board's value-class pattern (see the module docstring): equal layouts play alike."""
-    cells = parse(board)
-    text = "".join(_CLASS_TEXT[CLASS[v]] for v in cells)
+def digit_layout(board: str, ruleset: Ruleset | int = DEFAULT) -> str:
+    """The board's value-class pattern under its ruleset (see the module docstring): equal layouts play alike."""
+    cells = parse(board).translate(ruleset_for(ruleset).class_of)
+    text = "".join(_CLASS_TEXT[k] for k in cells)
     return "/".join(text[s : s + WIDTH] for s in range(0, len(text), WIDTH))
 
 
@@ -175,7 +176,7 @@ def assign(
     slot order: (total cost, Puzzle per slot, branch-and-bound nodes solved)."""
     pool = sorted(puzzles, key=lambda p: p.id)
     scores = [puzzle_score(p) for p in pool]
-    layouts = [digit_layout(p.board) for p in pool]
+    layouts = [digit_layout(p.board, p.ruleset) for p in pool]
     counter = itertools.count()
     nodes = 1
     root = _solve_matching(slots, pool, scores, layouts, frozenset())

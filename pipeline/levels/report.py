@@ -77,7 +77,7 @@ def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assem
                 f"| {p.target.stage + 1} | {p.target.score:.2f} | {score:.2f} | {p.puzzle.tier} |"
                 f" `{_bar(score)}` | `{p.puzzle.board}` | {p.puzzle.adds} | `{p.puzzle.id}` |"
             )
-    layouts = [digit_layout(p.puzzle.board) for p in assembly.placements]
+    layouts = [digit_layout(p.puzzle.board, p.puzzle.ruleset) for p in assembly.placements]
     out += ["", f"Distinct digit layouts: {len(set(layouts))} of {len(layouts)} stages.", ""]
     return "\n".join(out)
 

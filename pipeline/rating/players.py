@@ -15,9 +15,10 @@ Players differ only in which legal pair they take:
 
 The hot loop keeps the legal pairs up to date incrementally (`remove_and_track`,
 `pair_counts_after`): removing a pair without a row collapse only changes pairs through the two
-emptied cells; a collapse or an add recomputes them with `rules.legal_pairs`. The games are the
-same either way (tests check it against `pipeline.engine.rules`); pass `incremental=False` for the
-plain path.
+emptied cells; a collapse or an add recomputes them with `rules.legal_pairs`. That tracking knows
+ruleset 1's lines, so it runs only for a ruleset whose `tracked_pairs` flag is set; otherwise the
+players recompute the pairs with the ruleset's own functions. The games are the same either way
+(tests check it with a copy of ruleset 1 whose flag is off).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from typing import Protocol
 
 from pipeline.engine.board import CLASS, WIDTH
 from pipeline.engine.moves import ADD, Move
-from pipeline.engine.rules import add_numbers, legal_pairs, remove_pair
+from pipeline.engine.rules import legal_pairs, remove_pair
+from pipeline.engine.rulesets import DEFAULT, Ruleset
 
 Pair = tuple[int, int]
 Chooser = Callable[[bytes, list[Pair], int], Pair]
@@ -152,16 +154,17 @@ class Step:
     opened: bool  # ... and the collapse made a pair that was not there before it
 
 
-def remove_and_track(cells: bytes, pairs: Sequence[Pair], i: int, j: int, *, incremental: bool = True) -> Step:
+def remove_and_track(cells: bytes, pairs: Sequence[Pair], i: int, j: int, ruleset: Ruleset = DEFAULT) -> Step:
     """Remove pair (i, j) and return the new cells and legal pairs, noting collapse openings."""
-    after = remove_pair(cells, i, j)
-    if not incremental:
-        new = legal_pairs(after)
+    if not ruleset.tracked_pairs:
+        after = ruleset.remove_pair(cells, i, j)
+        new = ruleset.legal_pairs(after)
         if len(after) == len(cells):
             return Step(after, new, False, False)
         gapped = bytearray(cells)
         gapped[i] = gapped[j] = 0
-        return Step(after, new, True, _collapse_opened(gapped, legal_pairs(bytes(gapped)), new, i, j))
+        return Step(after, new, True, _collapse_opened(gapped, ruleset.legal_pairs(bytes(gapped)), new, i, j))
+    after = remove_pair(cells, i, j)
     gapped = bytearray(cells)
     gapped[i] = gapped[j] = 0
     kept = pairs_after_gaps(gapped, pairs, i, j)
@@ -190,7 +193,7 @@ def _collapse_opened(gapped: bytearray, kept: Sequence[Pair], new: Sequence[Pair
 class Player(Protocol):
     name: str
 
-    def begin(self, cells: bytes, rng: Random, incremental: bool) -> Chooser:
+    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
         """A chooser for one game: (cells, legal pairs (non-empty, sorted), adds left) -> pair."""
         ...
 
@@ -201,7 +204,7 @@ class RandomPlayer:
 
     name: str = "random"
 
-    def begin(self, cells: bytes, rng: Random, incremental: bool) -> Chooser:
+    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
         choice = rng.choice
         return lambda cells, pairs, adds_left: choice(pairs)
 
@@ -217,7 +220,7 @@ class ScannerPlayer:
 
     name: str = "scanner"
 
-    def begin(self, cells: bytes, rng: Random, incremental: bool) -> Chooser:
+    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
         cursor = [rng.randrange(len(cells)) if cells else 0]
 
         def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
@@ -246,14 +249,14 @@ class LookaheadPlayer:
 
     name: str = "lookahead"
 
-    def begin(self, cells: bytes, rng: Random, incremental: bool) -> Chooser:
+    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
         def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
             if len(cells) - cells.count(0) == 2:
                 return pairs[0]
-            if incremental:
+            if ruleset.tracked_pairs:
                 counts = pair_counts_after(cells, pairs)
             else:
-                counts = [len(legal_pairs(remove_pair(cells, i, j))) for i, j in pairs]
+                counts = [len(ruleset.legal_pairs(ruleset.remove_pair(cells, i, j))) for i, j in pairs]
             top = max(counts)
             best = [p for p, c in zip(pairs, counts) if c == top]
             return best[0] if len(best) == 1 else rng.choice(best)
@@ -287,7 +290,7 @@ def play(
     rng: Random,
     *,
     record: bool = False,
-    incremental: bool = True,
+    ruleset: Ruleset = DEFAULT,
     max_moves: int = MAX_MOVES,
 ) -> Playout:
     """Play one game of `player` from `cells` with `adds` adds; deterministic for `rng`'s state.
@@ -295,8 +298,8 @@ def play(
     The path is always kept (a won game is a certificate); with `record`, also each position
     where a pair was chosen (for sampling) and the legal pair count before each step.
     """
-    choose = player.begin(cells, rng, incremental)
-    pairs = legal_pairs(cells)
+    choose = player.begin(cells, rng, ruleset)
+    pairs = ruleset.legal_pairs(cells)
     adds_left = adds
     out = Playout(False, 0, 0)
     while cells and out.moves < max_moves:
@@ -305,8 +308,8 @@ def play(
         if not pairs:
             if adds_left <= 0:
                 break
-            cells = add_numbers(cells)
-            pairs = legal_pairs(cells)
+            cells = ruleset.add_numbers(cells)
+            pairs = ruleset.legal_pairs(cells)
             adds_left -= 1
             out.adds_used += 1
             out.moves += 1
@@ -316,7 +319,7 @@ def play(
         out.path.append(Move(i, j))
         if record:
             out.positions.append((cells, adds_left, pairs))
-        step = remove_and_track(cells, pairs, i, j, incremental=incremental)
+        step = remove_and_track(cells, pairs, i, j, ruleset)
         if step.collapsed:
             out.collapses += 1
             out.openings += step.opened
@@ -339,11 +342,18 @@ class PlayerStats:
 
 
 def play_many(
-    player: Player, cells: bytes, adds: int, playouts: int, seed: int, *, incremental: bool = True, record: bool = False
+    player: Player,
+    cells: bytes,
+    adds: int,
+    playouts: int,
+    seed: int,
+    *,
+    ruleset: Ruleset = DEFAULT,
+    record: bool = False,
 ) -> tuple[PlayerStats, list[Playout]]:
     """`playouts` games from one `random.Random` seeded by (seed, player name)."""
     rng = Random(f"{seed}:{player.name}")
-    games = [play(player, cells, adds, rng, record=record, incremental=incremental) for _ in range(playouts)]
+    games = [play(player, cells, adds, rng, record=record, ruleset=ruleset) for _ in range(playouts)]
     if not games:
         return PlayerStats(0.0, 0.0, 0), games
     wins = sum(g.won for g in games)

@@ -46,7 +46,7 @@ from typing import Any
 from pipeline.engine.board import Board, cells_of
 from pipeline.engine.moves import Move
 from pipeline.rating.players import PLAYERS, Playout, play_many
-from pipeline.engine.rules import legal_pairs, remove_pair
+from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, solve
 from pipeline.engine.stage import replay
 from pipeline.rating.tiers import RATING_VERSION, UNSOLVABLE as TIER_UNSOLVABLE, tier_for
@@ -185,13 +185,14 @@ def _moves(solution: Sequence[Move | str]) -> tuple[Move, ...]:
 class _Pool:
     """A node budget shared by many solver calls, so the total work is bounded and deterministic."""
 
-    def __init__(self, nodes: int) -> None:
+    def __init__(self, nodes: int, ruleset: Ruleset) -> None:
         self.left = nodes
+        self.ruleset = ruleset
 
     def solve(self, cells: bytes, adds: int, per_call: int) -> str:
         if self.left <= 0:
             return UNKNOWN
-        result = solve(cells, adds, budget_nodes=min(per_call, self.left))
+        result = solve(cells, adds, ruleset=self.ruleset, budget_nodes=min(per_call, self.left))
         self.left -= result.nodes
         return result.status
 
@@ -200,7 +201,7 @@ def _trap_share(pool: _Pool, cells: bytes, adds: int, pairs: Sequence[tuple[int,
     """(traps, checked, unknown) over the pairs playable on a winnable position."""
     traps = unknown = 0
     for i, j in pairs:
-        after = remove_pair(cells, i, j)
+        after = pool.ruleset.remove_pair(cells, i, j)
         status = pool.solve(after, adds, per_call)
         if status == UNSOLVABLE:
             traps += 1
@@ -209,13 +210,15 @@ def _trap_share(pool: _Pool, cells: bytes, adds: int, pairs: Sequence[tuple[int,
     return traps, len(pairs), unknown
 
 
-def _min_adds(cells: bytes, certificate: Sequence[Move], budget: int) -> tuple[int | None, tuple[Move, ...]]:
+def _min_adds(
+    cells: bytes, certificate: Sequence[Move], budget: int, ruleset: Ruleset
+) -> tuple[int | None, tuple[Move, ...]]:
     """Fewest adds that still win, searching down from a certificate's count; and the
     certificate that uses them. None when the solver cannot prove one fewer impossible."""
     best = tuple(certificate)
     used = sum(m.is_add for m in best)
     while used > 0:
-        result = solve(cells, used - 1, budget_nodes=budget)
+        result = solve(cells, used - 1, ruleset=ruleset, budget_nodes=budget)
         if result.status == UNSOLVABLE:
             return used, best
         if result.status == UNKNOWN or result.moves is None:
@@ -247,13 +250,13 @@ def rate(
     seed: int = 0,
     solution: Sequence[Move | str] | None = None,
     sampled_positions: int = SAMPLED_POSITIONS,
-    incremental: bool = True,
+    ruleset: Ruleset | int = DEFAULT,
 ) -> Rating:
-    """Rate a Stage (board plus adds allocation). Deterministic for a seed.
+    """Rate a Stage (board plus adds allocation) under `ruleset`. Deterministic for a seed.
 
     `solution`, when given, is a certificate (checked by replay) that spares the first solve.
-    `incremental=False` plays with the plain `legal_pairs` path (same results, for benchmarks).
     """
+    rs = ruleset_for(ruleset)
     if adds < 0:
         raise ValueError(f"adds allocation must be 0 or more, got {adds}")
     if playouts < 1:
@@ -266,7 +269,7 @@ def rate(
     won_game: Playout | None = None
     for player in PLAYERS:
         record = player.name == "random"
-        st, games = play_many(player, cells, adds, playouts, seed, incremental=incremental, record=record)
+        st, games = play_many(player, cells, adds, playouts, seed, ruleset=rs, record=record)
         stats[player.name] = st.to_dict()
         if record:
             games_random = games
@@ -279,11 +282,11 @@ def rate(
     solver_nodes = 0
     if solution is not None:
         certificate = _moves(solution)
-        final, _ = replay(cells, certificate, adds)
+        final, _ = replay(cells, certificate, adds, rs)
         if final:
             raise ValueError(f"solution does not win board {Board(cells)!s} within {adds} adds")
     else:
-        result = solve(cells, adds, budget_nodes=SOLVE_BUDGET_NODES)
+        result = solve(cells, adds, ruleset=rs, budget_nodes=SOLVE_BUDGET_NODES)
         solver_status, solver_nodes = result.status, result.nodes
         if result.moves is not None:
             certificate = result.moves
@@ -294,11 +297,11 @@ def rate(
     # 3. min_adds
     min_adds: int | None = None
     if solvable:
-        min_adds, _ = _min_adds(cells, certificate, MIN_ADDS_BUDGET_NODES)
+        min_adds, _ = _min_adds(cells, certificate, MIN_ADDS_BUDGET_NODES, rs)
 
     # 4. traps: first moves, then positions sampled along the random player's games
-    first_pairs = legal_pairs(cells)
-    pool, sampled_pool = _Pool(TRAP_POOL_NODES), _Pool(SAMPLED_POOL_NODES)
+    first_pairs = rs.legal_pairs(cells)
+    pool, sampled_pool = _Pool(TRAP_POOL_NODES, rs), _Pool(SAMPLED_POOL_NODES, rs)
     if solver_status == UNSOLVABLE:
         trap_density = trap_sampled = 1.0 if first_pairs else 0.0
         trap_unknown = sampled_unknown = 0

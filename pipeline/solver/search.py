@@ -32,9 +32,11 @@ from dataclasses import dataclass
 
 from pipeline.engine.board import WIDTH, Board, cells_of
 from pipeline.engine.moves import ADD, Move
+from pipeline.engine.rules import pairs_ordered
+from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.solver.mask import Stretch
 from pipeline.solver.order import ordered_matching
-from pipeline.solver.shortcuts import classes_even, pairs_ordered, stack_certificate
+from pipeline.solver.shortcuts import classes_even, stack_certificate
 
 SOLVED, UNSOLVABLE, UNKNOWN = "solved", "unsolvable", "unknown"
 
@@ -75,24 +77,6 @@ class _StretchCut(Exception):
     """A first-pass 0-add stretch used up its node allowance."""
 
 
-def _remove(cells: bytes, i: int, j: int) -> bytes:
-    """rules.remove_pair, inlined for the hot loop (tested equal to it)."""
-    b = bytearray(cells)
-    b[i] = 0
-    b[j] = 0
-    ri = i - i % 9
-    rj = j - j % 9
-    if not any(b[rj : rj + 9]):
-        del b[rj : rj + 9]
-    if ri != rj and not any(b[ri : ri + 9]):
-        del b[ri : ri + 9]
-    return bytes(b)
-
-
-def _add(cells: bytes) -> bytes:
-    return cells + cells.replace(b"\x00", b"")
-
-
 class _Search:
     """One exhaustive search; `path` holds the moves of the current branch.
 
@@ -101,7 +85,9 @@ class _Search:
     board reached again after an add reuses what is known about it.
     """
 
-    def __init__(self, budget: int | None, deadline: float | None) -> None:
+    def __init__(self, budget: int | None, deadline: float | None, ruleset: Ruleset = DEFAULT) -> None:
+        self.ruleset = ruleset
+        self.class_of = ruleset.class_of
         self.nodes = 0
         self.limit = budget if budget is not None else -1
         self.deadline = deadline
@@ -133,11 +119,14 @@ class _Search:
         if st.failed.get(st.mask, -1) >= adds:
             return False
         if adds == 0:
-            if not classes_even(cells):  # a removal keeps every class's parity
+            ruleset = self.ruleset
+            if ruleset.parity and not classes_even(cells, self.class_of):  # a removal keeps every class's parity
                 st.failed[st.mask] = 0
                 return False
             rows = st.rows_of(st.mask)
             self.tick()
+            if not ruleset.pairing_order:
+                return self.win0(st, st.mask, rows, None, 0)
             live, matching = ordered_matching(st, st.mask, rows, None, ROOT_PAIRING_CAP)
             if not live:
                 st.failed[st.mask] = 0
@@ -253,10 +242,11 @@ class _Search:
         self.tick()
         cut = self.cut
         cells = st.board(mask)
-        tail = stack_certificate(cells)
-        if tail is not None:
-            self.path.extend(tail)
-            return True
+        if self.ruleset.stack_certificate:
+            tail = stack_certificate(cells, self.class_of)
+            if tail is not None:
+                self.path.extend(tail)
+                return True
         path = self.path
         failed = st.failed
         row_mask = st.row_mask
@@ -273,7 +263,7 @@ class _Search:
                 return True
             path.pop()
         path.append(ADD)
-        if self.win_board(_add(cells), adds - 1):
+        if self.win_board(self.ruleset.add_numbers(cells), adds - 1):
             return True
         path.pop()
         if self.cut == cut:  # nothing below was cut short: this is a proof
@@ -311,21 +301,27 @@ def _moves(path: list[Move | tuple[Stretch, int, int, int]]) -> list[Move]:
 def _playouts(cells: bytes, adds: int, count: int, search: _Search) -> list[Move] | None:
     """Seeded random games (pairs at random, an add when stuck); a win is a certificate."""
     rng = random.Random(cells + bytes([adds]))
+    ruleset = search.ruleset
+    stack = ruleset.stack_certificate
+    # ruleset 1's own pair order (fragile vertical/diagonal pairs first) keeps its games as they were
+    pairs_of = pairs_ordered if ruleset.legal_pairs is DEFAULT.legal_pairs else ruleset.legal_pairs
+    remove_pair, add_numbers = ruleset.remove_pair, ruleset.add_numbers
     for _ in range(count):
         c, a, moves = cells, adds, []
         while c:
             search.tick()
-            tail = stack_certificate(c)
-            if tail is not None:
-                return moves + tail
-            pairs = pairs_ordered(c)
+            if stack:
+                tail = stack_certificate(c, search.class_of)
+                if tail is not None:
+                    return moves + tail
+            pairs = pairs_of(c)
             if pairs:
                 i, j = pairs[rng.randrange(len(pairs))] if rng.random() < 0.7 else pairs[0]
                 moves.append(Move(i, j))
-                c = _remove(c, i, j)
+                c = remove_pair(c, i, j)
             elif a:
                 moves.append(ADD)
-                c, a = _add(c), a - 1
+                c, a = add_numbers(c), a - 1
             else:
                 break
         else:
@@ -333,27 +329,74 @@ def _playouts(cells: bytes, adds: int, count: int, search: _Search) -> list[Move
     return None
 
 
+def _plain(search: _Search, cells: bytes, adds: int) -> list[Move] | None:
+    """Exhaustive search over boards with the ruleset's own functions: sound for any ruleset.
+
+    Used when the ruleset's flags rule out the bitmask stretches. A board that fails with k adds
+    fails with fewer (an add is never forced), so `failed` keeps the most adds known too few.
+    Parity and the stack certificate are used only where the ruleset's flags allow them.
+    """
+    ruleset = search.ruleset
+    legal_pairs, remove_pair, add_numbers = ruleset.legal_pairs, ruleset.remove_pair, ruleset.add_numbers
+    failed: dict[bytes, int] = {}
+    path: list[Move] = []
+
+    def win(cells: bytes, adds: int) -> bool:
+        search.tick()
+        if failed.get(cells, -1) >= adds:
+            return False
+        if adds == 0 and ruleset.parity and not classes_even(cells, search.class_of):
+            failed[cells] = 0
+            return False
+        if ruleset.stack_certificate:
+            tail = stack_certificate(cells, search.class_of)
+            if tail is not None:
+                path.extend(tail)
+                return True
+        for i, j in legal_pairs(cells):
+            after = remove_pair(cells, i, j)
+            path.append(Move(i, j))
+            if not after or win(after, adds):
+                return True
+            path.pop()
+        if adds:
+            path.append(ADD)
+            if win(add_numbers(cells), adds - 1):
+                return True
+            path.pop()
+        failed[cells] = adds
+        return False
+
+    return path if not cells or win(cells, adds) else None
+
+
 def solve(
     board: Board | str | bytes,
     adds: int,
     *,
+    ruleset: Ruleset | int = DEFAULT,
     budget_nodes: int | None = DEFAULT_BUDGET_NODES,
     timeout: float | None = None,
 ) -> SolveResult:
-    """Decide whether `board` can be emptied with at most `adds` Add numbers.
+    """Decide whether `board` can be emptied with at most `adds` Add numbers under `ruleset`.
 
     `budget_nodes` caps expanded states (None: no cap); `timeout` caps seconds and, unlike the
     node budget, makes the answer depend on the machine, so the pipeline uses nodes only.
     """
     if adds < 0:
         raise ValueError(f"adds allocation must be 0 or more, got {adds}")
+    rs = ruleset_for(ruleset)
     cells = cells_of(board)
     start = time.perf_counter()
-    search = _Search(budget_nodes, None if timeout is None else start + timeout)
+    search = _Search(budget_nodes, None if timeout is None else start + timeout, rs)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
     try:
         moves: list[Move] | None = []
-        if cells and (adds or classes_even(cells)):
+        if not rs.bitmask_stretches:
+            moves = _playouts(cells, adds, PLAYOUTS if adds else QUICK_PLAYOUTS, search) if cells else []
+            if moves is None:
+                moves = _plain(search, cells, adds)
+        elif cells and (adds or not rs.parity or classes_even(cells, search.class_of)):
             moves = _playouts(cells, adds, PLAYOUTS if adds else QUICK_PLAYOUTS, search)
             if moves is None and adds:
                 # A cheap first pass that may cut 0-add stretches short, then the full search

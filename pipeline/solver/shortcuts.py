@@ -1,8 +1,5 @@
-"""The solver's hot-path rules and its sound shortcuts, on plain cell bytes.
+"""The solver's sound shortcuts, on plain cell bytes (a ruleset's flags say where each holds).
 
-- `pairs_ordered`: the legal pairs of `rules.legal_pairs` (same set, tested), vertical and
-  diagonal pairs first: a reading-order connection stays open until one of its cells goes (gaps
-  only accumulate between them), while a vertical or diagonal one can be closed by a row collapse.
 - `classes_even` (necessary, with no adds left): a pair removes two cells of one value class, so
   each class count keeps its parity; a board with an odd class can never be emptied without an add.
   (An add doubles every count, so after one every class is even: the test only prunes at 0 adds.)
@@ -15,47 +12,22 @@
 
 from __future__ import annotations
 
-from pipeline.engine.board import CLASS, WIDTH, rays
+from pipeline.engine.board import WIDTH
 from pipeline.engine.moves import Move
-
-CLASS_OF = bytes(CLASS) + bytes(256 - len(CLASS))  # translate table: value -> class, gap -> 0
-
-
-def classes_even(cells: bytes) -> bool:
-    """Whether every value class has an even number of active cells."""
-    cc = cells.translate(CLASS_OF)
-    return not (cc.count(1) & 1 or cc.count(2) & 1 or cc.count(3) & 1 or cc.count(4) & 1 or cc.count(5) & 1)
+from pipeline.engine.rules import CLASS_OF
 
 
-def pairs_ordered(cells: bytes) -> list[tuple[int, int]]:
-    """All legal pairs (i < j): vertical/diagonal-only ones first, then reading-order ones."""
-    cc = cells.translate(CLASS_OF)
-    table = rays(len(cc))
-    act = [i for i, k in enumerate(cc) if k]
-    act.append(-1)
-    geo: list[tuple[int, int]] = []
-    read: list[tuple[int, int]] = []
-    for n, i in enumerate(act[:-1]):
-        k = cc[i]
-        nxt = act[n + 1]
-        if nxt >= 0 and cc[nxt] == k:
-            read.append((i, nxt))
-        for ray in table[i]:
-            for j in ray:
-                w = cc[j]
-                if w:
-                    if w == k and j != nxt:
-                        geo.append((i, j))
-                    break
-    if geo:
-        geo.extend(read)
-        return geo
-    return read
+def classes_even(cells: bytes, class_of: bytes = CLASS_OF) -> bool:
+    """Whether every value class has an even number of active cells (`class_of`: a ruleset's)."""
+    cc = cells.translate(class_of)
+    if class_of == CLASS_OF:  # ruleset 1's five classes, unrolled for the hot path
+        return not (cc.count(1) & 1 or cc.count(2) & 1 or cc.count(3) & 1 or cc.count(4) & 1 or cc.count(5) & 1)
+    return not any(cc.count(k) & 1 for k in set(cc) if k)
 
 
-def stack_certificate(cells: bytes) -> list[Move] | None:
+def stack_certificate(cells: bytes, class_of: bytes = CLASS_OF) -> list[Move] | None:
     """Reading-order moves that empty the board, or None if the class sequence does not cancel."""
-    cc = cells.translate(CLASS_OF)
+    cc = cells.translate(class_of)
     stack: list[int] = []
     for k in cc.replace(b"\x00", b""):
         if stack and stack[-1] == k:

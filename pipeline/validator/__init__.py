@@ -14,6 +14,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from pipeline.engine.rulesets import SHIPPED
 from pipeline.errors import NumberMatchError
 from pipeline.validator.loader import Loaded, load_file, load_text
 from pipeline.validator.problems import CODES, Problem, ValidationReport
@@ -62,8 +63,8 @@ def collect_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
 class Validator:
     """One validation run: feed it files (or texts) in order; ids are compared across all of them."""
 
-    def __init__(self, *, deep: bool = False) -> None:
-        self.semantics = Semantics(deep=deep)
+    def __init__(self, *, deep: bool = False, rulesets: frozenset[int] = SHIPPED) -> None:
+        self.semantics = Semantics(deep=deep, rulesets=rulesets)
         self.report = ValidationReport()
 
     def add_loaded(self, loaded: Loaded, name: str) -> list[Problem]:
@@ -90,17 +91,24 @@ class Validator:
         return self.add_loaded(load_text(text, name), name)
 
 
-def validate_paths(paths: Sequence[str | os.PathLike[str]], *, deep: bool = False) -> ValidationReport:
-    """Validate files and folders (see `collect_files`); raises PathError for a usage error."""
-    run = Validator(deep=deep)
+def validate_paths(
+    paths: Sequence[str | os.PathLike[str]], *, deep: bool = False, rulesets: frozenset[int] = SHIPPED
+) -> ValidationReport:
+    """Validate files and folders (see `collect_files`); raises PathError for a usage error.
+
+    `rulesets`: the ruleset numbers a file may name (default: the shipped ones).
+    """
+    run = Validator(deep=deep, rulesets=rulesets)
     for path in collect_files(paths):
         run.add_file(path)
     return run.report
 
 
-def validate_texts(named_texts: Iterable[tuple[str, str]], *, deep: bool = False) -> ValidationReport:
+def validate_texts(
+    named_texts: Iterable[tuple[str, str]], *, deep: bool = False, rulesets: frozenset[int] = SHIPPED
+) -> ValidationReport:
     """Validate in-memory YAML texts given as (name, text) pairs, as one run."""
-    run = Validator(deep=deep)
+    run = Validator(deep=deep, rulesets=rulesets)
     for name, text in named_texts:
         run.add_text(text, name)
     return run.report

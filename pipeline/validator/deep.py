@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.errors import NumberMatchError
 from pipeline.rating.tiers import TIERS
 from pipeline.validator.semantics import DEEP_TIER_MARGIN, SCORE_TOLERANCE, Parts, _Context
@@ -21,11 +22,20 @@ def _tier_range(name: str) -> tuple[float, float] | None:
     return next(((low, high) for tier, low, high in TIERS if tier == name), None)
 
 
-def deep_check(ctx: _Context, board: str, adds: int, p: dict[str, Any], parts: Parts, won: bool, provenance: Any) -> None:
+def deep_check(
+    ctx: _Context,
+    board: str,
+    adds: int,
+    p: dict[str, Any],
+    parts: Parts,
+    won: bool,
+    provenance: Any,
+    ruleset: Ruleset = DEFAULT,
+) -> None:
     """Solver and rating disagreements for one puzzle (whose certificate `won` or not)."""
     from pipeline.solver.search import UNSOLVABLE, solve
 
-    result = solve(board, adds)
+    result = solve(board, adds, ruleset=ruleset)
     if result.status == UNSOLVABLE:
         if won:
             ctx.add(parts + ("solution",), "NM401",
@@ -45,7 +55,7 @@ def deep_check(ctx: _Context, board: str, adds: int, p: dict[str, Any], parts: P
     seed = provenance.get("rating_seed") if isinstance(provenance, dict) else None
     exact = isinstance(seed, int) and not isinstance(seed, bool)
     try:
-        rating = rate(board, adds, playouts=playouts, seed=seed if exact else 0, solution=p["solution"])
+        rating = rate(board, adds, playouts=playouts, seed=seed if exact else 0, solution=p["solution"], ruleset=ruleset)
     except NumberMatchError as exc:
         ctx.add(parts + ("difficulty",), "NM402", f"re-rating failed: {exc}")
         return

@@ -16,7 +16,7 @@ from pipeline.engine.board import format_board, parse
 from pipeline.errors import IllegalMoveError, NumberMatchError
 from pipeline.engine.moves import Move
 from pipeline.levels.puzzle import puzzle_id
-from pipeline.engine.rules import SUPPORTED_RULESETS, check_ruleset
+from pipeline.engine.rulesets import DEFAULT, SHIPPED, Ruleset, ruleset_for
 from pipeline.engine.stage import apply_move
 from pipeline.rating.tiers import TIERS, tier_for
 from pipeline.validator.loader import Document, find_node, position
@@ -55,6 +55,7 @@ class Semantics:
     """Runs layer 3 over documents one by one, remembering ids across all files of a run."""
 
     deep: bool = False
+    rulesets: frozenset[int] = SHIPPED  # the ruleset numbers accepted (tests may add their own)
     puzzle_ids: dict[str, _Where] = field(default_factory=dict)
     bundle_ids: dict[str, _Where] = field(default_factory=dict)
 
@@ -88,7 +89,7 @@ class Semantics:
         bundle_ruleset = None
         if not ctx.is_bad(("ruleset",)):
             try:
-                bundle_ruleset = check_ruleset(ruleset)
+                bundle_ruleset = ruleset_for(ruleset, self.rulesets).number
             except NumberMatchError as exc:
                 ctx.add(("ruleset",), "NM302", str(exc))
         levels = data.get("levels")
@@ -113,7 +114,7 @@ class Semantics:
                 if not isinstance(puzzle, dict) or not ctx.core_ok(pparts):
                     continue
                 self._unique(ctx, in_bundle, pparts, "id", "puzzle")
-                if bundle_ruleset is not None and puzzle.get("ruleset") in SUPPORTED_RULESETS and puzzle.get("ruleset") != bundle_ruleset:
+                if bundle_ruleset is not None and puzzle.get("ruleset") in self.rulesets and puzzle.get("ruleset") != bundle_ruleset:
                     ctx.add(pparts + ("ruleset",), "NM313",
                             f"puzzle ruleset {puzzle.get('ruleset')!r} differs from the bundle's ruleset {bundle_ruleset}")
                 self._puzzle(ctx, puzzle, pparts, None)
@@ -121,7 +122,7 @@ class Semantics:
     def _puzzle(self, ctx: "_Context", p: dict[str, Any], parts: Parts, provenance: Any) -> None:
         """Every check of one schema-valid puzzle mapping at `parts`."""
         try:
-            ruleset = check_ruleset(p["ruleset"])
+            ruleset = ruleset_for(p["ruleset"], self.rulesets)
         except NumberMatchError as exc:
             ctx.add(parts + ("ruleset",), "NM302", str(exc))
             return
@@ -131,17 +132,17 @@ class Semantics:
         except NumberMatchError as exc:
             ctx.add(parts + ("board",), "NM301", str(exc))
             return
-        expected = puzzle_id(board, adds, ruleset)
+        expected = puzzle_id(board, adds, ruleset.number)
         if p["id"] != expected:
             ctx.add(parts + ("id",), "NM303",
                     f"id {p['id']!r} does not match the puzzle's content, which gives {expected!r}: "
                     "the board, adds or ruleset changed after the id was made")
-        won = _replay(ctx, cells, adds, p["solution"], parts + ("solution",))
+        won = _replay(ctx, cells, adds, p["solution"], parts + ("solution",), ruleset)
         _difficulty(ctx, p["difficulty"], adds, parts + ("difficulty",))
         if self.deep:
             from pipeline.validator.deep import deep_check  # the solver and rating load only when asked for
 
-            deep_check(ctx, board, adds, p, parts, won, provenance)
+            deep_check(ctx, board, adds, p, parts, won, provenance, ruleset)
 
 
 def _numbered(ctx: "_Context", item: dict[str, Any], parts: Parts, key: str, index: int) -> None:
@@ -154,7 +155,9 @@ def _numbered(ctx: "_Context", item: dict[str, Any], parts: Parts, key: str, ind
             f"{key} {number} is at position {index + 1} in {scope}; {plural} are numbered 1..n in order")
 
 
-def _replay(ctx: "_Context", cells: bytes, adds: int, solution: Sequence[str], parts: Parts) -> bool:
+def _replay(
+    ctx: "_Context", cells: bytes, adds: int, solution: Sequence[str], parts: Parts, ruleset: Ruleset = DEFAULT
+) -> bool:
     """Replay the certificate; report the first bad move, or an unfinished board. True if won."""
     adds_left = adds
     for k, text in enumerate(solution):
@@ -173,7 +176,7 @@ def _replay(ctx: "_Context", cells: bytes, adds: int, solution: Sequence[str], p
                                     f"{'' if adds == 1 else 's'}")
             return False
         try:
-            cells, adds_left = apply_move(cells, move, adds_left)
+            cells, adds_left = apply_move(cells, move, adds_left, ruleset)
         except IllegalMoveError as exc:
             ctx.add(where, "NM306", f"move {k}: {exc}")
             return False

@@ -1,0 +1,73 @@
+"""Shared fixtures: rulesets for tests (a variant of ruleset 1 and one with no diagonals)."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+
+import pytest
+
+from pipeline.engine import rules
+from pipeline.engine.board import CLASS
+from pipeline.engine.rulesets import DEFAULT, Ruleset, register, unregister
+
+NO_DIAGONALS = 99  # the test-only ruleset's number; never shipped
+
+
+def no_diagonal_pairs(cells: bytes) -> list[tuple[int, int]]:
+    """Legal pairs when only reading order and columns connect (no diagonals), i < j, sorted."""
+    act = [i for i, v in enumerate(cells) if v]
+    found = {(a, b) for a, b in zip(act, act[1:]) if CLASS[cells[a]] == CLASS[cells[b]]}
+    for i in act:
+        for j in range(i + 9, len(cells), 9):
+            if cells[j]:
+                if CLASS[cells[i]] == CLASS[cells[j]]:
+                    found.add((i, j))
+                break
+    return sorted(found)
+
+
+def no_diagonal_problem(cells: bytes, i: int, j: int) -> str | None:
+    """Ruleset 1's reasons, plus: a pair that only a diagonal connects is not legal here."""
+    problem = rules.pair_problem(cells, i, j)
+    if problem is None and (min(i, j), max(i, j)) not in no_diagonal_pairs(cells):
+        return "no clear path: diagonals do not connect in this ruleset"
+    return problem
+
+
+def make_no_diagonals() -> Ruleset:
+    """Ruleset 1 without diagonal connections. Parity and the stack certificate stay sound (same
+    classes; reading order still connects); the ruleset-1 geometry shortcuts are off."""
+    return Ruleset(
+        number=NO_DIAGONALS,
+        name="no diagonal connections (tests only)",
+        value_class=CLASS,
+        legal_pairs=no_diagonal_pairs,
+        pair_problem=no_diagonal_problem,
+        remove_pair=rules.remove_pair,
+        add_numbers=rules.add_numbers,
+        parity=True,
+        stack_certificate=True,
+    )
+
+
+@pytest.fixture(scope="session")
+def no_diagonals() -> Iterator[Ruleset]:
+    """The test-only ruleset, registered for the session (never in `SHIPPED`)."""
+    ruleset = register(make_no_diagonals())
+    yield ruleset
+    unregister(NO_DIAGONALS)
+
+
+@pytest.fixture(scope="session")
+def untracked() -> Ruleset:
+    """Ruleset 1 with the players' incremental pair tracking off: the plain path to compare with."""
+    return dataclasses.replace(DEFAULT, tracked_pairs=False)
+
+
+@pytest.fixture(scope="session")
+def unpruned() -> Ruleset:
+    """Ruleset 1 with every solver shortcut off: the solver's plain search on the engine's rules."""
+    return dataclasses.replace(
+        DEFAULT, parity=False, stack_certificate=False, pairing_order=False, bitmask_stretches=False
+    )
