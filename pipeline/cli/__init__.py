@@ -34,6 +34,7 @@ def _root(
 
 
 from pipeline.cli import engine_cmds, solve_cmds, rate_cmds, generate_cmds, validate_cmds, assemble_cmds, nightly_cmds  # noqa: E402,F401
+from pipeline.cli import play_cmds, designer_cmds  # noqa: E402,F401
 
 
 def main() -> None:

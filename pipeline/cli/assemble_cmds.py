@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Optional
 
 import typer
 
 from pipeline.levels.assembler import assemble as assemble_puzzles
-from pipeline.levels.assembler import load_puzzles
+from pipeline.levels.assembler import load_puzzles, parse_pin
 from pipeline.levels.bundle import bundle_document, default_bundle_id, write_bundle
 from pipeline.levels.curves import CURVES, shape_text
 from pipeline.errors import NumberMatchError
@@ -29,13 +30,21 @@ def assemble(
     out: Path = typer.Option(..., "--out", help="Bundle file to write (atomically)."),
     bundle_id: str | None = typer.Option(None, "--id", help="Bundle id (default: derived from its content)."),
     seed: int = typer.Option(0, "--seed", help="Seed recorded in the bundle's generator block."),
+    pin: Optional[list[str]] = typer.Option(None, "--pin", metavar="L.S=ID", help="Put this puzzle at Level L, Stage S (from 1), whatever its tier (repeatable)."),
+    exclude: Optional[list[str]] = typer.Option(None, "--exclude", metavar="ID", help="Leave this puzzle out (repeatable)."),
 ) -> None:
-    """Order validated Puzzles into Levels along a difficulty curve and write a YAML bundle."""
+    """Order validated Puzzles into Levels along a difficulty curve and write a YAML bundle.
+
+    Example: numbermatch assemble puzzles/ --levels 3 --stages 5 --pin L1.S1=nm1-b6ab4c7d13cb --out bundle.yaml
+    """
     if curve not in CURVES:
         fail(f"unknown curve {curve!r}: expected one of {', '.join(CURVES)}")
     try:
+        pins = dict(parse_pin(text) for text in pin or [])
+        if len(pins) != len(pin or []):
+            fail("--pin names the same stage twice")
         pool = load_puzzles(puzzles)
-        result = assemble_puzzles(pool, levels=levels, stages=stages, curve=curve)
+        result = assemble_puzzles(pool, levels=levels, stages=stages, curve=curve, pins=pins, exclude=exclude or ())
     except NumberMatchError as exc:
         fail(str(exc))
     params = {"curve": curve, "levels": levels, "stages": stages, "candidates": len(pool)}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
@@ -28,6 +29,23 @@ def parse_board_arg(text: str) -> Board:
     """A board from the command line; a malformed one exits 1 with the parser's message."""
     try:
         return Board(text.strip())
+    except NumberMatchError as exc:
+        fail(str(exc))
+
+
+SOURCE_HELP = (
+    "Board notation (123456789/98765), a puzzle file, a bundle stage (bundle.yaml:L3.S2)"
+    " or a puzzle id (with --in)."
+)
+IN_HELP = "Where to look up a puzzle id SOURCE: puzzle files, bundles or folders (repeatable)."
+
+
+def load_source(text: str, search: list[Path] | None = None):  # -> pipeline.levels.source.Source
+    """Resolve a SOURCE argument (`pipeline.levels.source`); a bad one exits 1 with one line."""
+    from pipeline.levels.source import resolve
+
+    try:
+        return resolve(text, search or ())
     except NumberMatchError as exc:
         fail(str(exc))
 

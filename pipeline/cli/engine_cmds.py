@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+from typing import Optional
 
 import typer
 
-from pipeline.engine.board import WIDTH, format_board, parse
+from pipeline.engine.board import WIDTH, Board, format_board, parse
 from pipeline.errors import NumberMatchError
 from pipeline.engine.moves import Move
 from pipeline.engine.rules import legal_pairs
 from pipeline.engine.stage import Stage
 from pipeline.cli import app
-from pipeline.cli.common import emit_json, fail, parse_board_arg, stdin_lines
+from pipeline.cli.common import IN_HELP, SOURCE_HELP, emit_json, fail, load_source, stdin_lines
 
 _NAMES = [f"{i // WIDTH},{i % WIDTH}" for i in range(WIDTH * 512)]
 
@@ -41,14 +43,18 @@ def _moves_stream() -> None:
 
 @app.command()
 def moves(
-    board: str = typer.Argument(..., help="Board notation, e.g. 123456789/98765; '-' reads one board per line from stdin."),
+    board: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP + " '-' reads one board per line from stdin."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
+    search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:
-    """List the legal pairs of a board."""
+    """List the legal pairs of a board.
+
+    Example: numbermatch moves 1.......9/3.5
+    """
     if board == "-":
         _moves_stream()
         return
-    b = parse_board_arg(board)
+    b = Board(load_source(board, search).cells)
     pairs = _pair_texts(b.cells)
     if json_out:
         emit_json({"board": str(b), "pairs": pairs})
@@ -65,14 +71,18 @@ def moves(
 
 @app.command()
 def apply(
-    board: str = typer.Argument(..., help="Starting board notation."),
-    move_list: list[str] = typer.Argument(None, metavar="MOVE...", help="Moves in order: R,C-R,C for a pair, + for an add."),
-    adds: int = typer.Option(0, "--adds", min=0, help="Adds allocation of the Stage."),
+    board: str = typer.Argument(..., metavar="SOURCE", help="Starting board: " + SOURCE_HELP),
+    move_list: Optional[list[str]] = typer.Argument(None, metavar="MOVE...", help="Moves in order: R,C-R,C for a pair, + for an add."),
+    adds: Optional[int] = typer.Option(None, "--adds", min=0, help="Adds allocation of the Stage (default: the puzzle's, else 0)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
+    search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:
-    """Apply moves in order and print the resulting board and status."""
-    start = parse_board_arg(board)
-    stage = Stage(start, adds=adds)
+    """Apply moves in order and print the resulting board and status.
+
+    Example: numbermatch apply 19......./5.......5/2 0,0-0,1 --adds 1
+    """
+    source = load_source(board, search)
+    stage = Stage(source.cells, adds=source.adds_or(adds))
     for number, text in enumerate(move_list or [], 1):
         try:
             stage.play(text)
@@ -95,9 +105,21 @@ def render_grid(cells: bytes) -> str:
 
 
 @app.command()
-def show(board: str = typer.Argument(..., help="Board notation.")) -> None:
-    """Draw a board as a grid with its legal pairs."""
-    b = parse_board_arg(board)
+def show(
+    board: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP),
+    search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
+) -> None:
+    """Draw a board as a grid with its legal pairs.
+
+    Example: numbermatch show generated/2026-11-29/bundle.yaml:L1.S1
+    """
+    source = load_source(board, search)
+    b = Board(source.cells)
+    if source.puzzle is not None:
+        d = source.puzzle.get("difficulty") or {}
+        score = d.get("score")
+        rated = f", {d.get('tier')} (score {score:.2f})" if isinstance(score, (int, float)) else ""
+        typer.echo(f"{source.label}: {source.adds} add{'s' if source.adds != 1 else ''}{rated}")
     if b.is_empty:
         typer.echo("(empty board: the Stage is won)")
         return

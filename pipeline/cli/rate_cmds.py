@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Optional
+
 import typer
+
+from pipeline.engine.board import Board
 
 from pipeline.errors import NumberMatchError
 from pipeline.rating.explain import explain
 from pipeline.rating.score import DEFAULT_PLAYOUTS, Rating, rate
 from pipeline.cli import app
-from pipeline.cli.common import board_adds_stream, emit_json, fail, parse_board_arg
+from pipeline.cli.common import IN_HELP, SOURCE_HELP, board_adds_stream, emit_json, fail, load_source
 
 
 def _text(board: str, adds: int, r: Rating) -> str:
@@ -40,16 +45,20 @@ def _text(board: str, adds: int, r: Rating) -> str:
 
 @app.command("rate")
 def rate_cmd(
-    board: str = typer.Argument(..., help="Board notation; '-' reads 'BOARD ADDS' lines from stdin (JSON Lines out)."),
-    adds: int = typer.Option(0, "--adds", min=0, help="Adds allocation of the Stage."),
+    board: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP + " '-' reads 'BOARD ADDS' lines from stdin (JSON Lines out)."),
+    adds: Optional[int] = typer.Option(None, "--adds", min=0, help="Adds allocation of the Stage (default: the puzzle's, else 0)."),
     playouts: int = typer.Option(DEFAULT_PLAYOUTS, "--playouts", min=1, help="Games each simulated player plays."),
     seed: int = typer.Option(0, "--seed", help="Seed of the simulated players (same seed, same rating)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
     explain_out: bool = typer.Option(
         False, "--explain", help="Also show each weighed metric's weight and points, what decides the tier, and why."
     ),
+    search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:
-    """Rate a Stage: simulated players' win rates, traps, min adds, a score 0-100 and a tier."""
+    """Rate a Stage: simulated players' win rates, traps, min adds, a score 0-100 and a tier.
+
+    Example: numbermatch rate 123456789/987654321/135 --adds 1
+    """
 
     def as_json(r: Rating) -> dict:
         out = r.to_json()
@@ -60,9 +69,11 @@ def rate_cmd(
     if board == "-":
         board_adds_stream(lambda _t, cells, a: as_json(rate(cells, a, playouts=playouts, seed=seed)))
         return
-    b = parse_board_arg(board)
+    source = load_source(board, search)
+    b = Board(source.cells)
+    adds = source.adds_or(adds)
     try:
-        rating = rate(b, adds, playouts=playouts, seed=seed)
+        rating = rate(b, adds, playouts=playouts, seed=seed, solution=source.certificate(adds))
     except NumberMatchError as exc:
         fail(str(exc))
     if json_out:

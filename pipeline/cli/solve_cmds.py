@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Optional
+
 import typer
+
+from pipeline.engine.board import Board
 
 from pipeline.solver.search import DEFAULT_BUDGET_NODES, SOLVED, solve
 from pipeline.cli import app
-from pipeline.cli.common import board_adds_stream, emit_json, parse_board_arg
+from pipeline.cli.common import IN_HELP, SOURCE_HELP, board_adds_stream, emit_json, load_source
 
 
 def _budget(nodes: int | None) -> int | None:
@@ -16,20 +21,26 @@ def _budget(nodes: int | None) -> int | None:
 
 @app.command("solve")
 def solve_cmd(
-    board: str = typer.Argument(..., help="Board notation; '-' reads 'BOARD ADDS' lines from stdin."),
-    adds: int = typer.Option(0, "--adds", min=0, help="Adds allocation of the Stage."),
+    board: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP + " '-' reads 'BOARD ADDS' lines from stdin."),
+    adds: Optional[int] = typer.Option(None, "--adds", min=0, help="Adds allocation of the Stage (default: the puzzle's, else 0)."),
     budget_nodes: int = typer.Option(
         DEFAULT_BUDGET_NODES, "--budget-nodes", min=0, help="Search node budget (0: no limit)."
     ),
-    timeout: float = typer.Option(None, "--timeout", min=0.0, help="Wall-clock limit in seconds (makes the answer machine-dependent)."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", min=0.0, help="Wall-clock limit in seconds (makes the answer machine-dependent)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
+    search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:
-    """Solve a Stage: `solved` with a certificate, `unsolvable` (proved) or `unknown` (budget ran out)."""
+    """Solve a Stage: `solved` with a certificate, `unsolvable` (proved) or `unknown` (budget ran out).
+
+    Example: numbermatch solve 123456789/987654321/135 --adds 1
+    """
     if board == "-":
         budget = _budget(budget_nodes)
         board_adds_stream(lambda _t, cells, a: solve(cells, a, budget_nodes=budget, timeout=timeout).to_json())
         return
-    b = parse_board_arg(board)
+    source = load_source(board, search)
+    b = Board(source.cells)
+    adds = source.adds_or(adds)
     result = solve(b, adds, budget_nodes=_budget(budget_nodes), timeout=timeout)
     if json_out:
         emit_json(result.to_json())

@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,6 +48,7 @@ from pipeline.rating.tiers import TIER_NAMES
 
 DEFAULT_NODE_BUDGET = 2000
 _CLASS_TEXT = "." + "".join(chr(ord("0") + k) for k in range(1, 256))  # class k as a character
+_SLOT = re.compile(r"L?(\d+)\.S?(\d+)\Z", re.IGNORECASE)
 
 
 class AssemblyError(NumberMatchError):
@@ -123,24 +125,32 @@ def _solve_matching(
     scores: Sequence[float],
     layouts: Sequence[str],
     forbidden: frozenset[tuple[int, str]],
+    pinned: Mapping[int, int] | None = None,
 ) -> tuple[int, list[int]] | None:
     """Min-cost matching of every slot to a distinct same-tier Puzzle avoiding `forbidden`
-    (slot, layout) pairs; (cost, puzzle index per slot), or None when none exists."""
+    (slot, layout) pairs; (cost, puzzle index per slot), or None when none exists.
+    A `pinned` slot (slot -> puzzle index) takes its Puzzle whatever its tier; no other slot can."""
+    pinned = pinned or {}
+    taken = set(pinned.values())
     by_tier: dict[str, list[int]] = {}
     for k, p in enumerate(puzzles):
-        by_tier.setdefault(p.tier, []).append(k)
-    tier_slots = Counter(t.tier for t in slots)
+        if k not in taken:
+            by_tier.setdefault(p.tier, []).append(k)
+    tier_slots = Counter(t.tier for s, t in enumerate(slots) if s not in pinned)
     g = nx.DiGraph()
     g.add_node("source", demand=-len(slots))
     g.add_node("sink", demand=len(slots))
     for s, target in enumerate(slots):
         g.add_edge("source", ("slot", s), capacity=1, weight=0)
     for s, target in enumerate(slots):
-        allowed = [k for k in by_tier.get(target.tier, ()) if (s, layouts[k]) not in forbidden]
+        if s in pinned:
+            allowed = [k for k in (pinned[s],) if (s, layouts[k]) not in forbidden]
+        else:
+            allowed = [k for k in by_tier.get(target.tier, ()) if (s, layouts[k]) not in forbidden]
         # Only a slot's n cheapest Puzzles can matter when n slots share its tier: of those,
         # at most n-1 are taken by the others, so a cheaper free one is always at hand.
         allowed.sort(key=lambda k: (slot_cost(scores[k], target.score), puzzles[k].id))
-        for k in allowed[: tier_slots[target.tier]]:
+        for k in allowed if s in pinned else allowed[: tier_slots[target.tier]]:
             g.add_edge(("slot", s), ("puzzle", k), capacity=1, weight=slot_cost(scores[k], target.score))
     reachable = sorted({v[1] for _, v in g.edges() if v[0] == "puzzle"})
     for k in reachable:
@@ -171,15 +181,19 @@ def assign(
     puzzles: Iterable[Puzzle],
     *,
     node_budget: int = DEFAULT_NODE_BUDGET,
+    pins: Mapping[int, str] | None = None,
 ) -> tuple[int, list[Puzzle], int]:
     """The optimal placement (see the module docstring) of distinct Puzzles into `slots`, in
-    slot order: (total cost, Puzzle per slot, branch-and-bound nodes solved)."""
+    slot order: (total cost, Puzzle per slot, branch-and-bound nodes solved). `pins` fixes
+    slot index -> Puzzle id (the Puzzle must be among `puzzles`)."""
     pool = sorted(puzzles, key=lambda p: p.id)
+    index = {p.id: k for k, p in enumerate(pool)}
+    pinned = {s: index[pid] for s, pid in (pins or {}).items()}
     scores = [puzzle_score(p) for p in pool]
     layouts = [digit_layout(p.board, p.ruleset) for p in pool]
     counter = itertools.count()
     nodes = 1
-    root = _solve_matching(slots, pool, scores, layouts, frozenset())
+    root = _solve_matching(slots, pool, scores, layouts, frozenset(), pinned)
     if root is None:
         raise AssemblyError(_no_matching_message(slots, pool))
     heap: list[tuple[int, int, list[int], frozenset[tuple[int, str]]]] = [
@@ -199,7 +213,7 @@ def assign(
                 )
             child = forbidden | {(slot, layout)}
             nodes += 1
-            solved = _solve_matching(slots, pool, scores, layouts, child)
+            solved = _solve_matching(slots, pool, scores, layouts, child, pinned)
             if solved is not None:
                 heapq.heappush(heap, (solved[0], next(counter), solved[1], child))
     raise AssemblyError(
@@ -223,12 +237,16 @@ def assemble(
     stages: int,
     curve: str = "ramp",
     node_budget: int = DEFAULT_NODE_BUDGET,
+    pins: Mapping[tuple[int, int], str] | None = None,
+    exclude: Iterable[str] = (),
 ) -> Assembly:
     """Place Puzzles into `levels` Levels of `stages` Stages along `curve`, optimally.
 
+    `pins` fixes (level, stage) -> Puzzle id (both numbered from 1, as in the bundle); a pinned
+    Puzzle may be of another tier than its slot's target. `exclude` drops Puzzles by id.
     Refuses (AssemblyError) duplicate Puzzles, Puzzles of another ruleset than the others,
-    Puzzles without a score, a tier short of Puzzles for the curve, and a variety rule that
-    cannot be met.
+    Puzzles without a score, a pin outside the shape or naming an unknown or excluded Puzzle,
+    a tier short of Puzzles for the curve, and a variety rule that cannot be met.
     """
     rows = targets(curve, levels, stages)
     slots = [t for row in rows for t in row]
@@ -238,11 +256,19 @@ def assemble(
             raise AssemblyError(f"puzzle {p.id} is given twice; a bundle uses each puzzle at most once")
         puzzle_score(p)
         pool[p.id] = p
+    excluded = set(exclude)
+    unknown = sorted(excluded - pool.keys())
+    if unknown:
+        raise AssemblyError(f"--exclude {unknown[0]}: no such puzzle among the {len(pool)} given")
+    slot_pins = _slot_pins(pins or {}, levels, stages, pool, excluded)
+    pool = {pid: p for pid, p in pool.items() if pid not in excluded}
     rulesets = sorted({p.ruleset for p in pool.values()})
     if len(rulesets) > 1:
         raise AssemblyError(f"puzzles mix rulesets {rulesets}; a bundle has one ruleset")
-    check_supply(curve, levels, stages, slots, list(pool.values()))
-    cost, chosen, nodes = assign(slots, pool.values(), node_budget=node_budget)
+    free_slots = [t for s, t in enumerate(slots) if s not in slot_pins]
+    pinned_ids = set(slot_pins.values())
+    check_supply(curve, levels, stages, free_slots, [p for p in pool.values() if p.id not in pinned_ids])
+    cost, chosen, nodes = assign(slots, pool.values(), node_budget=node_budget, pins=slot_pins)
     placed = [Placement(t, p) for t, p in zip(slots, chosen)]
     used = {p.id for p in chosen}
     return Assembly(
@@ -252,6 +278,41 @@ def assemble(
         nodes=nodes,
         unused=[p for _, p in sorted(pool.items()) if p.id not in used],
     )
+
+
+def _slot_pins(
+    pins: Mapping[tuple[int, int], str], levels: int, stages: int, pool: Mapping[str, Puzzle], excluded: set[str]
+) -> dict[int, str]:
+    """(level, stage) pins, numbered from 1, as slot index -> Puzzle id; refuses bad ones."""
+    out: dict[int, str] = {}
+    for (level, stage), pid in sorted(pins.items()):
+        where = f"--pin L{level}.S{stage}={pid}"
+        if not (1 <= level <= levels and 1 <= stage <= stages):
+            raise AssemblyError(f"{where}: the bundle has Levels 1-{levels} of Stages 1-{stages}")
+        if pid not in pool:
+            raise AssemblyError(f"{where}: no such puzzle among the {len(pool)} given")
+        if pid in excluded:
+            raise AssemblyError(f"{where}: the puzzle is also excluded")
+        if pid in out.values():
+            raise AssemblyError(f"{where}: the puzzle is pinned twice; a bundle uses each puzzle at most once")
+        out[(level - 1) * stages + (stage - 1)] = pid
+    return out
+
+
+def parse_slot(text: str) -> tuple[int, int]:
+    """`L3.S2` or `3.2` -> (3, 2): a Stage of a bundle, both numbered from 1."""
+    m = _SLOT.match(text.strip())
+    if m is None or int(m.group(1)) < 1 or int(m.group(2)) < 1:
+        raise AssemblyError(f"stage {text!r}: write it as L<level>.S<stage>, both from 1 (e.g. L3.S2)")
+    return int(m.group(1)), int(m.group(2))
+
+
+def parse_pin(text: str) -> tuple[tuple[int, int], str]:
+    """`L3.S2=nm1-...` -> ((3, 2), 'nm1-...')."""
+    slot, sep, pid = text.partition("=")
+    if not sep or not pid.strip():
+        raise AssemblyError(f"--pin {text!r}: write it as L<level>.S<stage>=PUZZLE_ID (e.g. L3.S2=nm1-3f2a9c0d1e7b)")
+    return parse_slot(slot), pid.strip()
 
 
 def puzzle_files(paths: Iterable[str | Path]) -> list[Path]:

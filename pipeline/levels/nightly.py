@@ -5,6 +5,7 @@ One night's output is a folder `<out>/<date>/` holding
 - `bundle.yaml`: the bundle (see `pipeline.levels.bundle`);
 - `report.md`: a short human report: Puzzles per tier, acceptance rates, the work each phase
   did, and the difficulty curve of each Level;
+- `pool/<id>.yaml`: the validated Puzzles the bundle did not use, the first place `swap` looks;
 - `run.log`: the one summary line per phase that the job also logs, with its wall-clock time.
 
 `bundle.yaml` and `report.md` depend only on the date, seed and sizes, so rerunning a night
@@ -44,6 +45,7 @@ DEFAULT_LEVELS = 10
 DEFAULT_STAGES = 6
 DEFAULT_CURVE = "ramp"
 DEFAULT_OUT = "generated"
+POOL_DIR = "pool"  # <out>/<date>/pool/<id>.yaml: validated Puzzles the bundle did not use
 SPARE = 0.5  # generate this share more than the curve needs per tier, so the assignment can choose
 
 
@@ -225,11 +227,19 @@ def _build(options: NightlyOptions, staging: Path, log: Log, progress: Progress 
         raise NightlyError("write", f"the bundle fails validation: {problems[0]}"
                            + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     write_atomic(staging / REPORT_FILE, render_report(options, stats, assembly, len(valid)))
+    _write_pool(staging, assembly)
     summary("write", f"{BUNDLE_FILE} ({bundle_path.stat().st_size} bytes) valid, {REPORT_FILE}", started)
     total = sum(seconds.values())
     lines.append(f"total: {total:.1f} s")
     write_atomic(staging / LOG_FILE, "".join(f"{line}\n" for line in [f"nightly {options.date_text} seed {options.seed}"] + lines))
     return NightlyResult(staging, bundle_path, assembly, stats, seconds, lines)
+
+
+def _write_pool(staging: Path, assembly: Assembly) -> None:
+    """The validated Puzzles the bundle did not use, as `pool/<id>.yaml`: what `swap` takes first."""
+    from pipeline.generation.generator import write_puzzles
+
+    write_puzzles(sorted(assembly.unused, key=lambda p: p.id), staging / POOL_DIR)
 
 
 def _generate(options: NightlyOptions, progress: Progress | None) -> tuple[dict[str, TierStats], list[Puzzle]]:

@@ -161,24 +161,25 @@ def _replay(
     """Replay the certificate; report the first bad move, or an unfinished board. True if won."""
     adds_left = adds
     for k, text in enumerate(solution):
-        where = parts + (k,)
+        where = parts + (k,)  # the JSON path counts from 0; messages count moves from 1, as `apply` does
+        n = k + 1
         if not cells:
-            ctx.add(where, "NM306", f"move {k} {text!r} comes after the board is already empty (move {k - 1} won); "
+            ctx.add(where, "NM306", f"move {n} {text!r} comes after the board is already empty (move {n - 1} won); "
                                     "the certificate must end there")
             return False
         try:
             move = Move.parse(text)
         except NumberMatchError as exc:
-            ctx.add(where, "NM305", f"move {k}: {exc}")
+            ctx.add(where, "NM305", f"move {n}: {exc}")
             return False
         if move.is_add and adds_left <= 0:
-            ctx.add(where, "NM307", f"move {k} '+' would be add number {adds + 1}, but the puzzle allows {adds} add"
+            ctx.add(where, "NM307", f"move {n} '+' would be add number {adds + 1}, but the puzzle allows {adds} add"
                                     f"{'' if adds == 1 else 's'}")
             return False
         try:
             cells, adds_left = apply_move(cells, move, adds_left, ruleset)
         except IllegalMoveError as exc:
-            ctx.add(where, "NM306", f"move {k}: {exc}")
+            ctx.add(where, "NM306", f"move {n}: {exc}")
             return False
     if cells:
         active = len(cells) - cells.count(0)

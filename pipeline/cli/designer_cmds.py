@@ -1,0 +1,206 @@
+"""`puzzle`, `swap`, `render`: a designer's own boards into puzzle files, one Stage replaced,
+and pictures of boards."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from pipeline.cli import app
+from pipeline.cli.common import IN_HELP, SOURCE_HELP, fail, load_source
+from pipeline.errors import NumberMatchError
+
+
+def _writable_folder(folder: Path, option: str) -> None:
+    """Refuse, before any work, an output folder that cannot be created or written."""
+    probe = folder
+    while not probe.exists():
+        parent = probe.parent
+        if parent == probe:
+            break
+        probe = parent
+    if not probe.is_dir():
+        fail(f"{option} {folder}: {probe} is not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        fail(f"{option} {folder}: {probe} is not writable")
+
+
+@app.command()
+def puzzle(
+    sources: Optional[list[str]] = typer.Argument(None, metavar="BOARD | FILE...", help="A board (" + SOURCE_HELP + ") or, with --refresh, puzzle files."),
+    adds: Optional[int] = typer.Option(None, "--adds", min=0, help="Adds each Stage gets (required for board notation)."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Puzzle file to write, or a folder for <id>.yaml."),
+    refresh: bool = typer.Option(False, "--refresh", help="Re-derive id, certificate and difficulty of hand-edited puzzle files."),
+    budget_nodes: int = typer.Option(5_000_000, "--budget-nodes", min=0, help="Solver node budget (0: no limit)."),
+    search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
+) -> None:
+    """Author a puzzle file from a board: solved, rated, id derived, validated, written atomically.
+
+    Example: numbermatch puzzle 315931549/192849699/884365556 --adds 3 --out puzzles/
+
+    With --refresh, rewrite each edited file (only when it is valid afterwards) and print what changed:
+    numbermatch puzzle --refresh puzzles/nm1-b6ab4c7d13cb.yaml
+    """
+    from pipeline.levels.authoring import AuthoringError, author, puzzle_text, validation_problem
+
+    budget = None if budget_nodes == 0 else budget_nodes
+    if refresh:
+        _refresh(sources or [], budget, out, adds)
+        return
+    if not sources or len(sources) != 1:
+        fail("puzzle takes one BOARD (or --refresh FILE...)")
+    if out is None:
+        fail("puzzle needs --out FILE (or a folder)")
+    folder = out if out.is_dir() or str(out).endswith(("/", os.sep)) else out.parent
+    _writable_folder(folder, "--out")
+    if out.exists() and not out.is_dir() and not out.is_file():
+        fail(f"--out {out}: is not a regular file")
+    src = load_source(sources[0], search)
+    if src.adds is None and adds is None:
+        fail("--adds N is required: say how many adds each Stage of this puzzle gets")
+    stage_adds = src.adds_or(adds)
+    try:
+        made = author(src.cells, stage_adds, budget_nodes=budget)
+    except AuthoringError as exc:
+        fail(str(exc))
+    target = folder / f"{made.id}.yaml" if folder is out else out
+    text = puzzle_text(made, target.parent)
+    problem = validation_problem(str(target), text)
+    if problem is not None:  # pragma: no cover - author() makes valid puzzles; this guards the file
+        fail(f"the puzzle would not validate: {problem}")
+    from pipeline.atomic import write_atomic
+
+    try:
+        write_atomic(target, text)
+    except OSError as exc:
+        fail(f"cannot write {target}: {exc.strerror or exc}")
+    d = made.difficulty
+    typer.echo(
+        f"{target}: {made.id} {made.board} with {made.adds} add{'s' if made.adds != 1 else ''}:"
+        f" {d['tier']} (score {d['score']:.2f}), certificate {len(made.solution)} moves"
+    )
+
+
+def _refresh(files: list[str], budget: int | None, out: Path | None, adds: int | None) -> None:
+    from pipeline.atomic import write_atomic
+    from pipeline.levels.authoring import refresh, validation_problem
+
+    if not files:
+        fail("--refresh needs one or more puzzle files")
+    if out is not None or adds is not None:
+        fail("--refresh rewrites each file in place; --out and --adds do not apply (edit adds in the file)")
+    bad = 0
+    for name in files:
+        path = Path(name)
+        try:
+            result = refresh(path, budget_nodes=budget)
+        except NumberMatchError as exc:
+            bad += 1
+            typer.echo(f"numbermatch: error: {exc}", err=True)
+            continue
+        problem = validation_problem(str(path), result.text)
+        if problem is not None:  # pragma: no cover - refresh() rebuilds the file from checked parts
+            bad += 1
+            typer.echo(f"numbermatch: error: {path}: not rewritten, it would not validate: {problem}", err=True)
+            continue
+        if path.read_text(encoding="utf-8") == result.text:
+            typer.echo(f"{path}: unchanged ({result.puzzle.id})")
+            continue
+        try:
+            write_atomic(path, result.text)
+        except OSError as exc:
+            bad += 1
+            typer.echo(f"numbermatch: error: cannot write {path}: {exc.strerror or exc}", err=True)
+            continue
+        typer.echo(f"{path}: rewritten: " + ("; ".join(result.changes) or "formatting only"))
+    if bad:
+        raise typer.Exit(1)
+
+
+@app.command()
+def swap(
+    bundle: Path = typer.Argument(..., metavar="BUNDLE", help="Bundle file to edit in place."),
+    stage: str = typer.Argument(..., metavar="L.S", help="The Stage to replace, e.g. L3.S2 (both from 1)."),
+    with_id: Optional[str] = typer.Option(None, "--with", metavar="ID", help="The pool puzzle to put there (default: the nearest to the target score in its tier)."),
+    pool: Optional[list[Path]] = typer.Option(None, "--pool", metavar="PATH", help="Puzzle files, folders or bundles to take from (default: the bundle's pool/ folder)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; write nothing."),
+) -> None:
+    """Replace one Stage of a bundle by a pool puzzle; every other Stage stays byte-identical.
+
+    Example: numbermatch swap generated/2026-11-29/bundle.yaml L3.S2
+    """
+    from pipeline.levels.assembler import load_puzzles, parse_slot
+    from pipeline.levels.swap import swap_stage
+
+    try:
+        level, number = parse_slot(stage)
+    except NumberMatchError as exc:
+        fail(str(exc))
+    if not bundle.is_file():
+        fail(f"{bundle}: no such file")
+    places = list(pool or [])
+    if not places:
+        default = bundle.parent / "pool"
+        if not default.is_dir():
+            fail(f"--pool PATH is needed: {default} does not exist (the nightly job writes it)")
+        places = [default]
+    try:
+        candidates = load_puzzles(places)
+        result = swap_stage(bundle, level, number, candidates, with_id=with_id, write=not dry_run)
+    except NumberMatchError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write {bundle}: {exc.strerror or exc}")
+    typer.echo(("(dry run) " if dry_run else "") + result.summary())
+
+
+@app.command()
+def render(
+    source: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP),
+    out: Path = typer.Option(..., "--out", help="SVG file to write (atomically)."),
+    next_move: bool = typer.Option(False, "--next", help="Highlight the next move of the certificate (the puzzle's, else the solver's)."),
+    numbers: bool = typer.Option(True, "--numbers/--no-numbers", help="Draw row and column numbers."),
+    adds: Optional[int] = typer.Option(None, "--adds", min=0, help="Adds for the solver with --next on a bare board (default: the puzzle's, else 0)."),
+    search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
+) -> None:
+    """Draw a board as the game shows it, as an SVG picture.
+
+    Example: numbermatch render generated/2026-11-29/bundle.yaml:L1.S1 --next --out stage.svg
+    """
+    from pipeline.atomic import write_atomic
+    from pipeline.levels.picture import board_svg
+
+    if out.suffix.lower() != ".svg":
+        fail(f"--out {out}: name an .svg file")
+    _writable_folder(out.parent, "--out")
+    src = load_source(source, search)
+    highlight: tuple[int, ...] = ()
+    note = ""
+    if next_move and src.cells:
+        highlight, note = _next_pair(src, src.adds_or(adds))
+    svg = board_svg(src.cells, highlight=highlight, numbers=numbers, title=src.label)
+    try:
+        write_atomic(out, svg)
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}")
+    typer.echo(f"{out}: {src.label}" + note)
+
+
+def _next_pair(src, adds: int) -> tuple[tuple[int, ...], str]:  # src: pipeline.levels.source.Source
+    from pipeline.engine.moves import Move
+    from pipeline.solver.search import SOLVED, solve
+
+    moves = src.certificate(adds)
+    if moves is None:
+        result = solve(src.cells, adds)
+        if result.status != SOLVED or not result.moves:
+            return (), f" (no certificate: the solver says {result.status})"
+        moves = tuple(str(m) for m in result.moves)
+    first = Move.parse(moves[0])
+    if first.is_add:
+        return (), ", next move: + (add numbers)"
+    assert first.first is not None and first.second is not None
+    return (first.first, first.second), f", next move {first} highlighted"

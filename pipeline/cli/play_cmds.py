@@ -1,0 +1,241 @@
+"""`play`: a Stage at the terminal, one command per line (typed, or piped for scripts and tests).
+
+The game is a small state machine (`Game.command(text) -> reply`) over the engine's `Stage`,
+so what the terminal shows and what a pipe gets are the same lines.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from pipeline.cli import app
+from pipeline.cli.common import IN_HELP, SOURCE_HELP, fail, load_source
+from pipeline.engine.board import WIDTH, format_board
+from pipeline.engine.moves import ADD, Move
+from pipeline.engine.stage import IN_PLAY, WON, Stage
+from pipeline.errors import NumberMatchError
+
+HINT_NODES = 20_000  # solver budget per check behind `?` and `w`
+_CELL = re.compile(r"(\d+)\s*,\s*(\d+)")
+
+HELP = """commands:
+  R,C-R,C or R,C R,C   remove a pair (two cells, in any order)
+  +                    add numbers
+  u                    undo the last move
+  r                    restart the Stage
+  ?                    hint: a pair after which the Stage can still be won
+  w                    is the position still winnable, and with how many adds?
+  m                    list the legal pairs
+  h                    this help
+  q                    quit"""
+
+
+class Game:
+    """One Stage being played, with undo history, hints and the last pair for the drawing."""
+
+    def __init__(self, cells: bytes, adds: int, *, hint_nodes: int = HINT_NODES) -> None:
+        self.start = cells
+        self.adds = adds
+        self.hint_nodes = hint_nodes
+        self.stage = Stage(cells, adds=adds)
+        self.undo: list[tuple[bytes, int, Move]] = []
+        self.last: tuple[int, int] | None = None
+        self.hint: tuple[int, int] | None = None
+        self.done = False
+
+    @property
+    def moves_played(self) -> int:
+        return len(self.undo)
+
+    def picture(self) -> str:
+        """The board with row and column numbers; `*` marks the cells of the last pair (now
+        gaps, if their row is still there), `[d]` the hinted pair."""
+        cells = self.stage.cells
+        if not cells:
+            return "(empty board)"
+        last = set(self.last or ())
+        hint = set(self.hint or ())
+        lines = ["     " + "".join(f"{c:^3}" for c in range(WIDTH)).rstrip()]
+        for start in range(0, len(cells), WIDTH):
+            row = []
+            for i in range(start, min(start + WIDTH, len(cells))):
+                v = cells[i]
+                if i in hint:
+                    row.append(f"[{v}]")
+                elif not v:
+                    row.append(" * " if i in last else " . ")
+                else:
+                    row.append(f" {v} ")
+            lines.append(f"{start // WIDTH:>3}  " + "".join(row).rstrip())
+        return "\n".join(lines)
+
+    def status_line(self) -> str:
+        status = self.stage.status
+        left = self.stage.adds_left
+        return f"moves played: {self.moves_played}, adds left: {left} of {self.adds}, status: {status}"
+
+    def screen(self) -> str:
+        return f"{self.picture()}\n{self.status_line()}"
+
+    def command(self, text: str) -> str:
+        """Play one command line; returns what to show (never raises on bad input)."""
+        text = text.strip()
+        if not text:
+            return ""
+        word = text.lower()
+        if word in ("q", "quit", "exit"):
+            self.done = True
+            return f"bye: {self.stage.status} after {self.moves_played} moves"
+        if word in ("h", "help"):
+            return HELP
+        if word in ("u", "undo"):
+            if not self.undo:
+                return "nothing to undo"
+            cells, left, move = self.undo.pop()
+            self.stage.cells, self.stage.adds_left = cells, left
+            self.last, self.hint = None, None
+            return f"undid {move}\n{self.screen()}"
+        if word in ("r", "restart"):
+            self.stage = Stage(self.start, adds=self.adds)
+            self.undo.clear()
+            self.last, self.hint = None, None
+            return f"restarted\n{self.screen()}"
+        if word == "?":
+            return self._hint()
+        if word in ("w", "winnable"):
+            return self._winnable()
+        if word in ("m", "moves"):
+            pairs = [str(m) for m in self.stage.legal_moves() if not m.is_add]
+            return f"legal pairs ({len(pairs)}): " + ("  ".join(pairs) if pairs else "none")
+        try:
+            move = self._parse(text)
+        except NumberMatchError as exc:
+            return f"{exc} (h for help)"
+        if self.stage.status == WON:
+            return "the Stage is won: u to undo, r to restart, q to quit"
+        before = (self.stage.cells, self.stage.adds_left)
+        try:
+            self.stage.play(move)
+        except NumberMatchError as exc:
+            return f"move {self.moves_played + 1}: {exc}"
+        self.undo.append((before[0], before[1], move))
+        self.last = None if move.is_add else (move.first, move.second)  # type: ignore[assignment]
+        self.hint = None
+        reply = f"move {self.moves_played}: {move}\n{self.screen()}"
+        if self.stage.status == WON:
+            reply += f"\nwon in {self.moves_played} moves!"
+        elif self.stage.status != IN_PLAY:
+            reply += "\nstuck: no pair and no add left (u to undo, r to restart)"
+        return reply
+
+    @staticmethod
+    def _parse(text: str) -> Move:
+        if text.strip() == "+":
+            return ADD
+        cells = _CELL.findall(text)
+        rest = _CELL.sub("", text).replace("-", " ").strip()
+        if len(cells) != 2 or rest:
+            raise NumberMatchError(f"cannot read {text!r}: type a pair as R,C-R,C (or two cells R,C R,C), or + to add")
+        (r1, c1), (r2, c2) = ((int(r), int(c)) for r, c in cells)
+        for c in (c1, c2):
+            if c >= WIDTH:
+                raise NumberMatchError(f"cannot read {text!r}: column {c} is off the board (columns 0-{WIDTH - 1})")
+        return Move.pair(r1 * WIDTH + c1, r2 * WIDTH + c2)
+
+    def _solve(self, cells: bytes, adds: int) -> str:
+        from pipeline.solver.search import solve
+
+        return solve(cells, adds, budget_nodes=self.hint_nodes).status
+
+    def _hint(self) -> str:
+        from pipeline.engine.rules import legal_pairs, remove_pair
+        from pipeline.solver.search import SOLVED, solve
+
+        cells, left = self.stage.cells, self.stage.adds_left
+        if not cells:
+            return "the Stage is won: nothing to hint"
+        result = solve(cells, left, budget_nodes=self.hint_nodes)
+        candidates = legal_pairs(cells)
+        if result.status == SOLVED and result.moves and not result.moves[0].is_add:
+            first = result.moves[0]
+            candidates = [(first.first, first.second)]  # type: ignore[list-item]
+        elif result.status != SOLVED:
+            candidates = []  # unwinnable (or unknown): no pair is known to keep it winnable
+        for i, j in candidates:
+            if self._solve(remove_pair(cells, i, j), left) == SOLVED:
+                self.hint = (i, j)
+                return f"hint: {Move.pair(i, j)} keeps the Stage winnable\n{self.picture()}"
+        if result.status == SOLVED:
+            return "hint: + (add numbers): no pair found that keeps the Stage winnable without adding first"
+        return f"no hint: {self._verdict(result.status)}"
+
+    def _verdict(self, status: str) -> str:
+        from pipeline.solver.search import UNSOLVABLE
+
+        if status == UNSOLVABLE:
+            return "the position cannot be won any more (u to undo, r to restart)"
+        return f"the solver could not decide within {self.hint_nodes} nodes (raise --hint-nodes)"
+
+    def _winnable(self) -> str:
+        from pipeline.solver.search import SOLVED, UNKNOWN
+
+        cells, left = self.stage.cells, self.stage.adds_left
+        if not cells:
+            return "won"
+        status = self._solve(cells, left)
+        if status != SOLVED:
+            return f"not winnable: {self._verdict(status)}" if status != UNKNOWN else f"unknown: {self._verdict(status)}"
+        for k in range(left + 1):  # fewest adds that still win, up to what is left
+            s = self._solve(cells, k)
+            if s == SOLVED:
+                return f"winnable with {k} of the {left} add{'s' if left != 1 else ''} left"
+            if s == UNKNOWN:
+                return f"winnable with the {left} adds left; with fewer the solver could not decide within {self.hint_nodes} nodes"
+        return f"winnable with {left} adds"  # pragma: no cover - the loop reaches k == left, which is SOLVED
+
+
+@app.command()
+def play(
+    source: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP),
+    adds: Optional[int] = typer.Option(None, "--adds", min=0, help="Adds allocation (default: the puzzle's, else 0)."),
+    search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
+    hint_nodes: int = typer.Option(HINT_NODES, "--hint-nodes", min=1, help="Solver node budget behind each hint and winnable check."),
+) -> None:
+    """Play a Stage in the terminal: type pairs, + to add, u to undo, ? for a hint, h for help.
+
+    Reads one command per line, so it can be scripted: printf '0,0-0,8\\nq\\n' | numbermatch play 1.......9/3.5
+
+    Example: numbermatch play generated/2026-11-29/bundle.yaml:L1.S1
+    """
+    src = load_source(source, search)
+    if not src.cells:
+        fail(f"{src.label}: the board is empty; there is nothing to play")
+    game = Game(src.cells, src.adds_or(adds), hint_nodes=hint_nodes)
+    tty = sys.stdin.isatty()
+    if tty:
+        try:
+            import readline  # noqa: F401  (line editing and history for input())
+        except ImportError:  # pragma: no cover - platform without readline
+            pass
+    board = format_board(src.cells)
+    title = board if src.label == board else f"{src.label}: {board}"
+    typer.echo(f"{title} with {game.adds} add{'s' if game.adds != 1 else ''} (h for help)\n{game.screen()}")
+    while not game.done:
+        try:
+            line = input("> ") if tty else sys.stdin.readline()
+        except (EOFError, KeyboardInterrupt):
+            typer.echo("")
+            break
+        if not tty:
+            if line == "":
+                break
+            typer.echo(f"> {line.rstrip()}")
+        reply = game.command(line)
+        if reply:
+            typer.echo(reply)
+    typer.echo(f"final: {game.stage.status}, {game.moves_played} moves, adds left {game.stage.adds_left}")

@@ -1,0 +1,161 @@
+"""Puzzles from a designer's own boards, and refreshing hand-edited puzzle files.
+
+`author` turns a board and its adds into a Puzzle the way the generator would keep one:
+solved (the certificate), rated with the generator's rating seed (so `validate --deep` and a
+plain `rate` reproduce it), the id derived from the content. `refresh` re-derives the id, the
+certificate (kept when it still wins) and the difficulty of an edited file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.engine.board import format_board
+from pipeline.engine.rules import RULESET
+from pipeline.errors import NumberMatchError
+from pipeline.levels.puzzle import GENERATOR_NAME, Puzzle, dump_yaml
+
+RATING_SEED = 0  # the generator's: a plain `numbermatch rate BOARD --adds N` reproduces the tier
+AUTHOR_NODES = 5_000_000  # solver budget (the CLI's --budget-nodes; 0 = no limit)
+
+
+class AuthoringError(NumberMatchError):
+    """A board that cannot become a puzzle: empty, unsolvable, or the solver's budget ran out."""
+
+
+def author(
+    cells: bytes,
+    adds: int,
+    *,
+    budget_nodes: int | None = AUTHOR_NODES,
+    provenance: dict[str, Any] | None = None,
+    certificate: tuple[str, ...] | None = None,
+    rating_seed: int = RATING_SEED,
+) -> Puzzle:
+    """A rated Puzzle for the board, or AuthoringError with the solver's verdict.
+
+    `certificate`: a solution to keep when it still wins (checked by replay); otherwise the
+    solver finds one.
+    """
+    from pipeline.engine.stage import replay
+    from pipeline.rating.score import rate
+    from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
+
+    board = format_board(cells)
+    if not cells:
+        raise AuthoringError("the board is empty: an empty board is already won, so it is no puzzle")
+    if adds < 0:
+        raise AuthoringError(f"adds {adds} is negative")
+    moves: tuple[str, ...] | None = None
+    if certificate:
+        try:
+            left, _ = replay(cells, certificate, adds)
+            moves = None if left else tuple(certificate)
+        except NumberMatchError:
+            moves = None
+    if moves is None:
+        result = solve(cells, adds, budget_nodes=budget_nodes)
+        if result.status == UNSOLVABLE:
+            raise AuthoringError(
+                f"board {board} with {adds} add{'s' if adds != 1 else ''} is unsolvable: the solver proved that"
+                " no sequence of moves wins it; give it more adds or change the board"
+            )
+        if result.status != SOLVED or result.moves is None:
+            raise AuthoringError(
+                f"board {board} with {adds} add{'s' if adds != 1 else ''}: solvability unknown, the solver's budget"
+                f" of {budget_nodes:,} nodes ran out; raise it with --budget-nodes N (0 = no limit)"
+            )
+        moves = tuple(str(m) for m in result.moves)
+    rating = rate(cells, adds, seed=rating_seed, solution=moves)
+    return Puzzle(
+        board=board,
+        adds=adds,
+        solution=moves,
+        difficulty=rating.to_dict(),
+        ruleset=RULESET,
+        provenance=provenance if provenance is not None else {
+            "generator": GENERATOR_NAME,
+            "strategy": "hand",
+            "rating_seed": rating_seed,
+        },
+    )
+
+
+def puzzle_text(puzzle: Puzzle, folder: Path) -> str:
+    """The puzzle file's text, with the schema modeline when the folder is in this repository."""
+    from pipeline.generation.generator import schema_hint
+
+    return dump_yaml(puzzle.to_document(), schema_hint(folder))
+
+
+def validation_problem(name: str, text: str) -> str | None:
+    """The validator's first problem with the text as a puzzle file, or None when it is valid."""
+    from pipeline.validator import validate_texts
+
+    report = validate_texts([(name, text)])
+    if report.ok:
+        return None
+    p = report.problems[0]
+    more = f" (and {len(report.problems) - 1} more)" if len(report.problems) > 1 else ""
+    return f"{p.file}:{p.line or 0}: {p.path}: {p.message}{more}"
+
+
+@dataclass(frozen=True)
+class Refresh:
+    """The outcome of refreshing one file: the new Puzzle, its text and what changed."""
+
+    path: Path
+    puzzle: Puzzle
+    text: str
+    changes: list[str]
+
+
+def refresh(path: Path, *, budget_nodes: int | None = AUTHOR_NODES) -> Refresh:
+    """Re-derive id, certificate and difficulty of a (hand-edited) puzzle file; nothing written."""
+    from pipeline.levels.source import SourceError, puzzle_file
+
+    try:
+        source = puzzle_file(path)
+    except SourceError as exc:
+        raise AuthoringError(str(exc)) from None
+    old: dict[str, Any] = source.puzzle or {}
+    provenance = old.get("provenance") if isinstance(old.get("provenance"), dict) else {}
+    seed = provenance.get("rating_seed", RATING_SEED)
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        seed = RATING_SEED
+    provenance = dict(provenance) if provenance else {"generator": GENERATOR_NAME, "strategy": "hand"}
+    provenance["rating_seed"] = seed
+    assert source.adds is not None
+    try:
+        puzzle = author(
+            source.cells, source.adds, budget_nodes=budget_nodes, provenance=provenance,
+            certificate=source.solution, rating_seed=seed,
+        )
+    except AuthoringError as exc:
+        raise AuthoringError(f"{path}: {exc}") from None
+    return Refresh(path, puzzle, puzzle_text(puzzle, path.parent), _changes(old, puzzle))
+
+
+def _changes(old: dict[str, Any], new: Puzzle) -> list[str]:
+    out = []
+    if old.get("id") != new.id:
+        out.append(f"id {old.get('id')} -> {new.id}")
+    if old.get("board") != new.board:
+        out.append(f"board rewritten as {new.board}")
+    old_solution = old.get("solution")
+    if not isinstance(old_solution, list) or tuple(map(str, old_solution)) != new.solution:
+        out.append(f"certificate re-solved ({len(new.solution)} moves)")
+    d_old = old.get("difficulty") if isinstance(old.get("difficulty"), dict) else {}
+    d_new = new.difficulty
+    if d_old.get("tier") != d_new.get("tier"):
+        out.append(f"tier {d_old.get('tier')} -> {d_new.get('tier')}")
+    if d_old.get("score") != d_new.get("score"):
+        out.append(f"score {d_old.get('score')} -> {d_new.get('score')}")
+    others = sorted(k for k in set(d_old) | set(d_new) if k not in ("tier", "score") and d_old.get(k) != d_new.get(k))
+    if others:
+        out.append("metrics changed: " + ", ".join(others))
+    if old.get("ruleset") != new.ruleset or old.get("schema_version") != 1 or old.get("kind") != "puzzle":
+        out.append("header (schema_version, kind, ruleset) rewritten")
+    return out

@@ -1,0 +1,224 @@
+"""SOURCE: where a command gets its board from, so designers never copy boards out of YAML.
+
+A SOURCE is one of (tried in this order):
+
+- a **puzzle id** such as `nm1-3f2a9c0d1e7b`: looked up in the puzzle files and bundles given
+  as `search` paths (files or folders; the CLI's `--in PATH`);
+- a **bundle stage** `BUNDLE:L<level>.S<stage>`, e.g. `generated/2026-11-29/bundle.yaml:L3.S2`
+  (Level 3, Stage 2, both numbered from 1 as in the bundle file);
+- **board notation**, e.g. `123456789/98765` (only digits, `.` and `/`); `''` is the empty board;
+- a **puzzle file** path (`puzzles/nm1-3f2a9c0d1e7b.yaml`).
+
+A puzzle's adds come with it (a command's `--adds` overrides them); a bare board has none.
+
+Files are read with the validator's safe loader (size, depth and alias limits; one problem
+line naming file, line and what is wrong), but not fully validated: a hand-edited file with a
+stale id or certificate can still be shown, played and refreshed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.engine.board import parse
+from pipeline.errors import NumberMatchError
+
+ID_PATTERN = re.compile(r"nm\d+-[0-9a-f]{12}\Z")
+STAGE_PATTERN = re.compile(r"L(\d+)\.S(\d+)\Z", re.IGNORECASE)
+_NOTATION = re.compile(r"[1-9./]*\Z")
+STAGE_FORM = "BUNDLE:L<level>.S<stage>"
+
+
+class SourceError(NumberMatchError):
+    """A SOURCE that names nothing usable: no such file, stage or id, or a malformed file."""
+
+
+@dataclass(frozen=True)
+class Source:
+    """What a SOURCE resolved to: the starting cells, the adds it carries (None for a bare
+    board), the puzzle mapping when there is one, and a short label for messages."""
+
+    cells: bytes
+    adds: int | None
+    label: str
+    puzzle: dict[str, Any] | None = None
+    file: Path | None = None
+
+    def adds_or(self, override: int | None, default: int = 0) -> int:
+        """The adds to play with: the override when given, else the puzzle's, else `default`."""
+        if override is not None:
+            return override
+        return self.adds if self.adds is not None else default
+
+    @property
+    def solution(self) -> tuple[str, ...]:
+        sol = (self.puzzle or {}).get("solution")
+        return tuple(str(m) for m in sol) if isinstance(sol, list) else ()
+
+    def certificate(self, adds: int) -> tuple[str, ...] | None:
+        """The puzzle's stored solution when it wins this board with `adds`, else None
+        (a hand-edited file may carry a stale one)."""
+        from pipeline.engine.stage import replay
+
+        if not self.solution:
+            return None
+        try:
+            left, _ = replay(self.cells, self.solution, adds)
+        except NumberMatchError:
+            return None
+        return None if left else self.solution
+
+
+def resolve(text: str, search: Sequence[str | Path] = ()) -> Source:
+    """Resolve a SOURCE (see the module docstring); raises SourceError or NotationError."""
+    if not isinstance(text, str):
+        raise SourceError(f"source must be a string, got {type(text).__name__}")
+    text = text.strip()
+    if ID_PATTERN.match(text):
+        return find_id(text, search)
+    stage = _split_stage(text)
+    if stage is not None:
+        path, level, number = stage
+        return bundle_stage(path, level, number)
+    if _NOTATION.match(text):
+        return Source(parse(text), None, text or "(empty board)")
+    path = Path(text)
+    if path.is_file():
+        return puzzle_file(path)
+    if path.is_dir():
+        raise SourceError(f"{text}: is a folder; name a puzzle file, a stage ({STAGE_FORM}) or a board")
+    if path.suffix.lower() in (".yaml", ".yml"):
+        raise SourceError(f"{text}: no such file")
+    try:
+        parse(text)
+    except NumberMatchError as exc:
+        raise SourceError(
+            f"{exc}; nor is it an existing puzzle file, a bundle stage ({STAGE_FORM}) or a puzzle id (nm1-<12 hex digits>)"
+        ) from None
+    raise AssertionError("unreachable: text outside the notation alphabet always fails to parse")  # pragma: no cover
+
+
+def _split_stage(text: str) -> tuple[Path, int, int] | None:
+    head, sep, tail = text.rpartition(":")
+    if not sep or not head:
+        return None
+    m = STAGE_PATTERN.match(tail)
+    if m is None:
+        if Path(head).suffix in (".yaml", ".yml"):
+            raise SourceError(f"{text!r}: the stage {tail!r} is not of the form L<level>.S<stage> (e.g. {head}:L3.S2)")
+        return None
+    return Path(head), int(m.group(1)), int(m.group(2))
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    """One YAML mapping from a file, read safely; SourceError names the file, line and problem."""
+    from pipeline.validator.loader import load_file  # the validator is a heavy import; only for files
+
+    if not path.exists():
+        raise SourceError(f"{path}: no such file")
+    loaded = load_file(path)
+    if loaded.document is None:
+        p = loaded.problems[0]
+        where = f"{p.file}:{p.line}" if p.line else p.file
+        raise SourceError(f"{where}: {p.message}")
+    data = loaded.document.data
+    if not isinstance(data, dict):
+        raise SourceError(f"{path}: expected a puzzle or bundle mapping, found {type(data).__name__}")
+    return data
+
+
+def _puzzle_source(data: Any, where: str, label: str, file: Path | None) -> Source:
+    """A Source from a puzzle mapping, checking just what playing it needs."""
+    if not isinstance(data, dict):
+        raise SourceError(f"{where}: expected a puzzle mapping, found {type(data).__name__}")
+    from pipeline.engine.rules import check_ruleset
+
+    try:
+        check_ruleset(data.get("ruleset", 1))
+    except NumberMatchError as exc:
+        raise SourceError(f"{where}.ruleset: {exc}") from None
+    board = data.get("board")
+    if not isinstance(board, str):
+        raise SourceError(f"{where}.board: expected board notation (a string), found {_kind(board)}")
+    try:
+        cells = parse(board)
+    except NumberMatchError as exc:
+        raise SourceError(f"{where}.board: {exc}") from None
+    adds = data.get("adds")
+    if not isinstance(adds, int) or isinstance(adds, bool) or adds < 0:
+        raise SourceError(f"{where}.adds: expected a whole number 0 or more, found {_kind(adds)}")
+    return Source(cells, adds, label, dict(data), file)
+
+
+def _kind(value: Any) -> str:
+    return "nothing" if value is None else f"{type(value).__name__} {value!r}"[:60]
+
+
+def puzzle_file(path: Path) -> Source:
+    """The puzzle in a puzzle file (a bundle needs a stage: `bundle.yaml:L1.S1`)."""
+    data = read_document(path)
+    if data.get("kind") == "bundle":
+        raise SourceError(f"{path}: is a bundle; name one stage as {path}:L1.S1 ({STAGE_FORM})")
+    label = str(data.get("id") or path.name)
+    return _puzzle_source(data, f"{path}: $", label, path)
+
+
+def bundle_stages(data: dict[str, Any], path: Path) -> list[list[dict[str, Any]]]:
+    """The stage mappings of a bundle document, Level by Level (shape checked, not content)."""
+    levels = data.get("levels")
+    if data.get("kind") != "bundle" or not isinstance(levels, list):
+        raise SourceError(f"{path}: is not a bundle (kind {data.get('kind')!r}); a stage needs a bundle file")
+    out = []
+    for n, level in enumerate(levels):
+        stages = level.get("stages") if isinstance(level, dict) else None
+        if not isinstance(stages, list) or not all(isinstance(s, dict) for s in stages):
+            raise SourceError(f"{path}: $.levels[{n}].stages: expected a list of stages")
+        out.append(stages)
+    return out
+
+
+def bundle_stage(path: Path, level: int, stage: int) -> Source:
+    """Stage `stage` of Level `level` (both from 1) of a bundle file."""
+    data = read_document(path)
+    levels = bundle_stages(data, path)
+    if not 1 <= level <= len(levels):
+        raise SourceError(f"{path}: has Levels 1-{len(levels)}; there is no L{level}")
+    stages = levels[level - 1]
+    if not 1 <= stage <= len(stages):
+        raise SourceError(f"{path}: Level {level} has Stages 1-{len(stages)}; there is no S{stage}")
+    where = f"{path}: $.levels[{level - 1}].stages[{stage - 1}].puzzle"
+    return _puzzle_source(stages[stage - 1].get("puzzle"), where, f"{path}:L{level}.S{stage}", path)
+
+
+def find_id(puzzle_id: str, search: Iterable[str | Path]) -> Source:
+    """The puzzle with this id in the given files and folders (puzzle files and bundles)."""
+    from pipeline.levels.assembler import puzzle_files
+
+    places = list(search)
+    if not places:
+        raise SourceError(f"puzzle id {puzzle_id}: say where to look with --in PATH (puzzle files, bundles or folders)")
+    for raw in places:
+        if not Path(raw).exists():
+            raise SourceError(f"{raw}: no such file or folder")
+    files = puzzle_files(places)
+    # A file named after the id is the cheap, common case: look there first.
+    files.sort(key=lambda p: p.stem != puzzle_id)
+    for path in files:
+        try:
+            data = read_document(path)
+        except SourceError:
+            continue  # an unreadable neighbour does not hide the puzzle we look for
+        if data.get("kind") == "bundle" and isinstance(data.get("levels"), list):
+            for ln, level in enumerate(bundle_stages(data, path), 1):
+                for sn, stage in enumerate(level, 1):
+                    puzzle = stage.get("puzzle")
+                    if isinstance(puzzle, dict) and puzzle.get("id") == puzzle_id:
+                        return _puzzle_source(puzzle, f"{path}: L{ln}.S{sn}", puzzle_id, path)
+        elif data.get("id") == puzzle_id:
+            return _puzzle_source(data, f"{path}: $", puzzle_id, path)
+    shown = ", ".join(str(p) for p in places)
+    raise SourceError(f"puzzle id {puzzle_id} is in none of the {len(files)} YAML files under {shown}")

@@ -1,0 +1,194 @@
+"""Swap one Stage of a bundle for a Puzzle from a pool, leaving everything else byte-identical.
+
+Re-assembling a bundle re-optimises every slot, so a designer who dislikes one Stage would get
+a different night. `swap` instead edits only the text of that Stage's `puzzle:` mapping in the
+bundle file (found through the YAML node marks), so every other byte, comments included, stays
+as it was. The new text is validated as a whole bundle before it is written atomically.
+
+The replacement is the named Puzzle, or the pool's Puzzle nearest the Stage's target score in
+the target's tier that is not already in the bundle and does not repeat a neighbour's digit
+layout (the assembler's variety rule); ties go to the smaller id.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import NumberMatchError
+from pipeline.levels.puzzle import Puzzle, dump_yaml
+
+
+class SwapError(NumberMatchError):
+    """The swap cannot be made: no such Stage or Puzzle, nothing fits, or the result is invalid."""
+
+
+@dataclass(frozen=True)
+class SwapResult:
+    """What a swap did: the Stage, its target, the Puzzle taken out and the one put in."""
+
+    path: Path
+    level: int
+    stage: int
+    target_score: float
+    old_id: str
+    old_tier: str
+    old_score: float | None
+    new: Puzzle
+    text: str
+
+    def summary(self) -> str:
+        old = f"{self.old_id} ({self.old_tier}, {_score_text(self.old_score)})"
+        new = f"{self.new.id} ({self.new.tier}, {_score_text(self.new.difficulty.get('score'))})"
+        return f"{self.path}: L{self.level}.S{self.stage} {old} -> {new}, target {self.target_score:.2f}"
+
+
+def _score_text(score: Any) -> str:
+    return f"score {score:.2f}" if isinstance(score, (int, float)) and not isinstance(score, bool) else "no score"
+
+
+def _load(path: Path) -> tuple[str, Any]:
+    """The bundle's text and its YAML node tree (read with the validator's safe loader)."""
+    from pipeline.validator.loader import load_file
+
+    if not path.is_file():
+        raise SwapError(f"{path}: no such file")
+    loaded = load_file(path)
+    if loaded.document is None:
+        p = loaded.problems[0]
+        raise SwapError(f"{p.file}:{p.line or 0}: {p.message}")
+    data = loaded.document.data
+    if not isinstance(data, dict) or data.get("kind") != "bundle":
+        raise SwapError(f"{path}: is not a bundle (a swap replaces a Stage of a bundle file)")
+    text = path.read_text(encoding="utf-8")
+    return text, loaded.document
+
+
+def _mapping_value(node: Any, key: str) -> Any:
+    for k, v in node.value:
+        if getattr(k, "value", None) == key:
+            return v
+    return None
+
+
+def _stage_nodes(document: Any, path: Path) -> list[list[Any]]:
+    """The YAML nodes of each Stage mapping, Level by Level."""
+    levels = _mapping_value(document.node, "levels")
+    out = []
+    for level in getattr(levels, "value", None) or []:
+        stages = _mapping_value(level, "stages")
+        out.append(list(getattr(stages, "value", None) or []))
+    if not out:
+        raise SwapError(f"{path}: the bundle has no Levels")
+    return out
+
+
+def _replacement_text(node: Any, text: str, puzzle: Puzzle) -> tuple[int, int, str]:
+    """The span of the old puzzle mapping in `text` and the text to put there instead."""
+    start = node.start_mark.index
+    core = puzzle.core_dict()
+    if node.flow_style:
+        return start, node.end_mark.index, json.dumps(core)
+    # A block mapping ends where the next token starts (past the newline and the next line's
+    # indent): end the span at its last line break instead.
+    end = text.rfind("\n", start, node.end_mark.index) + 1
+    if end <= start:
+        end = len(text)
+    indent = " " * node.start_mark.column
+    lines = dump_yaml(core).splitlines()
+    body = lines[0] + "".join(f"\n{indent}{line}" for line in lines[1:]) + "\n"
+    return start, end, body
+
+
+def _layout(board: str) -> str:
+    from pipeline.levels.assembler import digit_layout
+
+    return digit_layout(board)
+
+
+def swap_stage(
+    bundle: str | os.PathLike[str],
+    level: int,
+    stage: int,
+    pool: Sequence[Puzzle],
+    *,
+    with_id: str | None = None,
+    write: bool = True,
+) -> SwapResult:
+    """Replace Stage `stage` of Level `level` (both from 1) by a pool Puzzle; see the module
+    docstring. Writes the bundle atomically unless `write` is False; raises SwapError."""
+    from pipeline.atomic import write_atomic
+    from pipeline.rating.tiers import tier_for
+    from pipeline.validator import validate_texts
+
+    path = Path(bundle)
+    text, document = _load(path)
+    before = validate_texts([(str(path), text)])
+    if not before.ok:
+        p = before.problems[0]
+        raise SwapError(f"the bundle does not validate before the swap: {p.file}:{p.line or 0}: {p.path}: {p.message}")
+    data = document.data
+    nodes = _stage_nodes(document, path)
+    if not 1 <= level <= len(nodes):
+        raise SwapError(f"{path}: has Levels 1-{len(nodes)}; there is no L{level}")
+    if not 1 <= stage <= len(nodes[level - 1]):
+        raise SwapError(f"{path}: Level {level} has Stages 1-{len(nodes[level - 1])}; there is no S{stage}")
+    stages = [s for lv in data["levels"] for s in lv["stages"]]
+    flat = sum(len(lv) for lv in nodes[: level - 1]) + stage - 1
+    old = stages[flat].get("puzzle") or {}
+    target = stages[flat].get("target_score")
+    if not isinstance(target, (int, float)) or isinstance(target, bool):
+        raise SwapError(f"{path}: L{level}.S{stage} has no target_score")
+    used = {str((s.get("puzzle") or {}).get("id")) for s in stages}
+    if with_id is not None:
+        new = next((p for p in pool if p.id == with_id), None)
+        if new is None:
+            raise SwapError(f"--with {with_id}: no such puzzle in the pool ({len(pool)} puzzles)")
+        if new.id in used:
+            raise SwapError(f"--with {with_id}: the puzzle is already in the bundle; a bundle uses each puzzle once")
+    else:
+        new = _nearest(pool, float(target), tier_for(float(target)), used, stages, flat, path, level, stage)
+    puzzle_node = _mapping_value(nodes[level - 1][stage - 1], "puzzle")
+    if puzzle_node is None:
+        raise SwapError(f"{path}: L{level}.S{stage} has no puzzle")
+    start, end, body = _replacement_text(puzzle_node, text, new)
+    new_text = text[:start] + body + text[end:]
+    report = validate_texts([(str(path), new_text)])
+    if not report.ok:
+        p = report.problems[0]
+        raise SwapError(f"the swapped bundle would not validate: {p.file}:{p.line or 0}: {p.path}: {p.message}")
+    if write:
+        write_atomic(path, new_text)
+    return SwapResult(
+        path, level, stage, float(target), str(old.get("id")), str((old.get("difficulty") or {}).get("tier")),
+        (old.get("difficulty") or {}).get("score"), new, new_text,
+    )
+
+
+def _nearest(
+    pool: Sequence[Puzzle], target: float, tier: str, used: set[str], stages: list[dict[str, Any]],
+    flat: int, path: Path, level: int, stage: int,
+) -> Puzzle:
+    same_tier = [p for p in pool if p.tier == tier and p.id not in used]
+    if not same_tier:
+        tiers = sorted({p.tier for p in pool})
+        raise SwapError(
+            f"the pool has no unused {tier} puzzle for L{level}.S{stage} (target {target:.2f});"
+            f" its tiers: {', '.join(tiers) or 'none'}. Name one with --with ID"
+        )
+    neighbours = {
+        _layout(str(stages[k]["puzzle"]["board"]))
+        for k in (flat - 1, flat + 1)
+        if 0 <= k < len(stages) and isinstance(stages[k].get("puzzle"), dict)
+    }
+    varied = [p for p in same_tier if _layout(p.board) not in neighbours]
+    if not varied:
+        raise SwapError(
+            f"every unused {tier} puzzle in the pool repeats the digit layout of a neighbour of"
+            f" L{level}.S{stage}; name one with --with ID to take it anyway"
+        )
+    return min(varied, key=lambda p: (abs(float(p.difficulty["score"]) - target), p.id))
