@@ -436,3 +436,47 @@ def test_render_writes_an_svg_with_the_next_move(night: Path, tmp_path: Path) ->
 def test_a_won_stage_has_no_hint_and_takes_no_more_moves() -> None:
     out = run("play", "19", input="0,0-0,1\n?\n+\nq\n").output
     assert "won in 1 moves!" in out and "nothing to hint" in out and "the Stage is won: u to undo" in out
+
+
+# --- report.html ----------------------------------------------------------------------------
+
+def test_report_html_shows_every_stage_and_the_curve_self_contained(night: Path, tmp_path: Path) -> None:
+    from html.parser import HTMLParser
+
+    html = (night / "report.html").read_text()
+    doc = yaml.safe_load((night / "bundle.yaml").read_text())
+
+    class Collect(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ids: list[str] = []
+            self.links: list[str] = []
+            self.tags: list[str] = []
+
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            self.tags.append(tag)
+            for k, v in attrs:
+                if k == "id" and v:
+                    self.ids.append(v)
+                if k in ("href", "src") and v:
+                    self.links.append(v)
+
+    page = Collect()
+    page.feed(html)
+    assert "script" not in page.tags and all(link.startswith("#") for link in page.links)  # nothing external
+    assert "curve-1" in page.ids and "curve-all" in page.ids
+    for stage in doc["levels"][0]["stages"]:
+        p = stage["puzzle"]
+        assert f"L1.S{stage['stage']}" in page.ids
+        card = html.split(f'id="L1.S{stage["stage"]}"')[1].split("</article>")[0]
+        drawn = "".join(re.findall(r'font-weight="bold">(\d)</text>', card))
+        assert drawn == p["board"].replace("/", "").replace(".", "")  # the board's picture, digit by digit
+        assert card.count("<rect") == 1 + len(parse(p["board"]))  # every cell drawn, gaps included
+        assert f"{p['board']}</title>" in html and p["id"] in html
+        assert f"score {p['difficulty']['score']:.2f}" in html  # the curve's dot names the actual score
+        assert f"target {stage['target_score']:.2f}" in html
+    assert html.count('<article class="stage"') == 3
+    assert html.count("<polyline") == 2 * 2  # target and score lines, for the night and for Level 1
+    out = tmp_path / "again.html"
+    result = run("report", str(night / "bundle.yaml"), "--out", str(out))
+    assert result.exit_code == 0 and out.read_text() == html  # the same bundle gives the same page

@@ -72,7 +72,7 @@ def replay_independently(board: str, adds: int, solution: list[str]) -> bool:
 
 def test_a_night_publishes_a_bundle_and_a_report(published: Path) -> None:
     folder = published / DATE.isoformat()
-    assert sorted(p.name for p in folder.iterdir()) == ["bundle.yaml", "pool", "report.md", "run.log"]
+    assert sorted(p.name for p in folder.iterdir()) == ["bundle.yaml", "pool", "report.html", "report.md", "run.log"]
     assert hidden(published) == []  # no temp folder left behind
     report = (folder / "report.md").read_text()
     for heading in ("## Puzzles per tier", "## Difficulty curve", "### Level 1", "acceptance"):

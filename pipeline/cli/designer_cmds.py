@@ -204,3 +204,42 @@ def _next_pair(src, adds: int) -> tuple[tuple[int, ...], str]:  # src: pipeline.
         return (), ", next move: + (add numbers)"
     assert first.first is not None and first.second is not None
     return (first.first, first.second), f", next move {first} highlighted"
+
+
+@app.command()
+def report(
+    bundle: str = typer.Argument(..., metavar="BUNDLE", help="Bundle file to show."),
+    out: Path = typer.Option(..., "--out", help="HTML file to write (atomically)."),
+) -> None:
+    """Write the self-contained HTML report of a bundle (curves, boards, explained metrics).
+
+    The nightly job writes one next to each bundle; run this after a swap to see the new night.
+
+    Example: numbermatch report generated/2026-11-29/bundle.yaml --out /tmp/night.html
+    """
+    from pipeline.atomic import write_atomic
+    from pipeline.levels.report_html import render_report_html
+    from pipeline.levels.source import read_document
+    from pipeline.validator import validate_paths
+
+    if out.suffix.lower() not in (".html", ".htm"):
+        fail(f"--out {out}: name an .html file")
+    _writable_folder(out.parent, "--out")
+    path = Path(bundle)
+    if not path.is_file():
+        fail(f"{path}: no such file")
+    checked = validate_paths([path])
+    if not checked.ok:
+        p = checked.problems[0]
+        fail(f"{p.file}:{p.line or 0}: {p.path}: {p.message} (the report needs a valid bundle)")
+    try:
+        doc = read_document(path)
+    except NumberMatchError as exc:
+        fail(str(exc))
+    if doc.get("kind") != "bundle":
+        fail(f"{path}: is a {doc.get('kind')}, not a bundle")
+    try:
+        write_atomic(out, render_report_html(doc))
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror or exc}")
+    typer.echo(f"{out}: {doc.get('id')}")

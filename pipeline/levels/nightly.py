@@ -5,10 +5,12 @@ One night's output is a folder `<out>/<date>/` holding
 - `bundle.yaml`: the bundle (see `pipeline.levels.bundle`);
 - `report.md`: a short human report: Puzzles per tier, acceptance rates, the work each phase
   did, and the difficulty curve of each Level;
+- `report.html`: the same night for a browser: curves as charts, every Stage's board drawn, its
+  metrics explained (`pipeline.levels.report_html`);
 - `pool/<id>.yaml`: the validated Puzzles the bundle did not use, the first place `swap` looks;
 - `run.log`: the one summary line per phase that the job also logs, with its wall-clock time.
 
-`bundle.yaml` and `report.md` depend only on the date, seed and sizes, so rerunning a night
+`bundle.yaml`, `report.md`, `report.html` and `pool/` depend only on the date, seed and sizes, so rerunning a night
 gives byte-identical files (the seed defaults from the date). Wall-clock times would break that,
 so they live only in `run.log`.
 
@@ -37,6 +39,7 @@ from pipeline.atomic import write_atomic
 from pipeline.levels.bundle import bundle_document, write_bundle
 from pipeline.levels.curves import CURVES, shape_text, tier_needs
 from pipeline.levels.publish import PublishError, locked, publish, sweep
+from pipeline.levels.report_html import REPORT_HTML, render_report_html
 from pipeline.levels.report import BUNDLE_FILE, LOG_FILE, REPORT_FILE, per_tier, percent, render_report
 from pipeline.errors import NumberMatchError
 from pipeline.levels.puzzle import Puzzle, dump_yaml
@@ -228,6 +231,7 @@ def _build(options: NightlyOptions, staging: Path, log: Log, progress: Progress 
                            + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
     write_atomic(staging / REPORT_FILE, render_report(options, stats, assembly, len(valid)))
     _write_pool(staging, assembly)
+    write_atomic(staging / REPORT_HTML, render_report_html(doc))
     summary("write", f"{BUNDLE_FILE} ({bundle_path.stat().st_size} bytes) valid, {REPORT_FILE}", started)
     total = sum(seconds.values())
     lines.append(f"total: {total:.1f} s")

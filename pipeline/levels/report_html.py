@@ -1,0 +1,292 @@
+"""`report.html`: one self-contained page a producer opens to understand a night.
+
+It shows the whole night's difficulty curve, then per Level its curve (targets and actual
+scores over the tier bands) and every Stage: a picture of its board as the game draws it (the
+first move of the certificate marked), its tier, score, target and adds, and its metrics
+explained (value, weight, points towards the score, which ones decide the tier, one line in
+plain words).
+
+It is rendered from the bundle document alone (`render_report_html(doc)`), so the nightly job
+and `numbermatch report BUNDLE` (after a `swap`, say) give the same page for the same bundle.
+No network, no scripts, no external assets: inline CSS and inline SVG. No clock and fixed
+number formatting, so the same bundle gives byte-identical HTML.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from pipeline.engine.board import parse
+from pipeline.engine.moves import Move
+from pipeline.levels.picture import board_svg
+from pipeline.rating.tiers import TIERS, tier_for
+
+REPORT_HTML = "report.html"
+
+TIER_COLOURS = {"easy": "#2f9e44", "medium": "#1c7ed6", "hard": "#e8590c", "expert": "#c2255c", "unsolvable": "#495057"}
+TIER_BANDS = {"easy": "#ebfbee", "medium": "#e7f5ff", "hard": "#fff4e6", "expert": "#fff0f6"}
+
+CSS = """
+body { font-family: Helvetica, Arial, sans-serif; color: #1f2933; margin: 24px; max-width: 1180px; }
+h1 { margin-bottom: 4px; } h2 { margin-top: 36px; border-bottom: 2px solid #d9e2ec; padding-bottom: 4px; }
+.meta { color: #52606d; margin-top: 0; }
+.legend span, .tier { display: inline-block; padding: 1px 8px; border-radius: 10px; color: #fff; font-size: 13px; }
+.legend span { margin-right: 6px; }
+nav a { margin-right: 10px; }
+.stages { display: flex; flex-wrap: wrap; gap: 14px; }
+.stage { border: 1px solid #d9e2ec; border-radius: 8px; padding: 10px 12px; width: 340px; background: #fff; }
+.stage h3 { margin: 0 0 6px 0; font-size: 16px; }
+.facts { font-size: 13px; margin: 6px 0; }
+.facts code { font-size: 11px; word-break: break-all; }
+.summary { font-size: 13px; font-style: italic; margin: 6px 0; }
+table.metrics { border-collapse: collapse; font-size: 12px; width: 100%; }
+table.metrics th, table.metrics td { padding: 2px 4px; border-bottom: 1px solid #e4e7eb; text-align: right; }
+table.metrics th:first-child, table.metrics td:first-child { text-align: left; }
+tr.decides td { font-weight: bold; }
+.note { font-size: 12px; color: #52606d; }
+"""
+
+
+def _num(value: Any, digits: int = 2) -> str:
+    if isinstance(value, bool) or value is None:
+        return "null" if value is None else str(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return escape(str(value))
+
+
+def _tier_chip(tier: str) -> str:
+    colour = TIER_COLOURS.get(tier, "#495057")
+    return f'<span class="tier" style="background:{colour}">{escape(tier)}</span>'
+
+
+def curve_svg(
+    points: Sequence[tuple[str, float, float | None, str]],
+    *,
+    breaks: Sequence[int] = (),
+    ticks: Sequence[str] | None = None,
+    width: int = 720,
+) -> str:
+    """A line chart over the tier bands: per point (label, target, score, tier), the target
+    (dashed) and the actual score (solid, dots in the tier's colour). `breaks`: indices before
+    which a vertical separator is drawn (Level boundaries); `ticks`: the x-axis text per point
+    (default: the labels; empty strings are skipped)."""
+    height, left, right, top, bottom = 240, 44, 60, 14, 34
+    plot_w, plot_h = width - left - right, height - top - bottom
+    n = len(points)
+
+    def x(i: int) -> float:
+        return left + (plot_w * (i + 0.5) / n if n else 0)
+
+    def y(score: float) -> float:
+        return top + plot_h * (1 - score / 100.0)
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}"'
+        ' role="img" font-family="Helvetica, Arial, sans-serif" font-size="11">',
+        "<title>difficulty curve: target (dashed) and actual score (solid)</title>",
+    ]
+    for name, low, high in TIERS:
+        out.append(
+            f'<rect x="{left}" y="{y(high):.1f}" width="{plot_w}" height="{y(low) - y(high):.1f}" fill="{TIER_BANDS.get(name, "#f8f9fa")}"/>'
+        )
+        out.append(
+            f'<text x="{left + plot_w + 6}" y="{(y(high) + y(low)) / 2 + 4:.1f}" fill="{TIER_COLOURS.get(name, "#495057")}">{escape(name)}</text>'
+        )
+    for tick in (0, 25, 50, 75, 100):
+        out.append(f'<line x1="{left - 4}" y1="{y(tick):.1f}" x2="{left}" y2="{y(tick):.1f}" stroke="#52606d"/>')
+        out.append(f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" fill="#52606d">{tick}</text>')
+    out.append(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#9aa5b1"/>')
+    for b in breaks:
+        bx = left + plot_w * b / n
+        out.append(f'<line x1="{bx:.1f}" y1="{top}" x2="{bx:.1f}" y2="{top + plot_h}" stroke="#9aa5b1" stroke-dasharray="2 3"/>')
+    for i, tick in enumerate(ticks if ticks is not None else [p[0] for p in points]):
+        if tick:
+            out.append(f'<text x="{x(i):.1f}" y="{height - bottom + 14}" text-anchor="middle" fill="#52606d">{escape(tick)}</text>')
+    cuts = [0, *breaks, n]
+    for a, b in zip(cuts, cuts[1:]):  # one line per Level: a Level's curve does not run into the next
+        segment = range(a, b)
+        targets = " ".join(f"{x(i):.1f},{y(points[i][1]):.1f}" for i in segment)
+        out.append(f'<polyline points="{targets}" fill="none" stroke="#616e7c" stroke-width="1.5" stroke-dasharray="5 4"/>')
+        actual = " ".join(f"{x(i):.1f},{y(s):.1f}" for i in segment if (s := points[i][2]) is not None)
+        out.append(f'<polyline points="{actual}" fill="none" stroke="#1f2933" stroke-width="2"/>')
+    for i, (label, target, score, tier) in enumerate(points):
+        out.append(
+            f'<circle cx="{x(i):.1f}" cy="{y(target):.1f}" r="3" fill="#fff" stroke="#616e7c">'
+            f"<title>{escape(label)} target {target:.2f}</title></circle>"
+        )
+        if score is not None:
+            out.append(
+                f'<circle cx="{x(i):.1f}" cy="{y(score):.1f}" r="4.5" fill="{TIER_COLOURS.get(tier, "#495057")}">'
+                f"<title>{escape(label)} score {score:.2f} ({escape(tier)})</title></circle>"
+            )
+    lx = left + 8
+    out.append(f'<line x1="{lx}" y1="{height - 8}" x2="{lx + 24}" y2="{height - 8}" stroke="#616e7c" stroke-dasharray="5 4"/>')
+    out.append(f'<text x="{lx + 30}" y="{height - 4}" fill="#52606d">target</text>')
+    out.append(f'<line x1="{lx + 80}" y1="{height - 8}" x2="{lx + 104}" y2="{height - 8}" stroke="#1f2933" stroke-width="2"/>')
+    out.append(f'<text x="{lx + 110}" y="{height - 4}" fill="#52606d">actual score (dot: its tier)</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _explain_block(difficulty: Mapping[str, Any]) -> str:
+    """The metrics explained: value, weight, points, which decide the tier, a plain summary."""
+    rows = _explanation(difficulty)
+    if rows is None:
+        return '<p class="note">no explanation: the difficulty block lacks the metrics the score needs</p>'
+    parts, decide, summary = rows
+    out = [f'<p class="summary">{escape(summary)}</p>'] if summary else []
+    out.append('<table class="metrics"><tr><th>metric</th><th>value</th><th>weight</th><th>points</th></tr>')
+    for name, label, value, weight, points in parts:
+        cls = ' class="decides"' if name in decide else ""
+        out.append(
+            f'<tr{cls}><td title="{escape(label)}">{escape(name)}{" *" if name in decide else ""}</td>'
+            f"<td>{_num(value, 3)}</td><td>{weight:.3f}</td><td>{points:.2f}</td></tr>"
+        )
+    out.append("</table>")
+    if decide:
+        out.append('<p class="note">* decides the tier</p>')
+    return "\n".join(out)
+
+
+def _explanation(difficulty: Mapping[str, Any]) -> tuple[list[tuple[str, str, Any, float, float]], tuple[str, ...], str] | None:
+    """(rows of name, label, value, weight, points; deciding metric names; summary)."""
+    try:
+        from pipeline.rating.explain import explain  # the rating's own explanation
+    except ImportError:  # pragma: no cover - until the rating's explain lands, weigh the terms here
+        explain = None
+    try:
+        if explain is not None:
+            e = explain(difficulty)
+            return [(p.name, p.label, p.value, p.weight, p.points) for p in e.parts], tuple(e.decide), e.summary
+        from pipeline.rating.score import WEIGHTS, hardness_terms
+
+        terms = hardness_terms(difficulty)
+        return [(n, n, terms[n], w, 100.0 * w * terms[n]) for n, w in WEIGHTS.items()], (), ""
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+def _first_pair(solution: Any) -> tuple[int, ...]:
+    if not isinstance(solution, list) or not solution:
+        return ()
+    try:
+        move = Move.parse(str(solution[0]))
+    except ValueError:
+        return ()
+    return () if move.first is None or move.second is None else (move.first, move.second)
+
+
+def _stage_card(level: int, stage: Mapping[str, Any]) -> str:
+    number = stage.get("stage")
+    puzzle = stage.get("puzzle") or {}
+    d = puzzle.get("difficulty") or {}
+    tier = str(d.get("tier"))
+    score = d.get("score")
+    target = stage.get("target_score")
+    board = str(puzzle.get("board", ""))
+    cells = parse(board)
+    pair = _first_pair(puzzle.get("solution"))
+    picture = board_svg(cells, highlight=pair, cell=32, title=f"L{level}.S{number} {puzzle.get('id')}: {board}")
+    dev = f", off by {abs(score - target):.2f}" if isinstance(score, (int, float)) and isinstance(target, (int, float)) else ""
+    metrics = (
+        f"certificate {_num(d.get('certificate_length'))} moves, branching {_num(d.get('mean_branching'))},"
+        f" collapse openings {_num(d.get('collapse_openings'), 3)}, min adds {_num(d.get('min_adds'))}"
+    )
+    return "\n".join([
+        f'<article class="stage" id="L{level}.S{number}">',
+        f"<h3>Stage {number} {_tier_chip(tier)} score {_num(score)}</h3>",
+        picture,
+        f'<p class="facts">target {_num(target)} ({escape(tier_for(float(target)) if isinstance(target, (int, float)) and 0 <= target <= 100 else "?")}){dev};'
+        f" {_num(puzzle.get('adds'))} add{'s' if puzzle.get('adds') != 1 else ''}; id <code>{escape(str(puzzle.get('id')))}</code>;"
+        f" board <code>{escape(board)}</code>{'; first move marked' if pair else ''}</p>",
+        f'<p class="facts">{metrics}</p>',
+        _explain_block(d),
+        "</article>",
+    ])
+
+
+def render_report_html(doc: Mapping[str, Any]) -> str:
+    """The page for a bundle document (a schema-valid bundle mapping)."""
+    levels = doc.get("levels") or []
+    gen = doc.get("generator") or {}
+    params = gen.get("params") or {}
+    title = f"Bundle {doc.get('id')}"
+    stages = [s for lv in levels for s in lv.get("stages") or []]
+    deviation = sum(
+        abs(float(s["puzzle"]["difficulty"]["score"]) - float(s["target_score"]))
+        for s in stages
+        if isinstance((s.get("puzzle") or {}).get("difficulty", {}).get("score"), (int, float))
+    )
+    shape = f"{len(levels)} Level{'s' if len(levels) != 1 else ''} of {len(levels[0].get('stages') or []) if levels else 0} Stages"
+    meta = (
+        f"{shape} on curve {escape(str(params.get('curve', '?')))}, seed {escape(str(gen.get('seed')))},"
+        f" {escape(str(gen.get('name')))} {escape(str(gen.get('version')))}, ruleset {escape(str(doc.get('ruleset')))};"
+        f" total deviation from the curve {deviation:.2f} points (mean {deviation / max(1, len(stages)):.2f} per Stage)"
+    )
+    legend = " ".join(
+        f'<span style="background:{TIER_COLOURS[name]}">{escape(name)} {low:g}-{high:g}</span>' for name, low, high in TIERS
+    )
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        f"<title>{escape(title)}</title>",
+        f"<style>{CSS}</style>",
+        "</head>",
+        "<body>",
+        f"<h1>{escape(title)}</h1>",
+        f'<p class="meta">{meta}</p>',
+        f'<p class="legend">Tiers by score: {legend}</p>',
+        "<nav>" + " ".join(f'<a href="#level-{lv.get("level")}">Level {lv.get("level")}</a>' for lv in levels) + "</nav>",
+        "<h2>The night's curve</h2>",
+    ]
+    points: list[tuple[str, float, float | None, str]] = []
+    breaks: list[int] = []
+    ticks: list[str] = []
+    for lv in levels:
+        if points:
+            breaks.append(len(points))
+        level_points = _points(lv, full=True)
+        ticks += [f"L{lv.get('level')}"] + [""] * (len(level_points) - 1)
+        points += level_points
+    out.append(f'<figure class="curve" id="curve-all">{curve_svg(points, breaks=breaks, ticks=ticks, width=1100)}</figure>')
+    for lv in levels:
+        n = lv.get("level")
+        out += [
+            f'<section id="level-{n}">',
+            f"<h2>Level {n}</h2>",
+            f'<figure class="curve" id="curve-{n}">{curve_svg(_points(lv), width=560)}</figure>',
+            '<div class="stages">',
+            *(_stage_card(int(n), s) for s in lv.get("stages") or []),
+            "</div>",
+            "</section>",
+        ]
+    out += [
+        '<p class="note">Each board is drawn as the game shows it (gaps shaded, row and column numbers as in moves);'
+        " the highlighted cells are the certificate's first pair. Points are what each metric adds to the score;"
+        " the score is their sum.</p>",
+        "</body>",
+        "</html>",
+    ]
+    return "\n".join(out) + "\n"
+
+
+def _points(level: Mapping[str, Any], full: bool = False) -> list[tuple[str, float, float | None, str]]:
+    """Chart points of a Level's Stages; `full` labels them L<level>.S<stage>, else S<stage>."""
+    out = []
+    for s in level.get("stages") or []:
+        d = (s.get("puzzle") or {}).get("difficulty") or {}
+        score = d.get("score")
+        out.append((
+            f"L{level.get('level')}.S{s.get('stage')}" if full else f"S{s.get('stage')}",
+            float(s.get("target_score", 0.0)),
+            float(score) if isinstance(score, (int, float)) else None,
+            str(d.get("tier")),
+        ))
+    return out
