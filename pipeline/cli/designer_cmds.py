@@ -63,7 +63,7 @@ def puzzle(
         fail("--adds N is required: say how many adds each Stage of this puzzle gets")
     stage_adds = src.adds_or(adds)
     try:
-        made = author(src.cells, stage_adds, budget_nodes=budget)
+        made = author(src.cells, stage_adds, budget_nodes=budget, ruleset=src.ruleset)
     except AuthoringError as exc:
         fail(str(exc))
     target = folder / f"{made.id}.yaml" if folder is out else out
@@ -195,7 +195,7 @@ def _next_pair(src, adds: int) -> tuple[tuple[int, ...], str]:  # src: pipeline.
 
     moves = src.certificate(adds)
     if moves is None:
-        result = solve(src.cells, adds)
+        result = solve(src.cells, adds, ruleset=src.ruleset)
         if result.status != SOLVED or not result.moves:
             return (), f" (no certificate: the solver says {result.status})"
         moves = tuple(str(m) for m in result.moves)

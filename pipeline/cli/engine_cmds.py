@@ -82,7 +82,7 @@ def apply(
     Example: numbermatch apply 19......./5.......5/2 0,0-0,1 --adds 1
     """
     source = load_source(board, search)
-    stage = Stage(source.cells, adds=source.adds_or(adds))
+    stage = Stage(source.cells, adds=source.adds_or(adds), ruleset=source.ruleset)
     for number, text in enumerate(move_list or [], 1):
         try:
             stage.play(text)

@@ -38,11 +38,11 @@ HELP = """commands:
 class Game:
     """One Stage being played, with undo history, hints and the last pair for the drawing."""
 
-    def __init__(self, cells: bytes, adds: int, *, hint_nodes: int = HINT_NODES) -> None:
+    def __init__(self, cells: bytes, adds: int, *, hint_nodes: int = HINT_NODES, ruleset: int = 1) -> None:
         self.start = cells
         self.adds = adds
         self.hint_nodes = hint_nodes
-        self.stage = Stage(cells, adds=adds)
+        self.stage = Stage(cells, adds=adds, ruleset=ruleset)
         self.undo: list[tuple[bytes, int, Move]] = []
         self.last: tuple[int, int] | None = None
         self.hint: tuple[int, int] | None = None
@@ -101,7 +101,7 @@ class Game:
             self.last, self.hint = None, None
             return f"undid {move}\n{self.screen()}"
         if word in ("r", "restart"):
-            self.stage = Stage(self.start, adds=self.adds)
+            self.stage = Stage(self.start, adds=self.adds, ruleset=self.stage.ruleset)
             self.undo.clear()
             self.last, self.hint = None, None
             return f"restarted\n{self.screen()}"
@@ -150,24 +150,24 @@ class Game:
     def _solve(self, cells: bytes, adds: int) -> str:
         from pipeline.solver.search import solve
 
-        return solve(cells, adds, budget_nodes=self.hint_nodes).status
+        return solve(cells, adds, ruleset=self.stage.ruleset, budget_nodes=self.hint_nodes).status
 
     def _hint(self) -> str:
-        from pipeline.engine.rules import legal_pairs, remove_pair
         from pipeline.solver.search import SOLVED, solve
 
+        rules = self.stage.ruleset
         cells, left = self.stage.cells, self.stage.adds_left
         if not cells:
             return "the Stage is won: nothing to hint"
-        result = solve(cells, left, budget_nodes=self.hint_nodes)
-        candidates = legal_pairs(cells)
+        result = solve(cells, left, ruleset=rules, budget_nodes=self.hint_nodes)
+        candidates = rules.legal_pairs(cells)
         if result.status == SOLVED and result.moves and not result.moves[0].is_add:
             first = result.moves[0]
             candidates = [(first.first, first.second)]  # type: ignore[list-item]
         elif result.status != SOLVED:
             candidates = []  # unwinnable (or unknown): no pair is known to keep it winnable
         for i, j in candidates:
-            if self._solve(remove_pair(cells, i, j), left) == SOLVED:
+            if self._solve(rules.remove_pair(cells, i, j), left) == SOLVED:
                 self.hint = (i, j)
                 return f"hint: {Move.pair(i, j)} keeps the Stage winnable\n{self.picture()}"
         if result.status == SOLVED:
@@ -215,7 +215,7 @@ def play(
     src = load_source(source, search)
     if not src.cells:
         fail(f"{src.label}: the board is empty; there is nothing to play")
-    game = Game(src.cells, src.adds_or(adds), hint_nodes=hint_nodes)
+    game = Game(src.cells, src.adds_or(adds), hint_nodes=hint_nodes, ruleset=src.ruleset)
     tty = sys.stdin.isatty()
     if tty:
         try:

@@ -73,7 +73,7 @@ def rate_cmd(
     b = Board(source.cells)
     adds = source.adds_or(adds)
     try:
-        rating = rate(b, adds, playouts=playouts, seed=seed, solution=source.certificate(adds))
+        rating = rate(b, adds, playouts=playouts, seed=seed, solution=source.certificate(adds), ruleset=source.ruleset)
     except NumberMatchError as exc:
         fail(str(exc))
     if json_out:

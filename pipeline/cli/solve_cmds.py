@@ -41,7 +41,7 @@ def solve_cmd(
     source = load_source(board, search)
     b = Board(source.cells)
     adds = source.adds_or(adds)
-    result = solve(b, adds, budget_nodes=_budget(budget_nodes), timeout=timeout)
+    result = solve(b, adds, ruleset=source.ruleset, budget_nodes=_budget(budget_nodes), timeout=timeout)
     if json_out:
         emit_json(result.to_json())
         return

@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.engine.board import format_board
-from pipeline.engine.rules import RULESET
 from pipeline.errors import NumberMatchError
 from pipeline.levels.puzzle import GENERATOR_NAME, Puzzle, dump_yaml
 
@@ -33,17 +32,20 @@ def author(
     provenance: dict[str, Any] | None = None,
     certificate: tuple[str, ...] | None = None,
     rating_seed: int = RATING_SEED,
+    ruleset: int = 1,
 ) -> Puzzle:
     """A rated Puzzle for the board, or AuthoringError with the solver's verdict.
 
     `certificate`: a solution to keep when it still wins (checked by replay); otherwise the
     solver finds one.
     """
+    from pipeline.engine.rulesets import ruleset_for
     from pipeline.engine.stage import replay
     from pipeline.rating.score import rate
     from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
 
     board = format_board(cells)
+    rules = ruleset_for(ruleset)
     if not cells:
         raise AuthoringError("the board is empty: an empty board is already won, so it is no puzzle")
     if adds < 0:
@@ -51,12 +53,12 @@ def author(
     moves: tuple[str, ...] | None = None
     if certificate:
         try:
-            left, _ = replay(cells, certificate, adds)
+            left, _ = replay(cells, certificate, adds, rules)
             moves = None if left else tuple(certificate)
         except NumberMatchError:
             moves = None
     if moves is None:
-        result = solve(cells, adds, budget_nodes=budget_nodes)
+        result = solve(cells, adds, ruleset=rules, budget_nodes=budget_nodes)
         if result.status == UNSOLVABLE:
             raise AuthoringError(
                 f"board {board} with {adds} add{'s' if adds != 1 else ''} is unsolvable: the solver proved that"
@@ -68,13 +70,13 @@ def author(
                 f" of {budget_nodes:,} nodes ran out; raise it with --budget-nodes N (0 = no limit)"
             )
         moves = tuple(str(m) for m in result.moves)
-    rating = rate(cells, adds, seed=rating_seed, solution=moves)
+    rating = rate(cells, adds, seed=rating_seed, solution=moves, ruleset=rules)
     return Puzzle(
         board=board,
         adds=adds,
         solution=moves,
         difficulty=rating.to_dict(),
-        ruleset=RULESET,
+        ruleset=rules.number,
         provenance=provenance if provenance is not None else {
             "generator": GENERATOR_NAME,
             "strategy": "hand",
@@ -131,7 +133,7 @@ def refresh(path: Path, *, budget_nodes: int | None = AUTHOR_NODES) -> Refresh:
     try:
         puzzle = author(
             source.cells, source.adds, budget_nodes=budget_nodes, provenance=provenance,
-            certificate=source.solution, rating_seed=seed,
+            certificate=source.solution, rating_seed=seed, ruleset=source.ruleset,
         )
     except AuthoringError as exc:
         raise AuthoringError(f"{path}: {exc}") from None

@@ -154,21 +154,15 @@ def _explain_block(difficulty: Mapping[str, Any]) -> str:
 
 
 def _explanation(difficulty: Mapping[str, Any]) -> tuple[list[tuple[str, str, Any, float, float]], tuple[str, ...], str] | None:
-    """(rows of name, label, value, weight, points; deciding metric names; summary)."""
-    try:
-        from pipeline.rating.explain import explain  # the rating's own explanation
-    except ImportError:  # pragma: no cover - until the rating's explain lands, weigh the terms here
-        explain = None
-    try:
-        if explain is not None:
-            e = explain(difficulty)
-            return [(p.name, p.label, p.value, p.weight, p.points) for p in e.parts], tuple(e.decide), e.summary
-        from pipeline.rating.score import WEIGHTS, hardness_terms
+    """(rows of name, label, value, weight, points; deciding metric names; summary), from the
+    rating's own `explain`, or None when the block lacks what the score needs."""
+    from pipeline.rating.explain import explain
 
-        terms = hardness_terms(difficulty)
-        return [(n, n, terms[n], w, 100.0 * w * terms[n]) for n, w in WEIGHTS.items()], (), ""
-    except (ValueError, KeyError, TypeError):
+    try:
+        e = explain(difficulty)
+    except ValueError:
         return None
+    return [(p.name, p.label, p.value, p.weight, p.points) for p in e.parts], tuple(e.decide), e.summary
 
 
 def _first_pair(solution: Any) -> tuple[int, ...]:

@@ -47,6 +47,7 @@ class Source:
     label: str
     puzzle: dict[str, Any] | None = None
     file: Path | None = None
+    ruleset: int = 1  # a shipped ruleset's number (the puzzle's; 1 for a bare board)
 
     def adds_or(self, override: int | None, default: int = 0) -> int:
         """The adds to play with: the override when given, else the puzzle's, else `default`."""
@@ -62,12 +63,13 @@ class Source:
     def certificate(self, adds: int) -> tuple[str, ...] | None:
         """The puzzle's stored solution when it wins this board with `adds`, else None
         (a hand-edited file may carry a stale one)."""
+        from pipeline.engine.rulesets import ruleset_for
         from pipeline.engine.stage import replay
 
         if not self.solution:
             return None
         try:
-            left, _ = replay(self.cells, self.solution, adds)
+            left, _ = replay(self.cells, self.solution, adds, ruleset_for(self.ruleset))
         except NumberMatchError:
             return None
         return None if left else self.solution
@@ -135,10 +137,10 @@ def _puzzle_source(data: Any, where: str, label: str, file: Path | None) -> Sour
     """A Source from a puzzle mapping, checking just what playing it needs."""
     if not isinstance(data, dict):
         raise SourceError(f"{where}: expected a puzzle mapping, found {type(data).__name__}")
-    from pipeline.engine.rules import check_ruleset
+    from pipeline.engine.rulesets import SHIPPED, ruleset_for
 
     try:
-        check_ruleset(data.get("ruleset", 1))
+        ruleset = ruleset_for(data.get("ruleset", 1), SHIPPED)
     except NumberMatchError as exc:
         raise SourceError(f"{where}.ruleset: {exc}") from None
     board = data.get("board")
@@ -151,7 +153,7 @@ def _puzzle_source(data: Any, where: str, label: str, file: Path | None) -> Sour
     adds = data.get("adds")
     if not isinstance(adds, int) or isinstance(adds, bool) or adds < 0:
         raise SourceError(f"{where}.adds: expected a whole number 0 or more, found {_kind(adds)}")
-    return Source(cells, adds, label, dict(data), file)
+    return Source(cells, adds, label, dict(data), file, ruleset.number)
 
 
 def _kind(value: Any) -> str:

@@ -104,10 +104,10 @@ def _replacement_text(node: Any, text: str, puzzle: Puzzle) -> tuple[int, int, s
     return start, end, body
 
 
-def _layout(board: str) -> str:
+def _layout(board: str, ruleset: int) -> str:
     from pipeline.levels.assembler import digit_layout
 
-    return digit_layout(board)
+    return digit_layout(board, ruleset)
 
 
 def swap_stage(
@@ -181,11 +181,11 @@ def _nearest(
             f" its tiers: {', '.join(tiers) or 'none'}. Name one with --with ID"
         )
     neighbours = {
-        _layout(str(stages[k]["puzzle"]["board"]))
+        _layout(str(stages[k]["puzzle"]["board"]), int(stages[k]["puzzle"].get("ruleset", 1)))
         for k in (flat - 1, flat + 1)
         if 0 <= k < len(stages) and isinstance(stages[k].get("puzzle"), dict)
     }
-    varied = [p for p in same_tier if _layout(p.board) not in neighbours]
+    varied = [p for p in same_tier if _layout(p.board, p.ruleset) not in neighbours]
     if not varied:
         raise SwapError(
             f"every unused {tier} puzzle in the pool repeats the digit layout of a neighbour of"
