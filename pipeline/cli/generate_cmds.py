@@ -19,6 +19,7 @@ from pipeline.generation.generator import (
     run_attempt,
     write_puzzles,
 )
+from pipeline.generation.executors import SCHEDULER_ENV, Executor, open_executor
 from pipeline.cli import app
 from pipeline.cli.common import fail
 
@@ -32,6 +33,11 @@ def generate(
     seed: int = typer.Option(0, "--seed", help="Seed; the same seed and options give the same files."),
     out: Path = typer.Option(Path("."), "--out", help="Output folder; files are <id>.yaml."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Worker processes (default: every core)."),
+    scheduler: Optional[str] = typer.Option(
+        None, "--scheduler", envvar=SCHEDULER_ENV, show_envvar=True,
+        help="Run the attempts on a Dask cluster: tcp://HOST:PORT, or local:N for N local worker processes "
+        "(needs numbermatch[dask]; --jobs is then unused). Same files as the process pool.",
+    ),
     strategy: str = typer.Option(
         "random", "--strategy", help="random (digits drawn independently) or constructive (solvable by construction)."
     ),
@@ -65,7 +71,8 @@ def generate(
         if attempt is not None:
             _one_attempt(params, attempt, out)
             return
-        result = _run(count, params, jobs, out)
+        with open_executor(jobs, scheduler) as executor:
+            result = _run(count, params, executor, out)
     except GenerationError as exc:
         if exc.partial is not None and exc.partial.puzzles:
             _write(exc.partial, out)
@@ -74,12 +81,14 @@ def generate(
         fail(str(exc))
     _write(result, out)
     typer.echo(result.summary(), err=True)
+    if scheduler and result.work is not None:
+        typer.echo(f"ran on {result.work}", err=True)
 
 
-def _run(count: int, params: GenerateParams, jobs: int | None, out: Path) -> GenerateResult:
+def _run(count: int, params: GenerateParams, executor: Executor, out: Path) -> GenerateResult:
     exclude = existing_ids(out)
     if not sys.stderr.isatty():
-        return generate_puzzles(count, params, jobs=jobs, exclude_ids=exclude)
+        return generate_puzzles(count, params, exclude_ids=exclude, executor=executor)
     with typer.progressbar(length=count, label="generating", file=sys.stderr) as bar:
         done = [0]
 
@@ -87,7 +96,7 @@ def _run(count: int, params: GenerateParams, jobs: int | None, out: Path) -> Gen
             bar.update(accepted - done[0])
             done[0] = accepted
 
-        return generate_puzzles(count, params, jobs=jobs, exclude_ids=exclude, progress=progress)
+        return generate_puzzles(count, params, exclude_ids=exclude, progress=progress, executor=executor)
 
 
 def _write(result: GenerateResult, out: Path) -> None:

@@ -14,6 +14,7 @@ import typer
 from pipeline.cli import app
 from pipeline.cli.common import fail
 from pipeline.errors import NumberMatchError
+from pipeline.generation.executors import SCHEDULER_ENV
 from pipeline.levels.curves import CURVES, shape_text
 from pipeline.levels.nightly import (
     DEFAULT_CURVE,
@@ -72,6 +73,11 @@ def nightly(
     curve: str = typer.Option(DEFAULT_CURVE, "--curve", help=_CURVE_HELP),
     out: Path = typer.Option(Path(DEFAULT_OUT), "--out", help="Output folder; the night goes to OUT/<date>/."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
+    scheduler: str | None = typer.Option(
+        None, "--scheduler", envvar=SCHEDULER_ENV, show_envvar=True,
+        help="Generate on a Dask cluster: tcp://HOST:PORT, or local:N for N local worker processes "
+        "(needs numbermatch[dask]; --jobs is then unused). Same bundle as the process pool.",
+    ),
 ) -> None:
     """Generate, validate and assemble tonight's bundle into OUT/<date>/ (bundle.yaml, report.md, run.log)."""
     try:
@@ -86,6 +92,7 @@ def nightly(
         curve=curve,
         out=out,
         jobs=jobs,
+        scheduler=scheduler or None,
     )
     terminal = _Terminal()
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)  # clean up the temp folder on kill

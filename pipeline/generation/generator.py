@@ -3,7 +3,8 @@
 Each attempt k is a pure function of the parameters and k: it draws from
 `random.Random(f"{seed}:{k}")`, proposes a board (`proposals`), rejects trivial ones, asks the
 solver with a node budget (never a clock), and rates with a seed derived from (seed, k). Attempts
-run on a process pool and are judged in index order, so the puzzles, their order
+run on an executor (`executors`: a process pool by default, or a Dask cluster) and are judged in
+index order, so the puzzles, their order
 and every count are the same whatever the number of workers. A puzzle's provenance records
 the seed and attempt, and `run_attempt(params, k)` rebuilds it exactly.
 
@@ -14,20 +15,20 @@ bounds the whole run.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import random
 import time
 from collections import Counter
+from contextlib import closing
 from collections.abc import Callable, Iterable, Set
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 from pipeline.atomic import write_atomic
 from pipeline.engine.board import format_board
 from pipeline.errors import NumberMatchError
 from pipeline.engine.moves import Move
+from pipeline.generation.executors import Executor, WorkReport, open_executor
 from pipeline.generation.proposals import STRATEGIES, DigitDistribution, propose, reading_order_reduction
 from pipeline.levels.puzzle import GENERATOR_NAME, Puzzle, dump_yaml
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
@@ -151,6 +152,7 @@ class GenerateResult:
     rejected: dict[str, int]
     seconds: float
     scores: list[float] = field(default_factory=list)  # scores of every rated board, attempt order
+    work: WorkReport | None = field(default=None, compare=False)  # where the attempts ran (not output)
 
     @property
     def acceptance_rate(self) -> float:
@@ -237,11 +239,6 @@ def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
     return Outcome(attempt, puzzle=puzzle, score=rating.score)
 
 
-def _pool_context() -> multiprocessing.context.BaseContext:
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-
-
 def generate(
     count: int,
     params: GenerateParams,
@@ -249,36 +246,35 @@ def generate(
     jobs: int | None = None,
     exclude_ids: Set[str] = frozenset(),
     progress: Callable[[int, int], None] | None = None,
+    executor: Executor | None = None,
 ) -> GenerateResult:
     """Up to `count` new puzzles (ids not in `exclude_ids`, no board twice) in the params' tier.
 
-    `jobs`: worker processes (None = every core; 1 = in this process). The result does not
-    depend on it. `progress(accepted, count)` is called as puzzles are accepted. Raises
+    `jobs`: worker processes (None = every core; 1 = in this process), or `executor` (see
+    `executors`: a pool, a Dask cluster) to run the attempts elsewhere. The result does not
+    depend on either. `progress(accepted, count)` is called as puzzles are accepted. Raises
     GenerationError for bad parameters, for a tier that the pilot shows out of reach, and when
     `max_attempts` run out first (the puzzles found so far are on the error's `partial`).
     """
     params.check()
     if isinstance(count, bool) or not isinstance(count, int) or count < 1:
         raise GenerationError(f"count {count!r} must be at least 1")
-    workers = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
+    if executor is None:
+        with open_executor(jobs) as local:
+            return generate(count, params, exclude_ids=exclude_ids, progress=progress, executor=local)
     limit = params.attempt_limit(count)
     start = time.perf_counter()
     judge = _Judge(count, params, exclude_ids)
-    run = partial(run_attempt, params)
-    if workers == 1:
-        for k in range(limit):
-            judge.take(run(k), progress)
+    workers: Counter[str] = Counter()
+    # closing the stream as soon as the target is met stops the executor handing out work
+    with closing(executor.outcomes(params, limit)) as outcomes:
+        for outcome, worker in outcomes:
+            workers[worker] += 1
+            judge.take(outcome, progress)
             if judge.done:
                 break
-    else:
-        # imap hands attempts out one at a time and yields results in attempt order; leaving the
-        # block terminates the workers still busy on attempts that are no longer needed
-        with _pool_context().Pool(workers) as pool:
-            for outcome in pool.imap(run, range(limit), chunksize=1):
-                judge.take(outcome, progress)
-                if judge.done:
-                    break
     result = judge.result(time.perf_counter() - start)
+    result.work = WorkReport.of(executor.description, workers)
     if len(result.puzzles) < count:
         raise GenerationError(
             f"only {len(result.puzzles)} of {count} puzzles after the limit of {limit} attempts "

@@ -32,7 +32,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.levels.assembler import Assembly, assemble
 from pipeline.atomic import write_atomic
@@ -43,6 +43,9 @@ from pipeline.levels.report_html import REPORT_HTML, render_report_html
 from pipeline.levels.report import BUNDLE_FILE, LOG_FILE, REPORT_FILE, per_tier, percent, render_report
 from pipeline.errors import NumberMatchError
 from pipeline.levels.puzzle import Puzzle, dump_yaml
+
+if TYPE_CHECKING:
+    from pipeline.generation.executors import Executor
 
 DEFAULT_LEVELS = 10
 DEFAULT_STAGES = 6
@@ -93,6 +96,7 @@ class NightlyOptions:
     curve: str = DEFAULT_CURVE
     out: Path = Path(DEFAULT_OUT)
     jobs: int | None = None
+    scheduler: str | None = None  # a Dask scheduler address or local:N (see generation.executors)
 
     @property
     def date_text(self) -> str:
@@ -125,6 +129,7 @@ class TierStats:
     attempts: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
     invalid: int = 0
+    work: str = ""  # where the attempts ran, with worker names: run.log only, never the report
 
     @property
     def acceptance(self) -> float:
@@ -201,6 +206,7 @@ def _build(options: NightlyOptions, staging: Path, log: Log, progress: Progress 
         f" from {total_attempts} attempts, acceptance {percent(len(puzzles), total_attempts)}",
         started,
     )
+    lines.extend(f"generate {tier}: ran on {s.work}" for tier, s in stats.items())
 
     started = time.perf_counter()
     valid = _validate_puzzles(puzzles, stats)
@@ -247,6 +253,16 @@ def _write_pool(staging: Path, assembly: Assembly) -> None:
 
 
 def _generate(options: NightlyOptions, progress: Progress | None) -> tuple[dict[str, TierStats], list[Puzzle]]:
+    from pipeline.generation.executors import SchedulerError, open_executor
+
+    try:  # one executor (pool, or Dask cluster connection) serves every tier
+        with open_executor(options.jobs, options.scheduler) as executor:
+            return _generate_tiers(options, progress, executor)
+    except SchedulerError as exc:
+        raise NightlyError("generate", str(exc)) from None
+
+
+def _generate_tiers(options: NightlyOptions, progress: Progress | None, executor: Executor) -> tuple[dict[str, TierStats], list[Puzzle]]:
     from pipeline.generation.generator import GenerateParams, generate  # the generator is a heavy import
 
     stats: dict[str, TierStats] = {}
@@ -257,10 +273,11 @@ def _generate(options: NightlyOptions, progress: Progress | None) -> tuple[dict[
         params = GenerateParams(cells=plan.cells, adds=plan.adds, tier=tier, strategy=plan.strategy, seed=st.seed)
         report = (lambda done, total, tier=tier: progress(f"generate {tier}", done, total)) if progress else None
         try:
-            result = generate(count, params, jobs=options.jobs, exclude_ids={p.id for p in puzzles}, progress=report)
+            result = generate(count, params, exclude_ids={p.id for p in puzzles}, progress=report, executor=executor)
         except NumberMatchError as exc:
             raise NightlyError("generate", f"{tier}: {exc}") from None
         st.generated, st.attempts, st.rejected = len(result.puzzles), result.attempts, dict(result.rejected)
+        st.work = str(result.work)
         if len(result.puzzles) < count:
             raise NightlyError(
                 "generate",

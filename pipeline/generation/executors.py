@@ -1,0 +1,338 @@
+"""Where the generator's attempts run: in this process, on a local process pool, or on a Dask cluster.
+
+An executor turns (params, attempt limit) into the outcomes of attempts 0, 1, 2, ... in attempt
+order, each with the name of the worker that computed it. The generator judges them in that
+order and closes the stream as soon as its target is met, so the puzzles are the same whoever
+computes them; only the speed and the worker names (for `run.log`) change.
+
+- `InlineExecutor`: this process (`--jobs 1`).
+- `PoolExecutor`: the embedded default, a process pool that hands out one attempt at a time.
+- `DaskExecutor`: a `dask.distributed` cluster (`--scheduler tcp://HOST:PORT`, or `local:N` for
+  a LocalCluster of N worker processes started for the run). Attempts travel in batches sized
+  from measured attempt times, so scheduling overhead stays small; a bounded window of batches
+  is in flight and the rest is cancelled when the stream closes. A worker that dies has its
+  batches recomputed elsewhere by the scheduler; a scheduler that cannot be reached or goes
+  away raises `SchedulerError` (one line). Dask is the optional extra `numbermatch[dask]`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import multiprocessing
+import os
+import socket
+import time
+import uuid
+from collections import Counter, deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pipeline import __version__
+from pipeline.errors import NumberMatchError
+from pipeline.engine.rules import RULESET
+
+if TYPE_CHECKING:
+    from pipeline.generation.generator import GenerateParams, Outcome
+
+SCHEDULER_ENV = "NUMBERMATCH_SCHEDULER"
+LOCAL_PREFIX = "local:"
+MAX_LOCAL_WORKERS = 64
+CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler before giving up
+WORKER_WAIT = 60.0  # seconds to wait for a first worker to join the scheduler
+POLL = 0.5  # seconds between checks that the scheduler is still there while waiting
+BATCH_SECONDS = 0.5  # aim for batches of about this much work per task
+MAX_BATCH = 256
+INFLIGHT_PER_THREAD = 2  # batches in flight per worker thread: one running, one queued
+
+
+class SchedulerError(NumberMatchError):
+    """The Dask scheduler cannot be used: not installed, unreachable, gone away, or no workers."""
+
+
+Tagged = tuple["Outcome", str]  # an outcome and the name of the worker that computed it
+
+
+class Executor(Protocol):
+    """Runs attempts 0..limit-1 and yields their outcomes in attempt order; closing stops the work."""
+
+    description: str
+
+    def outcomes(self, params: GenerateParams, limit: int) -> Iterator[Tagged]: ...
+
+
+@dataclass(frozen=True)
+class WorkReport:
+    """Where a run's attempts were computed: the executor and attempts judged per worker."""
+
+    where: str
+    attempts: tuple[tuple[str, int], ...]
+
+    @classmethod
+    def of(cls, where: str, counts: Counter[str]) -> WorkReport:
+        return cls(where, tuple(sorted(counts.items())))
+
+    def __str__(self) -> str:
+        per = ", ".join(f"{name} {n}" for name, n in self.attempts)
+        return f"{self.where}; attempts per worker: {per or 'none'}"
+
+
+def _run_named(params: GenerateParams, attempt: int) -> Tagged:
+    from pipeline.generation.generator import run_attempt
+
+    return run_attempt(params, attempt), multiprocessing.current_process().name
+
+
+class InlineExecutor:
+    """Every attempt in this process, one after the other."""
+
+    description = "this process"
+
+    def outcomes(self, params: GenerateParams, limit: int) -> Iterator[Tagged]:
+        from pipeline.generation.generator import run_attempt
+
+        for k in range(limit):
+            yield run_attempt(params, k), "main"
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+class PoolExecutor:
+    """A process pool per run: attempts handed out one at a time, results in attempt order."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.description = f"process pool, {workers} workers"
+
+    def outcomes(self, params: GenerateParams, limit: int) -> Iterator[Tagged]:
+        from functools import partial
+
+        # imap yields in attempt order; leaving the block terminates the workers still busy on
+        # attempts that are no longer needed
+        with _pool_context().Pool(self.workers) as pool:
+            yield from pool.imap(partial(_run_named, params), range(limit), chunksize=1)
+
+
+# --- Dask ------------------------------------------------------------------------------------
+
+def _run_batch(params: GenerateParams, start: int, stop: int) -> tuple[str, float, list[Outcome]]:
+    """Attempts start..stop-1 on a Dask worker: (worker address, seconds, outcomes)."""
+    from distributed import get_worker
+
+    from pipeline.generation.generator import run_attempt
+
+    began = time.perf_counter()
+    outcomes = [run_attempt(params, k) for k in range(start, stop)]
+    return get_worker().address, time.perf_counter() - began, outcomes
+
+
+def _worker_identity() -> tuple[str, str]:
+    from pipeline import __version__ as version
+    from pipeline.engine.rules import RULESET as ruleset
+
+    return version, ruleset
+
+
+class DaskExecutor:
+    """Attempts in batches on a Dask cluster, through `client` (closed by `close`)."""
+
+    def __init__(self, client: Any, address: str, cluster: Any = None) -> None:
+        self.client = client
+        self.address = address
+        self.cluster = cluster
+        self.batch = 1  # grows once attempt times are measured
+        self.description = f"dask {address}"
+
+    def _threads(self) -> int:
+        try:
+            workers = self.client.scheduler_info()["workers"].values()
+        except Exception as exc:  # noqa: BLE001 - any comm failure means the scheduler is gone
+            raise self._gone(exc) from None
+        return max(1, sum(int(w.get("nthreads", 1)) for w in workers))
+
+    def _gone(self, exc: BaseException) -> SchedulerError:
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return SchedulerError(f"the Dask scheduler at {self.address} went away: {reason}")
+
+    def outcomes(self, params: GenerateParams, limit: int) -> Iterator[Tagged]:
+        from distributed import TimeoutError as DaskTimeout
+        from distributed import KilledWorker
+
+        window = INFLIGHT_PER_THREAD * self._threads()
+        run = uuid.uuid4().hex[:12]
+        inflight: deque[tuple[int, int, Any]] = deque()
+        next_k = 0
+        try:
+            while True:
+                while len(inflight) < window and next_k < limit:
+                    stop = min(limit, next_k + self.batch)
+                    key = f"numbermatch-attempts-{run}-{next_k}"
+                    try:
+                        future = self.client.submit(_run_batch, params, next_k, stop, key=key, pure=False)
+                    except Exception as exc:  # noqa: BLE001 - a closed client cannot submit
+                        raise self._gone(exc) from None
+                    inflight.append((next_k, stop, future))
+                    next_k = stop
+                if not inflight:
+                    return
+                start, stop, future = inflight.popleft()
+                while True:
+                    if self.client.status in ("closing", "closed"):
+                        raise SchedulerError(f"the Dask scheduler at {self.address} went away")
+                    try:
+                        worker, seconds, outcomes = future.result(timeout=POLL)
+                        break
+                    except (DaskTimeout, TimeoutError):
+                        continue
+                    except KilledWorker:
+                        raise SchedulerError(
+                            f"attempts {start}-{stop - 1} killed every Dask worker that tried them"
+                        ) from None
+                    except Exception as exc:  # noqa: BLE001 - cancelled by a lost scheduler, comm errors
+                        if future.status == "error":
+                            raise  # the attempt itself failed, as it would in this process
+                        raise self._gone(exc) from None
+                self._adapt(seconds, len(outcomes))
+                for outcome in outcomes:
+                    yield outcome, worker
+        finally:
+            pending = [f for _, _, f in inflight]
+            if pending and self.client.status == "running":
+                with contextlib.suppress(Exception):
+                    self.client.cancel(pending)
+
+    def _adapt(self, seconds: float, attempts: int) -> None:
+        """Size later batches to about BATCH_SECONDS of work (the output does not depend on it)."""
+        per = seconds / max(1, attempts)
+        want = MAX_BATCH if per <= 0 else int(BATCH_SECONDS / per)
+        self.batch = max(1, min(MAX_BATCH, want, 2 * self.batch))
+
+    def workers(self) -> list[str]:
+        return sorted(self.client.scheduler_info()["workers"])
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.client.close()
+        if self.cluster is not None:
+            with contextlib.suppress(Exception):
+                self.cluster.close()
+
+
+def _import_distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise SchedulerError("--scheduler needs Dask: pip install 'numbermatch[dask]'") from None
+    return distributed
+
+
+def _quiet() -> None:
+    """Dask's own log lines (worker restarts, reconnect attempts) stay out of our one-line errors."""
+    for name in ("distributed", "tornado"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
+def parse_scheduler(text: str) -> tuple[str, int | None]:
+    """('local', N) for `local:N`, else (address, None); raises SchedulerError naming the text."""
+    spec = text.strip()
+    if spec.startswith(LOCAL_PREFIX):
+        count = spec[len(LOCAL_PREFIX):]
+        if not count.isdigit() or not 1 <= int(count) <= MAX_LOCAL_WORKERS:
+            raise SchedulerError(f"--scheduler {text!r}: local:N needs N from 1 to {MAX_LOCAL_WORKERS}")
+        return "local", int(count)
+    address = spec if "://" in spec else f"tcp://{spec}"
+    scheme, _, rest = address.partition("://")
+    host, _, port = rest.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536 or scheme not in ("tcp", "tls", "ws", "wss"):
+        raise SchedulerError(
+            f"--scheduler {text!r} is not a scheduler address: expected tcp://HOST:PORT or local:N"
+        )
+    return address, None
+
+
+def _reachable(address: str) -> None:
+    """Fail at once when nothing listens at the address (Dask would retry until its timeout)."""
+    _, _, rest = address.partition("://")
+    host, _, port = rest.rpartition(":")
+    host = host.strip("[]")
+    try:
+        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or str(exc) or type(exc).__name__
+        raise SchedulerError(f"cannot reach the Dask scheduler at {address}: {reason}") from None
+
+
+def connect(scheduler: str) -> DaskExecutor:
+    """A DaskExecutor for `local:N` or a scheduler address, with at least one worker joined."""
+    kind, count = parse_scheduler(scheduler)
+    if kind != "local":
+        _reachable(kind)
+    distributed = _import_distributed()
+    _quiet()
+    if kind == "local":
+        assert count is not None
+        try:
+            cluster = distributed.LocalCluster(
+                n_workers=count, threads_per_worker=1, processes=True,
+                silence_logs=logging.CRITICAL, dashboard_address=":0",
+            )
+            client = distributed.Client(cluster)
+        except Exception as exc:  # noqa: BLE001 - anything that stops the cluster from starting
+            raise SchedulerError(f"cannot start a local Dask cluster of {count} workers: {exc}") from None
+        return DaskExecutor(client, f"local:{count}", cluster)
+    try:
+        client = distributed.Client(kind, timeout=CONNECT_TIMEOUT)
+    except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, comm errors
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise SchedulerError(f"cannot reach the Dask scheduler at {kind}: {first}") from None
+    executor = DaskExecutor(client, kind)
+    try:
+        client.wait_for_workers(1, timeout=WORKER_WAIT)
+        identities = set(client.run(_worker_identity).values())
+    except Exception as exc:  # noqa: BLE001
+        executor.close()
+        if isinstance(exc, (TimeoutError, distributed.TimeoutError)):
+            raise SchedulerError(f"no Dask worker joined the scheduler at {kind} within {WORKER_WAIT:g} s") from None
+        raise executor._gone(exc) from None
+    mine = (__version__, RULESET)
+    if identities - {mine}:
+        executor.close()
+        other = ", ".join(f"numbermatch {v} ruleset {r}" for v, r in sorted(identities - {mine}))
+        raise SchedulerError(
+            f"Dask workers at {kind} run {other}, not numbermatch {mine[0]} ruleset {mine[1]}: "
+            "install the same version on every worker"
+        )
+    return executor
+
+
+@contextlib.contextmanager
+def open_executor(jobs: int | None = None, scheduler: str | None = None) -> Iterator[Executor]:
+    """The executor for `--jobs`/`--scheduler` (the scheduler wins), closed on leaving."""
+    if scheduler:
+        executor = connect(scheduler)
+        try:
+            yield executor
+        finally:
+            executor.close()
+        return
+    workers = max(1, jobs if jobs is not None else (os.cpu_count() or 1))
+    yield InlineExecutor() if workers == 1 else PoolExecutor(workers)
+
+
+__all__ = [
+    "SCHEDULER_ENV",
+    "DaskExecutor",
+    "Executor",
+    "InlineExecutor",
+    "PoolExecutor",
+    "SchedulerError",
+    "WorkReport",
+    "connect",
+    "open_executor",
+    "parse_scheduler",
+]

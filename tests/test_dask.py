@@ -1,0 +1,189 @@
+"""Generation on a Dask cluster (real LocalCluster, worker processes): same output as the pool,
+survives a killed worker, fails in one line when the scheduler is unreachable or goes away."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import signal
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.generation.executors import SCHEDULER_ENV, SchedulerError, connect, parse_scheduler
+from pipeline.generation.generator import GenerateParams, generate
+from pipeline.levels.nightly import NightlyError, NightlyOptions, default_seed, run_nightly
+
+import distributed  # noqa: E402 - the test extras install it (numbermatch[dask]), so CI runs these
+
+DATE = dt.date(2026, 1, 2)
+TINY = dict(levels=1, stages=2, curve="flat")
+# random boards: some rejected as unsolvable, trivial or too easy, so the judge's order matters
+PARAMS = GenerateParams(cells=18, adds=1, strategy="random", seed=3, playouts=8, digits="1:1,2:1,5:1,8:1,9:1")
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[object]:
+    """Two single-threaded worker processes behind a scheduler on this machine."""
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, silence_logs=logging.CRITICAL, dashboard_address=":0"
+    ) as local:
+        yield local
+
+
+@pytest.fixture(scope="module")
+def pool_run() -> list[dict[str, object]]:
+    result = generate(4, PARAMS, jobs=2)
+    return [p.to_document() for p in result.puzzles] + [{"attempts": result.attempts, "rejected": result.rejected}]
+
+
+def documents(result: object) -> list[dict[str, object]]:
+    return [p.to_document() for p in result.puzzles] + [{"attempts": result.attempts, "rejected": result.rejected}]  # type: ignore[attr-defined]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def read_folder(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+
+
+# --- same output --------------------------------------------------------------------------
+
+def test_puzzles_are_byte_identical_to_the_process_pool(cluster, pool_run) -> None:
+    executor = connect(cluster.scheduler_address)
+    try:
+        result = generate(4, PARAMS, executor=executor)
+    finally:
+        executor.close()
+    assert documents(result) == pool_run
+    assert result.work is not None and result.work.where == f"dask {cluster.scheduler_address}"
+    assert sum(n for _, n in result.work.attempts) == result.attempts
+    assert all(name.startswith("tcp://127.0.0.1:") for name, _ in result.work.attempts)
+
+
+def test_nightly_bundle_and_report_are_byte_identical(cluster, tmp_path) -> None:
+    pool, dask = tmp_path / "pool", tmp_path / "dask"
+    run_nightly(NightlyOptions(date=DATE, seed=default_seed(DATE), out=pool, jobs=2, **TINY))  # type: ignore[arg-type]
+    run_nightly(NightlyOptions(date=DATE, seed=default_seed(DATE), out=dask, scheduler=cluster.scheduler_address, **TINY))  # type: ignore[arg-type]
+    a, b = read_folder(pool / DATE.isoformat()), read_folder(dask / DATE.isoformat())
+    assert a["bundle.yaml"] == b["bundle.yaml"] and a["report.md"] == b["report.md"]
+    log = b["run.log"].decode()
+    assert f"generate medium: ran on dask {cluster.scheduler_address}; attempts per worker: tcp://127.0.0.1:" in log
+    assert "process pool, 2 workers" in a["run.log"].decode()
+    assert b"tcp://" not in b["report.md"]
+
+
+def test_generate_command_with_local_cluster_from_the_environment(tmp_path) -> None:
+    """`NUMBERMATCH_SCHEDULER=local:2` starts two worker processes for the run; same files as --jobs 1."""
+    args = ["generate", "--count", "3", "--cells", "12", "--adds", "0", "--strategy", "constructive", "--seed", "9"]
+    one = runner.invoke(app, args + ["--out", str(tmp_path / "one"), "--jobs", "1"], env={SCHEDULER_ENV: ""})
+    two = runner.invoke(app, args + ["--out", str(tmp_path / "two")], env={SCHEDULER_ENV: "local:2"})
+    assert one.exit_code == 0 and two.exit_code == 0, one.output + two.output
+    assert "ran on dask local:2; attempts per worker:" in two.stderr
+    assert len(read_folder(tmp_path / "one")) == 3
+    assert read_folder(tmp_path / "one") == read_folder(tmp_path / "two")
+
+
+# --- faults -------------------------------------------------------------------------------
+
+def test_a_worker_killed_halfway_changes_nothing(cluster, pool_run) -> None:
+    executor = connect(cluster.scheduler_address)
+    pids = executor.client.run(os.getpid)
+    victim = sorted(pids.values())[0]
+    killed: list[int] = []
+
+    def progress(accepted: int, total: int) -> None:
+        if accepted == total // 2 and not killed:
+            os.kill(victim, signal.SIGKILL)  # not closed politely: the process just dies
+            killed.append(accepted)
+
+    try:
+        result = generate(4, PARAMS, executor=executor, progress=progress)
+        after = executor.client.run(os.getpid)
+    finally:
+        executor.close()
+    assert killed == [2]
+    assert documents(result) == pool_run
+    assert victim not in after.values()  # the nanny started a new worker process
+
+
+def test_an_unreachable_scheduler_fails_fast_in_one_line(tmp_path) -> None:
+    address = f"tcp://127.0.0.1:{free_port()}"
+    out = tmp_path / "out"
+    gen = runner.invoke(app, ["generate", "--count", "2", "--cells", "12", "--adds", "0", "--out", str(out),
+                              "--scheduler", address])
+    assert gen.exit_code == 1 and "Traceback" not in gen.output
+    assert gen.stderr.strip().splitlines() == [
+        f"numbermatch: error: cannot reach the Dask scheduler at {address}: Connection refused"
+    ]
+    assert not out.exists()  # nothing written
+
+
+def test_an_unreachable_scheduler_leaves_the_previous_night_intact(tmp_path) -> None:
+    out = tmp_path / "night"
+    run_nightly(NightlyOptions(date=DATE, seed=default_seed(DATE), out=out, jobs=1, **TINY))  # type: ignore[arg-type]
+    before = read_folder(out / DATE.isoformat())
+    address = f"tcp://127.0.0.1:{free_port()}"
+    result = runner.invoke(app, ["nightly", "--date", DATE.isoformat(), "--levels", "1", "--stages", "2",
+                                 "--curve", "flat", "--out", str(out), "--seed", "5"], env={SCHEDULER_ENV: address})
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith("numbermatch: error:")]
+    assert errors == [f"numbermatch: error: nightly failed in generate: cannot reach the Dask scheduler at {address}:"
+                      " Connection refused; previous output left intact"]
+    assert sorted(p.name for p in out.iterdir()) == [DATE.isoformat()]  # no temp folder left
+    assert read_folder(out / DATE.isoformat()) == before
+
+
+def test_a_scheduler_that_goes_away_ends_the_run_with_one_error(tmp_path) -> None:
+    local = distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, silence_logs=logging.CRITICAL, dashboard_address=":0"
+    )
+    executor = connect(local.scheduler_address)
+
+    def progress(accepted: int, total: int) -> None:
+        if accepted == 1:
+            local.close()  # scheduler and worker gone mid-run
+
+    try:
+        with pytest.raises(SchedulerError, match=f"the Dask scheduler at {local.scheduler_address} went away"):
+            generate(50, PARAMS, executor=executor, progress=progress)
+    finally:
+        executor.close()
+        local.close()
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("local:0", "local:N needs N from 1 to 64"),
+        ("local:x", "local:N needs N from 1 to 64"),
+        ("tcp://host", "is not a scheduler address"),
+        ("ftp://host:1", "is not a scheduler address"),
+        ("", "is not a scheduler address"),
+    ],
+)
+def test_bad_scheduler_text_is_named(text: str, message: str) -> None:
+    with pytest.raises(SchedulerError, match=message):
+        parse_scheduler(text)
+
+
+def test_scheduler_address_forms() -> None:
+    assert parse_scheduler("local:3") == ("local", 3)
+    assert parse_scheduler("10.0.0.5:8786") == ("tcp://10.0.0.5:8786", None)
+    assert parse_scheduler("tls://sched.example:8786") == ("tls://sched.example:8786", None)
+
+
+def test_nightly_error_names_the_phase_for_a_bad_scheduler(tmp_path) -> None:
+    with pytest.raises(NightlyError, match="generate: --scheduler 'nowhere' is not a scheduler address"):
+        run_nightly(NightlyOptions(date=DATE, seed=1, out=tmp_path, scheduler="nowhere", **TINY))  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
