@@ -230,6 +230,18 @@ def _import_distributed() -> Any:
     return distributed
 
 
+# Dask's per-worker statistical profiler samples the running task's stack every 10 ms (holding the
+# GIL) and its event loops tick every 20 ms: CPU a long pure-Python attempt would rather have.
+# Set for the clusters we start (their workers get this process's config); on a real cluster set
+# the same keys in the workers' Dask config (README).
+QUIET_CLUSTER = {
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.gil.enabled": False,
+    "distributed.admin.system-monitor.interval": "2s",
+    "distributed.admin.tick.interval": "500ms",
+}
+
+
 def _quiet() -> None:
     """Dask's own log lines (worker restarts, reconnect attempts) stay out of our one-line errors."""
     for name in ("distributed", "tornado"):
@@ -276,6 +288,9 @@ def connect(scheduler: str) -> DaskExecutor:
     _quiet()
     if kind == "local":
         assert count is not None
+        import dask
+
+        dask.config.set(QUIET_CLUSTER)
         try:
             cluster = distributed.LocalCluster(
                 n_workers=count, threads_per_worker=1, processes=True,
