@@ -187,3 +187,11 @@ def test_nightly_error_names_the_phase_for_a_bad_scheduler(tmp_path) -> None:
     with pytest.raises(NightlyError, match="generate: --scheduler 'nowhere' is not a scheduler address"):
         run_nightly(NightlyOptions(date=DATE, seed=1, out=tmp_path, scheduler="nowhere", **TINY))  # type: ignore[arg-type]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_workers_with_another_version_are_refused(cluster, monkeypatch) -> None:
+    import pipeline.generation.executors as executors
+
+    monkeypatch.setattr(executors, "__version__", "0.0.0-other")
+    with pytest.raises(SchedulerError, match=r"Dask workers at .* run numbermatch .*, not numbermatch 0\.0\.0-other"):
+        connect(cluster.scheduler_address)
