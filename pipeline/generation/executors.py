@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pipeline import __version__
 from pipeline.errors import NumberMatchError
-from pipeline.engine.rules import RULESET
+from pipeline.engine.rulesets import SHIPPED
 
 if TYPE_CHECKING:
     from pipeline.generation.generator import GenerateParams, Outcome
@@ -130,11 +130,12 @@ def _run_batch(params: GenerateParams, start: int, stop: int) -> tuple[str, floa
     return get_worker().address, time.perf_counter() - began, outcomes
 
 
-def _worker_identity() -> tuple[str, str]:
+def _identity() -> tuple[str, str]:
+    """(numbermatch version, shipped rulesets): what must match between here and the workers."""
     from pipeline import __version__ as version
-    from pipeline.engine.rules import RULESET as ruleset
+    from pipeline.engine.rulesets import SHIPPED as shipped
 
-    return version, ruleset
+    return version, ",".join(map(str, sorted(shipped)))
 
 
 class DaskExecutor:
@@ -308,18 +309,18 @@ def connect(scheduler: str) -> DaskExecutor:
     executor = DaskExecutor(client, kind)
     try:
         client.wait_for_workers(1, timeout=WORKER_WAIT)
-        identities = set(client.run(_worker_identity).values())
+        identities = set(client.run(_identity).values())
     except Exception as exc:  # noqa: BLE001
         executor.close()
         if isinstance(exc, (TimeoutError, distributed.TimeoutError)):
             raise SchedulerError(f"no Dask worker joined the scheduler at {kind} within {WORKER_WAIT:g} s") from None
         raise executor._gone(exc) from None
-    mine = (__version__, RULESET)
+    mine = (__version__, ",".join(map(str, sorted(SHIPPED))))
     if identities - {mine}:
         executor.close()
-        other = ", ".join(f"numbermatch {v} ruleset {r}" for v, r in sorted(identities - {mine}))
+        other = ", ".join(f"numbermatch {v} (rulesets {r})" for v, r in sorted(identities - {mine}))
         raise SchedulerError(
-            f"Dask workers at {kind} run {other}, not numbermatch {mine[0]} ruleset {mine[1]}: "
+            f"Dask workers at {kind} run {other}, not numbermatch {mine[0]} (rulesets {mine[1]}): "
             "install the same version on every worker"
         )
     return executor
