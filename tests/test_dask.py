@@ -54,7 +54,8 @@ def free_port() -> int:
 
 
 def read_folder(folder: Path) -> dict[str, bytes]:
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    """Every file under `folder` by relative path (a night also holds folders)."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 # --- same output --------------------------------------------------------------------------
@@ -77,6 +78,7 @@ def test_nightly_bundle_and_report_are_byte_identical(cluster, tmp_path) -> None
     run_nightly(NightlyOptions(date=DATE, seed=default_seed(DATE), out=dask, scheduler=cluster.scheduler_address, **TINY))  # type: ignore[arg-type]
     a, b = read_folder(pool / DATE.isoformat()), read_folder(dask / DATE.isoformat())
     assert a["bundle.yaml"] == b["bundle.yaml"] and a["report.md"] == b["report.md"]
+    assert {k: v for k, v in a.items() if k != "run.log"} == {k: v for k, v in b.items() if k != "run.log"}
     log = b["run.log"].decode()
     assert f"generate medium: ran on dask {cluster.scheduler_address}; attempts per worker: tcp://127.0.0.1:" in log
     assert "process pool, 2 workers" in a["run.log"].decode()
