@@ -1,42 +1,74 @@
 """The `numbermatch` command line: thin typer commands over the library.
 
-Each group of commands lives in its own module and registers itself on `app`.
+Each group of commands lives in its own module and registers itself on `app`
+(`pipeline.cli.base`). Start-up time matters for the engine commands people and scripts run
+one at a time, so `main()` imports only the module of the command asked for (`COMMANDS`);
+`--help`, an unknown name and `pipeline.cli.app` (what tests use) load every module. The
+engine commands `moves`, `apply` and `show` with plain arguments skip typer altogether
+(`pipeline.cli.fast`).
 """
 
 from __future__ import annotations
 
-import typer
+import importlib
+import sys
+from typing import Any
 
-app = typer.Typer(
-    name="numbermatch",
-    help="Number Match content pipeline: rules engine, solver, rating, generator, validator, assembler.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-
-
-def _version(value: bool) -> None:
-    if value:
-        from pipeline import __version__
-        from pipeline.engine.rulesets import SHIPPED
-
-        typer.echo(f"numbermatch {__version__} (rulesets: {', '.join(map(str, sorted(SHIPPED)))})")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
-) -> None:
-    """Number Match content pipeline: rules engine, solver, rating, generator, validator, assembler."""
+# command name -> the module under pipeline.cli that defines it (a test checks it is complete)
+COMMANDS: dict[str, str] = {
+    "moves": "engine_cmds",
+    "apply": "engine_cmds",
+    "show": "engine_cmds",
+    "solve": "solve_cmds",
+    "rate": "rate_cmds",
+    "generate": "generate_cmds",
+    "validate": "validate_cmds",
+    "assemble": "assemble_cmds",
+    "nightly": "nightly_cmds",
+    "play": "play_cmds",
+    "puzzle": "designer_cmds",
+    "swap": "designer_cmds",
+    "render": "designer_cmds",
+    "report": "designer_cmds",
+}
+MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
+_FAST = frozenset({"moves", "apply", "show"})  # run by `pipeline.cli.fast` without typer when they can be
 
 
-from pipeline.cli import engine_cmds, solve_cmds, rate_cmds, generate_cmds, validate_cmds, assemble_cmds, nightly_cmds  # noqa: E402,F401
-from pipeline.cli import play_cmds, designer_cmds  # noqa: E402,F401
+def load_commands(modules: tuple[str, ...] = MODULES) -> Any:
+    """Import command modules (each registers its commands once) and return the typer app."""
+    for name in modules:
+        importlib.import_module(f"pipeline.cli.{name}")
+    from pipeline.cli import help_text
+
+    help_text.polish()
+    from pipeline.cli.base import app
+
+    return app
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        return load_commands()
+    raise AttributeError(f"module 'pipeline.cli' has no attribute {name!r}")
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: load just the asked command's module when it is known."""
+    args = sys.argv[1:]
+    first = args[0] if args else None
+    if first is not None and first in _FAST:
+        from pipeline.cli import fast
+
+        code = fast.try_run(args)
+        if code is not None:
+            sys.stdout.flush()
+            raise SystemExit(code)
+    module = COMMANDS.get(first) if first is not None else None
+    if module is not None:
+        app = load_commands((module,))
+    elif first == "--version":
+        app = load_commands(())
+    else:
+        app = load_commands()
     app()

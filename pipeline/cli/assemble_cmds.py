@@ -15,7 +15,7 @@ from pipeline.errors import NumberMatchError
 from pipeline.levels.nightly import (
     DEFAULT_CURVE,
 )
-from pipeline.cli import app
+from pipeline.cli.base import app
 from pipeline.cli.common import fail
 
 _CURVE_HELP = f"Target difficulty curve: {', '.join(CURVES)}."
@@ -26,7 +26,7 @@ def assemble(
     puzzles: list[Path] = typer.Argument(..., help="Puzzle files (or folders of them, or bundles to reuse)."),
     levels: int = typer.Option(..., "--levels", min=1, help="Number of Levels."),
     stages: int = typer.Option(..., "--stages", min=1, help="Stages per Level."),
-    curve: str = typer.Option(DEFAULT_CURVE, "--curve", help=_CURVE_HELP),
+    curve: str = typer.Option(DEFAULT_CURVE, "--curve", metavar="|".join(CURVES), help=_CURVE_HELP),
     out: Path = typer.Option(..., "--out", help="Bundle file to write (atomically)."),
     bundle_id: str | None = typer.Option(None, "--id", help="Bundle id (default: derived from its content)."),
     seed: int = typer.Option(0, "--seed", help="Seed recorded in the bundle's generator block."),
@@ -34,8 +34,6 @@ def assemble(
     exclude: Optional[list[str]] = typer.Option(None, "--exclude", metavar="ID", help="Leave this puzzle out (repeatable)."),
 ) -> None:
     """Order validated Puzzles into Levels along a difficulty curve and write a YAML bundle.
-
-    Example: numbermatch assemble puzzles/ --levels 3 --stages 5 --pin L1.S1=nm1-b6ab4c7d13cb --out bundle.yaml
     """
     if curve not in CURVES:
         fail(f"unknown curve {curve!r}: expected one of {', '.join(CURVES)}")

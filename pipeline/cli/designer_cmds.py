@@ -9,7 +9,7 @@ from typing import Optional
 
 import typer
 
-from pipeline.cli import app
+from pipeline.cli.base import app
 from pipeline.cli.common import IN_HELP, SOURCE_HELP, fail, load_source
 from pipeline.errors import NumberMatchError
 
@@ -39,10 +39,8 @@ def puzzle(
 ) -> None:
     """Author a puzzle file from a board: solved, rated, id derived, validated, written atomically.
 
-    Example: numbermatch puzzle 315931549/192849699/884365556 --adds 3 --out puzzles/
-
-    With --refresh, rewrite each edited file (only when it is valid afterwards) and print what changed:
-    numbermatch puzzle --refresh puzzles/nm1-b6ab4c7d13cb.yaml
+    With --refresh FILE..., re-derive id, certificate and difficulty of hand-edited puzzle files,
+    print what changed, and rewrite each only when it is valid afterwards.
     """
     from pipeline.levels.authoring import AuthoringError, author, puzzle_text, validation_problem
 
@@ -129,8 +127,6 @@ def swap(
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; write nothing."),
 ) -> None:
     """Replace one Stage of a bundle by a pool puzzle; every other Stage stays byte-identical.
-
-    Example: numbermatch swap generated/2026-11-29/bundle.yaml L3.S2
     """
     from pipeline.levels.assembler import load_puzzles, parse_slot
     from pipeline.levels.swap import swap_stage
@@ -167,8 +163,6 @@ def render(
     search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:
     """Draw a board as the game shows it, as an SVG picture.
-
-    Example: numbermatch render generated/2026-11-29/bundle.yaml:L1.S1 --next --out stage.svg
     """
     from pipeline.atomic import write_atomic
     from pipeline.levels.picture import board_svg
@@ -214,8 +208,6 @@ def report(
     """Write the self-contained HTML report of a bundle (curves, boards, explained metrics).
 
     The nightly job writes one next to each bundle; run this after a swap to see the new night.
-
-    Example: numbermatch report generated/2026-11-29/bundle.yaml --out /tmp/night.html
     """
     from pipeline.atomic import write_atomic
     from pipeline.levels.report_html import render_report_html

@@ -20,7 +20,9 @@ from pipeline.generation.generator import (
     write_puzzles,
 )
 from pipeline.generation.executors import SCHEDULER_ENV, Executor, open_executor
-from pipeline.cli import app
+from pipeline.cli.base import app
+from pipeline.generation.proposals import STRATEGIES
+from pipeline.rating.tiers import TIER_NAMES
 from pipeline.cli.common import fail
 
 
@@ -29,7 +31,7 @@ def generate(
     count: int = typer.Option(1, "--count", "-n", help="How many puzzles to write."),
     cells: int = typer.Option(..., "--cells", help="Cells of the starting board (no gaps, rows of 9)."),
     adds: int = typer.Option(..., "--adds", help="Add numbers each Stage gets."),
-    tier: Optional[str] = typer.Option(None, "--tier", help="Keep only this tier: easy, medium, hard, expert."),
+    tier: Optional[str] = typer.Option(None, "--tier", metavar="|".join(TIER_NAMES), help="Keep only this tier."),
     seed: int = typer.Option(0, "--seed", help="Seed; the same seed and options give the same files."),
     out: Path = typer.Option(Path("."), "--out", help="Output folder; files are <id>.yaml."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Worker processes (default: every core)."),
@@ -39,7 +41,7 @@ def generate(
         "(needs numbermatch[dask]; --jobs is then unused). Same files as the process pool.",
     ),
     strategy: str = typer.Option(
-        "random", "--strategy", help="random (digits drawn independently) or constructive (solvable by construction)."
+        "random", "--strategy", metavar="|".join(STRATEGIES), help="random (digits drawn independently) or constructive (solvable by construction)."
     ),
     digits: Optional[str] = typer.Option(
         None, "--digits", help="Digit distribution: digits to draw from (1123456789) or weights (1:1,5:2). Default uniform 1-9."

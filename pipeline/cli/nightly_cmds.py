@@ -11,7 +11,7 @@ from types import FrameType
 
 import typer
 
-from pipeline.cli import app
+from pipeline.cli.base import app
 from pipeline.cli.common import fail
 from pipeline.errors import NumberMatchError
 from pipeline.generation.executors import SCHEDULER_ENV
@@ -70,7 +70,7 @@ def nightly(
     seed: int | None = typer.Option(None, "--seed", help="Seed (default: the date as YYYYMMDD)."),
     levels: int = typer.Option(DEFAULT_LEVELS, "--levels", min=1, help="Number of Levels."),
     stages: int = typer.Option(DEFAULT_STAGES, "--stages", min=1, help="Stages per Level."),
-    curve: str = typer.Option(DEFAULT_CURVE, "--curve", help=_CURVE_HELP),
+    curve: str = typer.Option(DEFAULT_CURVE, "--curve", metavar="|".join(CURVES), help=_CURVE_HELP),
     out: Path = typer.Option(Path(DEFAULT_OUT), "--out", help="Output folder; the night goes to OUT/<date>/."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
     scheduler: str | None = typer.Option(

@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from pipeline.cli import app
+from pipeline.cli.base import app
 from pipeline.cli.common import IN_HELP, SOURCE_HELP, fail, load_source
 from pipeline.engine.board import WIDTH, format_board
 from pipeline.engine.moves import ADD, Move
@@ -209,8 +209,6 @@ def play(
     """Play a Stage in the terminal: type pairs, + to add, u to undo, ? for a hint, h for help.
 
     Reads one command per line, so it can be scripted: printf '0,0-0,8\\nq\\n' | numbermatch play 1.......9/3.5
-
-    Example: numbermatch play generated/2026-11-29/bundle.yaml:L1.S1
     """
     src = load_source(source, search)
     if not src.cells:

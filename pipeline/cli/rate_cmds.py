@@ -12,7 +12,7 @@ from pipeline.engine.board import Board
 from pipeline.errors import NumberMatchError
 from pipeline.rating.explain import explain
 from pipeline.rating.score import DEFAULT_PLAYOUTS, Rating, rate
-from pipeline.cli import app
+from pipeline.cli.base import app
 from pipeline.cli.common import IN_HELP, SOURCE_HELP, board_adds_stream, emit_json, fail, load_source
 
 
@@ -56,8 +56,6 @@ def rate_cmd(
     search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:
     """Rate a Stage: simulated players' win rates, traps, min adds, a score 0-100 and a tier.
-
-    Example: numbermatch rate 123456789/987654321/135 --adds 1
     """
 
     def as_json(r: Rating) -> dict:

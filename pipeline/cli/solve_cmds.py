@@ -10,7 +10,7 @@ import typer
 from pipeline.engine.board import Board
 
 from pipeline.solver.search import DEFAULT_BUDGET_NODES, SOLVED, solve
-from pipeline.cli import app
+from pipeline.cli.base import app
 from pipeline.cli.common import IN_HELP, SOURCE_HELP, board_adds_stream, emit_json, load_source
 
 
@@ -31,8 +31,6 @@ def solve_cmd(
     search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:
     """Solve a Stage: `solved` with a certificate, `unsolvable` (proved) or `unknown` (budget ran out).
-
-    Example: numbermatch solve 123456789/987654321/135 --adds 1
     """
     if board == "-":
         budget = _budget(budget_nodes)

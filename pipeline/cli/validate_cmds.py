@@ -7,9 +7,9 @@ from enum import Enum
 
 import typer
 
-from pipeline.validator import PathError, validate_paths
+from pipeline.validator import PathError, ValidationReport, Validator, collect_files, validate_paths
 from pipeline.validator.reporters import render, summary
-from pipeline.cli import app
+from pipeline.cli.base import app
 from pipeline.cli.common import fail
 
 
@@ -27,7 +27,10 @@ def validate(
 ) -> None:
     """Validate level files. Exit 0: all valid; 1: a file is invalid; 2: usage error."""
     try:
-        report = validate_paths(paths, deep=deep)
+        if deep and sys.stderr.isatty():
+            report = _deep_with_progress(paths)
+        else:
+            report = validate_paths(paths, deep=deep)
     except PathError as exc:
         fail(str(exc), 2)
     sys.stdout.write(render(report, fmt.value))
@@ -35,3 +38,22 @@ def validate(
         typer.echo(summary(report), err=True)
     sys.stdout.flush()
     raise typer.Exit(0 if report.ok else 1)
+
+
+def _deep_with_progress(paths: list[str]) -> ValidationReport:
+    """`validate_paths(paths, deep=True)`, showing on the terminal how far the deep checks are."""
+    files = collect_files(paths)
+    count = [0]
+
+    def tick(name: str) -> None:
+        count[0] += 1
+        sys.stderr.write(f"\rdeep check: {count[0]} puzzle{'s' if count[0] != 1 else ''} re-solved and re-rated ({name})\x1b[K")
+        sys.stderr.flush()
+
+    run = Validator(deep=True, on_deep=tick)
+    for k, path in enumerate(files, 1):
+        sys.stderr.write(f"\rdeep check: file {k} of {len(files)}: {path}\x1b[K")
+        sys.stderr.flush()
+        run.add_file(path)
+    sys.stderr.write("\r\x1b[K")
+    return run.report

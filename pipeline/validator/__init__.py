@@ -11,7 +11,7 @@ parse (`loader`), schema (`schema_layer`), semantics and solvability (`semantics
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from pipeline.engine.rulesets import SHIPPED
@@ -63,8 +63,11 @@ def collect_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
 class Validator:
     """One validation run: feed it files (or texts) in order; ids are compared across all of them."""
 
-    def __init__(self, *, deep: bool = False, rulesets: frozenset[int] = SHIPPED) -> None:
-        self.semantics = Semantics(deep=deep, rulesets=rulesets)
+    def __init__(
+        self, *, deep: bool = False, rulesets: frozenset[int] = SHIPPED, on_deep: Callable[[str], None] | None = None
+    ) -> None:
+        """`on_deep(file name)` is called after each puzzle's deep check (for progress displays)."""
+        self.semantics = Semantics(deep=deep, rulesets=rulesets, on_deep=on_deep)
         self.report = ValidationReport()
 
     def add_loaded(self, loaded: Loaded, name: str) -> list[Problem]:

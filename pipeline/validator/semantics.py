@@ -58,6 +58,7 @@ class Semantics:
     rulesets: frozenset[int] = SHIPPED  # the ruleset numbers accepted (tests may add their own)
     puzzle_ids: dict[str, _Where] = field(default_factory=dict)
     bundle_ids: dict[str, _Where] = field(default_factory=dict)
+    on_deep: Callable[[str], None] | None = None  # told each file name after one puzzle's deep check
 
     def check(self, doc: Document, kind: str, name: str, bad: set[Parts]) -> list[Problem]:
         """Problems of a schema-checked document; parts under a schema problem are skipped."""
@@ -143,6 +144,8 @@ class Semantics:
             from pipeline.validator.deep import deep_check  # the solver and rating load only when asked for
 
             deep_check(ctx, board, adds, p, parts, won, provenance, ruleset)
+            if self.on_deep is not None:
+                self.on_deep(ctx.name)
 
 
 def _numbered(ctx: "_Context", item: dict[str, Any], parts: Parts, key: str, index: int) -> None:

@@ -1,0 +1,123 @@
+"""`moves`, `apply`, `show` without typer: what the commands do, callable from the typer
+commands (`engine_cmds`) and from the start-up fast path (`fast`) alike.
+
+Each function prints its output and returns the exit code; bad input raises NumberMatchError,
+which the caller turns into the one-line error.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pipeline.engine.board import WIDTH, Board, format_board, parse
+from pipeline.engine.moves import Move
+from pipeline.engine.rules import legal_pairs
+from pipeline.engine.stage import Stage
+from pipeline.errors import NumberMatchError
+
+_NAMES = [f"{i // WIDTH},{i % WIDTH}" for i in range(WIDTH * 512)]
+
+
+def _emit(obj: object) -> None:
+    sys.stdout.write(json.dumps(obj, separators=(", ", ": ")) + "\n")
+
+
+def _source(text: str, search: Sequence[Path] | None):  # -> pipeline.levels.source.Source
+    from pipeline.levels.source import resolve
+
+    return resolve(text, search or ())
+
+
+def pair_texts(cells: bytes) -> list[str]:
+    names = _NAMES if len(cells) <= len(_NAMES) else [f"{i // WIDTH},{i % WIDTH}" for i in range(len(cells))]
+    return [f"{names[i]}-{names[j]}" for i, j in legal_pairs(cells)]
+
+
+def moves_stream() -> int:
+    """JSON Lines: one object per stdin board; malformed lines get an error and the run goes on."""
+    errors = 0
+    for line in sys.stdin:
+        line = line.rstrip("\r\n")
+        try:
+            cells = parse(line)
+        except NumberMatchError as exc:
+            errors += 1
+            _emit({"board": line, "error": str(exc)})
+            continue
+        _emit({"board": line, "pairs": pair_texts(cells)})
+    sys.stdout.flush()
+    return 1 if errors else 0
+
+
+def moves(board: str, json_out: bool = False, search: Sequence[Path] | None = None) -> int:
+    if board == "-":
+        return moves_stream()
+    b = Board(_source(board, search).cells)
+    pairs = pair_texts(b.cells)
+    if json_out:
+        _emit({"board": str(b), "pairs": pairs})
+        return 0
+    if not pairs:
+        print(f"{b}: no legal pairs")
+        return 0
+    lines = [f"{b}: {len(pairs)} legal pair{'s' if len(pairs) != 1 else ''}"]
+    for text in pairs:
+        m = Move.parse(text)
+        assert m.first is not None and m.second is not None
+        lines.append(f"  {text:<9} {b.cells[m.first]}+{b.cells[m.second]}")
+    print("\n".join(lines))
+    return 0
+
+
+def apply(
+    board: str, move_list: Sequence[str] = (), adds: int | None = None, json_out: bool = False,
+    search: Sequence[Path] | None = None,
+) -> int:
+    source = _source(board, search)
+    stage = Stage(source.cells, adds=source.adds_or(adds), ruleset=source.ruleset)
+    for number, text in enumerate(move_list, 1):
+        try:
+            stage.play(text)
+        except NumberMatchError as exc:
+            raise NumberMatchError(f"move {number}: {exc}") from None
+    result = format_board(stage.cells)
+    if json_out:
+        _emit({"board": result, "status": stage.status, "adds_left": stage.adds_left})
+    else:
+        print(f"{result or '(empty board)'}\nstatus: {stage.status}, adds left: {stage.adds_left}")
+    return 0
+
+
+def render_grid(cells: bytes) -> str:
+    """The board as rows of digits with row and column numbers; gaps shown as '.'."""
+    lines = ["     " + " ".join(str(c) for c in range(WIDTH))]
+    for r in range(0, len(cells), WIDTH):
+        row = " ".join(str(v) if v else "." for v in cells[r : r + WIDTH])
+        lines.append(f"{r // WIDTH:>3}  {row}")
+    return "\n".join(lines)
+
+
+def show(board: str, search: Sequence[Path] | None = None) -> int:
+    source = _source(board, search)
+    b = Board(source.cells)
+    out = []
+    if source.puzzle is not None:
+        d = source.puzzle.get("difficulty") or {}
+        score = d.get("score")
+        rated = f", {d.get('tier')} (score {score:.2f})" if isinstance(score, (int, float)) else ""
+        out.append(f"{source.label}: {source.adds} add{'s' if source.adds != 1 else ''}{rated}")
+    if b.is_empty:
+        out.append("(empty board: the Stage is won)")
+    else:
+        pairs = pair_texts(b.cells)
+        active = b.active_count
+        out += [
+            render_grid(b.cells),
+            f"\n{b.rows} rows, {active} active, {len(b) - active} gaps",
+            f"legal pairs ({len(pairs)}): " + ("  ".join(pairs) if pairs else "none"),
+        ]
+    print("\n".join(out))
+    return 0

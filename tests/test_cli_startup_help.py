@@ -1,0 +1,148 @@
+"""The CLI's start-up (only the asked command's module; the engine commands without typer)
+and its help (real type names, the choices, an example at the end)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+import pipeline.cli as cli
+from pipeline.cli import COMMANDS, app
+from pipeline.cli.help_text import EXAMPLES
+
+runner = CliRunner()
+
+
+def test_the_command_table_names_every_command_and_its_module() -> None:
+    group = typer.main.get_command(app)
+    assert set(group.commands) == set(COMMANDS) == set(EXAMPLES)  # type: ignore[attr-defined]
+    for name, module in COMMANDS.items():
+        callback = group.commands[name].callback  # type: ignore[attr-defined]
+        assert callback is not None and callback.__module__ == f"pipeline.cli.{module}"
+
+
+def _modules_after(*argv: str) -> set[str]:
+    code = (
+        "import sys\n"
+        f"sys.argv = ['numbermatch', *{list(argv)!r}]\n"
+        "from pipeline.cli import main\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(proc.stderr.split("\n")[-2].split())
+
+
+@pytest.mark.parametrize("argv", [("show", "123"), ("moves", "1.......9/3.5", "--json"), ("apply", "19", "0,0-0,1", "--adds", "1")])
+def test_engine_commands_start_without_typer_or_the_heavy_modules(argv: tuple[str, ...]) -> None:
+    loaded = _modules_after(*argv)
+    assert "pipeline.engine.stage" in loaded
+    for heavy in ("typer", "pydantic", "yaml", "jsonschema", "networkx", "pipeline.solver.search", "pipeline.validator"):
+        assert heavy not in loaded
+
+
+def test_a_typer_command_loads_only_its_own_module() -> None:
+    loaded = _modules_after("solve", "19")
+    assert "pipeline.cli.solve_cmds" in loaded and "typer" in loaded
+    for other in ("pipeline.cli.generate_cmds", "pipeline.cli.assemble_cmds", "networkx", "jsonschema"):
+        assert other not in loaded
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["show", "123456789/98.654321/135"],
+        ["moves", "1.......9/3.5"],
+        ["moves", "123456789/987654321/135", "--json"],
+        ["apply", "19......./5.......5/2", "0,0-0,1", "0,0-0,8", "--json"],
+        ["apply", "1.......9/5", "0,0-0,8", "+", "--adds=1"],
+        ["apply", "5.......5/2", "0,0-1,8"],
+        ["show", "12x"],
+        ["moves", "missing.yaml"],
+    ],
+)
+def test_the_fast_path_prints_what_the_typer_command_prints(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from pipeline.cli import fast
+
+    code = fast.try_run(argv)
+    fast_out = capsys.readouterr()
+    slow = runner.invoke(app, argv)
+    assert code == slow.exit_code
+    assert fast_out.out == slow.stdout and fast_out.err == slow.stderr
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["show", "--help"], ["apply", "19", "--adds", "-1"], ["apply", "19", "--adds", "1", "--adds", "2"], ["show", "1", "2"], ["moves", "1", "--bogus"]],
+)
+def test_the_fast_path_leaves_anything_unusual_to_typer(argv: list[str]) -> None:
+    from pipeline.cli import fast
+
+    assert fast.try_run(argv) is None
+
+
+def test_moves_stdin_through_the_fast_path() -> None:
+    code = "import sys; sys.argv=['numbermatch','moves','-']; from pipeline.cli import main; main()"
+    proc = subprocess.run([sys.executable, "-c", code], input="1.......9/3.5\n12x\n", capture_output=True, text=True)
+    assert proc.returncode == 1
+    assert proc.stdout.splitlines()[0] == '{"board": "1.......9/3.5", "pairs": ["0,0-0,8"]}'
+    assert "'x' at column 2" in proc.stdout.splitlines()[1]
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_help_shows_real_types_and_ends_with_an_example(name: str) -> None:
+    result = runner.invoke(app, [name, "--help"], env={"COLUMNS": "200"}, terminal_width=200)
+    assert result.exit_code == 0
+    text = result.stdout
+    for python_ish in ("<bool>", "<int>", "<str>", "<path>", "list[", "{"):
+        assert python_ish not in text.split("Example:")[0], f"{name} --help shows {python_ish}"
+    assert text.rstrip().splitlines()[-1].strip() == f"Example: {EXAMPLES[name]}"
+
+
+@pytest.mark.parametrize(
+    ("name", "choices"),
+    [
+        ("generate", "easy|medium|hard|expert"),
+        ("generate", "random|constructive"),
+        ("assemble", "ramp|"),
+        ("nightly", "ramp|"),
+        ("validate", "text|json|github"),
+    ],
+)
+def test_help_lists_the_choices(name: str, choices: str) -> None:
+    result = runner.invoke(app, [name, "--help"], env={"COLUMNS": "200"}, terminal_width=200)
+    assert choices in result.stdout
+
+
+def test_pipeline_cli_app_has_every_command() -> None:
+    assert cli.load_commands() is app
+
+
+def test_validate_deep_shows_progress_on_a_terminal_only(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import pty
+    from pathlib import Path
+
+    fixture = Path(__file__).parent / "fixtures" / "validator" / "valid" / "puzzle.yaml"
+    piped = runner.invoke(app, ["validate", "--deep", str(fixture)])
+    assert "deep check" not in piped.output
+    master, slave = pty.openpty()
+    code = f"import sys; sys.argv=['numbermatch','validate','--deep',{str(fixture)!r}]; from pipeline.cli import main; main()"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert proc.wait(timeout=60) == piped.exit_code
+    assert b"deep check: file 1 of 1" in seen and b"deep check: 1 puzzle re-solved and re-rated" in seen
