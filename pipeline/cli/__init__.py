@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "swap": "designer_cmds",
     "render": "designer_cmds",
     "report": "designer_cmds",
+    "studio": "studio_cmds",
 }
 MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 _FAST = frozenset({"moves", "apply", "show"})  # run by `pipeline.cli.fast` without typer when they can be

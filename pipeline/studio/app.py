@@ -1,0 +1,490 @@
+"""The studio's Starlette application: pages rendered on the server with Jinja2 templates.
+
+Routes (all pages take `path`, a file or folder relative to the studio's folder):
+
+    GET  /          nights, bundles and puzzle folders, newest first, with counts per tier
+    GET  /bundle    the curve chart and a card per Stage; the draft (swaps, pins, excludes)
+    GET  /folder    a folder of puzzle files (a night's pool), a card per puzzle
+    GET  /stage     play a Stage: the board as buttons, Add, undo, restart, hint, winnable?,
+                    and the certificate step by step (`sol=K`)
+    GET  /act       one click or button of the stage page; redirects to the new /stage address
+    GET  /swap      the pool's candidates for one Stage, nearest first
+    GET  /draft     change the draft (no file is written); redirects to /bundle
+    POST /save      apply the draft, validate, write atomically; refuses a stale base
+
+Every rules decision is the engine's; the browser only sends the cell it clicked.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from pipeline.engine.board import WIDTH, parse
+from pipeline.engine.moves import ADD, Move
+from pipeline.engine.rules import check_ruleset, pair_problem
+from pipeline.errors import IllegalMoveError, NumberMatchError
+from pipeline.levels.puzzle import Puzzle
+from pipeline.rating.tiers import tier_for
+from pipeline.solver import SOLVED, UNSOLVABLE
+from pipeline.studio import game
+from pipeline.studio.chart import curve_svg
+from pipeline.studio.curate import Draft, DraftError, StaleSave, nearest, offer_pool, save, split_at
+from pipeline.studio.library import POOL_DIR, Library, LibraryError, StageSlot, bundle_stages, content_hash, read_document
+from pipeline.studio.paths import PathRefused, inside, relative
+
+log = logging.getLogger("numbermatch.studio")
+STATIC = Path(__file__).resolve().parent / "static"
+LOCAL_HOSTS = ["127.0.0.1", "localhost"]
+
+
+def board_picture(cells: bytes, highlight: tuple[int, ...] = ()) -> Markup:
+    """The designers' board picture (`pipeline.levels.picture`), inlined in a card."""
+    try:  # TEMPORARY until pipeline.levels.picture lands on main
+        from pipeline.levels.picture import board_svg
+    except ImportError:
+        return Markup("")
+    return Markup(board_svg(cells, highlight=highlight, numbers=False, cell=20))
+
+
+def explained(difficulty: Any) -> Any:
+    """The rating's explanation of a stored difficulty block, or None when it has none."""
+    try:  # TEMPORARY until pipeline.rating.explain lands on main
+        from pipeline.rating.explain import explain
+    except ImportError:
+        return None
+    if not isinstance(difficulty, dict):
+        return None
+    try:
+        return explain(difficulty)
+    except ValueError:
+        return None
+
+
+class Studio:
+    """The application's state: the folder it serves and the scan cache. Nothing else."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self.library = Library(self.root)
+        self.env = Environment(loader=PackageLoader("pipeline.studio", "templates"), autoescape=select_autoescape(default=True))
+        self.env.globals.update(url=url, picture=board_picture, explained=explained, WIDTH=WIDTH)
+
+    # -- helpers -------------------------------------------------------------------------
+    def page(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        return HTMLResponse(self.env.get_template(name).render(root=self.root.name or str(self.root), **context), status_code=status)
+
+    def error(self, status: int, message: str) -> HTMLResponse:
+        return self.page("message.html", status=status, title="Refused" if status == 403 else "Problem", message=message)
+
+    def file(self, request: Request, key: str = "path") -> tuple[Path, str]:
+        rel = request.query_params.get(key, "")
+        return inside(self.root, rel), rel
+
+    def bundle(self, path: Path, rel: str) -> tuple[dict[str, Any], bytes, list[StageSlot]]:
+        data, raw = read_document(path, rel)
+        return data, raw, bundle_stages(data, rel)
+
+    def pool(self, bundle: Path) -> list[Puzzle]:
+        return [p for _, p in self.library.pool(bundle)]
+
+    # -- pages -----------------------------------------------------------------------------
+    def index(self, request: Request) -> Response:
+        return self.page("index.html", folders=self.library.folders())
+
+    def bundle_page(self, request: Request) -> Response:
+        path, rel = self.file(request)
+        data, raw, slots = self.bundle(path, rel)
+        current = content_hash(raw)
+        base = request.query_params.get("base") or current
+        draft = Draft.parse(request.query_params.get("draft", ""))
+        pool = {p.id: p for p in self.pool(path)}
+        shown, changed = [], []
+        for slot in slots:
+            new_id = draft.swap_for(slot.at)
+            if new_id and new_id in pool:
+                shown.append((StageSlot(slot.level, slot.stage, slot.target, pool[new_id].core_dict()), slot.puzzle))
+                changed.append(slot.at)
+            else:
+                shown.append((slot, None))
+        cards = [card(s, old) for s, old in shown]
+        return self.page(
+            "bundle.html", rel=rel, data=data, cards=cards, chart=Markup(curve_svg([s for s, _ in shown], changed=changed)),
+            draft=draft, draft_text=str(draft), base=base, stale=base != current, pool_size=len(pool),
+            message=request.query_params.get("msg", "")[:300], pool_rel=_pool_rel(self.root, path),
+        )
+
+    def folder_page(self, request: Request) -> Response:
+        path, rel = self.file(request)
+        if not path.is_dir():
+            raise LibraryError(f"{rel}: no such folder")
+        entries = []
+        for name, puzzle, problem in self.library.puzzle_files(path):
+            slot = StageSlot(0, 0, None, puzzle.core_dict()) if puzzle else None
+            entries.append((name, card(slot, None) if slot else None, problem))
+        return self.page("folder.html", rel=rel, entries=entries)
+
+    def stage_source(self, request: Request) -> dict[str, Any]:
+        """The puzzle a stage page plays: a bundle's Stage (`at`, drafts applied) or a puzzle file."""
+        path, rel = self.file(request)
+        data, raw = read_document(path, rel)
+        at = request.query_params.get("at", "")
+        draft_text = request.query_params.get("draft", "")
+        source: dict[str, Any] = {"path": rel, "at": at, "draft": draft_text, "base": request.query_params.get("base", "")}
+        if data.get("kind") == "bundle":
+            level, stage = split_at(at)
+            slot = next((s for s in bundle_stages(data, rel) if (s.level, s.stage) == (level, stage)), None)
+            if slot is None:
+                raise LibraryError(f"{rel}: has no Stage L{level}.S{stage}")
+            puzzle = slot.puzzle
+            swap_id = Draft.parse(draft_text).swap_for(at)
+            if swap_id:
+                found = next((p for p in self.pool(path) if p.id == swap_id), None)
+                if found is None:
+                    raise DraftError(f"draft puzzle {swap_id} is not in the pool")
+                puzzle = found.core_dict()
+            source.update(title=f"L{level}.S{stage}", target=slot.target)
+        elif data.get("kind") == "puzzle":
+            puzzle = data
+            source.update(title=str(data.get("id")), target=None)
+        else:
+            raise LibraryError(f"{rel}: is neither a bundle nor a puzzle file")
+        check_ruleset(puzzle.get("ruleset", 1))
+        board, adds = puzzle.get("board"), puzzle.get("adds")
+        if not isinstance(board, str) or not isinstance(adds, int) or isinstance(adds, bool) or not 0 <= adds <= 99:
+            raise LibraryError(f"{rel}: the puzzle's board or adds is missing or malformed")
+        source.update(puzzle=puzzle, start=parse(board), adds=adds)
+        return source
+
+    def stage_page(self, request: Request) -> Response:
+        src = self.stage_source(request)
+        q = request.query_params
+        solution = [str(m) for m in src["puzzle"].get("solution") or []]
+        base_query = {k: src[k] for k in ("path", "at", "draft", "base") if src[k]}
+        if "sol" in q:
+            step = _int(q.get("sol"), 0)
+            pos, nxt = game.certificate_step(src["start"], src["adds"], solution, step)
+            step = len(pos.moves)
+            highlight = () if nxt is None or nxt.is_add else (nxt.first, nxt.second)
+            return self.page(
+                "solution.html", src=src, pos=pos, step=step, total=len(solution), next_move=nxt,
+                cells=_cells(pos.cells, highlight=highlight), q=base_query, solution=solution,
+            )
+        pos = game.replay(src["start"], src["adds"], game.parse_moves(q.get("m", "")))
+        sel = _int(q.get("sel"), None)
+        if sel is not None and not (0 <= sel < len(pos.cells) and pos.cells[sel]):
+            sel = None
+        note, highlight = self.note(pos, q.get("note", ""))
+        return self.page(
+            "stage.html", src=src, pos=pos, sel=sel, note=note, q=base_query, focus=_int(q.get("f"), sel),
+            cells=_cells(pos.cells, selected=sel, highlight=highlight), solution=solution,
+            adds_used=src["adds"] - pos.adds_left,
+        )
+
+    def note(self, pos: game.Position, note: str) -> tuple[dict[str, Any] | None, tuple[int, ...]]:
+        """The message a stage page shows after an action; recomputed from the position."""
+        if note.startswith("bad:"):
+            spec = note[4:]
+            if spec == "+":
+                try:
+                    pos.then(ADD)
+                except IllegalMoveError as exc:
+                    return {"kind": "illegal", "text": f"Add refused: {_reason(str(exc))}"}, ()
+                return None, ()
+            i, _, j = spec.partition("-")
+            a, b = _int(i, -1), _int(j, -1)
+            problem = pair_problem(pos.cells, a, b) if a >= 0 and b >= 0 else None
+            if problem is None:
+                return None, ()
+            return {"kind": "illegal", "text": f"Illegal pair {Move.pair(a, b)}: {problem}"}, ()
+        if note == "hint":
+            h = game.hint(pos.cells, pos.adds_left)
+            if h.status == SOLVED and h.move is None:
+                return {"kind": "info", "text": "The Stage is won: there is nothing left to hint."}, ()
+            if h.move is not None and h.move.is_add:
+                return {"kind": "hint", "text": "Hint: Add numbers (+) keeps the Stage winnable.", "move": "+"}, ()
+            if h.move is not None:
+                assert h.move.first is not None and h.move.second is not None
+                text = f"Hint: pair {h.move} keeps the Stage winnable."
+                return {"kind": "hint", "text": text, "move": str(h.move)}, (h.move.first, h.move.second)
+            if h.status == UNSOLVABLE:
+                return {"kind": "lost", "text": "No move keeps the Stage winnable: it can no longer be won. Undo or restart."}, ()
+            return {"kind": "info", "text": f"No hint: the solver's budget ({game.HINT_BUDGET_NODES:,} nodes) ran out."}, ()
+        if note == "win":
+            w = game.winnable(pos.cells, pos.adds_left)
+            if w.status == SOLVED:
+                fewest = f"{w.fewest} add{'s' if w.fewest != 1 else ''}"
+                how = f"with {fewest} at fewest" if w.exact else f"with at most {fewest} (fewer not decided within the budget)"
+                return {"kind": "yes", "text": f"Still winnable: {how}; {pos.adds_left} left."}, ()
+            if w.status == UNSOLVABLE:
+                return {"kind": "lost", "text": "Not winnable any more, even with every add left (proved by the solver)."}, ()
+            return {"kind": "info", "text": f"Unknown: the solver's budget ({game.HINT_BUDGET_NODES:,} nodes) ran out."}, ()
+        return None, ()
+
+    def act(self, request: Request) -> Response:
+        """One click of the stage page: a cell (select, deselect or pair) or a button."""
+        src = self.stage_source(request)
+        q = request.query_params
+        pos = game.replay(src["start"], src["adds"], game.parse_moves(q.get("m", "")))
+        sel = _int(q.get("sel"), None)
+        out: dict[str, Any] = {k: src[k] for k in ("path", "at", "draft", "base") if src[k]}
+        do = q.get("do", "")
+        note = ""
+        focus: int | None = None
+        if "click" in q:
+            cell = _int(q.get("click"), -1)
+            focus = cell
+            if sel is None or not (0 <= sel < len(pos.cells)):
+                if 0 <= cell < len(pos.cells) and pos.cells[cell]:
+                    sel = cell
+                else:
+                    problem = pair_problem(pos.cells, cell, cell) if cell >= 0 else None
+                    note = f"bad:{cell}-{cell}" if problem else ""
+                    sel = None
+            elif sel == cell:
+                sel = None
+            else:
+                if pair_problem(pos.cells, sel, cell) is None:
+                    pos = pos.then(Move.pair(sel, cell))
+                    focus = min(cell, len(pos.cells) - 1) if pos.cells else None
+                else:
+                    note = f"bad:{sel}-{cell}"
+                sel = None
+        elif do == "add":
+            try:
+                pos = pos.then(ADD)
+            except IllegalMoveError:
+                note = "bad:+"
+            sel = None
+        elif do == "undo":
+            pos, sel = pos.undo(), None
+        elif do == "restart":
+            pos, sel = game.replay(pos.start, pos.adds, ()), None
+        elif do in ("hint", "win"):
+            note = do
+        if pos.moves:
+            out["m"] = pos.moves_text
+        if sel is not None:
+            out["sel"] = sel
+        if note:
+            out["note"] = note
+        if focus is not None and focus >= 0:
+            out["f"] = focus
+        return RedirectResponse("/stage?" + urlencode(out), status_code=303)
+
+    def swap_page(self, request: Request) -> Response:
+        path, rel = self.file(request)
+        at = request.query_params.get("at", "")
+        level, stage = split_at(at)
+        draft = Draft.parse(request.query_params.get("draft", ""))
+        data, raw, slots = self.bundle(path, rel)
+        slot = next((s for s in slots if (s.level, s.stage) == (level, stage)), None)
+        if slot is None:
+            raise LibraryError(f"{rel}: has no Stage L{level}.S{stage}")
+        base = request.query_params.get("base") or content_hash(raw)
+        used = {str(s.puzzle.get("id")) for s in slots}
+        offered = offer_pool(self.pool(path), draft.without_swap(at), used)
+        best, why = nearest(path, at, offered) if offered else (None, "the pool has no unused puzzle")
+        tier = tier_for(slot.target) if slot.target is not None and 0 <= slot.target <= 100 else None
+        target = slot.target if slot.target is not None else 0.0
+
+        def order(p: Puzzle) -> tuple[int, float, str]:
+            score = p.difficulty.get("score")
+            off = abs(float(score) - target) if isinstance(score, (int, float)) else 1e9
+            return (0 if p.tier == tier else 1, off, p.id)
+
+        others = sorted((p for p in offered if best is None or p.id != best.id), key=order)
+        return self.page(
+            "swap.html", rel=rel, at=at, slot=slot, tier=tier, best=best, why=why, others=others, draft=draft,
+            draft_text=str(draft), base=base, pinned=at in draft.pins, current=draft.swap_for(at),
+        )
+
+    def draft_edit(self, request: Request) -> Response:
+        path, rel = self.file(request)
+        q = request.query_params
+        draft = Draft.parse(q.get("draft", ""))
+        op, at, pid = q.get("op", ""), q.get("at", ""), q.get("id", "")
+        msg = ""
+        if op == "swap":
+            split_at(at)
+            draft = draft.with_swap(at, pid)
+            msg = f"L{at}: {pid} in the draft (not saved yet)"
+        elif op == "unswap":
+            draft = draft.without_swap(at)
+        elif op == "pin":
+            split_at(at)
+            draft = draft.toggle_pin(at)
+        elif op == "exclude":
+            if not pid:
+                raise DraftError("exclude names no puzzle")
+            was = pid in draft.excludes
+            draft = draft.toggle_exclude(pid)
+            if not was and at and at not in draft.pins:
+                _, raw, slots = self.bundle(path, rel)
+                used = {str(s.puzzle.get("id")) for s in slots}
+                best, why = nearest(path, at, offer_pool(self.pool(path), draft.without_swap(at), used))
+                if best is not None:
+                    draft = draft.with_swap(at, best.id)
+                    msg = f"{pid} excluded; L{at} takes {best.id} in the draft (not saved yet)"
+                else:
+                    msg = f"{pid} excluded; no replacement for L{at}: {why}"
+        else:
+            raise DraftError(f"unknown draft operation {op[:20]!r}")
+        query = {"path": rel, "base": q.get("base", ""), "draft": str(draft), "msg": msg}
+        return RedirectResponse("/bundle?" + urlencode({k: v for k, v in query.items() if v}), status_code=303)
+
+    async def save_post(self, request: Request) -> Response:
+        form = await request.form()
+        rel, base, draft_text = (str(form.get(k, "")) for k in ("path", "base", "draft"))
+        path = inside(self.root, rel)
+        draft = Draft.parse(draft_text)
+        try:
+            from starlette.concurrency import run_in_threadpool
+
+            new_hash, lines = await run_in_threadpool(save, path, base, draft, self.pool(path))
+        except StaleSave as exc:
+            return self.page("stale.html", status=409, rel=rel, message=str(exc), draft=draft, draft_text=draft_text)
+        rest = Draft((), draft.pins, draft.excludes)
+        query = {"path": rel, "base": new_hash, "draft": str(rest), "msg": "Saved (validated, written atomically): " + "; ".join(lines)}
+        return RedirectResponse("/bundle?" + urlencode({k: v for k, v in query.items() if v}), status_code=303)
+
+
+def card(slot: StageSlot | None, replaced: dict[str, Any] | None) -> dict[str, Any]:
+    """What a card shows about one Stage or puzzle."""
+    assert slot is not None
+    p = slot.puzzle
+    difficulty = p.get("difficulty") if isinstance(p.get("difficulty"), dict) else {}
+    try:
+        cells = parse(str(p.get("board", "")))
+    except NumberMatchError:
+        cells = b""
+    score = difficulty.get("score")
+    return {
+        "slot": slot, "id": p.get("id"), "board": p.get("board"), "cells": cells, "adds": p.get("adds"),
+        "tier": difficulty.get("tier", "?"), "score": score if isinstance(score, (int, float)) else None,
+        "difficulty": difficulty, "replaced": replaced,
+    }
+
+
+def _cells(cells: bytes, *, selected: int | None = None, highlight: tuple[int, ...] = ()) -> list[list[dict[str, Any]]]:
+    rows = []
+    for s in range(0, len(cells), WIDTH):
+        row = []
+        for i in range(s, min(s + WIDTH, len(cells))):
+            r, c = divmod(i, WIDTH)
+            v = cells[i]
+            row.append({"i": i, "r": r, "c": c, "v": v, "sel": i == selected, "hl": i in highlight})
+        rows.append(row)
+    return rows
+
+
+def _int(text: str | None, default: Any) -> Any:
+    try:
+        return int(text) if text is not None and len(text) < 12 else default
+    except ValueError:
+        return default
+
+
+def _reason(text: str) -> str:
+    """The engine's reason without the board (the page shows the board)."""
+    return text.rsplit(": ", 1)[-1]
+
+
+def _pool_rel(root: Path, bundle: Path) -> str | None:
+    pool = bundle.parent / POOL_DIR
+    return relative(root, pool) if pool.is_dir() else None
+
+
+def url(route: str, /, **params: Any) -> str:
+    """A link with its query (empty values left out)."""
+    query = urlencode({k: v for k, v in params.items() if v is not None and v != ""})
+    return f"{route}?{query}" if query else route
+
+
+def _guard(studio: Studio, handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
+    """Input errors become a one-line page (403 for a path outside the folder), never a traceback."""
+    import inspect
+
+    if inspect.iscoroutinefunction(handler):
+
+        async def run_async(request: Request) -> Response:
+            try:
+                return await handler(request)  # type: ignore[no-any-return]
+            except PathRefused as exc:
+                return studio.error(403, str(exc))
+            except NumberMatchError as exc:
+                return studio.error(400, str(exc))
+
+        return run_async
+
+    def run(request: Request) -> Response:
+        try:
+            return handler(request)  # type: ignore[no-any-return]
+        except PathRefused as exc:
+            return studio.error(403, str(exc))
+        except NumberMatchError as exc:
+            return studio.error(400, str(exc))
+
+    return run
+
+
+class _SameOrigin:
+    """Refuse a POST whose Origin is another site (a page elsewhere cannot save for you)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST":
+            headers = dict(scope["headers"])
+            origin = headers.get(b"origin", b"").decode("latin-1")
+            if origin and origin != "null" and urlsplit(origin).hostname not in LOCAL_HOSTS:
+                await HTMLResponse("refused: cross-site request", status_code=403)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+def create_app(root: str | Path) -> Starlette:
+    """The studio over folder `root` (which must exist)."""
+    folder = Path(root)
+    if not folder.is_dir():
+        raise LibraryError(f"{root}: no such folder")
+    studio = Studio(folder)
+    g = lambda h: _guard(studio, h)  # noqa: E731
+    routes = [
+        Route("/", g(studio.index)),
+        Route("/bundle", g(studio.bundle_page)),
+        Route("/folder", g(studio.folder_page)),
+        Route("/stage", g(studio.stage_page)),
+        Route("/act", g(studio.act)),
+        Route("/swap", g(studio.swap_page)),
+        Route("/draft", g(studio.draft_edit)),
+        Route("/save", g(studio.save_post), methods=["POST"]),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return studio.error(404, f"no page {request.url.path}")
+
+    async def server_error(request: Request, exc: Exception) -> Response:
+        log.exception("studio: %s", request.url)
+        return studio.error(500, f"internal error ({type(exc).__name__}); the files on disk are unchanged")
+
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=LOCAL_HOSTS), Middleware(_SameOrigin)],
+        exception_handlers={404: not_found, 500: server_error},
+    )

@@ -1,0 +1,130 @@
+"""A game in the studio: a start, a move list, and what the engine and solver say about it.
+
+The browser sends the moves played so far (`0,0-1,0;+;2,3-2,4`); the position is always
+recomputed by replaying them with `pipeline.engine`, so the server holds no game state and an
+address always shows the same position.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pipeline.engine.board import format_board
+from pipeline.engine.moves import Move
+from pipeline.engine.stage import apply_move, status_of
+from pipeline.errors import IllegalMoveError, MoveSyntaxError
+from pipeline.solver import SOLVED, UNSOLVABLE, solve
+
+SEPARATOR = ";"
+MAX_MOVES = 1000  # far more than a 36-cell board with a few adds can take
+# Solver nodes per question the studio asks (a hint, or one step of the fewest-adds search):
+# enough for every generated 27-36-cell board seen so far, and at most a second or two.
+HINT_BUDGET_NODES = 200_000
+
+
+def parse_moves(text: str) -> tuple[Move, ...]:
+    """Moves from `m1;m2;...` (empty text: no moves); raises MoveSyntaxError."""
+    parts = [p for p in text.split(SEPARATOR) if p.strip()] if text else []
+    if len(parts) > MAX_MOVES:
+        raise MoveSyntaxError(f"{len(parts)} moves given; a game in the studio has at most {MAX_MOVES}")
+    return tuple(Move.parse(p) for p in parts)
+
+
+def moves_text(moves: Sequence[Move]) -> str:
+    return SEPARATOR.join(str(m) for m in moves)
+
+
+@dataclass(frozen=True)
+class Position:
+    """The start, the moves played, and the board and adds left they lead to."""
+
+    start: bytes
+    adds: int
+    moves: tuple[Move, ...]
+    cells: bytes
+    adds_left: int
+
+    @property
+    def status(self) -> str:
+        return status_of(self.cells, self.adds_left)
+
+    @property
+    def board(self) -> str:
+        return format_board(self.cells)
+
+    @property
+    def moves_text(self) -> str:
+        return moves_text(self.moves)
+
+    def then(self, move: Move) -> "Position":
+        """The position after one more move; raises IllegalMoveError with the engine's reason."""
+        cells, left = apply_move(self.cells, move, self.adds_left)
+        return Position(self.start, self.adds, self.moves + (move,), cells, left)
+
+    def undo(self) -> "Position":
+        return replay(self.start, self.adds, self.moves[:-1])
+
+
+def replay(start: bytes, adds: int, moves: Sequence[Move]) -> Position:
+    """Replay `moves` from the start; an illegal one raises IllegalMoveError naming its number."""
+    cells, left = start, adds
+    for n, move in enumerate(moves, 1):
+        try:
+            cells, left = apply_move(cells, move, left)
+        except IllegalMoveError as exc:
+            raise IllegalMoveError(f"move {n}: {exc}") from None
+    return Position(start, adds, tuple(moves), cells, left)
+
+
+@dataclass(frozen=True)
+class Hint:
+    """A move after which the Stage is still winnable (`status` solved), or why there is none."""
+
+    status: str
+    move: Move | None
+    nodes: int
+
+
+def hint(cells: bytes, adds_left: int, budget: int = HINT_BUDGET_NODES) -> Hint:
+    """The first move of a winning line from here, found by the solver within `budget` nodes."""
+    result = solve(cells, adds_left, budget_nodes=budget)
+    move = result.moves[0] if result.status == SOLVED and result.moves else None
+    return Hint(result.status, move, result.nodes)
+
+
+@dataclass(frozen=True)
+class Winnable:
+    """Whether the position can still be won and with how few adds.
+
+    `status` is the solver's answer with all adds left; when solved, `fewest` is the fewest adds
+    found to be enough and `exact` says whether one add fewer was proved not to be."""
+
+    status: str
+    fewest: int | None
+    exact: bool
+    nodes: int
+
+
+def winnable(cells: bytes, adds_left: int, budget: int = HINT_BUDGET_NODES) -> Winnable:
+    """Solve with every add left, then with one add fewer than the best line, until refuted."""
+    result = solve(cells, adds_left, budget_nodes=budget)
+    nodes = result.nodes
+    if result.status != SOLVED or result.moves is None:
+        return Winnable(result.status, None, False, nodes)
+    fewest = sum(m.is_add for m in result.moves)
+    while fewest > 0:
+        fewer = solve(cells, fewest - 1, budget_nodes=budget)
+        nodes += fewer.nodes
+        if fewer.status == SOLVED and fewer.moves is not None:
+            fewest = sum(m.is_add for m in fewer.moves)
+        else:
+            return Winnable(SOLVED, fewest, fewer.status == UNSOLVABLE, nodes)
+    return Winnable(SOLVED, 0, True, nodes)
+
+
+def certificate_step(start: bytes, adds: int, solution: Sequence[str], step: int) -> tuple[Position, Move | None]:
+    """The position after `step` moves of the certificate, and the move that comes next."""
+    moves = parse_moves(SEPARATOR.join(solution))
+    step = max(0, min(step, len(moves)))
+    return replay(start, adds, moves[:step]), (moves[step] if step < len(moves) else None)

@@ -1,0 +1,208 @@
+"""What the studio finds under its folder: nights, bundles, puzzle folders, and their contents.
+
+Files are read with the validator's safe loader (size and depth limits, no arbitrary tags), so
+a hostile or broken file becomes one line on the page, never a crash. A bundle's content hash
+(SHA-256 of its bytes) is what a save checks to refuse a draft based on an older file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pipeline.errors import NumberMatchError
+from pipeline.levels.puzzle import Puzzle
+from pipeline.rating.tiers import TIER_NAMES, UNSOLVABLE
+from pipeline.studio.paths import relative
+
+SUFFIXES = (".yaml", ".yml")
+POOL_DIR = "pool"  # <night>/pool/*.yaml: the validated Puzzles the nightly job did not use
+TIER_ORDER = (*TIER_NAMES, UNSOLVABLE)
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+class LibraryError(NumberMatchError):
+    """A file the studio cannot use: unreadable, not YAML, or not the kind of document asked for."""
+
+
+def content_hash(raw: bytes) -> str:
+    return hashlib.sha256(raw).hexdigest()
+
+
+def read_document(path: Path, name: str) -> tuple[dict[str, Any], bytes]:
+    """The mapping in a level file and its bytes; raises LibraryError with one line."""
+    from pipeline.validator.loader import load_bytes, MAX_BYTES
+
+    if not path.is_file():
+        raise LibraryError(f"{name}: no such file")
+    if path.stat().st_size > MAX_BYTES:
+        raise LibraryError(f"{name}: the file is larger than {MAX_BYTES:,} bytes")
+    raw = path.read_bytes()
+    loaded = load_bytes(raw, name)
+    if loaded.document is None:
+        p = loaded.problems[0]
+        raise LibraryError(f"{name}:{p.line or 0}: {p.message}")
+    data = loaded.document.data
+    if not isinstance(data, dict):
+        raise LibraryError(f"{name}: is not a level file (a mapping with kind: bundle or puzzle)")
+    return data, raw
+
+
+def tier_of(puzzle: Any) -> str:
+    difficulty = puzzle.get("difficulty") if isinstance(puzzle, dict) else None
+    tier = difficulty.get("tier") if isinstance(difficulty, dict) else None
+    return str(tier) if tier is not None else "?"
+
+
+def tier_counts(tiers: list[str]) -> list[tuple[str, int]]:
+    """(tier, count) in the tier table's order, then any other names found."""
+    counts = Counter(tiers)
+    order = [t for t in TIER_ORDER if counts[t]] + sorted(t for t in counts if t not in TIER_ORDER)
+    return [(t, counts[t]) for t in order]
+
+
+@dataclass(frozen=True)
+class StageSlot:
+    """One Stage of a bundle: where it is, its target score and its Puzzle mapping."""
+
+    level: int
+    stage: int
+    target: float | None
+    puzzle: dict[str, Any]
+
+    @property
+    def at(self) -> str:
+        return f"{self.level}.{self.stage}"
+
+
+def bundle_stages(data: dict[str, Any], name: str) -> list[StageSlot]:
+    """Every Stage of a bundle mapping in order; raises LibraryError for a malformed one."""
+    if data.get("kind") != "bundle":
+        raise LibraryError(f"{name}: is not a bundle (kind: {data.get('kind')!r})")
+    out = []
+    levels = data.get("levels")
+    if not isinstance(levels, list):
+        raise LibraryError(f"{name}: $.levels is not a list")
+    for li, level in enumerate(levels):
+        stages = level.get("stages") if isinstance(level, dict) else None
+        if not isinstance(stages, list):
+            raise LibraryError(f"{name}: $.levels[{li}].stages is not a list")
+        for si, stage in enumerate(stages):
+            puzzle = stage.get("puzzle") if isinstance(stage, dict) else None
+            if not isinstance(puzzle, dict):
+                raise LibraryError(f"{name}: $.levels[{li}].stages[{si}].puzzle is not a mapping")
+            target = stage.get("target_score")
+            ok = isinstance(target, (int, float)) and not isinstance(target, bool)
+            out.append(StageSlot(li + 1, si + 1, float(target) if ok else None, puzzle))
+    return out
+
+
+@dataclass
+class Item:
+    """A bundle file or a folder of puzzle files, as the front page lists it."""
+
+    kind: str  # "bundle" or "puzzles"
+    rel: str
+    title: str
+    tiers: list[tuple[str, int]]
+    total: int
+    problem: str | None = None
+
+
+@dataclass
+class Folder:
+    """A folder under PATH holding level files (usually a night, `<date>/`)."""
+
+    rel: str
+    sort_key: tuple[str, float]
+    items: list[Item] = field(default_factory=list)
+
+
+class Library:
+    """Scans PATH; parsed files are cached by (size, mtime) so the front page stays quick."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self._cache: dict[Path, tuple[tuple[int, int], Any]] = {}
+
+    def _kind_and_tiers(self, path: Path) -> tuple[str, str, list[str]] | str:
+        """("bundle", id, stage tiers) or ("puzzle", id, [tier]), or a problem line."""
+        st = path.stat()
+        key = (st.st_size, st.st_mtime_ns)
+        hit = self._cache.get(path)
+        if hit is not None and hit[0] == key:
+            return hit[1]  # type: ignore[no-any-return]
+        name = relative(self.root, path)
+        value: Any
+        try:
+            data, _ = read_document(path, name)
+            if data.get("kind") == "bundle":
+                value = ("bundle", str(data.get("id")), [tier_of(s.puzzle) for s in bundle_stages(data, name)])
+            elif data.get("kind") == "puzzle":
+                value = ("puzzle", str(data.get("id")), [tier_of(data)])
+            else:
+                value = f"{name}: kind {data.get('kind')!r} is neither bundle nor puzzle"
+        except LibraryError as exc:
+            value = str(exc)
+        self._cache[path] = (key, value)
+        return value  # type: ignore[no-any-return]
+
+    def folders(self) -> list[Folder]:
+        """Folders holding bundles or puzzle files, newest first (a date in the name first)."""
+        found: dict[Path, Folder] = {}
+        for top, dirs, files in os.walk(self.root):
+            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+            here = Path(top)
+            yaml_files = sorted(f for f in files if f.endswith(SUFFIXES) and not f.startswith("."))
+            if not yaml_files:
+                continue
+            rel = relative(self.root, here) if here != self.root else "."
+            dated = _DATE.search(rel)
+            folder = Folder(rel, (dated.group(0) if dated else "", here.stat().st_mtime))
+            puzzle_tiers: list[str] = []
+            problems: list[str] = []
+            for f in yaml_files:
+                path = here / f
+                got = self._kind_and_tiers(path)
+                if isinstance(got, str):
+                    problems.append(got)
+                elif got[0] == "bundle":
+                    kind, bid, tiers = got
+                    folder.items.append(Item("bundle", relative(self.root, path), f"{f} ({bid})", tier_counts(tiers), len(tiers)))
+                else:
+                    puzzle_tiers.extend(got[2])
+            if puzzle_tiers or (problems and not folder.items):
+                folder.items.append(
+                    Item("puzzles", rel, f"{len(puzzle_tiers)} puzzle files", tier_counts(puzzle_tiers), len(puzzle_tiers),
+                         "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "") or None)
+                )
+            elif problems:
+                folder.items[-1].problem = "; ".join(problems[:3])
+            found[here] = folder
+        # Nights first by the date in their name, then by modification time, newest first.
+        return sorted(found.values(), key=lambda f: f.sort_key, reverse=True)
+
+    def puzzle_files(self, folder: Path) -> list[tuple[str, Puzzle | None, str | None]]:
+        """(relative name, Puzzle or None, problem) for each puzzle file directly in `folder`."""
+        out: list[tuple[str, Puzzle | None, str | None]] = []
+        if not folder.is_dir():
+            return out
+        for path in sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(SUFFIXES)):
+            name = relative(self.root, path)
+            try:
+                data, _ = read_document(path, name)
+                if data.get("kind") != "puzzle":
+                    continue
+                out.append((name, Puzzle.from_dict(data), None))
+            except (LibraryError, KeyError, TypeError, ValueError) as exc:
+                out.append((name, None, str(exc)))
+        return out
+
+    def pool(self, bundle_path: Path) -> list[tuple[str, Puzzle]]:
+        """The night's pool next to a bundle: (file name, Puzzle) of every readable puzzle file."""
+        return [(n, p) for n, p, _ in self.puzzle_files(bundle_path.parent / POOL_DIR) if p is not None]
