@@ -1,9 +1,14 @@
-"""Shared fixtures: rulesets for tests (a variant of ruleset 1 and one with no diagonals)."""
+"""Shared fixtures: rulesets for tests (a variant of ruleset 1 and one with no diagonals), and a
+small generated night with a studio server over a copy of it."""
 
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
+import shutil
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,3 +76,37 @@ def unpruned() -> Ruleset:
     return dataclasses.replace(
         DEFAULT, parity=False, stack_certificate=False, pairing_order=False, bitmask_stretches=False
     )
+
+
+STUDIO_DATE = dt.date(2026, 1, 2)
+
+
+@pytest.fixture(scope="session")
+def studio_night(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A one-Level night of four Stages on the ramp curve (easy to hard), made by the nightly
+    job: `<out>/2026-01-02/bundle.yaml` and its pool. Tests copy it before changing anything."""
+    from pipeline.levels.nightly import NightlyOptions, default_seed, run_nightly
+
+    out = tmp_path_factory.mktemp("studio-night")
+    run_nightly(
+        NightlyOptions(date=STUDIO_DATE, seed=default_seed(STUDIO_DATE), levels=1, stages=4, curve="ramp", out=out, jobs=1)
+    )
+    return out
+
+
+@pytest.fixture
+def night_copy(studio_night: Path, tmp_path: Path) -> Path:
+    """A private copy of the night folder tree (the studio's PATH) for a test that may write."""
+    root = tmp_path / "generated"
+    shutil.copytree(studio_night, root)
+    return root
+
+
+@pytest.fixture
+def studio(night_copy: Path) -> Iterator[Any]:
+    """The studio serving a private copy of the night."""
+    pytest.importorskip("uvicorn", reason="the studio's web packages are not installed (pip install -e '.[test]')")
+    from pipeline.studio.server import Background
+
+    with Background(night_copy) as served:
+        yield served

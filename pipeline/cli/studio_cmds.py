@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 import sys
 from pathlib import Path
 
@@ -12,7 +11,6 @@ from pipeline.cli import app
 from pipeline.cli.common import fail
 
 DEFAULT_PORT = 8765
-HOST = "127.0.0.1"  # never another interface: the studio reads and writes your files
 
 
 @app.command("studio")
@@ -25,24 +23,21 @@ def studio(
     Example: numbermatch studio generated/ --port 8765
     """
     try:
-        import uvicorn
-
-        from pipeline.studio.app import create_app
-    except ImportError as exc:
+        from pipeline.studio.server import HOST, address, listen, uvicorn_server
+    except ImportError as exc:  # pragma: no cover - the studio extra is part of the test extra
         fail(f"the studio needs its web packages ({exc.name} is missing): pip install 'numbermatch[studio]'")
     if not path.is_dir():
         fail(f"{path}: no such folder")
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((HOST, port))
+        server = uvicorn_server(path)
+    except ImportError as exc:
+        fail(f"the studio needs its web packages ({exc.name} is missing): pip install 'numbermatch[studio]'")
+    try:
+        sock = listen(port)
     except OSError as exc:
-        sock.close()
         fail(f"cannot listen on {HOST}:{port}: {exc.strerror or exc}; pick another with --port")
-    address = f"http://{HOST}:{sock.getsockname()[1]}/"
-    typer.echo(f"numbermatch studio: serving {path} at {address} (Ctrl-C stops)")
+    typer.echo(f"numbermatch studio: serving {path} at {address(sock)}/ (Ctrl-C stops)")
     sys.stdout.flush()
-    server = uvicorn.Server(uvicorn.Config(create_app(path), log_level="warning", lifespan="off"))
     try:
         server.run(sockets=[sock])
     except KeyboardInterrupt:

@@ -43,7 +43,7 @@ from pipeline.solver import SOLVED, UNSOLVABLE
 from pipeline.studio import game
 from pipeline.studio.chart import curve_svg
 from pipeline.studio.curate import Draft, DraftError, StaleSave, nearest, offer_pool, save, split_at
-from pipeline.studio.library import POOL_DIR, Library, LibraryError, StageSlot, bundle_stages, content_hash, read_document
+from pipeline.studio.library import POOL_DIR, Library, LibraryError, StageSlot, bundle_stages, content_hash
 from pipeline.studio.paths import PathRefused, inside, relative
 
 log = logging.getLogger("numbermatch.studio")
@@ -95,7 +95,7 @@ class Studio:
         return inside(self.root, rel), rel
 
     def bundle(self, path: Path, rel: str) -> tuple[dict[str, Any], bytes, list[StageSlot]]:
-        data, raw = read_document(path, rel)
+        data, raw = self.library.document(path, rel)
         return data, raw, bundle_stages(data, rel)
 
     def pool(self, bundle: Path) -> list[Puzzle]:
@@ -140,7 +140,7 @@ class Studio:
     def stage_source(self, request: Request) -> dict[str, Any]:
         """The puzzle a stage page plays: a bundle's Stage (`at`, drafts applied) or a puzzle file."""
         path, rel = self.file(request)
-        data, raw = read_document(path, rel)
+        data, raw = self.library.document(path, rel)
         at = request.query_params.get("at", "")
         draft_text = request.query_params.get("draft", "")
         source: dict[str, Any] = {"path": rel, "at": at, "draft": draft_text, "base": request.query_params.get("base", "")}

@@ -129,6 +129,25 @@ class Library:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
         self._cache: dict[Path, tuple[tuple[int, int], Any]] = {}
+        self._docs: dict[Path, tuple[tuple[int, int, int], tuple[dict[str, Any], bytes]]] = {}
+
+    def document(self, path: Path, name: str) -> tuple[dict[str, Any], bytes]:
+        """`read_document`, parsed once per version of the file (size, mtime and inode): every
+        click of a stage page names its bundle, and parsing a night's bundle takes far longer
+        than the move itself. Saves do not use this; they re-read the bytes."""
+        try:
+            st = path.stat()
+        except OSError:
+            return read_document(path, name)
+        key = (st.st_size, st.st_mtime_ns, st.st_ino)
+        hit = self._docs.get(path)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        got = read_document(path, name)
+        if len(self._docs) > 256:
+            self._docs.clear()
+        self._docs[path] = (key, got)
+        return got
 
     def _kind_and_tiers(self, path: Path) -> tuple[str, str, list[str]] | str:
         """("bundle", id, stage tiers) or ("puzzle", id, [tier]), or a problem line."""
@@ -140,7 +159,7 @@ class Library:
         name = relative(self.root, path)
         value: Any
         try:
-            data, _ = read_document(path, name)
+            data, _ = self.document(path, name)
             if data.get("kind") == "bundle":
                 value = ("bundle", str(data.get("id")), [tier_of(s.puzzle) for s in bundle_stages(data, name)])
             elif data.get("kind") == "puzzle":
@@ -168,6 +187,8 @@ class Library:
             problems: list[str] = []
             for f in yaml_files:
                 path = here / f
+                if not path.resolve().is_relative_to(self.root):  # a link that leads outside
+                    continue
                 got = self._kind_and_tiers(path)
                 if isinstance(got, str):
                     problems.append(got)
@@ -192,10 +213,11 @@ class Library:
         out: list[tuple[str, Puzzle | None, str | None]] = []
         if not folder.is_dir():
             return out
-        for path in sorted(p for p in folder.iterdir() if p.is_file() and p.name.endswith(SUFFIXES)):
+        files = (p for p in folder.iterdir() if p.name.endswith(SUFFIXES) and not p.name.startswith("."))
+        for path in sorted(p for p in files if p.is_file() and p.resolve().is_relative_to(self.root)):
             name = relative(self.root, path)
             try:
-                data, _ = read_document(path, name)
+                data, _ = self.document(path, name)
                 if data.get("kind") != "puzzle":
                     continue
                 out.append((name, Puzzle.from_dict(data), None))

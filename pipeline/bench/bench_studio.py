@@ -1,0 +1,161 @@
+"""Studio latency: a move request and a hint, over HTTP to a real server, on 27-36-cell boards.
+
+Run: `python -m pipeline.bench studio` (or `make bench` for every benchmark). It serves the
+newest night under `generated/` (or generates a small one in a temp folder when there is none)
+with uvicorn on 127.0.0.1, and for Stages whose starting board has 27-36 cells takes the
+position a third of the way through the certificate. Per position it times
+
+- a move: the click that completes a pair (`GET /act`, the engine replays the game and plays
+  the pair, 303) plus the page it redirects to (`GET /stage`, replay and render), end to end;
+- a hint: `GET /stage?note=hint` (replay, solver with the studio's node budget, render).
+
+Baselines in the same run, on the same positions: the engine's own replay-and-play in-process
+(`game.replay` + `Position.then`) for a move, and `solve` in-process for a hint; the ratios say
+what HTTP, templates and the page cost on top.
+"""
+
+from __future__ import annotations
+
+import http.client
+import statistics
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from urllib.parse import urlencode
+
+import yaml
+
+from pipeline.engine.board import parse
+from pipeline.engine.moves import Move
+from pipeline.solver import solve
+from pipeline.studio import game
+
+MAX_STAGES = 30
+EXTRA_36 = 10  # random 36-cell boards with 1 add (the expert plan's size) when the night has none
+ROUNDS = 3
+
+
+def _night(tmp: Path) -> tuple[Path, str]:
+    """(root, bundle path relative to it): the newest generated night, or a small fresh one."""
+    generated = Path("generated")
+    bundles = sorted(generated.glob("*/bundle.yaml"), reverse=True) if generated.is_dir() else []
+    if bundles:
+        return generated, bundles[0].relative_to(generated).as_posix()
+    import datetime as dt
+
+    from pipeline.levels.nightly import NightlyOptions, run_nightly
+
+    result = run_nightly(NightlyOptions(date=dt.date(2026, 1, 2), seed=20260102, levels=2, stages=6, out=tmp, jobs=1))
+    return tmp, result.bundle_path.relative_to(tmp).as_posix()
+
+
+def _boards_36(root: Path, count: int) -> list[tuple[str, dict]]:
+    """Solvable random 36-cell boards with 1 add, written as puzzle files under `root`."""
+    import random
+
+    from pipeline.engine.board import format_board
+    from pipeline.levels.puzzle import Puzzle, dump_yaml
+    from pipeline.solver import SOLVED
+
+    rng = random.Random(36)
+    out = []
+    while len(out) < count:
+        cells = bytes(rng.randint(1, 9) for _ in range(36))
+        result = solve(cells, 1, budget_nodes=game.HINT_BUDGET_NODES)
+        if result.status != SOLVED or result.moves is None:
+            continue
+        puzzle = Puzzle(format_board(cells), 1, tuple(str(m) for m in result.moves), {})
+        path = root / "bench36" / f"{puzzle.id}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(dump_yaml(puzzle.to_document()), encoding="utf-8")
+        out.append((path.relative_to(root).as_posix(), puzzle.core_dict()))
+    return out
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
+
+
+def _line(name: str, values: list[float], base: list[float]) -> str:
+    med, p95 = statistics.median(values), _percentile(values, 0.95)
+    bmed, bp95 = statistics.median(base), _percentile(base, 0.95)
+    return (
+        f"   {name:<6} n={len(values):<4} median {med * 1000:7.1f} ms  p95 {p95 * 1000:7.1f} ms"
+        f"   | in-process baseline median {bmed * 1000:7.2f} ms p95 {bp95 * 1000:7.2f} ms"
+        f"   | ratio median {med / bmed:6.1f}x p95 {p95 / bp95:6.1f}x"
+    )
+
+
+def main() -> None:
+    from pipeline.studio.server import Background
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root, bundle = _night(Path(tmp))
+        doc = yaml.safe_load((root / bundle).read_text(encoding="utf-8"))
+        sources = [
+            ({"path": bundle, "at": f"{level['level']}.{stage['stage']}"}, stage["puzzle"])
+            for level in doc["levels"]
+            for stage in level["stages"]
+            if 27 <= len(parse(stage["puzzle"]["board"])) <= 36
+        ]
+        sources = sources[:: max(1, len(sources) // MAX_STAGES)][:MAX_STAGES]  # every tier
+        if not any(len(parse(p["board"])) == 36 for _, p in sources):
+            if root == Path("generated"):  # never write into the real night: serve a copy
+                import shutil
+
+                shutil.copytree(root / Path(bundle).parent, Path(tmp) / Path(bundle).parent)
+                root = Path(tmp)
+            sources += [({"path": rel}, p) for rel, p in _boards_36(root, EXTRA_36)]
+        positions = []
+        for where, p in sources:
+            moves = game.parse_moves(";".join(p["solution"]))
+            k = len(moves) // 3
+            while k < len(moves) and moves[k].is_add:
+                k += 1
+            if k < len(moves):
+                positions.append((where, parse(p["board"]), p["adds"], moves[:k], moves[k]))
+        sizes = Counter(len(c) for _, c, _, _, _ in positions)
+        print(f"   {bundle}: {len(positions)} positions; board cells: {dict(sorted(sizes.items()))}")
+
+        served = Background(root).__enter__()
+        conn = http.client.HTTPConnection("127.0.0.1", int(served.url.rsplit(":", 1)[1]))
+
+        def get(url: str) -> http.client.HTTPResponse:
+            conn.request("GET", url)
+            response = conn.getresponse()
+            response.read()
+            if response.status not in (200, 303):
+                raise RuntimeError(f"{url}: HTTP {response.status}")
+            return response
+
+        move_t: list[float] = []
+        move_base: list[float] = []
+        hint_t: list[float] = []
+        hint_base: list[float] = []
+        try:
+            for _ in range(ROUNDS):
+                for where, cells, adds, played, nxt in positions:
+                    assert isinstance(nxt, Move) and nxt.first is not None
+                    state = {**where, "m": game.moves_text(played)}
+                    start = time.perf_counter()
+                    redirect = get("/act?" + urlencode({**state, "sel": nxt.first, "click": nxt.second}))
+                    get(redirect.getheader("location") or "")
+                    move_t.append(time.perf_counter() - start)
+                    start = time.perf_counter()
+                    game.replay(cells, adds, played).then(nxt)
+                    move_base.append(time.perf_counter() - start)
+
+                    start = time.perf_counter()
+                    get("/stage?" + urlencode({**state, "note": "hint"}))
+                    hint_t.append(time.perf_counter() - start)
+                    pos = game.replay(cells, adds, played)
+                    start = time.perf_counter()
+                    solve(pos.cells, pos.adds_left, budget_nodes=game.HINT_BUDGET_NODES)
+                    hint_base.append(time.perf_counter() - start)
+        finally:
+            conn.close()
+            served.__exit__(None, None, None)
+        print(_line("move", move_t, move_base))
+        print(_line("hint", hint_t, hint_base))

@@ -1,0 +1,179 @@
+"""The studio's server without a browser: paths, hostile requests, the game logic, the CLI."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytest.importorskip("starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')")
+
+from starlette.testclient import TestClient  # noqa: E402
+
+from pipeline.engine.board import parse  # noqa: E402
+from pipeline.engine.moves import Move  # noqa: E402
+from pipeline.solver import SOLVED, UNSOLVABLE, solve  # noqa: E402
+from pipeline.studio import game  # noqa: E402
+from pipeline.studio.app import create_app  # noqa: E402
+from pipeline.studio.curate import Draft, DraftError  # noqa: E402
+from pipeline.studio.paths import PathRefused, inside  # noqa: E402
+
+BUNDLE = "2026-01-02/bundle.yaml"
+
+
+@pytest.fixture
+def client(night_copy: Path) -> TestClient:
+    return TestClient(create_app(night_copy), base_url="http://127.0.0.1:8765", raise_server_exceptions=False)
+
+
+def message(html: str) -> str:
+    found = re.search(r'id="message">([^<]*)<', html)
+    assert found, html[:500]
+    return found.group(1)
+
+
+def test_the_front_page_counts_each_tier_of_the_bundle(client: TestClient, night_copy: Path) -> None:
+    doc = yaml.safe_load((night_copy / BUNDLE).read_text())
+    tiers = Counter(s["puzzle"]["difficulty"]["tier"] for lv in doc["levels"] for s in lv["stages"])
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", client.get("/").text))
+    bundle_line = text[text.index("Bundle bundle.yaml"):]
+    for tier, n in tiers.items():
+        assert f"{tier} {n}" in bundle_line
+
+
+@pytest.mark.parametrize("rel", ["../x.yaml", "/etc/passwd", "a/../../x.yaml", "..", "a\\..\\x", "x\x00.yaml", ""])
+def test_paths_that_escape_the_folder_are_refused(client: TestClient, rel: str) -> None:
+    for route in ("/stage", "/bundle", "/folder", "/swap"):
+        r = client.get(route, params={"path": rel, "at": "1.1"})
+        assert r.status_code == 403, (route, rel)
+        assert "refused" in message(r.text)
+
+
+def test_a_link_leading_outside_the_folder_is_refused_and_not_listed(client: TestClient, night_copy: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "secret.yaml"
+    outside.write_text("kind: puzzle\nid: secret-outside\n")
+    (night_copy / "2026-01-02" / "sneaky.yaml").symlink_to(outside)
+    assert client.get("/stage", params={"path": "2026-01-02/sneaky.yaml"}).status_code == 403
+    assert "secret-outside" not in client.get("/").text
+    with pytest.raises(PathRefused):
+        inside(night_copy, "2026-01-02/sneaky.yaml")
+
+
+def test_a_post_to_save_is_refused_from_another_site_or_host(client: TestClient) -> None:
+    form = {"path": BUNDLE, "base": "0" * 64, "draft": "s:1.1=nm1-000000000000"}
+    assert client.post("/save", data=form, headers={"Origin": "https://evil.example"}).status_code == 403
+    assert client.get("/", headers={"Host": "evil.example"}).status_code == 400  # DNS rebinding
+
+
+@pytest.mark.parametrize(
+    "query, words",
+    [
+        ({"at": "1.1", "m": "8,8-8,7"}, "move 1"),
+        ({"at": "1.1", "m": "banana"}, "invalid move"),
+        ({"at": "7.7"}, "no Stage L7.S7"),
+        ({"at": "x"}, "L.S"),
+        ({"at": "1.1", "draft": "s:1.1=nm1-nope"}, "not in the pool"),
+        ({"at": "1.1", "draft": "rm -rf"}, "draft edit"),
+    ],
+)
+def test_hostile_stage_requests_get_one_line_and_no_traceback(client: TestClient, query: dict[str, str], words: str) -> None:
+    r = client.get("/stage", params={"path": BUNDLE, **query})
+    assert r.status_code == 400
+    assert words in message(r.text) and "Traceback" not in r.text
+
+
+def test_a_save_with_nothing_to_save_writes_nothing(client: TestClient, night_copy: Path) -> None:
+    before = (night_copy / BUNDLE).read_bytes()
+    r = client.post("/save", data={"path": BUNDLE, "base": "x", "draft": ""})
+    assert r.status_code == 400 and "nothing to save" in message(r.text)
+    assert (night_copy / BUNDLE).read_bytes() == before
+
+
+def test_an_unknown_file_kind_and_broken_yaml_are_reported_in_one_line(client: TestClient, night_copy: Path) -> None:
+    (night_copy / "broken.yaml").write_text("kind: [unclosed\n")
+    r = client.get("/stage", params={"path": "broken.yaml"})
+    assert r.status_code == 400 and message(r.text).startswith("broken.yaml:")
+    assert "broken.yaml" in client.get("/").text  # listed with its problem, the page still works
+
+
+def test_act_redirects_to_the_position_the_engine_gives(client: TestClient, night_copy: Path) -> None:
+    doc = yaml.safe_load((night_copy / BUNDLE).read_text())
+    puzzle = doc["levels"][0]["stages"][0]["puzzle"]
+    first = Move.parse(puzzle["solution"][0])
+    r = client.get("/act", params={"path": BUNDLE, "at": "1.1", "click": first.second, "sel": first.first}, follow_redirects=False)
+    assert r.status_code == 303 and f"m={str(first).replace(',', '%2C')}" in r.headers["location"]
+
+
+def test_draft_text_round_trips_and_refuses_junk() -> None:
+    d = Draft.parse("s:1.2=nm1-abc;p:2.3;x:nm1-def;s:1.2=nm1-ghi")
+    assert d.swaps == (("1.2", "nm1-ghi"),) and d.pins == ("2.3",) and d.excludes == ("nm1-def",)
+    assert Draft.parse(str(d)) == d
+    with pytest.raises(DraftError):
+        Draft.parse("s:0.1=x")
+    with pytest.raises(DraftError):
+        d.with_swap("2.3", "nm1-x")  # pinned
+
+
+def test_hint_and_winnable_agree_with_the_solver() -> None:
+    cells = parse("123456789/987654321/135")
+    h = game.hint(cells, 2)
+    assert h.status == SOLVED and h.move is not None
+    after = cells + cells.replace(b"\x00", b"") if h.move.is_add else None
+    if after is None:
+        assert h.move.first is not None and h.move.second is not None
+        pos = game.replay(cells, 2, (h.move,))
+        assert solve(pos.cells, pos.adds_left).status == SOLVED
+    w = game.winnable(cells, 2)
+    assert w.status == SOLVED and w.fewest is not None
+    if w.exact and w.fewest > 0:
+        assert solve(cells, w.fewest - 1).status == UNSOLVABLE
+    assert solve(cells, w.fewest).status == SOLVED
+    assert game.winnable(parse("12"), 0).status == UNSOLVABLE
+
+
+def test_the_cli_serves_on_localhost_and_stops_cleanly_on_ctrl_c(night_copy: Path) -> None:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", "studio", str(night_copy), "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        address = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert address, line
+        deadline = time.monotonic() + 15
+        while True:
+            try:
+                with urllib.request.urlopen(address.group(0), timeout=5) as r:
+                    assert "2026-01-02" in r.read().decode()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "stopped" in out and "Traceback" not in err
+
+
+def test_the_cli_refuses_a_missing_folder_in_one_line(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "studio", str(tmp_path / "nope")], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().count("\n") == 0 and "no such folder" in done.stderr
+
+
