@@ -124,20 +124,17 @@ def test_draft_text_round_trips_and_refuses_junk() -> None:
 
 
 def test_hint_and_winnable_agree_with_the_solver() -> None:
-    cells = parse("123456789/987654321/135")
-    h = game.hint(cells, 2)
+    start = game.replay(parse("123456789/987654321/135"), 2, ())
+    h = game.hint(start)
     assert h.status == SOLVED and h.move is not None
-    after = cells + cells.replace(b"\x00", b"") if h.move.is_add else None
-    if after is None:
-        assert h.move.first is not None and h.move.second is not None
-        pos = game.replay(cells, 2, (h.move,))
-        assert solve(pos.cells, pos.adds_left).status == SOLVED
-    w = game.winnable(cells, 2)
+    after = start.then(h.move)
+    assert solve(after.cells, after.adds_left).status == SOLVED
+    w = game.winnable(start)
     assert w.status == SOLVED and w.fewest is not None
     if w.exact and w.fewest > 0:
-        assert solve(cells, w.fewest - 1).status == UNSOLVABLE
-    assert solve(cells, w.fewest).status == SOLVED
-    assert game.winnable(parse("12"), 0).status == UNSOLVABLE
+        assert solve(start.cells, w.fewest - 1).status == UNSOLVABLE
+    assert solve(start.cells, w.fewest).status == SOLVED
+    assert game.winnable(game.replay(parse("12"), 0, ())).status == UNSOLVABLE
 
 
 def test_the_cli_serves_on_localhost_and_stops_cleanly_on_ctrl_c(night_copy: Path) -> None:

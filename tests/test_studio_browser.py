@@ -108,9 +108,19 @@ def test_the_front_page_lists_the_night_and_the_bundle_page_has_the_curve_and_a_
         card = page.locator(f'article[data-at="1.{s["stage"]}"]')
         assert s["puzzle"]["id"] in card.inner_text()
         assert s["puzzle"]["difficulty"]["tier"] in card.locator(".tier").inner_text()
-        assert card.locator(".pic svg").count() == 1
         assert card.locator(".summary").inner_text().strip()
+        assert card.locator(".metrics tr.decides").count() >= 1
     assert shot(page, tmp_path, "studio-bundle.png").stat().st_size > 10_000
+
+
+def test_each_stage_card_shows_its_board_picture(studio: Any, page: Any) -> None:
+    pytest.importorskip("pipeline.levels.picture", reason="waiting for board_svg (designers' commands) on main")
+    page.goto(f"{studio.url}/bundle?path={BUNDLE}")
+    for s in stages(studio.root):
+        pic = page.locator(f'article[data-at="1.{s["stage"]}"] .pic svg')
+        assert pic.count() == 1
+        digits = "".join(ch for ch in s["puzzle"]["board"] if ch.isdigit())
+        assert "".join(pic.locator("text").all_inner_texts()).endswith(digits)
 
 
 def test_a_stage_is_won_by_clicking_the_certificates_cells_in_order(studio: Any, page: Any, tmp_path: Path) -> None:
@@ -241,6 +251,7 @@ def test_a_narrow_window_shows_the_whole_board_without_sideways_scrolling(studio
 
 
 def _swap_first_offer(page: Any, url: str, at: str) -> str:
+    pytest.importorskip("pipeline.levels.swap", reason="waiting for swap and the night's pool (designers' commands) on main")
     page.goto(f"{url}/bundle?path={BUNDLE}")
     page.locator(f'article[data-at="{at}"] a', has_text="Swap").click()
     offer = page.locator("li.offer").first
@@ -254,9 +265,8 @@ def _swap_first_offer(page: Any, url: str, at: str) -> str:
 
 def test_swap_a_stage_from_the_pool_and_save(studio: Any, page: Any) -> None:
     before = stages(studio.root)
-    pool = sorted((studio.root / "2026-01-02" / "pool").glob("*.yaml"))
-    assert pool, "the nightly job keeps the puzzles it did not use in pool/"
     pid = _swap_first_offer(page, studio.url, "1.3")
+    assert (studio.root / "2026-01-02" / "pool" / f"{pid}.yaml").is_file()  # the night's leftovers
     page.locator("#save").click()
     page.wait_for_selector("#message")
     assert "Saved" in page.locator("#message").inner_text()

@@ -35,7 +35,7 @@ from starlette.staticfiles import StaticFiles
 
 from pipeline.engine.board import WIDTH, parse
 from pipeline.engine.moves import ADD, Move
-from pipeline.engine.rules import check_ruleset, pair_problem
+from pipeline.engine.rulesets import SHIPPED, ruleset_for
 from pipeline.errors import IllegalMoveError, NumberMatchError
 from pipeline.levels.puzzle import Puzzle
 from pipeline.rating.tiers import tier_for
@@ -62,10 +62,8 @@ def board_picture(cells: bytes, highlight: tuple[int, ...] = ()) -> Markup:
 
 def explained(difficulty: Any) -> Any:
     """The rating's explanation of a stored difficulty block, or None when it has none."""
-    try:  # TEMPORARY until pipeline.rating.explain lands on main
-        from pipeline.rating.explain import explain
-    except ImportError:
-        return None
+    from pipeline.rating.explain import explain
+
     if not isinstance(difficulty, dict):
         return None
     try:
@@ -162,11 +160,11 @@ class Studio:
             source.update(title=str(data.get("id")), target=None)
         else:
             raise LibraryError(f"{rel}: is neither a bundle nor a puzzle file")
-        check_ruleset(puzzle.get("ruleset", 1))
+        ruleset = ruleset_for(puzzle.get("ruleset", 1), SHIPPED)
         board, adds = puzzle.get("board"), puzzle.get("adds")
         if not isinstance(board, str) or not isinstance(adds, int) or isinstance(adds, bool) or not 0 <= adds <= 99:
             raise LibraryError(f"{rel}: the puzzle's board or adds is missing or malformed")
-        source.update(puzzle=puzzle, start=parse(board), adds=adds)
+        source.update(puzzle=puzzle, start=parse(board), adds=adds, ruleset=ruleset)
         return source
 
     def stage_page(self, request: Request) -> Response:
@@ -176,14 +174,14 @@ class Studio:
         base_query = {k: src[k] for k in ("path", "at", "draft", "base") if src[k]}
         if "sol" in q:
             step = _int(q.get("sol"), 0)
-            pos, nxt = game.certificate_step(src["start"], src["adds"], solution, step)
+            pos, nxt = game.certificate_step(src["start"], src["adds"], solution, step, src["ruleset"])
             step = len(pos.moves)
             highlight = () if nxt is None or nxt.is_add else (nxt.first, nxt.second)
             return self.page(
                 "solution.html", src=src, pos=pos, step=step, total=len(solution), next_move=nxt,
                 cells=_cells(pos.cells, highlight=highlight), q=base_query, solution=solution,
             )
-        pos = game.replay(src["start"], src["adds"], game.parse_moves(q.get("m", "")))
+        pos = game.replay(src["start"], src["adds"], game.parse_moves(q.get("m", "")), src["ruleset"])
         sel = _int(q.get("sel"), None)
         if sel is not None and not (0 <= sel < len(pos.cells) and pos.cells[sel]):
             sel = None
@@ -206,12 +204,12 @@ class Studio:
                 return None, ()
             i, _, j = spec.partition("-")
             a, b = _int(i, -1), _int(j, -1)
-            problem = pair_problem(pos.cells, a, b) if a >= 0 and b >= 0 else None
+            problem = pos.pair_problem(a, b) if a >= 0 and b >= 0 else None
             if problem is None:
                 return None, ()
             return {"kind": "illegal", "text": f"Illegal pair {Move.pair(a, b)}: {problem}"}, ()
         if note == "hint":
-            h = game.hint(pos.cells, pos.adds_left)
+            h = game.hint(pos)
             if h.status == SOLVED and h.move is None:
                 return {"kind": "info", "text": "The Stage is won: there is nothing left to hint."}, ()
             if h.move is not None and h.move.is_add:
@@ -224,7 +222,7 @@ class Studio:
                 return {"kind": "lost", "text": "No move keeps the Stage winnable: it can no longer be won. Undo or restart."}, ()
             return {"kind": "info", "text": f"No hint: the solver's budget ({game.HINT_BUDGET_NODES:,} nodes) ran out."}, ()
         if note == "win":
-            w = game.winnable(pos.cells, pos.adds_left)
+            w = game.winnable(pos)
             if w.status == SOLVED:
                 fewest = f"{w.fewest} add{'s' if w.fewest != 1 else ''}"
                 how = f"with {fewest} at fewest" if w.exact else f"with at most {fewest} (fewer not decided within the budget)"
@@ -238,7 +236,7 @@ class Studio:
         """One click of the stage page: a cell (select, deselect or pair) or a button."""
         src = self.stage_source(request)
         q = request.query_params
-        pos = game.replay(src["start"], src["adds"], game.parse_moves(q.get("m", "")))
+        pos = game.replay(src["start"], src["adds"], game.parse_moves(q.get("m", "")), src["ruleset"])
         sel = _int(q.get("sel"), None)
         out: dict[str, Any] = {k: src[k] for k in ("path", "at", "draft", "base") if src[k]}
         do = q.get("do", "")
@@ -251,13 +249,13 @@ class Studio:
                 if 0 <= cell < len(pos.cells) and pos.cells[cell]:
                     sel = cell
                 else:
-                    problem = pair_problem(pos.cells, cell, cell) if cell >= 0 else None
+                    problem = pos.pair_problem(cell, cell) if cell >= 0 else None
                     note = f"bad:{cell}-{cell}" if problem else ""
                     sel = None
             elif sel == cell:
                 sel = None
             else:
-                if pair_problem(pos.cells, sel, cell) is None:
+                if pos.pair_problem(sel, cell) is None:
                     pos = pos.then(Move.pair(sel, cell))
                     focus = min(cell, len(pos.cells) - 1) if pos.cells else None
                 else:
@@ -272,7 +270,7 @@ class Studio:
         elif do == "undo":
             pos, sel = pos.undo(), None
         elif do == "restart":
-            pos, sel = game.replay(pos.start, pos.adds, ()), None
+            pos, sel = game.replay(pos.start, pos.adds, (), pos.ruleset), None
         elif do in ("hint", "win"):
             note = do
         if pos.moves:

@@ -25,9 +25,11 @@ def _score(slot: StageSlot) -> float | None:
     return float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
 
 
-def curve_svg(slots: Sequence[StageSlot], *, step: int = 22, changed: Sequence[str] = ()) -> str:
-    """The chart for `slots` (a bundle's Stages in order); `changed` marks draft swaps (`L.S`)."""
+def curve_svg(slots: Sequence[StageSlot], *, step: int | None = None, changed: Sequence[str] = ()) -> str:
+    """The chart for `slots` (a bundle's Stages in order); `changed` marks draft swaps (`L.S`).
+    `step` is the width per Stage (default: wider for short bundles, 22 px from 30 Stages)."""
     n = max(1, len(slots))
+    step = step or max(22, min(60, 660 // n))
     width = LEFT + RIGHT + step * n
     plot_h = HEIGHT - TOP - BOTTOM
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from pipeline.engine.board import format_board
 from pipeline.engine.moves import Move
+from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.engine.stage import apply_move, status_of
 from pipeline.errors import IllegalMoveError, MoveSyntaxError
 from pipeline.solver import SOLVED, UNSOLVABLE, solve
@@ -37,17 +38,18 @@ def moves_text(moves: Sequence[Move]) -> str:
 
 @dataclass(frozen=True)
 class Position:
-    """The start, the moves played, and the board and adds left they lead to."""
+    """The start, the moves played, and the board and adds left they lead to (under `ruleset`)."""
 
     start: bytes
     adds: int
     moves: tuple[Move, ...]
     cells: bytes
     adds_left: int
+    ruleset: Ruleset = DEFAULT
 
     @property
     def status(self) -> str:
-        return status_of(self.cells, self.adds_left)
+        return str(status_of(self.cells, self.adds_left, self.ruleset))
 
     @property
     def board(self) -> str:
@@ -59,22 +61,26 @@ class Position:
 
     def then(self, move: Move) -> "Position":
         """The position after one more move; raises IllegalMoveError with the engine's reason."""
-        cells, left = apply_move(self.cells, move, self.adds_left)
-        return Position(self.start, self.adds, self.moves + (move,), cells, left)
+        cells, left = apply_move(self.cells, move, self.adds_left, self.ruleset)
+        return Position(self.start, self.adds, self.moves + (move,), cells, left, self.ruleset)
 
     def undo(self) -> "Position":
-        return replay(self.start, self.adds, self.moves[:-1])
+        return replay(self.start, self.adds, self.moves[:-1], self.ruleset)
+
+    def pair_problem(self, i: int, j: int) -> str | None:
+        """The engine's reason why (i, j) is not a legal pair here, or None."""
+        return self.ruleset.pair_problem(self.cells, i, j)
 
 
-def replay(start: bytes, adds: int, moves: Sequence[Move]) -> Position:
+def replay(start: bytes, adds: int, moves: Sequence[Move], ruleset: Ruleset = DEFAULT) -> Position:
     """Replay `moves` from the start; an illegal one raises IllegalMoveError naming its number."""
     cells, left = start, adds
     for n, move in enumerate(moves, 1):
         try:
-            cells, left = apply_move(cells, move, left)
+            cells, left = apply_move(cells, move, left, ruleset)
         except IllegalMoveError as exc:
             raise IllegalMoveError(f"move {n}: {exc}") from None
-    return Position(start, adds, tuple(moves), cells, left)
+    return Position(start, adds, tuple(moves), cells, left, ruleset)
 
 
 @dataclass(frozen=True)
@@ -86,9 +92,9 @@ class Hint:
     nodes: int
 
 
-def hint(cells: bytes, adds_left: int, budget: int = HINT_BUDGET_NODES) -> Hint:
+def hint(pos: Position, budget: int = HINT_BUDGET_NODES) -> Hint:
     """The first move of a winning line from here, found by the solver within `budget` nodes."""
-    result = solve(cells, adds_left, budget_nodes=budget)
+    result = solve(pos.cells, pos.adds_left, ruleset=pos.ruleset, budget_nodes=budget)
     move = result.moves[0] if result.status == SOLVED and result.moves else None
     return Hint(result.status, move, result.nodes)
 
@@ -106,15 +112,16 @@ class Winnable:
     nodes: int
 
 
-def winnable(cells: bytes, adds_left: int, budget: int = HINT_BUDGET_NODES) -> Winnable:
+def winnable(pos: Position, budget: int = HINT_BUDGET_NODES) -> Winnable:
     """Solve with every add left, then with one add fewer than the best line, until refuted."""
-    result = solve(cells, adds_left, budget_nodes=budget)
+    cells, ruleset = pos.cells, pos.ruleset
+    result = solve(cells, pos.adds_left, ruleset=ruleset, budget_nodes=budget)
     nodes = result.nodes
     if result.status != SOLVED or result.moves is None:
         return Winnable(result.status, None, False, nodes)
     fewest = sum(m.is_add for m in result.moves)
     while fewest > 0:
-        fewer = solve(cells, fewest - 1, budget_nodes=budget)
+        fewer = solve(cells, fewest - 1, ruleset=ruleset, budget_nodes=budget)
         nodes += fewer.nodes
         if fewer.status == SOLVED and fewer.moves is not None:
             fewest = sum(m.is_add for m in fewer.moves)
@@ -123,8 +130,10 @@ def winnable(cells: bytes, adds_left: int, budget: int = HINT_BUDGET_NODES) -> W
     return Winnable(SOLVED, 0, True, nodes)
 
 
-def certificate_step(start: bytes, adds: int, solution: Sequence[str], step: int) -> tuple[Position, Move | None]:
+def certificate_step(
+    start: bytes, adds: int, solution: Sequence[str], step: int, ruleset: Ruleset = DEFAULT
+) -> tuple[Position, Move | None]:
     """The position after `step` moves of the certificate, and the move that comes next."""
     moves = parse_moves(SEPARATOR.join(solution))
     step = max(0, min(step, len(moves)))
-    return replay(start, adds, moves[:step]), (moves[step] if step < len(moves) else None)
+    return replay(start, adds, moves[:step], ruleset), (moves[step] if step < len(moves) else None)
