@@ -18,7 +18,7 @@ Every rules decision is the engine's; the browser only sends the cell it clicked
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode, urlsplit
@@ -41,7 +41,6 @@ from pipeline.levels.puzzle import Puzzle
 from pipeline.rating.tiers import tier_for
 from pipeline.solver import SOLVED, UNSOLVABLE
 from pipeline.studio import game
-from pipeline.studio.chart import curve_svg
 from pipeline.studio.curate import Draft, DraftError, StaleSave, nearest, offer_pool, save, split_at
 from pipeline.studio.library import POOL_DIR, Library, LibraryError, StageSlot, bundle_stages, content_hash
 from pipeline.studio.paths import PathRefused, inside, relative
@@ -53,10 +52,8 @@ LOCAL_HOSTS = ["127.0.0.1", "localhost"]
 
 def board_picture(cells: bytes, highlight: tuple[int, ...] = ()) -> Markup:
     """The designers' board picture (`pipeline.levels.picture`), inlined in a card."""
-    try:  # TEMPORARY until pipeline.levels.picture lands on main
-        from pipeline.levels.picture import board_svg
-    except ImportError:
-        return Markup("")
+    from pipeline.levels.picture import board_svg
+
     return Markup(board_svg(cells, highlight=highlight, numbers=False, cell=20))
 
 
@@ -110,17 +107,16 @@ class Studio:
         base = request.query_params.get("base") or current
         draft = Draft.parse(request.query_params.get("draft", ""))
         pool = {p.id: p for p in self.pool(path)}
-        shown, changed = [], []
+        shown = []
         for slot in slots:
             new_id = draft.swap_for(slot.at)
             if new_id and new_id in pool:
                 shown.append((StageSlot(slot.level, slot.stage, slot.target, pool[new_id].core_dict()), slot.puzzle))
-                changed.append(slot.at)
             else:
                 shown.append((slot, None))
         cards = [card(s, old) for s, old in shown]
         return self.page(
-            "bundle.html", rel=rel, data=data, cards=cards, chart=Markup(curve_svg([s for s, _ in shown], changed=changed)),
+            "bundle.html", rel=rel, data=data, cards=cards, chart=curve(s for s, _ in shown),
             draft=draft, draft_text=str(draft), base=base, stale=base != current, pool_size=len(pool),
             message=request.query_params.get("msg", "")[:300], pool_rel=_pool_rel(self.root, path),
         )
@@ -358,6 +354,22 @@ class Studio:
         rest = Draft((), draft.pins, draft.excludes)
         query = {"path": rel, "base": new_hash, "draft": str(rest), "msg": "Saved (validated, written atomically): " + "; ".join(lines)}
         return RedirectResponse("/bundle?" + urlencode({k: v for k, v in query.items() if v}), status_code=303)
+
+
+def curve(slots: Iterable[StageSlot]) -> Markup:
+    """The designers' curve chart (report.html's) over these Stages, Levels side by side."""
+    from pipeline.levels.report_html import curve_svg
+
+    points, ticks, breaks = [], [], []
+    for k, s in enumerate(slots):
+        d = s.puzzle.get("difficulty") if isinstance(s.puzzle.get("difficulty"), dict) else {}
+        score = d.get("score")
+        if k and s.stage == 1:
+            breaks.append(k)
+        ticks.append(f"L{s.level}" if s.stage == 1 else "")
+        number = isinstance(score, (int, float)) and not isinstance(score, bool)
+        points.append((f"L{s.at.replace('.', '.S')}", s.target or 0.0, float(score) if number else None, str(d.get("tier"))))
+    return Markup(curve_svg(points, breaks=breaks, ticks=ticks))
 
 
 def card(slot: StageSlot | None, replaced: dict[str, Any] | None) -> dict[str, Any]:
