@@ -7,7 +7,7 @@ from pathlib import Path
 
 import typer
 
-from pipeline.cli import app
+from pipeline.cli.base import app
 from pipeline.cli.common import fail
 
 DEFAULT_PORT = 8765
