@@ -27,6 +27,7 @@ EXAMPLES: dict[str, str] = {
     "swap": "numbermatch swap generated/2026-11-29/bundle.yaml L3.S2   (the pool is generated/2026-11-29/pool/)",
     "render": "numbermatch render generated/2026-11-29/bundle.yaml:L1.S1 --next --out stage.svg",
     "report": "numbermatch report generated/2026-11-29/bundle.yaml --out night.html",
+    "studio": "numbermatch studio generated/ --port 8765   (then open http://127.0.0.1:8765/)",
 }
 
 _NAMES = {"int": "INTEGER", "float": "FLOAT", "str": "TEXT", "path": "PATH", "Path": "PATH", "bool": "BOOLEAN"}

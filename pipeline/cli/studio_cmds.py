@@ -18,10 +18,7 @@ def studio(
     path: Path = typer.Argument(Path("generated"), help="Folder of nights, bundles and puzzle files to serve.", metavar="PATH"),
     port: int = typer.Option(DEFAULT_PORT, "--port", "-p", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port)."),
 ) -> None:
-    """Review, play and curate the Levels under PATH in the browser; Ctrl-C stops it.
-
-    Example: numbermatch studio generated/ --port 8765
-    """
+    """Review, play and curate the Levels under PATH in the browser; Ctrl-C stops it."""
     try:
         from pipeline.studio.server import HOST, address, listen, uvicorn_server
     except ImportError as exc:  # pragma: no cover - the studio extra is part of the test extra
