@@ -6,23 +6,36 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import re
 import signal
 import socket
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import distributed
 import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.generation.executors import SCHEDULER_ENV, SchedulerError, connect, parse_scheduler
+from pipeline.generation.executors import (
+    SCHEDULER_ENV,
+    SchedulerError,
+    connect,
+    parse_scheduler,
+)
 from pipeline.generation.generator import GenerateParams, generate
-from pipeline.levels.nightly import NightlyError, NightlyOptions, default_seed, run_nightly
-
-import distributed  # noqa: E402 - the test extras install it (numbermatch[dask]), so CI runs these
+from pipeline.levels.nightly import (
+    NightlyError,
+    NightlyOptions,
+    default_seed,
+    run_nightly,
+)
 
 DATE = dt.date(2026, 1, 2)
-TINY = dict(levels=1, stages=2, curve="flat")
+TINY = {"levels": 1, "stages": 2, "curve": "flat"}
 # random boards: some rejected as unsolvable, trivial or too easy, so the judge's order matters
 PARAMS = GenerateParams(cells=18, adds=1, strategy="random", seed=3, playouts=8, digits="1:1,2:1,5:1,8:1,9:1")
 runner = CliRunner()
@@ -80,7 +93,7 @@ def test_nightly_bundle_and_report_are_byte_identical(cluster, tmp_path) -> None
     assert a["bundle.yaml"] == b["bundle.yaml"] and a["report.md"] == b["report.md"]
     assert {k: v for k, v in a.items() if k != "run.log"} == {k: v for k, v in b.items() if k != "run.log"}
     log = b["run.log"].decode()
-    assert f"generate medium: ran on dask {cluster.scheduler_address}; attempts per worker: tcp://127.0.0.1:" in log
+    assert re.search(rf"generate medium: [0-9.]+ s on dask {cluster.scheduler_address}; attempts per worker: tcp://127\.0\.0\.1:", log)
     assert "process pool, 2 workers" in a["run.log"].decode()
     assert b"tcp://" not in b["report.md"]
 
@@ -101,7 +114,7 @@ def test_generate_command_with_local_cluster_from_the_environment(tmp_path) -> N
 def test_a_worker_killed_halfway_changes_nothing(cluster, pool_run) -> None:
     executor = connect(cluster.scheduler_address)
     pids = executor.client.run(os.getpid)
-    victim = sorted(pids.values())[0]
+    victim = min(pids.values())
     killed: list[int] = []
 
     def progress(accepted: int, total: int) -> None:
@@ -140,8 +153,10 @@ def test_an_unreachable_scheduler_leaves_the_previous_night_intact(tmp_path) -> 
                                  "--curve", "flat", "--out", str(out), "--seed", "5"], env={SCHEDULER_ENV: address})
     assert result.exit_code == 1 and "Traceback" not in result.output
     errors = [line for line in result.stderr.splitlines() if line.startswith("numbermatch: error:")]
-    assert errors == [f"numbermatch: error: nightly failed in generate: cannot reach the Dask scheduler at {address}:"
-                      " Connection refused; previous output left intact"]
+    assert errors == [
+        (f"numbermatch: error: nightly failed in generate: cannot reach the Dask scheduler at {address}: "
+         "Connection refused; previous output left intact")
+    ]
     assert sorted(p.name for p in out.iterdir()) == [DATE.isoformat()]  # no temp folder left
     assert read_folder(out / DATE.isoformat()) == before
 
@@ -192,8 +207,46 @@ def test_nightly_error_names_the_phase_for_a_bad_scheduler(tmp_path) -> None:
 
 
 def test_workers_with_another_version_are_refused(cluster, monkeypatch) -> None:
-    import pipeline.generation.executors as executors
+    from pipeline.generation import executors
 
     monkeypatch.setattr(executors, "__version__", "0.0.0-other")
     with pytest.raises(SchedulerError, match=r"Dask workers at .* run numbermatch .*, not numbermatch 0\.0\.0-other"):
         connect(cluster.scheduler_address)
+
+
+def test_a_killed_nightly_takes_its_local_cluster_with_it(tmp_path) -> None:
+    """SIGKILL of `nightly --scheduler local:2`: its worker processes exit, no lock is left, and the
+    next night into the same folder runs (it sweeps the hidden temp folder)."""
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "pipeline.cli", "nightly", "--date", DATE.isoformat(), "--out", str(out),
+           "--levels", "2", "--stages", "6", "--scheduler", "local:2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    workers: list[int] = []
+    while len(workers) < 2:  # the two spawned worker processes (grandchildren are not used)
+        assert proc.poll() is None, "the run ended before it could be killed"
+        assert time.monotonic() < deadline
+        time.sleep(0.2)
+        children = subprocess.run(["pgrep", "-P", str(proc.pid), "-f", "spawn_main"], capture_output=True, text=True, check=False)
+        workers = [int(pid) for pid in children.stdout.split()]
+    time.sleep(1.0)
+    assert proc.poll() is None
+    proc.kill()
+    proc.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    while any(_is_worker(pid) for pid in workers):
+        assert time.monotonic() < deadline, "a Dask worker outlived the killed nightly"
+        time.sleep(0.2)
+    assert not (out / DATE.isoformat()).exists()
+    run_nightly(NightlyOptions(date=DATE, seed=default_seed(DATE), out=out, jobs=1, **TINY))  # type: ignore[arg-type]
+    assert sorted(p.name for p in out.iterdir()) == [DATE.isoformat()]  # the killed run's temp folder swept
+
+
+def _is_worker(pid: int) -> bool:
+    """Whether `pid` is still a live spawned (Dask worker) process."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return b"spawn_main" in cmdline and state != "Z"

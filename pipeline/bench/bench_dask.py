@@ -76,7 +76,7 @@ def main() -> None:
     dask = connect(f"local:{WORKERS}")
     startup = time.perf_counter() - started
     pool = PoolExecutor(WORKERS)
-    totals = {"pool": [0, 0.0, 0.0, 0], "dask": [0, 0.0, 0.0, 0]}  # valid puzzles, wall s, CPU s, attempts
+    totals: dict[str, list[float]] = {"pool": [0, 0.0, 0.0, 0], "dask": [0, 0.0, 0.0, 0]}  # valid, wall s, CPU s, attempts
     try:
         for r in range(ROUNDS):
             runs = {}
@@ -96,9 +96,9 @@ def main() -> None:
     print(f"   {ROUNDS} rounds x {len(TIER_PLANS)} tiers x {COUNT} puzzles, seed {SEED}, {WORKERS} workers each;"
           f" identical puzzles; rate = validated puzzles / wall s (CPU s: workers and this process)")
     for name in ("pool", "dask"):
-        valid, seconds, cpu, attempts = totals[name]
+        n_valid, wall, cpu_s, n_attempts = totals[name]
         label = f"process pool ({WORKERS})" if name == "pool" else f"dask local:{WORKERS}"
-        print(f"   {label:<17} {valid:>3} valid, {attempts:>4} attempts, {seconds:6.1f} s wall {cpu:6.1f} s CPU:"
+        print(f"   {label:<17} {n_valid:>3.0f} valid, {n_attempts:>4.0f} attempts, {wall:6.1f} s wall {cpu_s:6.1f} s CPU:"
               f" {rate[name]:.3f} puzzles/s, {per_cpu[name]:.3f} per CPU s")
     print(f"   dask / pool throughput: {rate['dask'] / rate['pool']:.2f}x wall (target >= 0.90),"
           f" {per_cpu['dask'] / per_cpu['pool']:.2f}x per CPU s; LocalCluster start-up {startup:.1f} s (not counted)")

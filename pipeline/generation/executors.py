@@ -25,13 +25,13 @@ import socket
 import time
 import uuid
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pipeline import __version__
-from pipeline.errors import NumberMatchError
 from pipeline.engine.rulesets import SHIPPED
+from pipeline.errors import NumberMatchError
 
 if TYPE_CHECKING:
     from pipeline.generation.generator import GenerateParams, Outcome
@@ -59,7 +59,7 @@ class Executor(Protocol):
 
     description: str
 
-    def outcomes(self, params: GenerateParams, limit: int) -> Iterator[Tagged]: ...
+    def outcomes(self, params: GenerateParams, limit: int) -> Generator[Tagged, None, None]: ...
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ class InlineExecutor:
 
     description = "this process"
 
-    def outcomes(self, params: GenerateParams, limit: int) -> Iterator[Tagged]:
+    def outcomes(self, params: GenerateParams, limit: int) -> Generator[Tagged, None, None]:
         from pipeline.generation.generator import run_attempt
 
         for k in range(limit):
@@ -108,7 +108,7 @@ class PoolExecutor:
         self.workers = workers
         self.description = f"process pool, {workers} workers"
 
-    def outcomes(self, params: GenerateParams, limit: int) -> Iterator[Tagged]:
+    def outcomes(self, params: GenerateParams, limit: int) -> Generator[Tagged, None, None]:
         from functools import partial
 
         # imap yields in attempt order; leaving the block terminates the workers still busy on
@@ -159,9 +159,9 @@ class DaskExecutor:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return SchedulerError(f"the Dask scheduler at {self.address} went away: {reason}")
 
-    def outcomes(self, params: GenerateParams, limit: int) -> Iterator[Tagged]:
-        from distributed import TimeoutError as DaskTimeout
+    def outcomes(self, params: GenerateParams, limit: int) -> Generator[Tagged, None, None]:
         from distributed import KilledWorker
+        from distributed import TimeoutError as DaskTimeout
 
         window = INFLIGHT_PER_THREAD * self._threads()
         run = uuid.uuid4().hex[:12]
@@ -193,7 +193,7 @@ class DaskExecutor:
                         raise SchedulerError(
                             f"attempts {start}-{stop - 1} killed every Dask worker that tried them"
                         ) from None
-                    except Exception as exc:  # noqa: BLE001 - cancelled by a lost scheduler, comm errors
+                    except Exception as exc:
                         if future.status == "error":
                             raise  # the attempt itself failed, as it would in this process
                         raise self._gone(exc) from None

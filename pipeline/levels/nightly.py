@@ -206,7 +206,7 @@ def _build(options: NightlyOptions, staging: Path, log: Log, progress: Progress 
         f" from {total_attempts} attempts, acceptance {percent(len(puzzles), total_attempts)}",
         started,
     )
-    lines.extend(f"generate {tier}: ran on {s.work}" for tier, s in stats.items())
+    lines.extend(f"generate {tier}: {s.work}" for tier, s in stats.items())
 
     started = time.perf_counter()
     valid = _validate_puzzles(puzzles, stats)
@@ -277,7 +277,7 @@ def _generate_tiers(options: NightlyOptions, progress: Progress | None, executor
         except NumberMatchError as exc:
             raise NightlyError("generate", f"{tier}: {exc}") from None
         st.generated, st.attempts, st.rejected = len(result.puzzles), result.attempts, dict(result.rejected)
-        st.work = str(result.work)
+        st.work = f"{result.seconds:.1f} s on {result.work}"
         if len(result.puzzles) < count:
             raise NightlyError(
                 "generate",
