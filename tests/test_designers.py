@@ -232,9 +232,9 @@ def test_play_on_a_real_terminal() -> None:
 
 def test_puzzle_authors_a_valid_file_from_a_hand_made_board(tmp_path: Path) -> None:
     assert solve(parse(HAND), 1).status == SOLVED
-    result = run("puzzle", HAND, "--adds", "1", "--out", str(tmp_path))
+    result = run("puzzle", HAND, "--adds", "1", "--out", f"{tmp_path}/new/")  # a folder still to be made
     assert result.exit_code == 0, result.output
-    files = list(tmp_path.glob("*.yaml"))
+    files = list((tmp_path / "new").glob("*.yaml"))
     assert len(files) == 1
     doc = yaml.safe_load(files[0].read_text())
     assert doc["board"] == HAND and doc["adds"] == 1 and doc["id"] == files[0].stem
@@ -324,6 +324,23 @@ def test_swap_replaces_one_stage_and_leaves_the_rest_byte_identical(night: Path,
     assert before.split("levels:")[0] == after.split("levels:")[0]  # header untouched
     assert f"id: {want.id}" in new_stages[1] and f"target_score: {target}" in new_stages[1]
     assert validate_paths([bundle]).ok
+
+
+def test_swap_keeps_the_removed_puzzle_in_the_pool_so_it_can_be_swapped_back(night: Path, tmp_path: Path) -> None:
+    bundle = tmp_path / "bundle.yaml"
+    bundle.write_bytes((night / "bundle.yaml").read_bytes())
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    for p in (night / "pool").glob("*.yaml"):
+        (pool / p.name).write_bytes(p.read_bytes())
+    original = bundle.read_bytes()
+    old = yaml.safe_load(original)["levels"][0]["stages"][0]["puzzle"]["id"]
+    result = run("swap", str(bundle), "L1.S1")
+    assert result.exit_code == 0 and f"{old} kept in {pool / (old + '.yaml')}" in result.output
+    assert validate_paths([pool / f"{old}.yaml"]).ok
+    back = run("swap", str(bundle), "L1.S1", "--with", old)
+    assert back.exit_code == 0, back.output
+    assert bundle.read_bytes() == original  # swapping back restores the bundle byte for byte
 
 
 def test_swap_with_a_named_puzzle_and_dry_run(night: Path, tmp_path: Path) -> None:

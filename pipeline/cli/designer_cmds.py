@@ -32,7 +32,7 @@ def _writable_folder(folder: Path, option: str) -> None:
 def puzzle(
     sources: Optional[list[str]] = typer.Argument(None, metavar="BOARD | FILE...", help="A board (" + SOURCE_HELP + ") or, with --refresh, puzzle files."),
     adds: Optional[int] = typer.Option(None, "--adds", min=0, help="Adds each Stage gets (required for board notation)."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Puzzle file to write, or a folder for <id>.yaml."),
+    out_text: Optional[str] = typer.Option(None, "--out", metavar="PATH", help="Puzzle file to write, or a folder (existing, or ending in /) for <id>.yaml."),
     refresh: bool = typer.Option(False, "--refresh", help="Re-derive id, certificate and difficulty of hand-edited puzzle files."),
     budget_nodes: int = typer.Option(5_000_000, "--budget-nodes", min=0, help="Solver node budget (0: no limit)."),
     search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
@@ -46,13 +46,14 @@ def puzzle(
 
     budget = None if budget_nodes == 0 else budget_nodes
     if refresh:
-        _refresh(sources or [], budget, out, adds)
+        _refresh(sources or [], budget, out_text, adds)
         return
     if not sources or len(sources) != 1:
         fail("puzzle takes one BOARD (or --refresh FILE...)")
-    if out is None:
+    if out_text is None:
         fail("puzzle needs --out FILE (or a folder)")
-    folder = out if out.is_dir() or str(out).endswith(("/", os.sep)) else out.parent
+    out = Path(out_text)
+    folder = out if out.is_dir() or out_text.endswith(("/", os.sep)) else out.parent
     _writable_folder(folder, "--out")
     if out.exists() and not out.is_dir() and not out.is_file():
         fail(f"--out {out}: is not a regular file")
@@ -82,7 +83,7 @@ def puzzle(
     )
 
 
-def _refresh(files: list[str], budget: int | None, out: Path | None, adds: int | None) -> None:
+def _refresh(files: list[str], budget: int | None, out: str | None, adds: int | None) -> None:
     from pipeline.atomic import write_atomic
     from pipeline.levels.authoring import refresh, validation_problem
 
@@ -113,7 +114,11 @@ def _refresh(files: list[str], budget: int | None, out: Path | None, adds: int |
             bad += 1
             typer.echo(f"numbermatch: error: cannot write {path}: {exc.strerror or exc}", err=True)
             continue
-        typer.echo(f"{path}: rewritten: " + ("; ".join(result.changes) or "formatting only"))
+        renamed = ""
+        old_id = result.old_id
+        if old_id and path.stem == old_id and old_id != result.puzzle.id:
+            renamed = f" (the file is named after the old id; its new name would be {result.puzzle.id}{path.suffix})"
+        typer.echo(f"{path}: rewritten: " + ("; ".join(result.changes) or "formatting only") + renamed)
     if bad:
         raise typer.Exit(1)
 
@@ -123,7 +128,7 @@ def swap(
     bundle: Path = typer.Argument(..., metavar="BUNDLE", help="Bundle file to edit in place."),
     stage: str = typer.Argument(..., metavar="L.S", help="The Stage to replace, e.g. L3.S2 (both from 1)."),
     with_id: Optional[str] = typer.Option(None, "--with", metavar="ID", help="The pool puzzle to put there (default: the nearest to the target score in its tier)."),
-    pool: Optional[list[Path]] = typer.Option(None, "--pool", metavar="PATH", help="Puzzle files, folders or bundles to take from (default: the bundle's pool/ folder)."),
+    pool: Optional[list[Path]] = typer.Option(None, "--pool", metavar="PATH", help="Puzzle files, folders or bundles to take from (default: the bundle's pool/ folder, which then also takes back the puzzle swapped out)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; write nothing."),
 ) -> None:
     """Replace one Stage of a bundle by a pool puzzle; every other Stage stays byte-identical.
@@ -151,6 +156,12 @@ def swap(
     except OSError as exc:
         fail(f"cannot write {bundle}: {exc.strerror or exc}")
     typer.echo(("(dry run) " if dry_run else "") + result.summary())
+    if not dry_run and not pool:  # the bundle's own pool/ takes back what the swap took out
+        from pipeline.levels.swap import keep_in_pool
+
+        kept = keep_in_pool(result, places[0])
+        if kept is not None:
+            typer.echo(f"{result.old_id} kept in {kept} (swap it back with --with {result.old_id})")
 
 
 @app.command()

@@ -112,6 +112,7 @@ class Refresh:
     puzzle: Puzzle
     text: str
     changes: list[str]
+    old_id: str | None = None
 
 
 def refresh(path: Path, *, budget_nodes: int | None = AUTHOR_NODES) -> Refresh:
@@ -137,7 +138,8 @@ def refresh(path: Path, *, budget_nodes: int | None = AUTHOR_NODES) -> Refresh:
         )
     except AuthoringError as exc:
         raise AuthoringError(f"{path}: {exc}") from None
-    return Refresh(path, puzzle, puzzle_text(puzzle, path.parent), _changes(old, puzzle))
+    old_id = old.get("id") if isinstance(old.get("id"), str) else None
+    return Refresh(path, puzzle, puzzle_text(puzzle, path.parent), _changes(old, puzzle), old_id)
 
 
 def _changes(old: dict[str, Any], new: Puzzle) -> list[str]:

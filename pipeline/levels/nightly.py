@@ -238,7 +238,8 @@ def _build(options: NightlyOptions, staging: Path, log: Log, progress: Progress 
     write_atomic(staging / REPORT_FILE, render_report(options, stats, assembly, len(valid)))
     _write_pool(staging, assembly)
     write_atomic(staging / REPORT_HTML, render_report_html(doc))
-    summary("write", f"{BUNDLE_FILE} ({bundle_path.stat().st_size} bytes) valid, {REPORT_FILE}", started)
+    summary("write", f"{BUNDLE_FILE} ({bundle_path.stat().st_size} bytes) valid, {REPORT_FILE}, {REPORT_HTML},"
+            f" {POOL_DIR}/ ({len(assembly.unused)} unused puzzles)", started)
     total = sum(seconds.values())
     lines.append(f"total: {total:.1f} s")
     write_atomic(staging / LOG_FILE, "".join(f"{line}\n" for line in [f"nightly {options.date_text} seed {options.seed}"] + lines))

@@ -40,6 +40,7 @@ class SwapResult:
     old_score: float | None
     new: Puzzle
     text: str
+    old_puzzle: dict[str, Any] | None = None
 
     def summary(self) -> str:
         old = f"{self.old_id} ({self.old_tier}, {_score_text(self.old_score)})"
@@ -165,8 +166,28 @@ def swap_stage(
         write_atomic(path, new_text)
     return SwapResult(
         path, level, stage, float(target), str(old.get("id")), str((old.get("difficulty") or {}).get("tier")),
-        (old.get("difficulty") or {}).get("score"), new, new_text,
+        (old.get("difficulty") or {}).get("score"), new, new_text, dict(old),
     )
+
+
+def keep_in_pool(result: SwapResult, folder: Path) -> Path | None:
+    """Write the puzzle a swap took out into the pool folder as `<id>.yaml`, so the swap can be
+    undone; None when a file of that name is already there or it would not validate."""
+    from pipeline.atomic import write_atomic
+    from pipeline.levels.puzzle import SCHEMA_VERSION, PUZZLE_KIND
+    from pipeline.validator import validate_texts
+
+    if not result.old_puzzle:
+        return None
+    target = folder / f"{result.old_id}.yaml"
+    if target.exists():
+        return None
+    puzzle = Puzzle.from_dict(result.old_puzzle)
+    doc = {"schema_version": SCHEMA_VERSION, "kind": PUZZLE_KIND, **puzzle.core_dict()}
+    text = dump_yaml(doc)
+    if not validate_texts([(str(target), text)]).ok:
+        return None
+    return write_atomic(target, text)
 
 
 def _nearest(
