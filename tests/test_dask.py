@@ -21,9 +21,12 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.generation.executors import (
+    BATCH_SECONDS,
+    MAX_BATCH,
     SCHEDULER_ENV,
     SchedulerError,
     connect,
+    next_batch_size,
     parse_scheduler,
 )
 from pipeline.generation.generator import GenerateParams, generate
@@ -250,3 +253,12 @@ def _is_worker(pid: int) -> bool:
     except OSError:
         return False
     return b"spawn_main" in cmdline and state != "Z"
+
+
+def test_batches_grow_for_cheap_attempts_and_stay_small_for_dear_ones() -> None:
+    sizes = [1]
+    for _ in range(12):  # 1 ms attempts: doubling up to the cap
+        sizes.append(next_batch_size(sizes[-1], 0.001 * sizes[-1], sizes[-1]))
+    assert sizes[:4] == [1, 2, 4, 8] and sizes[-1] == MAX_BATCH
+    assert next_batch_size(64, 64 * 0.1, 64) == int(BATCH_SECONDS / 0.1)  # dearer than measured: shrinks at once
+    assert next_batch_size(1, 2.0, 1) == 1  # a 2 s attempt travels alone

@@ -138,6 +138,14 @@ def _identity() -> tuple[str, str]:
     return version, ",".join(map(str, sorted(shipped)))
 
 
+def next_batch_size(batch: int, seconds: float, attempts: int) -> int:
+    """The next batch size: about BATCH_SECONDS of work at the measured pace, at most doubling
+    (the output does not depend on it, only the scheduling overhead and the tail do)."""
+    per = seconds / max(1, attempts)
+    want = MAX_BATCH if per <= 0 else int(BATCH_SECONDS / per)
+    return max(1, min(MAX_BATCH, want, 2 * batch))
+
+
 class DaskExecutor:
     """Attempts in batches on a Dask cluster, through `client` (closed by `close`)."""
 
@@ -145,7 +153,6 @@ class DaskExecutor:
         self.client = client
         self.address = address
         self.cluster = cluster
-        self.batch = 1  # grows once attempt times are measured
         self.description = f"dask {address}"
 
     def _threads(self) -> int:
@@ -164,13 +171,14 @@ class DaskExecutor:
         from distributed import TimeoutError as DaskTimeout
 
         window = INFLIGHT_PER_THREAD * self._threads()
+        batch = 1  # per run (attempt costs differ between targets); grows once times are measured
         run = uuid.uuid4().hex[:12]
         inflight: deque[tuple[int, int, Any]] = deque()
         next_k = 0
         try:
             while True:
                 while len(inflight) < window and next_k < limit:
-                    stop = min(limit, next_k + self.batch)
+                    stop = min(limit, next_k + batch)
                     key = f"numbermatch-attempts-{run}-{next_k}"
                     try:
                         future = self.client.submit(_run_batch, params, next_k, stop, key=key, pure=False)
@@ -197,7 +205,7 @@ class DaskExecutor:
                         if future.status == "error":
                             raise  # the attempt itself failed, as it would in this process
                         raise self._gone(exc) from None
-                self._adapt(seconds, len(outcomes))
+                batch = next_batch_size(batch, seconds, len(outcomes))
                 for outcome in outcomes:
                     yield outcome, worker
         finally:
@@ -205,12 +213,6 @@ class DaskExecutor:
             if pending and self.client.status == "running":
                 with contextlib.suppress(Exception):
                     self.client.cancel(pending)
-
-    def _adapt(self, seconds: float, attempts: int) -> None:
-        """Size later batches to about BATCH_SECONDS of work (the output does not depend on it)."""
-        per = seconds / max(1, attempts)
-        want = MAX_BATCH if per <= 0 else int(BATCH_SECONDS / per)
-        self.batch = max(1, min(MAX_BATCH, want, 2 * self.batch))
 
     def workers(self) -> list[str]:
         return sorted(self.client.scheduler_info()["workers"])
@@ -349,6 +351,7 @@ __all__ = [
     "SchedulerError",
     "WorkReport",
     "connect",
+    "next_batch_size",
     "open_executor",
     "parse_scheduler",
 ]
