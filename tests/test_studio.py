@@ -174,3 +174,46 @@ def test_the_cli_refuses_a_missing_folder_in_one_line(tmp_path: Path) -> None:
     assert done.stderr.strip().count("\n") == 0 and "no such folder" in done.stderr
 
 
+
+
+def test_stuck_and_won_are_shown_plainly(client: TestClient, night_copy: Path) -> None:
+    from pipeline.levels.puzzle import Puzzle, dump_yaml
+
+    stuck = Puzzle("12", 0, (), {})
+    (night_copy / "mine").mkdir()
+    (night_copy / "mine" / "stuck.yaml").write_text(dump_yaml(stuck.to_document()))
+    page = client.get("/stage", params={"path": "mine/stuck.yaml"}).text
+    assert re.search(r'id="status"[^>]*>\s*Stuck: no legal pair and no add left', page)
+    r = client.get("/act", params={"path": "mine/stuck.yaml", "do": "add"})
+    assert "Add refused: no adds left" in r.text  # the engine's reason
+    won = Puzzle("19", 0, ("0,0-0,1",), {})
+    (night_copy / "mine" / "won.yaml").write_text(dump_yaml(won.to_document()))
+    page = client.get("/stage", params={"path": "mine/won.yaml", "m": "0,0-0,1"}).text
+    assert re.search(r'id="status"[^>]*>\s*Won!', page)
+
+
+def test_exclude_swaps_in_the_pools_best_and_pin_refuses_swaps(client: TestClient, night_copy: Path) -> None:
+    doc = yaml.safe_load((night_copy / BUNDLE).read_text())
+    old = doc["levels"][0]["stages"][0]["puzzle"]["id"]
+    r = client.get("/draft", params={"path": BUNDLE, "op": "exclude", "at": "1.1", "id": old})
+    draft = Draft.parse(re.search(r'name="draft" value="([^"]*)"', r.text).group(1))  # type: ignore[union-attr]
+    assert old in draft.excludes
+    if draft.swaps:  # the pool had a fitting puzzle: it is drafted for the Stage and never the excluded one
+        assert draft.swaps[0][0] == "1.1" and draft.swaps[0][1] != old
+    else:
+        assert "no replacement" in r.text
+    pinned = client.get("/draft", params={"path": BUNDLE, "op": "pin", "at": "1.2", "draft": str(draft)})
+    pinned_draft = Draft.parse(re.search(r'name="draft" value="([^"]*)"', pinned.text).group(1))  # type: ignore[union-attr]
+    assert "1.2" in pinned_draft.pins
+    r = client.get("/draft", params={"path": BUNDLE, "op": "swap", "at": "1.2", "id": "nm1-x", "draft": str(pinned_draft)})
+    assert r.status_code == 400 and "pinned" in message(r.text)
+    assert "pinned" in client.get("/swap", params={"path": BUNDLE, "at": "1.2", "draft": str(pinned_draft)}).text
+
+
+def test_the_pool_folder_page_lists_each_puzzle_to_play(client: TestClient, night_copy: Path) -> None:
+    pool = sorted((night_copy / "2026-01-02" / "pool").glob("*.yaml"))
+    assert pool
+    page = client.get("/folder", params={"path": "2026-01-02/pool"}).text
+    for f in pool:
+        assert f.stem in page and f"2026-01-02%2Fpool%2F{f.name}" in page
+    assert client.get("/stage", params={"path": f"2026-01-02/pool/{pool[0].name}"}).status_code == 200

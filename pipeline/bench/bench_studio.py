@@ -59,7 +59,7 @@ def _boards_36(root: Path, count: int) -> list[tuple[str, dict]]:
     from pipeline.solver import SOLVED
 
     rng = random.Random(36)
-    out = []
+    out: list[tuple[str, dict]] = []
     while len(out) < count:
         cells = bytes(rng.randint(1, 9) for _ in range(36))
         result = solve(cells, 1, budget_nodes=game.HINT_BUDGET_NODES)

@@ -42,7 +42,9 @@ from pipeline.rating.tiers import tier_for
 from pipeline.solver import SOLVED, UNSOLVABLE
 from pipeline.studio import game
 from pipeline.studio.curate import Draft, DraftError, StaleSave, nearest, offer_pool, save, split_at
-from pipeline.studio.library import POOL_DIR, Library, LibraryError, StageSlot, bundle_stages, content_hash
+from pipeline.studio.library import (
+    POOL_DIR, Library, LibraryError, StageSlot, bundle_stages, content_hash, difficulty_of, score_of, tier_of,
+)
 from pipeline.studio.paths import PathRefused, inside, relative
 
 log = logging.getLogger("numbermatch.studio")
@@ -107,7 +109,7 @@ class Studio:
         base = request.query_params.get("base") or current
         draft = Draft.parse(request.query_params.get("draft", ""))
         pool = {p.id: p for p in self.pool(path)}
-        shown = []
+        shown: list[tuple[StageSlot, dict[str, Any] | None]] = []
         for slot in slots:
             new_id = draft.swap_for(slot.at)
             if new_id and new_id in pool:
@@ -172,7 +174,7 @@ class Studio:
             step = _int(q.get("sol"), 0)
             pos, nxt = game.certificate_step(src["start"], src["adds"], solution, step, src["ruleset"])
             step = len(pos.moves)
-            highlight = () if nxt is None or nxt.is_add else (nxt.first, nxt.second)
+            highlight: tuple[int, ...] = () if nxt is None or nxt.first is None or nxt.second is None else (nxt.first, nxt.second)
             return self.page(
                 "solution.html", src=src, pos=pos, step=step, total=len(solution), next_move=nxt,
                 cells=_cells(pos.cells, highlight=highlight), q=base_query, solution=solution,
@@ -360,15 +362,14 @@ def curve(slots: Iterable[StageSlot]) -> Markup:
     """The designers' curve chart (report.html's) over these Stages, Levels side by side."""
     from pipeline.levels.report_html import curve_svg
 
-    points, ticks, breaks = [], [], []
+    points: list[tuple[str, float, float | None, str]] = []
+    ticks: list[str] = []
+    breaks: list[int] = []
     for k, s in enumerate(slots):
-        d = s.puzzle.get("difficulty") if isinstance(s.puzzle.get("difficulty"), dict) else {}
-        score = d.get("score")
         if k and s.stage == 1:
             breaks.append(k)
         ticks.append(f"L{s.level}" if s.stage == 1 else "")
-        number = isinstance(score, (int, float)) and not isinstance(score, bool)
-        points.append((f"L{s.at.replace('.', '.S')}", s.target or 0.0, float(score) if number else None, str(d.get("tier"))))
+        points.append((f"L{s.level}.S{s.stage}", s.target or 0.0, score_of(s.puzzle), tier_of(s.puzzle)))
     return Markup(curve_svg(points, breaks=breaks, ticks=ticks))
 
 
@@ -376,16 +377,13 @@ def card(slot: StageSlot | None, replaced: dict[str, Any] | None) -> dict[str, A
     """What a card shows about one Stage or puzzle."""
     assert slot is not None
     p = slot.puzzle
-    difficulty = p.get("difficulty") if isinstance(p.get("difficulty"), dict) else {}
     try:
         cells = parse(str(p.get("board", "")))
     except NumberMatchError:
         cells = b""
-    score = difficulty.get("score")
     return {
         "slot": slot, "id": p.get("id"), "board": p.get("board"), "cells": cells, "adds": p.get("adds"),
-        "tier": difficulty.get("tier", "?"), "score": score if isinstance(score, (int, float)) else None,
-        "difficulty": difficulty, "replaced": replaced,
+        "tier": tier_of(p), "score": score_of(p), "difficulty": difficulty_of(p), "replaced": replaced,
     }
 
 

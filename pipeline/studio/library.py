@@ -53,9 +53,19 @@ def read_document(path: Path, name: str) -> tuple[dict[str, Any], bytes]:
     return data, raw
 
 
-def tier_of(puzzle: Any) -> str:
+def difficulty_of(puzzle: Any) -> dict[str, Any]:
+    """A puzzle mapping's difficulty block ({} when it has none)."""
     difficulty = puzzle.get("difficulty") if isinstance(puzzle, dict) else None
-    tier = difficulty.get("tier") if isinstance(difficulty, dict) else None
+    return difficulty if isinstance(difficulty, dict) else {}
+
+
+def score_of(puzzle: Any) -> float | None:
+    score = difficulty_of(puzzle).get("score")
+    return float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
+
+
+def tier_of(puzzle: Any) -> str:
+    tier = difficulty_of(puzzle).get("tier")
     return str(tier) if tier is not None else "?"
 
 
