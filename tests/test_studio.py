@@ -202,6 +202,13 @@ def test_exclude_swaps_in_the_pools_best_and_pin_refuses_swaps(client: TestClien
         assert draft.swaps[0][0] == "1.1" and draft.swaps[0][1] != old
     else:
         assert "no replacement" in r.text
+    # Excluding a pool puzzle offered for a Stage only stops offering it; the Stage keeps its puzzle.
+    offered = sorted(p.stem for p in (night_copy / "2026-01-02" / "pool").glob("*.yaml"))[0]
+    r = client.get("/draft", params={"path": BUNDLE, "op": "exclude", "at": "1.3", "id": offered})
+    only = Draft.parse(re.search(r'name="draft" value="([^"]*)"', r.text).group(1))  # type: ignore[union-attr]
+    assert only.excludes == (offered,) and only.swaps == ()
+    swap_page = client.get("/swap", params={"path": BUNDLE, "at": "1.3", "draft": str(only)}).text
+    assert f'data-id="{offered}"' not in swap_page
     pinned = client.get("/draft", params={"path": BUNDLE, "op": "pin", "at": "1.2", "draft": str(draft)})
     pinned_draft = Draft.parse(re.search(r'name="draft" value="([^"]*)"', pinned.text).group(1))  # type: ignore[union-attr]
     assert "1.2" in pinned_draft.pins

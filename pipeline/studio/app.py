@@ -292,6 +292,7 @@ class Studio:
             raise LibraryError(f"{rel}: has no Stage L{level}.S{stage}")
         base = request.query_params.get("base") or content_hash(raw)
         used = {str(s.puzzle.get("id")) for s in slots}
+        files = {p.id: name for name, p in self.library.pool(path)}
         offered = offer_pool(self.pool(path), draft.without_swap(at), used)
         best, why = nearest(path, at, offered) if offered else (None, "the pool has no unused puzzle")
         tier = tier_for(slot.target) if slot.target is not None and 0 <= slot.target <= 100 else None
@@ -305,7 +306,7 @@ class Studio:
         others = sorted((p for p in offered if best is None or p.id != best.id), key=order)
         return self.page(
             "swap.html", rel=rel, at=at, slot=slot, tier=tier, best=best, why=why, others=others, draft=draft,
-            draft_text=str(draft), base=base, pinned=at in draft.pins, current=draft.swap_for(at),
+            draft_text=str(draft), base=base, pinned=at in draft.pins, current=draft.swap_for(at), files=files,
         )
 
     def draft_edit(self, request: Request) -> Response:
@@ -328,9 +329,15 @@ class Studio:
                 raise DraftError("exclude names no puzzle")
             was = pid in draft.excludes
             draft = draft.toggle_exclude(pid)
-            if not was and at and at not in draft.pins:
-                _, raw, slots = self.bundle(path, rel)
-                used = {str(s.puzzle.get("id")) for s in slots}
+            _, raw, slots = self.bundle(path, rel)
+            on_disk = {s.at: str(s.puzzle.get("id")) for s in slots}
+            in_stage = at and (draft.swap_for(at) or on_disk.get(at)) == pid
+            if was or not at or not in_stage:
+                msg = f"{pid} {'included again' if was else 'excluded: it is not offered any more'}"
+            elif at in draft.pins:
+                msg = f"{pid} excluded; L{at} is pinned, so it keeps its puzzle"
+            else:
+                used = set(on_disk.values())
                 best, why = nearest(path, at, offer_pool(self.pool(path), draft.without_swap(at), used))
                 if best is not None:
                     draft = draft.with_swap(at, best.id)
