@@ -18,11 +18,20 @@ Reading and vertical lines only ever open as cells go; only diagonals depend on 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import combinations
 
 from pipeline.engine.board import CLASS, WIDTH
 
 MEMO_LIMIT = 200_000  # entries per memo of `Stretch.ways` / `Stretch.line2` before it is cleared
+# Dead-state test work (pairing steps, partner candidates, diagonal row choices) that one call may
+# do before the rest is charged to the search's node budget, one node per WORK_PER_NODE units.
+# On random boards of up to ~40 cells a call stays well under the allowance (the most seen is
+# ~45,000), so node counts are unchanged; on large boards the charge is what makes a node budget
+# bound the test. Every CHECK_WORK units the meter is called anyway, so a timeout bounds it too.
+FREE_WORK = 100_000
+WORK_PER_NODE = 64
+CHECK_WORK = 4096
 
 
 class Stretch:
@@ -51,6 +60,22 @@ class Stretch:
         # Memos of `lines` per pair q = 1 << u | 1 << v, keyed by (mask & between) | q (see `ways`).
         self._ways: dict[int, tuple[int, ...] | None] = {}
         self._line2: dict[int, tuple[int, int] | None] = {}
+        # Work done by the current dead-state test call (`spend`); `meter(nodes)` is the search's
+        # charge for work beyond FREE_WORK (it raises when the budget or the deadline is spent).
+        self.work = 0
+        self.meter: Callable[[int], None] | None = None
+
+    def spend(self, units: int) -> None:
+        """Count dead-state test work; past FREE_WORK, charge it to the search as nodes."""
+        before = self.work
+        self.work += units
+        if self.meter is None or (before ^ self.work) < CHECK_WORK and self.work <= FREE_WORK:
+            return
+        nodes = 0
+        if self.work > FREE_WORK:
+            nodes = (self.work - FREE_WORK) // WORK_PER_NODE
+            self.work -= nodes * WORK_PER_NODE
+        self.meter(nodes)  # also checks the deadline
 
     # -- derived state -------------------------------------------------------------------
     def rows_of(self, mask: int) -> int:
@@ -204,7 +229,9 @@ class Stretch:
         """
         row_mask = self.row_mask
         ways = []
+        cost = 1 + len(inner)
         for gone in combinations(inner, empty) if empty else ((),):
+            self.spend(cost)
             cells = 0
             for r in gone:
                 cells |= mask & row_mask[r]

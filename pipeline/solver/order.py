@@ -42,6 +42,7 @@ def ordered_matching(
     (a list of pair masks) when one was found; `hint`, a candidate matching (say the parent's
     minus the pair just played), is checked first because it usually still works.
     """
+    st.work = 0
     if hint is not None and _schedulable(st, mask, rows, hint):
         return True, hint
     found: list[int] = []
@@ -72,6 +73,7 @@ def _schedulable(st: Stretch, mask: int, rows: int, pairs: list[int]) -> bool:
         else:
             waiting.append((q, ways))
     while waiting:
+        st.spend(len(waiting))
         still = [(q, ways) for q, ways in waiting if all(w & ~gone for w in ways)]
         if len(still) == len(waiting):
             return False
@@ -112,6 +114,7 @@ def _search(st: Stretch, mask: int, rows: int, cap: int, found: list[int]) -> bo
                 m ^= b
                 q = 1 << u | b
                 cand.append((b, b.bit_length() - 1, q, line2(q, mask, rows)))
+        st.spend(1 + len(cand))
         out = []
         h0 = hit0[u]
         h1 = hit1[u] | single

@@ -34,6 +34,7 @@ from pipeline.engine.board import WIDTH, Board, cells_of
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rules import pairs_ordered
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
+from pipeline.limits import MAX_SOLVE_CELLS, check_adds, check_cells
 from pipeline.solver.mask import Stretch
 from pipeline.solver.order import ordered_matching
 from pipeline.solver.shortcuts import classes_even, stack_certificate
@@ -108,10 +109,25 @@ class _Search:
         if self.deadline is not None and not self.nodes & 1023 and time.perf_counter() > self.deadline:
             raise _OutOfBudget
 
+    def charge(self, nodes: int) -> None:
+        """Dead-state test work beyond its free allowance, as nodes (`Stretch.spend`)."""
+        self.nodes += nodes
+        if 0 <= self.limit < self.nodes or (self.deadline is not None and time.perf_counter() > self.deadline):
+            raise _OutOfBudget
+
+    def add(self, cells: bytes) -> bytes:
+        """Add numbers, unless the board would grow past the solver's limit: then no answer
+        (`unknown`, never a guess) rather than an ever larger board."""
+        grown = self.ruleset.add_numbers(cells)
+        if len(grown) > MAX_SOLVE_CELLS:
+            raise _OutOfBudget
+        return grown
+
     def stretch(self, cells: bytes) -> Stretch:
         st = self.stretches.get(cells)
         if st is None:
             st = self.stretches[cells] = Stretch(cells)
+            st.meter = self.charge
         return st
 
     def win_board(self, cells: bytes, adds: int) -> bool:
@@ -263,7 +279,7 @@ class _Search:
                 return True
             path.pop()
         path.append(ADD)
-        if self.win_board(self.ruleset.add_numbers(cells), adds - 1):
+        if self.win_board(self.add(cells), adds - 1):
             return True
         path.pop()
         if self.cut == cut:  # nothing below was cut short: this is a proof
@@ -305,7 +321,7 @@ def _playouts(cells: bytes, adds: int, count: int, search: _Search) -> list[Move
     stack = ruleset.stack_certificate
     # ruleset 1's own pair order (fragile vertical/diagonal pairs first) keeps its games as they were
     pairs_of = pairs_ordered if ruleset.legal_pairs is DEFAULT.legal_pairs else ruleset.legal_pairs
-    remove_pair, add_numbers = ruleset.remove_pair, ruleset.add_numbers
+    remove_pair = ruleset.remove_pair
     for _ in range(count):
         c, a, moves = cells, adds, []
         while c:
@@ -321,7 +337,7 @@ def _playouts(cells: bytes, adds: int, count: int, search: _Search) -> list[Move
                 c = remove_pair(c, i, j)
             elif a:
                 moves.append(ADD)
-                c, a = add_numbers(c), a - 1
+                c, a = search.add(c), a - 1
             else:
                 break
         else:
@@ -337,7 +353,7 @@ def _plain(search: _Search, cells: bytes, adds: int) -> list[Move] | None:
     Parity and the stack certificate are used only where the ruleset's flags allow them.
     """
     ruleset = search.ruleset
-    legal_pairs, remove_pair, add_numbers = ruleset.legal_pairs, ruleset.remove_pair, ruleset.add_numbers
+    legal_pairs, remove_pair = ruleset.legal_pairs, ruleset.remove_pair
     failed: dict[bytes, int] = {}
     path: list[Move] = []
 
@@ -361,7 +377,7 @@ def _plain(search: _Search, cells: bytes, adds: int) -> list[Move] | None:
             path.pop()
         if adds:
             path.append(ADD)
-            if win(add_numbers(cells), adds - 1):
+            if win(search.add(cells), adds - 1):
                 return True
             path.pop()
         failed[cells] = adds
@@ -385,8 +401,10 @@ def solve(
     """
     if adds < 0:
         raise ValueError(f"adds allocation must be 0 or more, got {adds}")
+    check_adds(adds)
     rs = ruleset_for(ruleset)
     cells = cells_of(board)
+    check_cells(len(cells), MAX_SOLVE_CELLS, "the board to solve")
     start = time.perf_counter()
     search = _Search(budget_nodes, None if timeout is None else start + timeout, rs)
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))

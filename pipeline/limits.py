@@ -1,0 +1,45 @@
+"""The documented limits on input size and work (README "Limits"): one place, one number each.
+
+Beyond a limit the library raises LimitError (a NumberMatchError, so the CLI prints one line and
+exits non-zero); none of them is reached by real content, and each keeps time and memory
+bounded for hostile input.
+"""
+
+from __future__ import annotations
+
+from pipeline.errors import NumberMatchError
+
+# Cells of any board the engine parses or plays, including boards grown by Add numbers (a
+# move list or certificate that would grow past it is refused). Legal-pair lookups keep
+# tables that grow with the square of the board, so this bounds their memory (~50 MB).
+MAX_CELLS = 4_000
+# Cells of a board the solver and the rating take (the solver's per-state work grows with the
+# board; the rating plays ~200 games on it). Boards grown by adds past it: the solver answers
+# `unknown` (never a guess) rather than growing them.
+MAX_SOLVE_CELLS = 1_000
+MAX_RATE_CELLS = 300
+# Adds allocation of a Stage (each add can double the board). Real puzzles use 0-5.
+MAX_ADDS = 16
+# The nightly job and the assembler.
+MAX_LEVELS = 1_000
+MAX_STAGES = 100
+# Worker processes for generation (more than this only adds memory and forks).
+MAX_JOBS = 64
+# Level files (YAML) read by the validator and the assembler.
+MAX_FILE_BYTES = 16 * 1024 * 1024
+
+
+class LimitError(NumberMatchError):
+    """An input beyond one of the documented limits."""
+
+
+def check_cells(n: int, limit: int = MAX_CELLS, what: str = "board") -> None:
+    """Refuse a board of n cells beyond `limit`."""
+    if n > limit:
+        raise LimitError(f"{what} has {n:,} cells; the limit is {limit:,} cells (README: Limits)")
+
+
+def check_adds(adds: int, limit: int = MAX_ADDS) -> None:
+    """Refuse an adds allocation beyond MAX_ADDS (negative ones are refused by the callers)."""
+    if adds > limit:
+        raise LimitError(f"adds {adds:,} is more than the limit of {limit} (README: Limits)")
