@@ -262,3 +262,13 @@ def test_batches_grow_for_cheap_attempts_and_stay_small_for_dear_ones() -> None:
     assert sizes[:4] == [1, 2, 4, 8] and sizes[-1] == MAX_BATCH
     assert next_batch_size(64, 64 * 0.1, 64) == int(BATCH_SECONDS / 0.1)  # dearer than measured: shrinks at once
     assert next_batch_size(1, 2.0, 1) == 1  # a 2 s attempt travels alone
+
+
+def test_without_dask_the_scheduler_option_says_what_to_install(monkeypatch, tmp_path) -> None:
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if the extra were not installed
+    result = runner.invoke(app, ["generate", "--cells", "12", "--adds", "0", "--out", str(tmp_path / "o"),
+                                 "--scheduler", "local:2"])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        "numbermatch: error: --scheduler needs Dask: pip install 'numbermatch[dask]'"
+    ]

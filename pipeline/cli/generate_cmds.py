@@ -38,7 +38,7 @@ def generate(
     scheduler: Optional[str] = typer.Option(
         None, "--scheduler", envvar=SCHEDULER_ENV, show_envvar=True,
         help="Run the attempts on a Dask cluster: tcp://HOST:PORT, or local:N for N local worker processes "
-        "(needs numbermatch[dask]; --jobs is then unused). Same files as the process pool.",
+        "(needs the optional dask extra; --jobs is then unused). Same files as the process pool.",
     ),
     strategy: str = typer.Option(
         "random", "--strategy", metavar="|".join(STRATEGIES), help="random (digits drawn independently) or constructive (solvable by construction)."

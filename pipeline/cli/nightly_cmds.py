@@ -76,7 +76,7 @@ def nightly(
     scheduler: str | None = typer.Option(
         None, "--scheduler", envvar=SCHEDULER_ENV, show_envvar=True,
         help="Generate on a Dask cluster: tcp://HOST:PORT, or local:N for N local worker processes "
-        "(needs numbermatch[dask]; --jobs is then unused). Same bundle as the process pool.",
+        "(needs the optional dask extra; --jobs is then unused). Same bundle as the process pool.",
     ),
 ) -> None:
     """Generate, validate and assemble tonight's bundle into OUT/<date>/ (bundle.yaml, report.md, run.log)."""
