@@ -26,7 +26,7 @@ _BASE = "https://numbermatch.dev/schemas/"
 # kind -> schema file name; each file is also reachable by its file name relative to the
 # other's $id, which is how the bundle schema refers to the puzzle definitions (editors that
 # resolve `$ref`s against the file path find the sibling file the same way).
-FILES = {"puzzle": "puzzle.schema.json", "bundle": "bundle.schema.json"}
+FILES = {"puzzle": "puzzle.schema.json", "bundle": "bundle.schema.json", "curves": "curve.schema.json"}
 KINDS = tuple(FILES)
 
 
@@ -47,7 +47,7 @@ def schema_dir() -> Path:
 
 
 def schema_path(kind: str) -> Path:
-    """Path of the schema file for `kind` (`puzzle` or `bundle`)."""
+    """Path of the schema file for `kind` (`puzzle`, `bundle` or `curves`)."""
     return schema_dir() / FILES[kind]
 
 
@@ -62,7 +62,7 @@ def load_schema(kind: str) -> dict[str, Any]:
 
 @lru_cache(maxsize=None)
 def registry() -> Registry:
-    """Both schemas, under their `$id`s and their file names; no retrieval from the network."""
+    """All schemas, under their `$id`s and their file names; no retrieval from the network."""
     resources = []
     for kind, name in FILES.items():
         resource = Resource.from_contents(load_schema(kind), default_specification=DRAFT202012)

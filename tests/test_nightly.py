@@ -242,3 +242,60 @@ def test_assemble_refuses_an_invalid_puzzle_file_with_its_problems(tmp_path: Pat
     result = runner.invoke(app, ["assemble", str(bad), "--levels", "1", "--stages", "1", "--out", str(tmp_path / "x.yaml")])
     assert result.exit_code == 1
     assert "validation problem" in result.output and "bad.yaml" in result.output
+
+
+# --- progression across nights ------------------------------------------------------------
+
+CLIMB = """\
+schema_version: 1
+kind: curves
+curves:
+- name: climb
+  description: Two easy Stages per Level, rising; from Level 3 on the last Stage is an expert boss.
+  shape:
+    start: {tier: easy, at: 0.3}
+    finish: {tier: easy, at: 0.6}
+    rise: {start: {tier: easy, at: 0.5}, finish: {tier: easy, at: 0.9}, step: 0.5}
+    boss: {stage: -1, tier: expert, at: 0.2, from_level: 3}
+job: {curve: climb, levels: 1, stages: 2}
+"""
+
+
+def test_three_nights_continue_the_numbering_and_the_curve_and_ship_expert_stages(tmp_path: Path) -> None:
+    job = tmp_path / "job.yaml"
+    job.write_text(CLIMB)
+    out = tmp_path / "nights"
+    days = [DATE + dt.timedelta(days=n) for n in range(3)]
+    first = runner.invoke(app, ["nightly", "--job", str(job), "--out", str(out), "--date", days[0].isoformat(), "-j", "1"])
+    assert first.exit_code == 0, first.output
+    job.unlink()  # later nights continue the curve recorded in the bundle, not the file
+    for day in days[1:]:
+        result = runner.invoke(app, ["nightly", "--continue", str(out), "--date", day.isoformat(), "-j", "1"])
+        assert result.exit_code == 0, result.output
+    docs = [yaml.safe_load((out / d.isoformat() / "bundle.yaml").read_text()) for d in days]
+    numbers = [lv["level"] for doc in docs for lv in doc["levels"]]
+    assert numbers == list(range(1, len(numbers) + 1)) == [1, 2, 3]
+    assert [doc.get("first_level", 1) for doc in docs] == [1, 2, 3]
+    for before, after in zip(docs, docs[1:]):
+        last = [s["target_score"] for s in before["levels"][-1]["stages"]]
+        nxt = [s["target_score"] for s in after["levels"][0]["stages"]]
+        assert all(a <= b for a, b in zip(last, nxt)), (last, nxt)
+    tiers = [[s["puzzle"]["difficulty"]["tier"] for s in lv["stages"]] for doc in docs for lv in doc["levels"]]
+    assert tiers == [["easy", "easy"], ["easy", "easy"], ["easy", "expert"]]
+    assert validate_paths([out]).ok
+    report = (out / days[2].isoformat() / "report.md").read_text()
+    assert "## Targets and placed scores" in report and "| 3 |" in report and "### Level 3" in report
+    # a rerun of the middle night continues from the first night, so it is the same night again
+    again = runner.invoke(app, ["nightly", "--continue", str(out), "--date", days[1].isoformat(), "-j", "1"])
+    assert again.exit_code == 0, again.output
+    assert yaml.safe_load((out / days[1].isoformat() / "bundle.yaml").read_text()) == docs[1]
+
+
+def test_nightly_refuses_a_curve_it_cannot_read_before_any_work(tmp_path: Path) -> None:
+    bad = tmp_path / "job.yaml"
+    bad.write_text(CLIMB.replace("step: 0.5", "step: 5"))
+    result = runner.invoke(app, ["nightly", "--job", str(bad), "--out", str(tmp_path / "o"), "--date", "2026-01-02"])
+    assert result.exit_code == 1 and f"{bad}:9:79:" in result.output and "Traceback" not in result.output
+    result = runner.invoke(app, ["nightly", "--curve", "zigzag", "--out", str(tmp_path / "o"), "--date", "2026-01-02"])
+    assert result.exit_code == 1 and "unknown curve 'zigzag'" in result.output
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())

@@ -10,7 +10,8 @@ import typer
 from pipeline.levels.assembler import assemble as assemble_puzzles
 from pipeline.levels.assembler import load_puzzles, parse_pin
 from pipeline.levels.bundle import bundle_document, default_bundle_id, write_bundle
-from pipeline.levels.curves import CURVES, shape_text
+from pipeline.levels.curves import curve_params, load_curve
+from pipeline.levels.curves import CURVE_HELP, shape_text
 from pipeline.errors import NumberMatchError
 from pipeline.levels.nightly import (
     DEFAULT_CURVE,
@@ -18,15 +19,14 @@ from pipeline.levels.nightly import (
 from pipeline.cli.base import app
 from pipeline.cli.common import fail
 
-_CURVE_HELP = f"Target difficulty curve: {', '.join(CURVES)}."
-
 
 @app.command()
 def assemble(
     puzzles: list[Path] = typer.Argument(..., help="Puzzle files (or folders of them, or bundles to reuse)."),
     levels: int = typer.Option(..., "--levels", min=1, help="Number of Levels."),
     stages: int = typer.Option(..., "--stages", min=1, help="Stages per Level."),
-    curve: str = typer.Option(DEFAULT_CURVE, "--curve", metavar="|".join(CURVES), help=_CURVE_HELP),
+    curve: str = typer.Option(DEFAULT_CURVE, "--curve", metavar="NAME|FILE[:NAME]", help=CURVE_HELP),
+    first_level: int = typer.Option(1, "--first-level", min=1, help="Game-wide number of the first Level."),
     out: Path = typer.Option(..., "--out", help="Bundle file to write (atomically)."),
     bundle_id: str | None = typer.Option(None, "--id", help="Bundle id (default: derived from its content)."),
     seed: int = typer.Option(0, "--seed", help="Seed recorded in the bundle's generator block."),
@@ -35,17 +35,18 @@ def assemble(
 ) -> None:
     """Order validated Puzzles into Levels along a difficulty curve and write a YAML bundle.
     """
-    if curve not in CURVES:
-        fail(f"unknown curve {curve!r}: expected one of {', '.join(CURVES)}")
     try:
+        spec = load_curve(curve)
+        spec.targets(levels, stages, first_level)  # refuse a curve that cannot give this shape first
         pins = dict(parse_pin(text) for text in pin or [])
         if len(pins) != len(pin or []):
             fail("--pin names the same stage twice")
         pool = load_puzzles(puzzles)
-        result = assemble_puzzles(pool, levels=levels, stages=stages, curve=curve, pins=pins, exclude=exclude or ())
+        result = assemble_puzzles(pool, levels=levels, stages=stages, curve=curve, first_level=first_level,
+                                  pins=pins, exclude=exclude or ())
     except NumberMatchError as exc:
         fail(str(exc))
-    params = {"curve": curve, "levels": levels, "stages": stages, "candidates": len(pool)}
+    params = {**curve_params(curve, spec), "levels": levels, "stages": stages, "candidates": len(pool)}
     doc = bundle_document(result, bundle_id=bundle_id or default_bundle_id(result), seed=seed, params=params)
     try:
         write_bundle(out, doc)

@@ -15,19 +15,15 @@ from pipeline.cli.base import app
 from pipeline.cli.common import fail
 from pipeline.errors import NumberMatchError
 from pipeline.generation.executors import SCHEDULER_ENV
-from pipeline.levels.curves import CURVES, shape_text
+from pipeline.levels.curves import CURVE_HELP, shape_text
 from pipeline.levels.nightly import (
-    DEFAULT_CURVE,
-    DEFAULT_LEVELS,
     DEFAULT_OUT,
-    DEFAULT_STAGES,
     NightlyError,
     NightlyOptions,
     default_seed,
+    plan_night,
     run_nightly,
 )
-
-_CURVE_HELP = f"Target difficulty curve: {', '.join(CURVES)}."
 
 
 class _Terminal:
@@ -68,10 +64,14 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 def nightly(
     date: str | None = typer.Option(None, "--date", help="Night to build, YYYY-MM-DD (default: today, UTC)."),
     seed: int | None = typer.Option(None, "--seed", help="Seed (default: the date as YYYYMMDD)."),
-    levels: int = typer.Option(DEFAULT_LEVELS, "--levels", min=1, help="Number of Levels."),
-    stages: int = typer.Option(DEFAULT_STAGES, "--stages", min=1, help="Stages per Level."),
-    curve: str = typer.Option(DEFAULT_CURVE, "--curve", metavar="|".join(CURVES), help=_CURVE_HELP),
-    out: Path = typer.Option(Path(DEFAULT_OUT), "--out", help="Output folder; the night goes to OUT/<date>/."),
+    levels: int | None = typer.Option(None, "--levels", min=1, help="Number of Levels (default: job file, last night, 10)."),
+    stages: int | None = typer.Option(None, "--stages", min=1, help="Stages per Level (default: job file, last night, 6)."),
+    curve: str | None = typer.Option(None, "--curve", metavar="NAME|FILE[:NAME]", help=CURVE_HELP + " Default: job file, last night's, ramp."),
+    job: Path | None = typer.Option(None, "--job", help="Curve file whose `job:` names the curve, levels and stages."),
+    continue_from: Path | None = typer.Option(
+        None, "--continue", help="Folder of earlier nights: number the Levels on from the last one and continue its curve."
+    ),
+    out: Path | None = typer.Option(None, "--out", help="Output folder; the night goes to OUT/<date>/ (default: the --continue folder, else generated)."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
     scheduler: str | None = typer.Option(
         None, "--scheduler", envvar=SCHEDULER_ENV, show_envvar=True,
@@ -84,20 +84,21 @@ def nightly(
         night = _dt.date.fromisoformat(date) if date else _dt.datetime.now(_dt.timezone.utc).date()
     except ValueError:
         fail(f"--date {date!r} is not a date: expected YYYY-MM-DD")
-    options = NightlyOptions(
-        date=night,
-        seed=default_seed(night) if seed is None else seed,
-        levels=levels,
-        stages=stages,
-        curve=curve,
-        out=out,
-        jobs=jobs,
-        scheduler=scheduler or None,
-    )
     terminal = _Terminal()
+    try:
+        options = plan_night(
+            night, seed=default_seed(night) if seed is None else seed, levels=levels, stages=stages, curve=curve,
+            job=job, continue_from=continue_from, out=out or continue_from or Path(DEFAULT_OUT), jobs=jobs,
+            scheduler=scheduler or None, log=terminal.log,
+        )
+    except NumberMatchError as exc:
+        fail(f"nightly failed {'in ' if isinstance(exc, NightlyError) else ''}{exc}; previous output left intact")
     previous = signal.signal(signal.SIGTERM, _raise_interrupt)  # clean up the temp folder on kill
     try:
-        terminal.log(f"{options.date_text}: seed {options.seed}, {shape_text(levels, stages)}, curve {curve}")
+        terminal.log(
+            f"{options.date_text}: seed {options.seed}, {shape_text(options.levels, options.stages)},"
+            f" curve {options.curve_text}" + (f", from Level {options.first_level}" if options.first_level != 1 else "")
+        )
         result = run_nightly(options, log=terminal.log, progress=terminal.progress)
     except KeyboardInterrupt:
         terminal.log("interrupted")

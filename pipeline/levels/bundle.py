@@ -5,6 +5,7 @@
     kind: bundle
     id: nightly-2026-11-29
     ruleset: 1
+    first_level: 51          # only when the bundle continues the game's Level sequence
     generator: {name: numbermatch, version: 0.1.0, seed: 20261129, params: {...}}
     levels:
     - level: 1
@@ -12,6 +13,10 @@
       - stage: 1
         target_score: 10.0
         puzzle: {id, ruleset, board, adds, solution, difficulty}
+
+`level` numbers are the game's: a bundle that continues at Level 51 numbers its Levels 51, 52,
+... and records `first_level: 51`; without `first_level` a bundle starts at Level 1 (so bundles
+from before it existed, and every first night, read the same).
 
 Keys are always in this order and the text depends only on its inputs, so the same Puzzles,
 curve and seed give a byte-identical file and diffs between nights stay readable.
@@ -51,11 +56,13 @@ def bundle_document(
     """The bundle mapping, keys in their fixed order; `params` are recorded as given."""
     placements = assembly.placements
     ruleset = placements[0].puzzle.ruleset if placements else 1
+    first = assembly.first_level
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": BUNDLE_KIND,
         "id": bundle_id,
         "ruleset": ruleset,
+        **({"first_level": first} if first != 1 else {}),
         "generator": {
             "name": "numbermatch",
             "version": __version__,
@@ -74,7 +81,7 @@ def bundle_document(
                     for placement in level
                 ],
             }
-            for n, level in enumerate(assembly.levels, 1)
+            for n, level in enumerate(assembly.levels, first)
         ],
     }
 

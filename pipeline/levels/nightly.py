@@ -10,7 +10,13 @@ One night's output is a folder `<out>/<date>/` holding
 - `pool/<id>.yaml`: the validated Puzzles the bundle did not use, the first place `swap` looks;
 - `run.log`: the one summary line per phase that the job also logs, with its wall-clock time.
 
-`bundle.yaml`, `report.md`, `report.html` and `pool/` depend only on the date, seed and sizes, so rerunning a night
+The curve is a built-in name or a designer's curve file (`FILE[:NAME]`); the night generates
+every tier the curve asks for, expert included. A night can continue the game's Level sequence
+(`continue_from`): its Levels are numbered on from the last night's and ask the curve for those
+Levels, so Level 51 is harder than Level 50 although they were made on different nights.
+
+`bundle.yaml`, `report.md`, `report.html` and `pool/` depend only on the date, seed, sizes, curve
+and first Level, so rerunning a night
 gives byte-identical files (the seed defaults from the date). Wall-clock times would break that,
 so they live only in `run.log`.
 
@@ -37,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from pipeline.levels.assembler import Assembly, assemble
 from pipeline.atomic import write_atomic
 from pipeline.levels.bundle import bundle_document, write_bundle
-from pipeline.levels.curves import CURVES, shape_text, tier_needs
+from pipeline.levels.curves import Curve, CurveError, curve_from_data, curve_params, load_curve, shape_text, tier_needs
 from pipeline.levels.publish import PublishError, locked, publish, sweep
 from pipeline.levels.report_html import REPORT_HTML, render_report_html
 from pipeline.levels.report import BUNDLE_FILE, LOG_FILE, REPORT_FILE, per_tier, percent, render_report
@@ -93,14 +99,19 @@ class NightlyOptions:
     seed: int
     levels: int = DEFAULT_LEVELS
     stages: int = DEFAULT_STAGES
-    curve: str = DEFAULT_CURVE
+    curve: str | Curve = DEFAULT_CURVE  # a built-in name, FILE[:NAME], or a curve read from a bundle
     out: Path = Path(DEFAULT_OUT)
     jobs: int | None = None
     scheduler: str | None = None  # a Dask scheduler address or local:N (see generation.executors)
+    first_level: int = 1  # the game-wide number of the night's first Level
 
     @property
     def date_text(self) -> str:
         return self.date.isoformat()
+
+    @property
+    def curve_text(self) -> str:
+        return self.curve if isinstance(self.curve, str) else self.curve.name
 
 
 def default_seed(date: _dt.date) -> int:
@@ -113,9 +124,59 @@ def tier_seed(seed: int, tier: str) -> int:
     return int(hashlib.sha256(f"{seed}/{tier}".encode()).hexdigest()[:12], 16)
 
 
-def generation_counts(curve: str, levels: int, stages: int) -> dict[str, int]:
+def generation_counts(curve: str | Curve, levels: int, stages: int, first_level: int = 1) -> dict[str, int]:
     """How many Puzzles to generate per tier: what the curve needs plus SPARE for choice."""
-    return {t: need + max(1, math.ceil(need * SPARE)) for t, need in tier_needs(curve, levels, stages).items()}
+    needs = tier_needs(curve, levels, stages, first_level)
+    return {t: need + max(1, math.ceil(need * SPARE)) for t, need in needs.items()}
+
+
+@dataclass(frozen=True)
+class Previous:
+    """Where the last published night left the game: its folder, next Level, curve and sizes."""
+
+    folder: Path
+    next_level: int
+    curve: str | Curve
+    levels: int
+    stages: int
+
+
+def previous_night(out: Path, before: _dt.date) -> Previous | None:
+    """The latest night in `out` dated before `before` (a rerun of a night continues from the
+    night before it, not from itself), read from its bundle; None when there is none."""
+    import yaml
+
+    nights = []
+    for child in out.iterdir() if out.is_dir() else ():
+        try:
+            day = _dt.date.fromisoformat(child.name)
+        except ValueError:
+            continue
+        if day < before and (child / BUNDLE_FILE).is_file():
+            nights.append((day, child))
+    if not nights:
+        return None
+    folder = max(nights)[1]
+    path = folder / BUNDLE_FILE
+    problems = _validate_files([path])
+    if problems:
+        raise NightlyError("continue", f"{path} is not a valid bundle: {problems[0]}")
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    levels = doc["levels"]
+    params = (doc.get("generator") or {}).get("params") or {}
+    name = str(params.get("curve", DEFAULT_CURVE))
+    definition = params.get("curve_definition")
+    try:
+        curve: str | Curve = curve_from_data(name, definition) if isinstance(definition, dict) else load_curve(name)
+    except CurveError as exc:
+        raise NightlyError("continue", f"{path}: cannot continue its curve: {exc}") from None
+    return Previous(
+        folder=folder,
+        next_level=doc.get("first_level", 1) + len(levels),
+        curve=curve,
+        levels=len(levels),
+        stages=len(levels[-1]["stages"]),
+    )
 
 
 @dataclass
@@ -152,6 +213,63 @@ Progress = Callable[[str, int, int], None]  # (what, done, total)
 Log = Callable[[str], None]
 
 
+def read_job(path: Path) -> dict[str, Any]:
+    """A curve file's `job:` settings, its curve as a spec that loads from anywhere."""
+    from pipeline.levels.curves import read_curve_file
+
+    try:
+        data = read_curve_file(path)
+    except CurveError as exc:
+        raise NightlyError("setup", f"--job: {exc}") from None
+    job = dict(data.get("job") or {})
+    if not job:
+        raise NightlyError("setup", f"--job {path}: the file has no `job:` section (curve, levels, stages)")
+    names = {c.get("name") for c in data.get("curves") or () if isinstance(c, dict)}
+    if job.get("curve") in names:
+        job["curve"] = f"{path}:{job['curve']}"
+    return job
+
+
+def plan_night(
+    date: _dt.date,
+    *,
+    seed: int,
+    levels: int | None = None,
+    stages: int | None = None,
+    curve: str | None = None,
+    job: Path | None = None,
+    continue_from: Path | None = None,
+    out: Path = Path(DEFAULT_OUT),
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    log: Log = lambda line: None,
+) -> NightlyOptions:
+    """The night's options: flags win over the job file, which wins over the night continued
+    (`continue_from`: numbering goes on from its last Level), which wins over the defaults."""
+    settings = read_job(job) if job is not None else {}
+    prev = None
+    if continue_from is not None:
+        if not continue_from.is_dir():
+            raise NightlyError("continue", f"{continue_from}: no such folder of earlier nights")
+        prev = previous_night(continue_from, date)
+        if prev is None:
+            log(f"continue: no night before {date.isoformat()} in {continue_from}; starting at Level 1")
+        else:
+            log(f"continue: after {prev.folder.name}, from Level {prev.next_level}")
+    chosen: str | Curve = curve or settings.get("curve") or (prev.curve if prev else DEFAULT_CURVE)
+    return NightlyOptions(
+        date=date,
+        seed=seed,
+        levels=levels or settings.get("levels") or (prev.levels if prev else DEFAULT_LEVELS),
+        stages=stages or settings.get("stages") or (prev.stages if prev else DEFAULT_STAGES),
+        curve=chosen,
+        out=out,
+        jobs=jobs,
+        scheduler=scheduler,
+        first_level=prev.next_level if prev else 1,
+    )
+
+
 def run_nightly(
     options: NightlyOptions,
     *,
@@ -159,10 +277,13 @@ def run_nightly(
     progress: Progress | None = None,
 ) -> NightlyResult:
     """Run one night and publish `<out>/<date>/`; raises NightlyError (previous output intact)."""
-    if options.curve not in CURVES:
-        raise NightlyError("setup", f"unknown curve {options.curve!r}: expected one of {', '.join(CURVES)}")
     if options.levels < 1 or options.stages < 1:
         raise NightlyError("setup", f"need at least 1 level of 1 stage, got {options.levels} x {options.stages}")
+    try:  # refuse a bad curve (or one that cannot give this night's Levels) before any work
+        curve = load_curve(options.curve)
+        curve.targets(options.levels, options.stages, options.first_level)
+    except CurveError as exc:
+        raise NightlyError("setup", str(exc)) from None
     out = Path(options.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -214,12 +335,14 @@ def _build(options: NightlyOptions, staging: Path, log: Log, progress: Progress 
 
     started = time.perf_counter()
     try:
-        assembly = assemble(valid, levels=options.levels, stages=options.stages, curve=options.curve)
+        assembly = assemble(valid, levels=options.levels, stages=options.stages, curve=options.curve,
+                            first_level=options.first_level)
     except NumberMatchError as exc:
         raise NightlyError("assemble", str(exc)) from None
     summary(
         "assemble",
-        f"{shape_text(options.levels, options.stages)} on curve {options.curve},"
+        f"{shape_text(options.levels, options.stages)} on curve {options.curve_text}"
+        + (f" from Level {options.first_level}" if options.first_level != 1 else "") + ","
         f" total deviation {assembly.cost / 100:.2f} points, {assembly.nodes} search node(s)",
         started,
     )
@@ -268,7 +391,7 @@ def _generate_tiers(options: NightlyOptions, progress: Progress | None, executor
 
     stats: dict[str, TierStats] = {}
     puzzles: list[Puzzle] = []
-    for tier, count in generation_counts(options.curve, options.levels, options.stages).items():
+    for tier, count in generation_counts(options.curve, options.levels, options.stages, options.first_level).items():
         plan = TIER_PLANS[tier]
         st = stats[tier] = TierStats(wanted=count, plan=plan, seed=tier_seed(options.seed, tier))
         params = GenerateParams(cells=plan.cells, adds=plan.adds, tier=tier, strategy=plan.strategy, seed=st.seed)
@@ -312,7 +435,7 @@ def _validate_files(paths: Sequence[Path]) -> list[str]:
 def _params(options: NightlyOptions, stats: Mapping[str, TierStats]) -> dict[str, Any]:
     return {
         "date": options.date_text,
-        "curve": options.curve,
+        **curve_params(options.curve_text, load_curve(options.curve)),
         "levels": options.levels,
         "stages": options.stages,
         "tiers": {

@@ -20,11 +20,14 @@ BUNDLE_FILE, REPORT_FILE, LOG_FILE = "bundle.yaml", "report.md", "run.log"
 def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assembly: Assembly, valid: int) -> str:
     """The Markdown report; deterministic (no clock), so reruns give the same bytes."""
     used = Counter(p.puzzle.tier for p in assembly.placements)
+    first = assembly.first_level
+    where = (f" (Levels {first}-{first + len(assembly.levels) - 1} of the game, continuing the last night)"
+             if first != 1 else "")
     out = [
         f"# Nightly bundle {options.date_text}",
         "",
-        f"`{BUNDLE_FILE}`: id `nightly-{options.date_text}`, {shape_text(options.levels, options.stages)}"
-        f" on curve `{options.curve}`, seed {options.seed}, numbermatch {__version__}, ruleset"
+        f"`{BUNDLE_FILE}`: id `nightly-{options.date_text}`, {shape_text(options.levels, options.stages)}{where}"
+        f" on curve `{options.curve_text}`, seed {options.seed}, numbermatch {__version__}, ruleset"
         f" {assembly.placements[0].puzzle.ruleset}. Wall-clock time per phase: `{LOG_FILE}`.",
         "",
         "## Puzzles per tier",
@@ -61,9 +64,24 @@ def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assem
         f" (mean {assembly.cost / 100 / max(1, len(assembly.placements)):.2f} per stage),"
         f" {assembly.nodes} matching(s) solved.",
         "",
+        "## Targets and placed scores",
+        "",
+        "Per Level: the curve's target for each Stage, the score of the puzzle placed there, and the",
+        "total deviation.",
+        "",
+        "| level | targets | placed | tiers | deviation |",
+        "|---:|---|---|---|---:|",
+    ]
+    for n, level in enumerate(assembly.levels, first):
+        targets = " ".join(f"{p.target.score:.1f}" for p in level)
+        placed = " ".join(f"{float(p.puzzle.difficulty['score']):.1f}" for p in level)
+        tiers = " ".join(p.puzzle.tier for p in level)
+        out.append(f"| {n} | {targets} | {placed} | {tiers} | {sum(p.cost for p in level) / 100:.2f} |")
+    out += [
+        "",
         "## Difficulty curve",
     ]
-    for n, level in enumerate(assembly.levels, 1):
+    for n, level in enumerate(assembly.levels, first):
         out += [
             "",
             f"### Level {n}",

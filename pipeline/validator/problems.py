@@ -48,6 +48,7 @@ CODES: dict[str, str] = {
     "NM311": "min_adds is larger than adds",
     "NM312": "levels or stages are not numbered 1..n in order",
     "NM313": "puzzle ruleset differs from the bundle's ruleset",
+    "NM320": "curve file does not hold together (tier name, dips, targets, curve names, job)",
     # --deep
     "NM401": "the solver proves the puzzle unsolvable",
     "NM402": "re-rating gives a different tier",

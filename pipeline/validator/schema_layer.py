@@ -57,6 +57,8 @@ def classify(doc: Document, name: str) -> tuple[str | None, list[Problem]]:
             kind = "bundle"
         elif "board" in data:
             kind = "puzzle"
+        elif "curves" in data:
+            kind = "curves"
         else:
             return None, [Problem(name, line, col, "NM201",
                                   "not a numbermatch document: no `kind` field, and neither a `board` (puzzle) nor `levels` (bundle)",
@@ -65,7 +67,7 @@ def classify(doc: Document, name: str) -> tuple[str | None, list[Problem]]:
         node, _, _ = find_node(doc.node, ["kind"])
         kline, kcol = position(node)
         return None, [Problem(name, kline, kcol, "NM201",
-                              f"unknown kind {_short(kind)}: expected 'puzzle' or 'bundle'", "$.kind")]
+                              f"unknown kind {_short(kind)}: expected {' or '.join(map(repr, schemas.KINDS))}", "$.kind")]
     version = data.get("schema_version")
     if isinstance(version, int) and not isinstance(version, bool) and version != SCHEMA_VERSION:
         node, _, _ = find_node(doc.node, ["schema_version"])

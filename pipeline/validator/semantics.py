@@ -68,6 +68,11 @@ class Semantics:
             self._unique(ctx, self.puzzle_ids, (), "id", "puzzle")
             if ctx.core_ok(()):
                 self._puzzle(ctx, data, (), data.get("provenance"))
+        elif kind == "curves":
+            from pipeline.validator.curve_checks import curve_problems
+
+            for parts, code, message in curve_problems(data, ctx.is_bad):
+                ctx.add(parts, code, message)
         else:
             self._bundle(ctx, data)
         return ctx.problems
@@ -97,11 +102,13 @@ class Semantics:
         if not isinstance(levels, list):
             return
         in_bundle: dict[str, _Where] = {}
+        first = data.get("first_level")
+        first = first if isinstance(first, int) and not ctx.is_bad(("first_level",)) else 1
         for li, level in enumerate(levels):
             lparts: Parts = ("levels", li)
             if not isinstance(level, dict):
                 continue
-            _numbered(ctx, level, lparts, "level", li)
+            _numbered(ctx, level, lparts, "level", li, first)
             stages = level.get("stages")
             if not isinstance(stages, list):
                 continue
@@ -148,14 +155,15 @@ class Semantics:
                 self.on_deep(ctx.name)
 
 
-def _numbered(ctx: "_Context", item: dict[str, Any], parts: Parts, key: str, index: int) -> None:
+def _numbered(ctx: "_Context", item: dict[str, Any], parts: Parts, key: str, index: int, first: int = 1) -> None:
     number = item.get(key)
-    if ctx.is_bad(parts + (key,)) or not isinstance(number, int) or number == index + 1:
+    if ctx.is_bad(parts + (key,)) or not isinstance(number, int) or number == index + first:
         return
     plural = "levels" if key == "level" else "stages"
     scope = "the bundle" if key == "level" else "its level"
+    order = "1..n" if first == 1 else f"{first}, {first + 1}, ... (from first_level)"
     ctx.add(parts + (key,), "NM312",
-            f"{key} {number} is at position {index + 1} in {scope}; {plural} are numbered 1..n in order")
+            f"{key} {number} is at position {index + 1} in {scope}; {plural} are numbered {order} in order")
 
 
 def _replay(

@@ -1,0 +1,328 @@
+"""Curves as designers' data: the curve file format, its validation, its expansion, and the
+assembler filling a curve with a boss Stage and per-Level constraints optimally."""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+from pipeline.levels.assembler import AssemblyError, assemble, assign, digit_layout, slot_cost
+from pipeline.levels.curves import (
+    BUILTIN_FILE,
+    CurveError,
+    Target,
+    at,
+    builtin_curves,
+    builtin_names,
+    load_curve,
+    parse_curves,
+    targets,
+)
+from pipeline.levels.puzzle import Puzzle
+from pipeline.rating.tiers import TIER_NAMES, tier_for
+from pipeline.validator import validate_paths
+
+runner = CliRunner()
+
+
+# --- the built-in curves are files, expanded to exactly the targets of the old code ---------
+
+def _legacy_ends(level: int) -> tuple[float, float]:
+    """The ramp's ends as the code computed them before curves were files (kept as the reference)."""
+    keep = (1.0 - 0.20) ** level
+    return at("easy", 0.90 - (0.90 - 0.40) * keep), at("hard", 0.95 - (0.95 - 0.60) * keep)
+
+
+def _legacy_fraction(stage: int, stages: int) -> float:
+    return 1.0 if stages == 1 else stage / (stages - 1)
+
+
+def _legacy_ramp(level: int, stage: int, stages: int) -> float:
+    start, end = _legacy_ends(level)
+    return start + (end - start) * _legacy_fraction(stage, stages)
+
+
+def _legacy_sawtooth(level: int, stage: int, stages: int) -> float:
+    start, end = _legacy_ends(level)
+    if stages < 4:
+        return _legacy_ramp(level, stage, stages)
+    first = (stages + 1) // 2
+    if stage < first:
+        return start + (end - start) * 0.6 * _legacy_fraction(stage, first)
+    low = start + (end - start) * 0.3
+    return low + (end - low) * _legacy_fraction(stage - first, stages - first)
+
+
+LEGACY = {
+    "ramp": _legacy_ramp,
+    "sawtooth": _legacy_sawtooth,
+    "flat": lambda level, stage, stages: at("medium", 0.5),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEGACY))
+def test_each_builtin_curve_expands_from_its_file_to_exactly_the_old_targets(name: str) -> None:
+    fn = LEGACY[name]
+    for levels, stages in itertools.product((1, 2, 10, 30), range(1, 13)):
+        expected = [[round(fn(lv, s, stages), 2) for s in range(stages)] for lv in range(levels)]
+        assert [[t.score for t in row] for row in targets(name, levels, stages)] == expected, (levels, stages)
+    # a night that continues at Level 11 gets exactly what Levels 11.. of one long bundle get
+    rows = targets(name, 5, 6, first_level=11)
+    assert [[t.score for t in row] for row in rows] == [[round(fn(lv, s, 6), 2) for s in range(6)] for lv in range(10, 15)]
+    assert [row[0].level for row in rows] == list(range(10, 15))
+
+
+def test_the_shipped_curve_file_validates_and_names_the_builtins() -> None:
+    report = validate_paths([BUILTIN_FILE])
+    assert report.ok, report.problems
+    assert {"ramp", "sawtooth", "flat"} <= set(builtin_names())
+    assert builtin_curves()["ramp"].shape is not None
+
+
+# --- the format -----------------------------------------------------------------------------
+
+def curve_doc(*curves: dict, job: dict | None = None) -> dict:
+    doc: dict = {"schema_version": 1, "kind": "curves", "curves": list(curves)}
+    if job is not None:
+        doc["job"] = job
+    return doc
+
+
+def test_explicit_levels_take_scores_tiers_and_tier_positions_then_the_shape_continues() -> None:
+    curve = parse_curves(curve_doc({
+        "name": "tutorial",
+        "levels": [[10, "easy", {"tier": "medium", "at": 0.25}], {"stages": [{"score": 20}, "medium", "hard"]}],
+        "shape": {"start": "medium", "finish": "hard"},
+    }))["tutorial"]
+    rows = [[t.score for t in row] for row in curve.targets(3, 3)]
+    assert rows[0] == [10.0, round(at("easy", 0.5), 2), round(at("medium", 0.25), 2)]
+    assert rows[1] == [20.0, round(at("medium", 0.5), 2), round(at("hard", 0.5), 2)]
+    assert rows[2] == [round(at("medium", 0.5), 2), round((at("medium", 0.5) + at("hard", 0.5)) / 2, 2), round(at("hard", 0.5), 2)]
+
+
+def test_a_curve_refuses_what_it_cannot_give() -> None:
+    only = parse_curves(curve_doc({"name": "short", "levels": [["easy", "hard"]]}))["short"]
+    with pytest.raises(CurveError, match="Level 2 was asked for"):
+        only.targets(2, 2)
+    with pytest.raises(CurveError, match="Level 1 is written with 2 stage"):
+        only.targets(1, 3)
+    boss = parse_curves(curve_doc({"name": "b", "shape": {"start": "easy", "finish": "hard", "boss": {"stage": 5, "tier": "expert"}}}))["b"]
+    with pytest.raises(CurveError, match="boss stage 5 does not exist"):
+        boss.targets(1, 4)
+    strict = parse_curves(curve_doc({"name": "s", "shape": {"start": "easy", "finish": "hard"},
+                                     "constraints": {"at_least": {"expert": 1}}}))["s"]
+    with pytest.raises(CurveError, match="Level 1's targets give 0 expert stage"):
+        strict.targets(1, 3)
+    with pytest.raises(CurveError, match="unknown curve"):
+        load_curve("zigzag")
+
+
+def test_a_boss_stage_and_a_rise_across_levels() -> None:
+    curve = parse_curves(curve_doc({"name": "boss", "shape": {
+        "start": {"tier": "easy", "at": 0.2}, "finish": {"tier": "hard", "at": 0.5},
+        "rise": {"start": {"tier": "medium", "at": 0.5}, "finish": {"tier": "expert", "at": 0.9}, "step": 0.1},
+        "boss": {"stage": -1, "tier": "expert", "at": 0.5, "from_level": 3},
+    }}))["boss"]
+    rows = curve.targets(8, 5)
+    assert [row[-1].tier for row in rows[:2]] == ["hard", "hard"]
+    assert all(row[-1].score == round(at("expert", 0.5), 2) for row in rows[2:])
+    for a, b in zip(rows, rows[1:]):  # every Stage's target rises (or holds) from Level to Level
+        assert all(x.score <= y.score for x, y in zip(a, b))
+    assert curve.shape is not None and tier_for(curve.shape.ends(20)[1]) == "expert"  # the finish climbs into expert
+
+
+# --- validation: line and column --------------------------------------------------------------
+
+BAD_CURVES = """\
+schema_version: 1
+kind: curves
+curves:
+- name: weekly
+  shape:
+    start: {tier: easy, at: 1.5}
+    finish: hardest
+    dips:
+    - {at: 0.6, peak: 0.5, to: 0.7}
+- name: weekly
+  levels:
+  - [easy, 101]
+job: {curve: nowhere}
+"""
+
+
+def test_validate_refuses_a_bad_curve_file_with_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "curves.yaml"
+    path.write_text(BAD_CURVES)
+    found = {(p.line, p.column, p.code) for p in validate_paths([path]).problems}
+    assert (6, 29, "NM208") in found  # at: 1.5 is out of range
+    assert (12, 12, "NM208") in found  # a score of 101
+    result = runner.invoke(app, ["validate", str(path)])
+    assert result.exit_code != 0
+    assert f"{path}:6:29" in result.output and "Traceback" not in result.output
+
+
+def test_validate_reports_what_the_schema_cannot_say_with_line_and_column(tmp_path: Path) -> None:
+    path = tmp_path / "curves.yaml"
+    path.write_text(BAD_CURVES.replace("at: 1.5", "at: 0.5").replace("101", "hard"))
+    problems = validate_paths([path]).problems
+    by_line = {(p.line, p.column): p.message for p in problems}
+    assert "unknown tier 'hardest'" in by_line[(7, 13)]
+    assert "defined twice" in by_line[(10, 9)]
+    assert "neither in this file nor built in" in by_line[(13, 14)]
+    assert {p.code for p in problems} == {"NM320"}
+    path.write_text(BAD_CURVES.replace("at: 1.5", "at: 0.5").replace("finish: hardest", "finish: hard")
+                    .replace("- name: weekly\n  levels", "- name: daily\n  levels").replace("101", "hard")
+                    .replace("nowhere", "daily"))
+    by_line = {(p.line, p.column): p.message for p in validate_paths([path]).problems}
+    assert list(by_line) == [(9, 32)] and "must be below `peak`" in by_line[(9, 32)]
+
+
+def test_assemble_names_the_bad_curve_file_line(tmp_path: Path) -> None:
+    path = tmp_path / "curves.yaml"
+    path.write_text(BAD_CURVES)
+    result = runner.invoke(app, ["assemble", str(tmp_path), "--levels", "1", "--stages", "1",
+                                 "--curve", f"{path}:weekly", "--out", str(tmp_path / "b.yaml")])
+    assert result.exit_code == 1 and f"{path}:6:29" in result.output and "Traceback" not in result.output
+
+
+# --- the assembler on a curve with a boss and per-Level constraints ---------------------------
+
+LAYOUTS = [["19", "91", "11", "99"], ["28", "82", "22", "88"], ["37", "73", "33", "77"], ["46", "64", "44", "66"]]
+
+
+def make(board: str, score: float, adds: int = 0) -> Puzzle:
+    return Puzzle(board=board, adds=adds, solution=("0,0-0,1",), difficulty={"tier": tier_for(score), "score": score})
+
+
+def brute_force(slots: list[Target], pool: list[Puzzle], least: dict[int, int]) -> int | None:
+    best = None
+    for chosen in itertools.permutations(pool, len(slots)):
+        if any(p.tier != t.tier for p, t in zip(chosen, slots)):
+            continue
+        layouts = [digit_layout(p.board) for p in chosen]
+        if any(a == b for a, b in zip(layouts, layouts[1:])):
+            continue
+        if any(len({layouts[s] for s, t in enumerate(slots) if t.level == lv}) < n for lv, n in least.items()):
+            continue
+        cost = sum(slot_cost(p.difficulty["score"], t.score) for p, t in zip(chosen, slots))
+        best = cost if best is None else min(best, cost)
+    return best
+
+
+def boss_curve(layouts: int) -> dict:
+    return curve_doc({
+        "name": "boss",
+        "shape": {"start": {"tier": "easy", "at": 0.3}, "finish": {"tier": "easy", "at": 0.7},
+                  "boss": {"stage": -1, "tier": "hard", "at": 0.5}},
+        "constraints": {"layouts": layouts, "at_least": {"hard": 1}, "at_most": {"hard": 1}},
+    })
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(2, 3),
+    st.lists(st.tuples(st.sampled_from([3.0, 9.0, 15.0, 21.0, 27.0]), st.integers(0, 3)), min_size=3, max_size=5),
+    st.lists(st.tuples(st.sampled_from([0.1, 0.5, 0.9]), st.integers(0, 3)), min_size=1, max_size=2),
+)
+def test_a_boss_curve_with_layout_constraints_is_filled_optimally(
+    least: int, easy: list[tuple[float, int]], hard: list[tuple[float, int]]
+) -> None:
+    curve = parse_curves(boss_curve(least))["boss"]
+    pool: dict[str, Puzzle] = {}
+    for n, (score, layout) in enumerate(easy):
+        p = make(LAYOUTS[layout][n % 4], score, adds=n)
+        pool[p.id] = p
+    for n, (where, layout) in enumerate(hard):
+        p = make(LAYOUTS[layout][n % 4], at("hard", where), adds=10 + n)
+        pool[p.id] = p
+    stages = 3
+    rows = curve.targets(1, stages)
+    slots = [t for row in rows for t in row]
+    assert slots[-1].tier == "hard" and all(t.tier == "easy" for t in slots[:-1])
+    best = brute_force(slots, list(pool.values()), {0: least})
+    if best is None:
+        with pytest.raises(AssemblyError):
+            assemble(pool.values(), levels=1, stages=stages, curve=curve)
+        return
+    result = assemble(pool.values(), levels=1, stages=stages, curve=curve)
+    assert result.cost == best
+    layouts = [digit_layout(p.puzzle.board) for p in result.placements]
+    assert len(set(layouts)) >= least
+
+
+def test_layout_minimum_changes_the_optimum() -> None:
+    # Without the minimum the cheapest placement is A B A; with 3 distinct layouts it must use C.
+    slots = [Target(0, 0, 10.0), Target(0, 1, 12.0), Target(0, 2, 14.0)]
+    pool = [make("19", 10.0), make("28", 12.0), make("91", 14.0), make("37", 20.0)]
+    free, _, _ = assign(slots, pool)
+    cost, chosen, nodes = assign(slots, pool, min_layouts={0: 3})
+    assert free == 0 and cost == brute_force(slots, pool, {0: 3}) == 600 and nodes > 1
+    assert len({digit_layout(p.board) for p in chosen}) == 3
+
+
+def test_an_unfillable_curve_is_refused_naming_level_slots_and_tier() -> None:
+    curve = parse_curves(boss_curve(1))["boss"]
+    pool = [make(LAYOUTS[i % 4][i // 4], 5.0 + i, adds=i) for i in range(8)] + [make("46", at("hard", 0.5), adds=20)]
+    with pytest.raises(AssemblyError) as info:
+        assemble(pool, levels=3, stages=3, curve=curve, first_level=4)
+    message = str(info.value)
+    assert "needs 3 hard puzzles" in message and "have 1" in message
+    assert "short: Level 5 stage 3, Level 6 stage 3 (hard)" in message
+    with pytest.raises(AssemblyError, match="Level 1 needs 4 distinct digit layouts"):
+        assemble(pool[:2] + pool[4:6] + pool[-1:], levels=1, stages=5, curve=parse_curves(curve_doc({
+            "name": "v", "shape": {"start": "easy", "finish": "easy", "boss": {"stage": 5, "tier": "hard"}},
+            "constraints": {"layouts": 4}}))["v"])
+
+
+def test_assemble_cli_takes_a_curve_file_and_records_it(tmp_path: Path) -> None:
+    puzzles = tmp_path / "puzzles"
+    puzzles.mkdir()
+    from pipeline.levels.puzzle import dump_yaml
+    from pipeline.generation.generator import GenerateParams, generate
+
+    made = generate(4, GenerateParams(cells=14, adds=2, seed=5, playouts=8), jobs=1).puzzles
+    for p in made:
+        (puzzles / f"{p.id}.yaml").write_text(dump_yaml(p.to_document()))
+    tiers = [p.tier for p in made]
+    curves = tmp_path / "curves.yaml"
+    curves.write_text(yaml.safe_dump(curve_doc(
+        {"name": "mine", "levels": [[{"tier": t, "at": 0.5} for t in tiers[:2]], [{"tier": t, "at": 0.5} for t in tiers[2:4]]]},
+        {"name": "other", "shape": {"start": "easy", "finish": "easy"}},
+    ), sort_keys=False))
+    out = tmp_path / "bundle.yaml"
+    result = runner.invoke(app, ["assemble", str(puzzles), "--levels", "1", "--stages", "2", "--first-level", "2",
+                                 "--curve", f"{curves}:mine", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    doc = yaml.safe_load(out.read_text())
+    assert doc["first_level"] == 2 and [lv["level"] for lv in doc["levels"]] == [2]
+    assert doc["generator"]["params"]["curve"] == f"{curves}:mine"
+    assert doc["generator"]["params"]["curve_definition"]["name"] == "mine"
+    assert validate_paths([out]).ok
+    result = runner.invoke(app, ["assemble", str(puzzles), "--levels", "1", "--stages", "2",
+                                 "--curve", str(curves), "--out", str(out)])
+    assert result.exit_code == 1 and "name one as" in result.output
+
+
+def test_bundles_number_levels_from_first_level(tmp_path: Path) -> None:
+    from pipeline.levels.bundle import bundle_document, write_bundle
+
+    pool = [make("19", at("easy", 0.4)), make("28", at("hard", 0.6))]
+    doc = bundle_document(assemble(pool, levels=1, stages=2), bundle_id="b", seed=1, params={})
+    assert "first_level" not in doc and doc["levels"][0]["level"] == 1
+    later = assemble(pool, levels=1, stages=2, first_level=7)
+    doc = bundle_document(later, bundle_id="b", seed=1, params={})
+    assert doc["first_level"] == 7 and doc["levels"][0]["level"] == 7
+    path = write_bundle(tmp_path / "b.yaml", doc)
+    problems = validate_paths([path]).problems
+    assert all(p.code != "NM312" for p in problems)  # numbered from first_level (other checks: fake certificates)
+    doc["levels"][0]["level"] = 1
+    path = write_bundle(tmp_path / "b.yaml", doc)
+    assert any(p.code == "NM312" and "from first_level" in p.message for p in validate_paths([path]).problems)
+    assert TIER_NAMES  # the tier table is the only source of tier names
