@@ -16,6 +16,7 @@ from pipeline.cli import app
 from pipeline.levels.assembler import AssemblyError, assemble, assign, digit_layout, slot_cost
 from pipeline.levels.curves import (
     BUILTIN_FILE,
+    CURVE_METAVAR,
     CurveError,
     Target,
     at,
@@ -84,6 +85,7 @@ def test_the_shipped_curve_file_validates_and_names_the_builtins() -> None:
     assert report.ok, report.problems
     assert {"ramp", "sawtooth", "flat"} <= set(builtin_names())
     assert builtin_curves()["ramp"].shape is not None
+    assert CURVE_METAVAR == "|".join([*builtin_names(), "FILE[:NAME]"])  # what --help shows
 
 
 # --- the format -----------------------------------------------------------------------------

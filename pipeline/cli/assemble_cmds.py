@@ -11,7 +11,7 @@ from pipeline.levels.assembler import assemble as assemble_puzzles
 from pipeline.levels.assembler import load_puzzles, parse_pin
 from pipeline.levels.bundle import bundle_document, default_bundle_id, write_bundle
 from pipeline.levels.curves import curve_params, load_curve
-from pipeline.levels.curves import CURVE_HELP, shape_text
+from pipeline.levels.curves import CURVE_HELP, CURVE_METAVAR, shape_text
 from pipeline.errors import NumberMatchError
 from pipeline.levels.nightly import (
     DEFAULT_CURVE,
@@ -25,7 +25,7 @@ def assemble(
     puzzles: list[Path] = typer.Argument(..., help="Puzzle files (or folders of them, or bundles to reuse)."),
     levels: int = typer.Option(..., "--levels", min=1, help="Number of Levels."),
     stages: int = typer.Option(..., "--stages", min=1, help="Stages per Level."),
-    curve: str = typer.Option(DEFAULT_CURVE, "--curve", metavar="NAME|FILE[:NAME]", help=CURVE_HELP),
+    curve: str = typer.Option(DEFAULT_CURVE, "--curve", metavar=CURVE_METAVAR, help=CURVE_HELP),
     first_level: int = typer.Option(1, "--first-level", min=1, help="Game-wide number of the first Level."),
     out: Path = typer.Option(..., "--out", help="Bundle file to write (atomically)."),
     bundle_id: str | None = typer.Option(None, "--id", help="Bundle id (default: derived from its content)."),

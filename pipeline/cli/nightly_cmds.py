@@ -15,7 +15,7 @@ from pipeline.cli.base import app
 from pipeline.cli.common import fail
 from pipeline.errors import NumberMatchError
 from pipeline.generation.executors import SCHEDULER_ENV
-from pipeline.levels.curves import CURVE_HELP, shape_text
+from pipeline.levels.curves import CURVE_HELP, CURVE_METAVAR, shape_text
 from pipeline.levels.nightly import (
     DEFAULT_OUT,
     NightlyError,
@@ -66,7 +66,7 @@ def nightly(
     seed: int | None = typer.Option(None, "--seed", help="Seed (default: the date as YYYYMMDD)."),
     levels: int | None = typer.Option(None, "--levels", min=1, help="Number of Levels (default: job file, last night, 10)."),
     stages: int | None = typer.Option(None, "--stages", min=1, help="Stages per Level (default: job file, last night, 6)."),
-    curve: str | None = typer.Option(None, "--curve", metavar="NAME|FILE[:NAME]", help=CURVE_HELP + " Default: job file, last night's, ramp."),
+    curve: str | None = typer.Option(None, "--curve", metavar=CURVE_METAVAR, help=CURVE_HELP + " Default: job file, last night's, ramp."),
     job: Path | None = typer.Option(None, "--job", help="Curve file whose `job:` names the curve, levels and stages."),
     continue_from: Path | None = typer.Option(
         None, "--continue", help="Folder of earlier nights: number the Levels on from the last one and continue its curve."

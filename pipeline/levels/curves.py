@@ -516,6 +516,7 @@ def tier_needs(curve: str | Curve, levels: int, stages: int, first_level: int = 
     return {name: counts[name] for name in TIER_NAMES if counts[name]}
 
 
+CURVE_METAVAR = "ramp|sawtooth|flat|campaign|FILE[:NAME]"  # the built-ins (a test checks they match)
 CURVE_HELP = (
     "Target difficulty curve: a built-in curve (ramp, sawtooth, flat, campaign) or a curve file"
     " as FILE[:NAME]."
