@@ -57,6 +57,7 @@ class Stretch:
         self.mask = sum(1 << i for i in range(n) if cls[i])
         self.failed: dict[int, int] = {}
         self._geo: dict[int, list[tuple[int, ...]]] = {}
+        self._cross: dict[int, list[tuple[tuple[int, int], ...]]] = {}
         # Memos of `lines` per pair q = 1 << u | 1 << v, keyed by (mask & between) | q (see `ways`).
         self._ways: dict[int, tuple[int, ...] | None] = {}
         self._line2: dict[int, tuple[int, int] | None] = {}
@@ -152,6 +153,67 @@ class Stretch:
             first.extend(read)
             return first
         return read
+
+    def cross(self, rows: int) -> list[tuple[tuple[int, int], ...]]:
+        """Per cell k, per straight line through it, (cells before k, cells after k) on that line.
+
+        The lines are reading order, the column and both diagonals of this row pattern (emptied
+        rows dropped); only lines with cells on both sides are listed. `child_pairs` reads them.
+        """
+        table = self._cross.get(rows)
+        if table is None:
+            n = self.n
+            geo = self.geo(rows)
+            up: list[list[int]] = [[0, 0, 0] for _ in range(n)]  # column, down-right's and down-left's reverses
+            down: list[list[int]] = [[0, 0, 0] for _ in range(n)]
+            for a in range(n):
+                ca = a % WIDTH
+                for ray in geo[a]:
+                    low = ray & -ray
+                    b = low.bit_length() - 1
+                    cb = b % WIDTH
+                    kind = 0 if cb == ca else (1 if cb > ca else 2)
+                    down[a][kind] = ray
+                    m = ray
+                    while m:
+                        x = m & -m
+                        m ^= x
+                        up[x.bit_length() - 1][kind] |= 1 << a
+            full = (1 << n) - 1
+            table = []
+            for k in range(n):
+                lines = [((1 << k) - 1, full & ~((1 << (k + 1)) - 1))]
+                for kind in range(3):
+                    lines.append((up[k][kind], down[k][kind]))
+                table.append(tuple(line for line in lines if line[0] and line[1]))
+            self._cross[rows] = table
+        return table
+
+    def child_pairs(self, pairs: list[int], i: int, j: int, child: int, rows: int) -> list[int]:
+        """The legal pairs (as pair masks) after removing i, j when no row emptied, from the parent's.
+
+        With no row gone the geometry is unchanged and a removal only clears cells, so every
+        parent pair not using i or j stays legal, and a pair that becomes legal had a line whose
+        only blockers were i or j: it is the nearest active cell on each side of i (or j) on one
+        line through it. (With a row gone, diagonals change: use `pairs`.)
+        """
+        q = 1 << i | 1 << j
+        out = [p for p in pairs if not p & q]
+        cross = self._cross.get(rows) or self.cross(rows)
+        ccm = self.cell_class_mask
+        for k in (i, j):
+            for before, after in cross[k]:
+                a = child & before
+                if a:
+                    b = child & after
+                    if b:
+                        a = 1 << (a.bit_length() - 1)
+                        b &= -b
+                        if ccm[a.bit_length() - 1] & b:
+                            p = a | b
+                            if p not in out:
+                                out.append(p)
+        return out
 
     # -- lines, for the dead-state test of search_order ------------------------------------
     def lines(self, u: int, v: int, mask: int, rows: int, every: bool = False) -> list[int]:

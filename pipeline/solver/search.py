@@ -124,9 +124,18 @@ class _Search:
         return grown
 
     def stretch(self, cells: bytes) -> Stretch:
-        st = self.stretches.get(cells)
+        """The stretch of a board, keyed canonically: by its value classes, rows already collapsed.
+
+        Sound: pair legality reads only each cell's class and the gap pattern (RULES.md: two
+        values pair exactly when their classes match), an add copies values so it copies
+        classes, and moves are positions; so two boards with the same class bytes have the same
+        moves, the same successors up to the same relabelling, and the same answer for any adds.
+        A board is the bytes after its emptied rows are gone, so collapse is already canonical.
+        """
+        key = cells.translate(self.class_of)
+        st = self.stretches.get(key)
         if st is None:
-            st = self.stretches[cells] = Stretch(cells)
+            st = self.stretches[key] = Stretch(cells)
             st.meter = self.charge
         return st
 
@@ -202,12 +211,16 @@ class _Search:
             del self.path[base:]
         return False
 
-    def win0(self, st: Stretch, mask: int, rows: int, hint: list[int] | None, levels: int) -> bool:
+    def win0(
+        self, st: Stretch, mask: int, rows: int, hint: list[int] | None, levels: int, pairs: list[int] | None = None
+    ) -> bool:
         """The hot path: no add left, so only pair removals within this stretch.
 
         For the first `levels` levels below the stretch's root, a state with no ordered pairing
         (`search_order`) is dead, and the pairing found puts its own pairs first and, minus the
         pair played, is the child's hint. Deeper down the test costs more than it prunes.
+        `pairs` (pair masks), when given, are this state's legal pairs, derived from the parent's
+        (`Stretch.child_pairs`) when the move emptied no row.
         """
         self.nodes += 1  # tick(), inlined
         if self.nodes == self.limit + 1 or (
@@ -217,7 +230,8 @@ class _Search:
         if self.stretch_end is not None and self.nodes > self.stretch_end:
             raise _StretchCut
         failed = st.failed
-        pairs = st.pairs(mask, rows)
+        if pairs is None:
+            pairs = [1 << i | 1 << j for i, j in st.pairs(mask, rows)]
         matching = None
         if levels > 0:
             live, matching = ordered_matching(st, mask, rows, hint, PAIRING_CAP)
@@ -226,18 +240,20 @@ class _Search:
                 return False
             if matching:
                 chosen = set(matching)
-                pairs.sort(key=lambda p: (1 << p[0] | 1 << p[1]) not in chosen)
+                pairs = sorted(pairs, key=lambda p: p not in chosen)
         path = self.path
         row_mask = st.row_mask
+        child_pairs = st.child_pairs
         levels -= 1
-        for i, j in pairs:
-            q = 1 << i | 1 << j
+        for q in pairs:
             child = mask ^ q
+            if child in failed:  # the empty mask never enters the table
+                continue
+            i = (q & -q).bit_length() - 1
+            j = q.bit_length() - 1
             if not child:
                 path.append(Move(st.here(i, rows), st.here(j, rows)))
                 return True
-            if child in failed:
-                continue
             # _rows_after, inlined: only the two cells' rows can have emptied.
             crows = rows
             ri = i // WIDTH
@@ -247,7 +263,14 @@ class _Search:
             if rj != ri and not child & row_mask[rj]:
                 crows ^= 1 << rj
             path.append((st, i, j, rows))  # a Move only if it wins (`_moves`)
-            if self.win0(st, child, crows, _rest_of(matching, q) if matching else None, levels):
+            if self.win0(
+                st,
+                child,
+                crows,
+                _rest_of(matching, q) if matching else None,
+                levels,
+                child_pairs(pairs, i, j, child, rows) if crows == rows else None,
+            ):
                 return True
             path.pop()
         failed[mask] = 0
