@@ -13,7 +13,7 @@ from pipeline.cli import app
 from pipeline.engine.rules import add_numbers, legal_pairs, remove_pair
 from pipeline.solver import search as solver
 from pipeline.solver.mask import Stretch
-from pipeline.solver.order import _schedulable, has_ordered_matching, ordered_matching
+from pipeline.solver.order import _schedulable, has_ordered_matching, ordered_matching, winning_pairs
 from pipeline.engine.rules import pairs_ordered
 from pipeline.solver.shortcuts import classes_even, stack_certificate
 from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, solve
@@ -179,6 +179,57 @@ def test_child_pairs_derived_from_the_parent_equal_the_full_generation(cells, ch
         derived = stretch.child_pairs(parent, i, j, child, rows)
         assert len(set(derived)) == len(derived)
         assert set(derived) == {1 << a | 1 << b for a, b in stretch.pairs(child, rows)}
+
+
+def pairs_on_a_win(stretch: Stretch) -> set[int]:
+    """Every pair (as a mask) that some winning line from the root plays, by unpruned search."""
+    wins: dict[int, bool] = {}
+    used: set[int] = set()
+
+    def win(mask: int, rows: int) -> bool:
+        if not mask:
+            return True
+        if mask not in wins:
+            wins[mask] = False
+            for i, j in stretch.pairs(mask, rows):
+                q = 1 << i | 1 << j
+                child = mask ^ q
+                if win(child, stretch.rows_of(child)):
+                    wins[mask] = True
+                    used.add(q)
+        return wins[mask]
+
+    win(stretch.mask, stretch.rows_of(stretch.mask))
+    return used
+
+
+@settings(max_examples=200, deadline=None)
+@given(even_boards(18))
+def test_every_win_plays_only_winning_pairs(cells):
+    """The move restriction of the proof search: no winning line uses a pair outside winning_pairs."""
+    stretch = Stretch(cells)
+    rows = stretch.rows_of(stretch.mask)
+    allowed = winning_pairs(stretch, stretch.mask, rows, cap=10_000)
+    used = pairs_on_a_win(stretch)
+    event("winnable" if used else "not winnable")
+    assert used <= allowed
+    if used:  # a state won by some line keeps a pairing of its own
+        assert allowed
+
+
+@settings(max_examples=200, deadline=None)
+@given(even_boards(18))
+def test_search_restricted_to_winning_pairs_agrees_with_unpruned_search(cells):
+    """No dives or play-outs, no pairing test below the root: the restricted proof search alone."""
+    saved = (solver.GUIDED_LEVELS, solver.DIVES, solver.QUICK_PLAYOUTS)
+    solver.GUIDED_LEVELS, solver.DIVES, solver.QUICK_PLAYOUTS = 0, 0, 0
+    try:
+        result = solve(cells, 0, budget_nodes=None)
+    finally:
+        solver.GUIDED_LEVELS, solver.DIVES, solver.QUICK_PLAYOUTS = saved
+    assert (result.status == SOLVED) == reference_win(cells, 0)
+    if result.status == SOLVED:
+        assert empties(cells, result.moves, 0)
 
 
 RELABEL = bytes([0, 9, 8, 7, 6, 5, 4, 3, 2, 1])  # each value to the other of its class

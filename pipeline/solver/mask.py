@@ -189,13 +189,16 @@ class Stretch:
             self._cross[rows] = table
         return table
 
-    def child_pairs(self, pairs: list[int], i: int, j: int, child: int, rows: int) -> list[int]:
+    def child_pairs(
+        self, pairs: list[int], i: int, j: int, child: int, rows: int, allowed: set[int] | None = None
+    ) -> list[int]:
         """The legal pairs (as pair masks) after removing i, j when no row emptied, from the parent's.
 
         With no row gone the geometry is unchanged and a removal only clears cells, so every
         parent pair not using i or j stays legal, and a pair that becomes legal had a line whose
         only blockers were i or j: it is the nearest active cell on each side of i (or j) on one
-        line through it. (With a row gone, diagonals change: use `pairs`.)
+        line through it. (With a row gone, diagonals change: use `pairs`.) With `allowed`, the
+        parent's list holds only allowed pairs, and so does the result.
         """
         q = 1 << i | 1 << j
         out = [p for p in pairs if not p & q]
@@ -211,7 +214,7 @@ class Stretch:
                         b &= -b
                         if ccm[a.bit_length() - 1] & b:
                             p = a | b
-                            if p not in out:
+                            if p not in out and (allowed is None or p in allowed):
                                 out.append(p)
         return out
 

@@ -34,7 +34,7 @@ CAP = 400
 
 
 def ordered_matching(
-    st: Stretch, mask: int, rows: int, hint: list[int] | None = None, cap: int = CAP
+    st: Stretch, mask: int, rows: int, hint: list[int] | None = None, cap: int = CAP, allowed: set[int] | None = None
 ) -> tuple[bool, list[int] | None]:
     """(possibly winnable, a matching with acyclic precedence or None).
 
@@ -47,7 +47,7 @@ def ordered_matching(
         return True, hint
     found: list[int] = []
     try:
-        return _search(st, mask, rows, cap, found), found
+        return _search(st, mask, rows, cap, found, 0, allowed), found
     except _GaveUp:
         return True, None
 
@@ -55,6 +55,57 @@ def ordered_matching(
 def has_ordered_matching(st: Stretch, mask: int, rows: int, cap: int = CAP) -> bool:
     """False only if no same-class perfect matching of the active cells has acyclic precedence."""
     return ordered_matching(st, mask, rows, None, cap)[0]
+
+
+def winning_pairs(st: Stretch, mask: int, rows: int, cap: int = CAP, allowed: set[int] | None = None) -> set[int]:
+    """The same-class pairs that some ordered matching of this state uses (a superset of them).
+
+    Every win from this state, and every win from any state reached from it, plays only these
+    pairs: a state P reached by moves `path` that is won by moves `w` makes `path + w` a win from
+    here, and the pairs of a win form a matching that passes this module's test (its soundness
+    argument above), so each pair of `w` lies in some matching that passes it. So the search may
+    skip every other move in the whole subtree.
+
+    Each pair not yet seen in a found matching gets a search for a matching holding it (at most
+    `cap` steps; a search that gives up keeps its pair: no claim). A pair proved in no matching
+    leaves the candidates of the searches after it, which is safe for the same reason: no
+    matching that passes the test uses it; while that shrinks the candidates, the pairs given up
+    on are tried again. `allowed` (a superset known already) limits the pairs.
+    """
+    ccm = st.cell_class_mask
+    pairs = []
+    m = mask
+    while m:
+        b = m & -m
+        m ^= b
+        u = b.bit_length() - 1
+        rest = mask & ccm[u] & ~((b << 1) - 1)
+        while rest:
+            c = rest & -rest
+            rest ^= c
+            if allowed is None or b | c in allowed:
+                pairs.append(b | c)
+    candidates = set(pairs)
+    known: set[int] = set()
+    todo = pairs
+    while todo:  # pairs given up on are tried again while the candidates keep shrinking
+        gave_up = []
+        before = len(candidates)
+        for q in todo:
+            if q in known or q not in candidates:
+                continue
+            found: list[int] = []
+            try:
+                if _search(st, mask, rows, cap, found, q, candidates):
+                    known.update(found)
+                else:
+                    candidates.discard(q)
+            except _GaveUp:
+                gave_up.append(q)
+        todo = gave_up if len(candidates) < before else []
+        if not todo:
+            known.update(gave_up)
+    return known & candidates
 
 
 def _schedulable(st: Stretch, mask: int, rows: int, pairs: list[int]) -> bool:
@@ -84,8 +135,10 @@ def _schedulable(st: Stretch, mask: int, rows: int, pairs: list[int]) -> bool:
     return True
 
 
-def _search(st: Stretch, mask: int, rows: int, cap: int, found: list[int]) -> bool:
-    """Backtracking over matchings; on success `found` holds the pairs.
+def _search(
+    st: Stretch, mask: int, rows: int, cap: int, found: list[int], first: int = 0, allowed: set[int] | None = None
+) -> bool:
+    """Backtracking over matchings (those holding pair `first`, if given); on success `found` holds the pairs.
 
     Chosen pairs are numbered in order; `reach[n]` is the set of chosen pairs reachable from
     pair n along precedence edges. A candidate q is dropped if some chosen pair reachable from q
@@ -113,7 +166,8 @@ def _search(st: Stretch, mask: int, rows: int, cap: int, found: list[int]) -> bo
                 b = m & -m
                 m ^= b
                 q = 1 << u | b
-                cand.append((b, b.bit_length() - 1, q, line2(q, mask, rows)))
+                if allowed is None or q in allowed:
+                    cand.append((b, b.bit_length() - 1, q, line2(q, mask, rows)))
         st.spend(1 + len(cand))
         out = []
         h0 = hit0[u]
@@ -154,6 +208,10 @@ def _search(st: Stretch, mask: int, rows: int, cap: int, found: list[int]) -> bo
             raise _GaveUp
         best: list | None = None
         m = free
+        if first and free == mask:  # the forced pair is the first choice
+            u = (first & -first).bit_length() - 1
+            best = [o for o in viable(u, free) if o[0] == first]
+            m = 0
         while m:
             b = m & -m
             m ^= b

@@ -36,7 +36,7 @@ from pipeline.engine.rules import pairs_ordered
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.limits import MAX_SOLVE_CELLS, check_adds, check_cells
 from pipeline.solver.mask import Stretch
-from pipeline.solver.order import ordered_matching
+from pipeline.solver.order import ordered_matching, winning_pairs
 from pipeline.solver.shortcuts import classes_even, stack_certificate
 
 SOLVED, UNSOLVABLE, UNKNOWN = "solved", "unsolvable", "unknown"
@@ -50,6 +50,7 @@ DIVES = 16  # pairing-guided random dives before the search at 0 adds (root boar
 INNER_DIVES = 2  # the same in each 0-add stretch after an add
 ROOT_PAIRING_CAP = 2000  # backtracking steps for the pairing test at a stretch's first board
 PAIRING_CAP = 100  # the same inside the search (giving up only means no pruning there)
+WINNING_PAIRS_CAP = 2000  # the same for each pair's forced search of `order.winning_pairs`
 GUIDED_LEVELS = 3  # levels of the 0-add search that run the pairing test (see win0)
 STRETCH_CAP = 200  # first pass with adds: search nodes per 0-add stretch before moving on
 
@@ -158,7 +159,15 @@ class _Search:
                 return False
             if self.stretch_cap is None:
                 dives = DIVES if not self.stretches_with_adds else INNER_DIVES
-                return self.dive(st, dives, matching) or self.win0(st, st.mask, rows, matching, GUIDED_LEVELS)
+                allowed = None
+                if matching is None and not self.stretches_with_adds:
+                    # the test gave up: dives would be blind, so restrict the moves first
+                    allowed = self.winning_pairs(st, rows)
+                if self.dive(st, dives, matching, allowed):
+                    return True
+                if allowed is None and not self.stretches_with_adds:  # a real search ahead
+                    allowed = self.winning_pairs(st, rows)
+                return self.win0(st, st.mask, rows, matching, GUIDED_LEVELS, None, allowed)
             if self.dive(st, INNER_DIVES, matching):
                 return True
             self.stretch_end = self.nodes + self.stretch_cap
@@ -173,11 +182,20 @@ class _Search:
                 self.stretch_end = None
         return self.win(st, st.mask, st.rows_of(st.mask), adds)
 
-    def dive(self, st: Stretch, count: int, root_matching: list[int] | None) -> bool:
+    def winning_pairs(self, st: Stretch, rows: int) -> set[int]:
+        """`order.winning_pairs` at the stretch's root; each pair's forced search counts as a node."""
+        for _ in range(len(st.pairs(st.mask, rows))):
+            self.tick()
+        allowed = winning_pairs(st, st.mask, rows, WINNING_PAIRS_CAP)
+        for _ in range(len(allowed)):
+            self.tick()
+        return allowed
+
+    def dive(self, st: Stretch, count: int, root_matching: list[int] | None, allowed: set[int] | None = None) -> bool:
         """Seeded random games at 0 adds that only enter states with an ordered pairing.
 
         Each state entered is checked (a node); states found dead go into the table. A win
-        leaves its moves in `path`.
+        leaves its moves in `path`. With `allowed` (see `win0`) only those pairs are played.
         """
         rng = random.Random(st.cells)
         failed = st.failed
@@ -188,6 +206,8 @@ class _Search:
             live = True
             while live:
                 pairs = st.pairs(mask, rows)
+                if allowed is not None:
+                    pairs = [(i, j) for i, j in pairs if 1 << i | 1 << j in allowed]
                 rng.shuffle(pairs)
                 for i, j in pairs:
                     q = 1 << i | 1 << j
@@ -200,7 +220,9 @@ class _Search:
                         continue
                     self.tick()
                     crows = _rows_after(row_mask, rows, child, i, j)
-                    live, nxt = ordered_matching(st, child, crows, _rest_of(matching, q) if matching else None, PAIRING_CAP)
+                    live, nxt = ordered_matching(
+                        st, child, crows, _rest_of(matching, q) if matching else None, PAIRING_CAP, allowed
+                    )
                     if live:
                         self.path.append(move)
                         mask, rows, matching = child, crows, nxt
@@ -212,7 +234,14 @@ class _Search:
         return False
 
     def win0(
-        self, st: Stretch, mask: int, rows: int, hint: list[int] | None, levels: int, pairs: list[int] | None = None
+        self,
+        st: Stretch,
+        mask: int,
+        rows: int,
+        hint: list[int] | None,
+        levels: int,
+        pairs: list[int] | None = None,
+        allowed: set[int] | None = None,
     ) -> bool:
         """The hot path: no add left, so only pair removals within this stretch.
 
@@ -220,7 +249,8 @@ class _Search:
         (`search_order`) is dead, and the pairing found puts its own pairs first and, minus the
         pair played, is the child's hint. Deeper down the test costs more than it prunes.
         `pairs` (pair masks), when given, are this state's legal pairs, derived from the parent's
-        (`Stretch.child_pairs`) when the move emptied no row.
+        (`Stretch.child_pairs`) when the move emptied no row. With `allowed` (`order.winning_pairs`
+        of the stretch's root) only those pairs are played, and only they enter pairings.
         """
         self.nodes += 1  # tick(), inlined
         if self.nodes == self.limit + 1 or (
@@ -232,9 +262,11 @@ class _Search:
         failed = st.failed
         if pairs is None:
             pairs = [1 << i | 1 << j for i, j in st.pairs(mask, rows)]
+            if allowed is not None:
+                pairs = [q for q in pairs if q in allowed]
         matching = None
         if levels > 0:
-            live, matching = ordered_matching(st, mask, rows, hint, PAIRING_CAP)
+            live, matching = ordered_matching(st, mask, rows, hint, PAIRING_CAP, allowed)
             if not live:
                 failed[mask] = 0
                 return False
@@ -269,7 +301,8 @@ class _Search:
                 crows,
                 _rest_of(matching, q) if matching else None,
                 levels,
-                child_pairs(pairs, i, j, child, rows) if crows == rows else None,
+                child_pairs(pairs, i, j, child, rows, allowed) if crows == rows else None,
+                allowed,
             ):
                 return True
             path.pop()
