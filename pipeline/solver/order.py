@@ -28,6 +28,8 @@ it still refutes about 98-99% of the unsolvable ones at the root.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pipeline.solver.mask import Stretch
 
 CAP = 400
@@ -57,7 +59,14 @@ def has_ordered_matching(st: Stretch, mask: int, rows: int, cap: int = CAP) -> b
     return ordered_matching(st, mask, rows, None, cap)[0]
 
 
-def winning_pairs(st: Stretch, mask: int, rows: int, cap: int = CAP, allowed: set[int] | None = None) -> set[int]:
+def winning_pairs(
+    st: Stretch,
+    mask: int,
+    rows: int,
+    cap: int = CAP,
+    allowed: set[int] | None = None,
+    tick: Callable[[], None] | None = None,
+) -> set[int]:
     """The same-class pairs that some ordered matching of this state uses (a superset of them).
 
     Every win from this state, and every win from any state reached from it, plays only these
@@ -70,7 +79,8 @@ def winning_pairs(st: Stretch, mask: int, rows: int, cap: int = CAP, allowed: se
     `cap` steps; a search that gives up keeps its pair: no claim). A pair proved in no matching
     leaves the candidates of the searches after it, which is safe for the same reason: no
     matching that passes the test uses it; while that shrinks the candidates, the pairs given up
-    on are tried again. `allowed` (a superset known already) limits the pairs.
+    on are tried again. `allowed` (a superset known already) limits the pairs; `tick` is called
+    before each search (the solver counts it as a node, and may stop there).
     """
     ccm = st.cell_class_mask
     pairs = []
@@ -95,6 +105,8 @@ def winning_pairs(st: Stretch, mask: int, rows: int, cap: int = CAP, allowed: se
             if q in known or q not in candidates:
                 continue
             found: list[int] = []
+            if tick is not None:
+                tick()
             try:
                 if _search(st, mask, rows, cap, found, q, candidates):
                     known.update(found)

@@ -10,17 +10,23 @@ pairs' removals can be ordered at all (`search_order`, a sound necessary conditi
 refutes most unsolvable boards at the root in a millisecond or two.
 
 Order of work at 0 adds: parity, a few plain random play-outs, the pairing test, seeded random
-dives that only step into states passing the test, then depth-first search whose first
-`GUIDED_LEVELS` levels prune with the test and try the found pairing's moves first. Deeper, the
-test costs more than it saves: on the residual proofs of bench_solver.py, testing every level
-cuts nodes 7x (1.91 M to 0.27 M) but takes 60 s instead of 17 s even with the lines memoized
-(`Stretch.ways`): most tests prove a child dead, and that backtracking costs ~25 plain nodes; every
-2nd-4th level, more levels, smaller caps, and a cycle test on the class-count-2 pairs alone were
-all slower too (measured). With adds: random play-outs, then a first pass over
-(stretch, mask, adds left) in which every 0-add stretch after an add gets the root test, two dives
-and `STRETCH_CAP` nodes, then, if that pass cut anything short, the complete search. A table per
-stretch remembers the most adds known not to be enough for each state (a state that fails with k
-adds fails with fewer); only completely searched states enter it.
+dives that only step into states passing the test, then the proof search. Before it,
+`order.winning_pairs` finds the pairs that some ordered pairing of the root uses (every win from
+any state below plays only those, see its docstring); the depth-first search then plays only
+those pairs, and they alone enter its pairings. On the residual proofs of bench_solver.py that
+cuts the states 2-2,600x (the hardest boards lose almost every pair), where the old guided levels
+(the pairing test at the first `GUIDED_LEVELS` levels, kept for the stretches after an add)
+cut nothing more. Testing every level without the restriction cut nodes 7x (1.91 M to 0.27 M)
+but took 60 s instead of 17 s: most tests prove a child dead at ~25 plain nodes each. A
+partial-order reduction (deadlock-preserving stubborn sets, sound under row collapse) was
+measured too: 1.1-2x fewer states at 10x the cost per state, because almost every cell's
+closure reaches the whole board. In the search a move that empties no row derives the child's
+pairs from the parent's (`Stretch.child_pairs`). With adds: random play-outs, then a first pass
+over (stretch, mask, adds left) in which every 0-add stretch after an add gets the root test, two
+dives and `STRETCH_CAP` nodes, then, if that pass cut anything short, the complete search. A
+table per stretch remembers the most adds known not to be enough for each state (a state that
+fails with k adds fails with fewer); only completely searched states enter it. Stretches are
+keyed by their value classes (`_Search.stretch`).
 """
 
 from __future__ import annotations
@@ -167,7 +173,9 @@ class _Search:
                     return True
                 if allowed is None and not self.stretches_with_adds:  # a real search ahead
                     allowed = self.winning_pairs(st, rows)
-                return self.win0(st, st.mask, rows, matching, GUIDED_LEVELS, None, allowed)
+                # the restriction already holds what the pairing test would prune below the root
+                levels = GUIDED_LEVELS if allowed is None else min(GUIDED_LEVELS, 1)
+                return self.win0(st, st.mask, rows, matching, levels, None, allowed)
             if self.dive(st, INNER_DIVES, matching):
                 return True
             self.stretch_end = self.nodes + self.stretch_cap
@@ -184,12 +192,7 @@ class _Search:
 
     def winning_pairs(self, st: Stretch, rows: int) -> set[int]:
         """`order.winning_pairs` at the stretch's root; each pair's forced search counts as a node."""
-        for _ in range(len(st.pairs(st.mask, rows))):
-            self.tick()
-        allowed = winning_pairs(st, st.mask, rows, WINNING_PAIRS_CAP)
-        for _ in range(len(allowed)):
-            self.tick()
-        return allowed
+        return winning_pairs(st, st.mask, rows, WINNING_PAIRS_CAP, None, self.tick)
 
     def dive(self, st: Stretch, count: int, root_matching: list[int] | None, allowed: set[int] | None = None) -> bool:
         """Seeded random games at 0 adds that only enter states with an ordered pairing.
