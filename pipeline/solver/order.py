@@ -95,6 +95,7 @@ def winning_pairs(
             rest ^= c
             if allowed is None or b | c in allowed:
                 pairs.append(b | c)
+    st.work = 0  # one call, one free allowance: the rest is charged as nodes (`Stretch.spend`)
     candidates = set(pairs)
     known: set[int] = set()
     todo = pairs
