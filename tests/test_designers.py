@@ -497,3 +497,33 @@ def test_report_html_shows_every_stage_and_the_curve_self_contained(night: Path,
     out = tmp_path / "again.html"
     result = run("report", str(night / "bundle.yaml"), "--out", str(out))
     assert result.exit_code == 0 and out.read_text() == html  # the same bundle gives the same page
+
+
+def test_report_refuses_what_is_not_a_valid_bundle_in_one_line(night: Path, tmp_path: Path) -> None:
+    out = tmp_path / "night.html"
+    pool_file = sorted((night / "pool").glob("*.yaml"))[0]
+    for args, message in (
+        ([str(pool_file)], "is a puzzle, not a bundle"),
+        ([str(tmp_path / "missing.yaml")], "no such file"),
+        ([str(night / "bundle.yaml"), "--out", str(tmp_path / "night.txt")], "name an .html file"),
+    ):
+        result = run("report", *args, *([] if "--out" in args else ["--out", str(out)]))
+        assert result.exit_code == 1 and message in result.output and result.output.count("\n") == 1
+    broken = tmp_path / "broken.yaml"
+    broken.write_text((night / "bundle.yaml").read_text().replace("kind: bundle", "kind: bundel", 1))
+    result = run("report", str(broken), "--out", str(out))
+    assert result.exit_code == 1 and "the report needs a valid bundle" in result.output
+    assert not out.exists() and not (tmp_path / "night.txt").exists()
+
+
+def test_moves_are_numbered_from_1_by_apply_and_the_validator_alike(tmp_path: Path) -> None:
+    assert run("puzzle", HAND, "--adds", "1", "--out", f"{tmp_path}/").exit_code == 0
+    path = next(tmp_path.glob("*.yaml"))
+    doc = yaml.safe_load(path.read_text())
+    bad = [doc["solution"][0], "0,0-0,1"]  # the second move is illegal
+    doc["solution"] = bad + doc["solution"][1:]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    problems = [p.message for p in validate_paths([path]).problems]
+    assert any(m.startswith("move 2: illegal move 0,0-0,1") for m in problems), problems
+    applied = run("apply", HAND, *bad, "--adds", "1")
+    assert applied.exit_code == 1 and "move 2: illegal move 0,0-0,1" in applied.output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,6 +24,21 @@ def fail(message: str, code: int = 1) -> NoReturn:
     """Print `numbermatch: error: message` to stderr and exit with `code` (no traceback)."""
     typer.echo(f"numbermatch: error: {message}", err=True)
     raise typer.Exit(code)
+
+
+def writable_folder(folder: Path, option: str) -> None:
+    """Refuse in one line, before any work, an output folder that cannot be created or written
+    (the nearest existing ancestor must be a writable folder)."""
+    probe = folder
+    while not probe.exists():
+        parent = probe.parent
+        if parent == probe:
+            break
+        probe = parent
+    if not probe.is_dir():
+        fail(f"{option} {folder}: {probe} is not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        fail(f"{option} {folder}: {probe} is not writable")
 
 
 def parse_board_arg(text: str) -> Board:

@@ -10,22 +10,8 @@ from typing import Optional
 import typer
 
 from pipeline.cli.base import app
-from pipeline.cli.common import IN_HELP, SOURCE_HELP, fail, load_source
+from pipeline.cli.common import IN_HELP, SOURCE_HELP, fail, load_source, writable_folder
 from pipeline.errors import NumberMatchError
-
-
-def _writable_folder(folder: Path, option: str) -> None:
-    """Refuse, before any work, an output folder that cannot be created or written."""
-    probe = folder
-    while not probe.exists():
-        parent = probe.parent
-        if parent == probe:
-            break
-        probe = parent
-    if not probe.is_dir():
-        fail(f"{option} {folder}: {probe} is not a folder")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        fail(f"{option} {folder}: {probe} is not writable")
 
 
 @app.command()
@@ -54,7 +40,7 @@ def puzzle(
         fail("puzzle needs --out FILE (or a folder)")
     out = Path(out_text)
     folder = out if out.is_dir() or out_text.endswith(("/", os.sep)) else out.parent
-    _writable_folder(folder, "--out")
+    writable_folder(folder, "--out")
     if out.exists() and not out.is_dir() and not out.is_file():
         fail(f"--out {out}: is not a regular file")
     src = load_source(sources[0], search)
@@ -180,7 +166,7 @@ def render(
 
     if out.suffix.lower() != ".svg":
         fail(f"--out {out}: name an .svg file")
-    _writable_folder(out.parent, "--out")
+    writable_folder(out.parent, "--out")
     src = load_source(source, search)
     highlight: tuple[int, ...] = ()
     note = ""
@@ -227,7 +213,7 @@ def report(
 
     if out.suffix.lower() not in (".html", ".htm"):
         fail(f"--out {out}: name an .html file")
-    _writable_folder(out.parent, "--out")
+    writable_folder(out.parent, "--out")
     path = Path(bundle)
     if not path.is_file():
         fail(f"{path}: no such file")

@@ -116,8 +116,8 @@ def _split_stage(text: str) -> tuple[Path, int, int] | None:
     return Path(head), int(m.group(1)), int(m.group(2))
 
 
-def read_document(path: Path) -> dict[str, Any]:
-    """One YAML mapping from a file, read safely; SourceError names the file, line and problem."""
+def load_document(path: Path):  # -> pipeline.validator.loader.Document (data and node tree)
+    """A file's YAML document, read safely; SourceError names the file, line and problem."""
     from pipeline.validator.loader import load_file  # the validator is a heavy import; only for files
 
     if not path.exists():
@@ -127,7 +127,12 @@ def read_document(path: Path) -> dict[str, Any]:
         p = loaded.problems[0]
         where = f"{p.file}:{p.line}" if p.line else p.file
         raise SourceError(f"{where}: {p.message}")
-    data = loaded.document.data
+    return loaded.document
+
+
+def read_document(path: Path) -> dict[str, Any]:
+    """One YAML mapping from a file (see `load_document`)."""
+    data = load_document(path).data
     if not isinstance(data, dict):
         raise SourceError(f"{path}: expected a puzzle or bundle mapping, found {type(data).__name__}")
     return data

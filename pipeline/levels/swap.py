@@ -54,19 +54,16 @@ def _score_text(score: Any) -> str:
 
 def _load(path: Path) -> tuple[str, Any]:
     """The bundle's text and its YAML node tree (read with the validator's safe loader)."""
-    from pipeline.validator.loader import load_file
+    from pipeline.levels.source import SourceError, load_document
 
-    if not path.is_file():
-        raise SwapError(f"{path}: no such file")
-    loaded = load_file(path)
-    if loaded.document is None:
-        p = loaded.problems[0]
-        raise SwapError(f"{p.file}:{p.line or 0}: {p.message}")
-    data = loaded.document.data
+    try:
+        document = load_document(path)
+    except SourceError as exc:
+        raise SwapError(str(exc)) from None
+    data = document.data
     if not isinstance(data, dict) or data.get("kind") != "bundle":
         raise SwapError(f"{path}: is not a bundle (a swap replaces a Stage of a bundle file)")
-    text = path.read_text(encoding="utf-8")
-    return text, loaded.document
+    return path.read_text(encoding="utf-8"), document
 
 
 def _mapping_value(node: Any, key: str) -> Any:
