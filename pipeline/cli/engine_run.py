@@ -7,7 +7,6 @@ which the caller turns into the one-line error.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,6 +21,8 @@ _NAMES = [f"{i // WIDTH},{i % WIDTH}" for i in range(WIDTH * 512)]
 
 
 def _emit(obj: object) -> None:
+    import json  # only --json output needs it
+
     sys.stdout.write(json.dumps(obj, separators=(", ", ": ")) + "\n")
 
 
