@@ -199,7 +199,7 @@ class DaskExecutor:
                         continue
                     except KilledWorker:
                         raise SchedulerError(
-                            f"attempts {start}-{stop - 1} killed every Dask worker that tried them"
+                            f"attempts {start}-{stop - 1} took down every Dask worker allowed to retry them"
                         ) from None
                     except Exception as exc:
                         if future.status == "error":
@@ -213,9 +213,6 @@ class DaskExecutor:
             if pending and self.client.status == "running":
                 with contextlib.suppress(Exception):
                     self.client.cancel(pending)
-
-    def workers(self) -> list[str]:
-        return sorted(self.client.scheduler_info()["workers"])
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
