@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test bench nightly clean
+.PHONY: install test bench nightly fuzz schemas clean
 
 install: $(STAMP)
 
@@ -16,6 +16,14 @@ $(STAMP): pyproject.toml
 
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+# The long fuzz campaign against the validator (NM_FUZZ_EXAMPLES mutants per strategy); prints counts.
+fuzz: $(STAMP)
+	NM_FUZZ_EXAMPLES=$${NM_FUZZ_EXAMPLES:-500} $(BIN)/python -m pytest tests/test_fuzz.py -q -s
+
+# Rewrite the schema text generated from code (the tier boundaries from pipeline/rating/tiers.py).
+schemas: $(STAMP)
+	$(BIN)/python -m pipeline.schemas
 
 bench: $(STAMP)
 	$(BIN)/python -m pipeline.bench

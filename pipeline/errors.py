@@ -3,6 +3,22 @@
 from __future__ import annotations
 
 
+ECHO_LIMIT = 80  # characters of user input an error message repeats
+
+
+def shorten(text: object, limit: int = ECHO_LIMIT) -> str:
+    """`repr(text)`, cut to a readable length for an error message (hostile input can be megabytes)."""
+    if isinstance(text, str) and len(text) > limit:
+        return f"{text[: limit - 20]!r}... ({len(text):,} characters)"
+    shown = repr(text)
+    return shown if len(shown) <= limit + 2 else shown[:limit] + f"... ({len(shown):,} characters)"
+
+
+def clip(text: str, limit: int = 2 * ECHO_LIMIT) -> str:
+    """`text` itself when short, else its start and how long it was (for echoing input in output)."""
+    return text if len(text) <= limit else f"{text[: limit - 30]}... ({len(text):,} characters)"
+
+
 class NumberMatchError(ValueError):
     """Base class of every input error the library raises."""
 

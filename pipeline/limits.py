@@ -20,6 +20,10 @@ MAX_SOLVE_CELLS = 1_000
 MAX_RATE_CELLS = 300
 # Adds allocation of a Stage (each add can double the board). Real puzzles use 0-5.
 MAX_ADDS = 16
+# Games each simulated player plays in a rating (default 64).
+MAX_PLAYOUTS = 10_000
+# Puzzles one `generate` run may ask for.
+MAX_COUNT = 10_000
 # The nightly job and the assembler.
 MAX_LEVELS = 1_000
 MAX_STAGES = 100
@@ -43,3 +47,9 @@ def check_adds(adds: int, limit: int = MAX_ADDS) -> None:
     """Refuse an adds allocation beyond MAX_ADDS (negative ones are refused by the callers)."""
     if adds > limit:
         raise LimitError(f"adds {adds:,} is more than the limit of {limit} (README: Limits)")
+
+
+def check_playouts(playouts: int, limit: int = MAX_PLAYOUTS) -> None:
+    """Refuse more simulated games per player than MAX_PLAYOUTS."""
+    if playouts > limit:
+        raise LimitError(f"playouts {playouts:,} is more than the limit of {limit:,} (README: Limits)")

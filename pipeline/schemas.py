@@ -8,12 +8,15 @@ plain JSON files beside the package rather than Python data. They reference each
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
+from jsonschema.exceptions import ValidationError
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
@@ -97,11 +100,36 @@ def inlined(kind: str) -> dict[str, Any]:
     return walk(load_schema(kind), resolver, 0)
 
 
+def _strict_integer(checker: Any, instance: Any) -> bool:
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+def _full_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    if isinstance(instance, str) and not python_regex(pattern).search(instance):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+@lru_cache(maxsize=None)
+def python_regex(pattern: str) -> re.Pattern[str]:
+    """An ECMA-262 pattern as Python reads it: `$` ends the text (Python's also matches before a
+    final newline, which let a move `1,3-2,4` with a newline after it through), `\\d` is ASCII."""
+    return re.compile(re.sub(r"(?<!\\)\$", r"\\Z", pattern), re.ASCII)
+
+
+# Level files mean what they say: an integer field takes integers only (JSON Schema would take
+# 2.0), and a pattern must match the whole text (see `python_regex`).
+_Strict = validators.extend(
+    Draft202012Validator,
+    validators={"pattern": _full_pattern},
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_integer),
+)
+
+
 @lru_cache(maxsize=None)
 def validator(kind: str) -> Draft202012Validator:
     """The compiled validator for `kind`, built once per process (no format checker)."""
     Draft202012Validator.check_schema(load_schema(kind))
-    return Draft202012Validator(inlined(kind), registry=registry())
+    return _Strict(inlined(kind), registry=registry())
 
 
 # Keywords whose meaning is the same in draft-07 (what fastjsonschema compiles) and 2020-12.
@@ -123,6 +151,9 @@ def _keywords(node: Any, found: set[str]) -> set[str]:
     return found
 
 
+_LENIENT = re.compile(r" and not \(isinstance\((\w+), float\) and \1\.is_integer\(\)\)")
+
+
 @lru_cache(maxsize=None)
 def fast_check(kind: str) -> Callable[[Any], bool] | None:
     """A compiled yes/no check of a document against the `kind` schema, ~20x faster than
@@ -140,7 +171,20 @@ def fast_check(kind: str) -> Callable[[Any], bool] | None:
     schema = inlined(kind)
     if not _keywords(schema, set()) <= _FAST_KEYWORDS:
         return None
-    compiled = fastjsonschema.compile({**schema, "$schema": "http://json-schema.org/draft-07/schema#"})
+    # draft-07 takes a whole-number float as an integer; level files do not (see `_Strict`), so
+    # the generated code's exception for such floats is cut out before it is compiled
+    try:
+        resolver, generator = fastjsonschema._factory(
+            {**schema, "$schema": "http://json-schema.org/draft-07/schema#"}, {}, {}
+        )
+        code, changed = _LENIENT.subn("", generator.func_code)
+        state = generator.global_state
+    except (AttributeError, TypeError, ValueError):  # pragma: no cover - another fastjsonschema
+        return None
+    if '"integer"' in json.dumps(schema) and not changed:  # pragma: no cover - code we do not know
+        return None
+    exec(compile(code, f"<fastjsonschema {kind}>", "exec"), state)
+    compiled = state[resolver.get_scope_name()]
 
     def check(data: Any) -> bool:
         try:
@@ -150,3 +194,43 @@ def fast_check(kind: str) -> Callable[[Any], bool] | None:
         return True
 
     return check
+
+
+# --- text generated from code ------------------------------------------------------------
+
+def tier_description() -> str:
+    """The puzzle schema's description of `tier`, from the one tier table (`rating.tiers.TIERS`)."""
+    from pipeline.rating.tiers import TIERS
+
+    bounds = [f"{name} below {high:g}" for name, _, high in TIERS[:-1]]
+    last, low, _ = TIERS[-1]
+    return (
+        "Difficulty tier, a pure function of the score by the table in pipeline/rating/tiers.py ("
+        + ", ".join(bounds + [f"{last} from {low:g}"]) + ")."
+    )
+
+
+def synced_puzzle_schema() -> str:
+    """The puzzle schema file's text with every part generated from code brought up to date: the
+    tier boundaries (`rating.tiers`) and the adds limit (`limits`)."""
+    schema = json.loads(schema_path("puzzle").read_text(encoding="utf-8"))
+    schema["$defs"]["tier"]["description"] = tier_description()
+    from pipeline.limits import MAX_ADDS
+
+    schema["$defs"]["adds"]["maximum"] = MAX_ADDS  # each add can double the board (README: Limits)
+    return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def main() -> None:
+    """`python -m pipeline.schemas` (`make schemas`): rewrite the generated parts of the schemas."""
+    path = schema_path("puzzle")
+    text = synced_puzzle_schema()
+    if path.read_text(encoding="utf-8") != text:
+        from pipeline.atomic import write_atomic
+
+        write_atomic(path, text)
+        print(f"updated {path}")
+
+
+if __name__ == "__main__":
+    main()

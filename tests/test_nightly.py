@@ -199,6 +199,7 @@ def test_two_runs_on_one_folder_do_not_race(tmp_path: Path) -> None:
 def test_a_folder_left_aside_by_a_killed_swap_is_put_back(published: Path, tmp_path: Path) -> None:
     aside = tmp_path / f".{DATE.isoformat()}.old-12345"
     shutil.copytree(published / DATE.isoformat(), aside)
+    (tmp_path / f"{aside.name}.numbermatch").write_text("renamed aside by publish()\n")  # publish's marker
     sweep(tmp_path)
     assert snapshot(tmp_path / DATE.isoformat()) == snapshot(published / DATE.isoformat())
     assert hidden(tmp_path) == []

@@ -9,22 +9,25 @@ import typer
 
 from pipeline.levels.assembler import assemble as assemble_puzzles
 from pipeline.levels.assembler import load_puzzles, parse_pin
-from pipeline.levels.bundle import bundle_document, default_bundle_id, write_bundle
+from pipeline.atomic import write_atomic
+from pipeline.levels.bundle import bundle_document, bundle_id_problem, bundle_text, default_bundle_id
 from pipeline.levels.curves import curve_params, load_curve
 from pipeline.levels.curves import CURVE_HELP, CURVE_METAVAR, shape_text
+from pipeline.validator import validate_texts
 from pipeline.errors import NumberMatchError
 from pipeline.levels.nightly import (
     DEFAULT_CURVE,
 )
 from pipeline.cli.base import app
 from pipeline.cli.common import fail
+from pipeline.limits import MAX_LEVELS, MAX_STAGES
 
 
 @app.command()
 def assemble(
     puzzles: list[Path] = typer.Argument(..., help="Puzzle files (or folders of them, or bundles to reuse)."),
-    levels: int = typer.Option(..., "--levels", min=1, help="Number of Levels."),
-    stages: int = typer.Option(..., "--stages", min=1, help="Stages per Level."),
+    levels: int = typer.Option(..., "--levels", min=1, max=MAX_LEVELS, help="Number of Levels."),
+    stages: int = typer.Option(..., "--stages", min=1, max=MAX_STAGES, help="Stages per Level."),
     curve: str = typer.Option(DEFAULT_CURVE, "--curve", metavar=CURVE_METAVAR, help=CURVE_HELP),
     first_level: int = typer.Option(1, "--first-level", min=1, help="Game-wide number of the first Level."),
     out: Path = typer.Option(..., "--out", help="Bundle file to write (atomically)."),
@@ -35,6 +38,8 @@ def assemble(
 ) -> None:
     """Order validated Puzzles into Levels along a difficulty curve and write a YAML bundle.
     """
+    if bundle_id is not None and (problem := bundle_id_problem(bundle_id)) is not None:
+        fail(f"--id {problem}", 2)
     try:
         spec = load_curve(curve)
         spec.targets(levels, stages, first_level)  # refuse a curve that cannot give this shape first
@@ -48,8 +53,13 @@ def assemble(
         fail(str(exc))
     params = {**curve_params(curve, spec), "levels": levels, "stages": stages, "candidates": len(pool)}
     doc = bundle_document(result, bundle_id=bundle_id or default_bundle_id(result), seed=seed, params=params)
+    text = bundle_text(doc, hint_for=out)
+    problems = validate_texts([(str(out), text)]).problems  # never write what the validator rejects
+    if problems:
+        p = problems[0]
+        fail(f"the bundle would not pass validation, nothing written: {p.code} {p.path}: {p.message}")
     try:
-        write_bundle(out, doc)
+        write_atomic(out, text)
     except OSError as exc:
         fail(f"cannot write {out}: {exc.strerror or exc}")
     typer.echo(

@@ -6,9 +6,57 @@ show` loads the engine's commands only, not the validator, generator or assemble
 
 from __future__ import annotations
 
+import re
+import sys
+from typing import Any
+
 import typer
+from typer.core import TyperGroup
+
+try:  # typer >= 0.2x carries its own copy of click; older ones use click itself
+    from typer import _click as click  # type: ignore[attr-defined]
+except ImportError:  # pragma: no cover - depends on the typer version
+    import click  # type: ignore[no-redef]
+
+from pipeline.errors import shorten
+
+# A signed whole number written with digits other than ASCII 0-9 (int() and click read ٣ as 3).
+_FOREIGN_NUMBER = re.compile(r"(?:--[\w-]+=)?[+-]?\d+(?:\.\d*)?")
+
+
+class _OneLineErrors(TyperGroup):
+    """Usage errors as one line (`numbermatch: error: solve: ...`), like every other error, and
+    numbers in options and arguments in ASCII digits only."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        argv = list(sys.argv[1:] if args is None else args)
+        prog_name = prog_name or "numbermatch"
+        try:
+            for arg in argv:
+                if not arg.isascii() and _FOREIGN_NUMBER.fullmatch(arg):
+                    raise click.exceptions.UsageError(f"{shorten(arg)}: write numbers with the ASCII digits 0-9")
+            rv = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.ClickException as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # `numbermatch` alone: the help, as before
+                typer.echo(exc.format_message(), err=True)
+                sys.exit(exc.exit_code)
+            ctx = getattr(exc, "ctx", None)
+            where = ctx.command_path if ctx is not None else "numbermatch"
+            message = exc.format_message().replace("\n", " ")
+            message = message if len(message) <= 300 else message[:280] + "... (cut)"
+            typer.echo(f"numbermatch: error: {message} (see `{where} --help`)", err=True)
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            typer.echo("numbermatch: error: aborted", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
 
 app = typer.Typer(
+    cls=_OneLineErrors,
     name="numbermatch",
     help="Number Match content pipeline: rules engine, solver, rating, generator, validator, assembler.",
     no_args_is_help=True,

@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
 import typer
 
+from pipeline.cli.engine_run import stdin_lines
 from pipeline.engine.board import Board, parse
-from pipeline.errors import NumberMatchError
+from pipeline.errors import NumberMatchError, clip, shorten
+from pipeline.limits import MAX_ADDS, check_adds
+
+_ADDS = re.compile(r"[0-9]{1,6}", re.ASCII)
 
 
 def emit_json(obj: Any) -> None:
@@ -66,12 +71,6 @@ def load_source(text: str, search: list[Path] | None = None):  # -> pipeline.lev
         fail(str(exc))
 
 
-def stdin_lines() -> Iterator[tuple[int, str]]:
-    """(line number, text without the newline) for each line on standard input."""
-    for number, line in enumerate(sys.stdin, 1):
-        yield number, line.rstrip("\r\n")
-
-
 def split_board_adds(line: str, default_adds: int | None = None) -> tuple[str, int]:
     """`BOARD ADDS` (ADDS optional when a default is given) from one stdin line."""
     parts = line.split()
@@ -81,16 +80,14 @@ def split_board_adds(line: str, default_adds: int | None = None) -> tuple[str, i
         return "", default_adds
     if len(parts) == 1:
         if default_adds is None:
-            raise ValueError(f"line {line!r} has no adds count: expected 'BOARD ADDS'")
+            raise ValueError(f"line {shorten(line)} has no adds count: expected 'BOARD ADDS'")
         return parts[0], default_adds
     if len(parts) > 2:
-        raise ValueError(f"line {line!r} has {len(parts)} fields: expected 'BOARD ADDS'")
-    try:
-        adds = int(parts[1])
-    except ValueError:
-        raise ValueError(f"adds {parts[1]!r} is not a whole number") from None
-    if adds < 0:
-        raise ValueError(f"adds {adds} is negative")
+        raise ValueError(f"line {shorten(line)} has {len(parts)} fields: expected 'BOARD ADDS'")
+    if not _ADDS.fullmatch(parts[1]):  # int() would take '٣', '1_0' and 4,000 digits
+        raise ValueError(f"adds {shorten(parts[1])} is not a whole number 0-{MAX_ADDS} in ASCII digits")
+    adds = int(parts[1])
+    check_adds(adds)
     return parts[0], adds
 
 
@@ -105,11 +102,12 @@ def board_adds_stream(handle: Callable[[str, bytes, int], dict[str, Any]]) -> No
         try:
             text, adds = split_board_adds(line)
             cells = parse(text)
+            out = handle(text, cells, adds)
         except ValueError as exc:  # NumberMatchError is a ValueError
             errors += 1
-            emit_json({"board": line, "line": number, "error": str(exc)})
+            emit_json({"board": clip(line), "line": number, "error": str(exc)})
             continue
-        emit_json({"board": text, "adds": adds, **handle(text, cells, adds)})
+        emit_json({"board": text, "adds": adds, **out})
         sys.stdout.flush()
     if errors:
         raise typer.Exit(1)

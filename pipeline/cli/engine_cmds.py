@@ -12,6 +12,7 @@ from pipeline.cli import engine_run
 from pipeline.cli.base import app
 from pipeline.cli.common import IN_HELP, SOURCE_HELP, fail
 from pipeline.errors import NumberMatchError
+from pipeline.limits import MAX_ADDS
 
 render_grid = engine_run.render_grid
 
@@ -39,7 +40,7 @@ def moves(
 def apply(
     board: str = typer.Argument(..., metavar="SOURCE", help="Starting board: " + SOURCE_HELP),
     move_list: Optional[list[str]] = typer.Argument(None, metavar="MOVE...", help="Moves in order: R,C-R,C for a pair, + for an add."),
-    adds: Optional[int] = typer.Option(None, "--adds", min=0, help="Adds allocation of the Stage (default: the puzzle's, else 0)."),
+    adds: Optional[int] = typer.Option(None, "--adds", min=0, max=MAX_ADDS, help="Adds allocation of the Stage (default: the puzzle's, else 0)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
     search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:

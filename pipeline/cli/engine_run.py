@@ -8,14 +8,15 @@ which the caller turns into the one-line error.
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pipeline.engine.board import WIDTH, Board, format_board, parse
 from pipeline.engine.moves import Move
 from pipeline.engine.rules import legal_pairs
 from pipeline.engine.stage import Stage
-from pipeline.errors import NumberMatchError
+from pipeline.errors import NumberMatchError, clip
+from pipeline.limits import MAX_CELLS
 
 _NAMES = [f"{i // WIDTH},{i % WIDTH}" for i in range(WIDTH * 512)]
 
@@ -37,16 +38,36 @@ def pair_texts(cells: bytes) -> list[str]:
     return [f"{names[i]}-{names[j]}" for i, j in legal_pairs(cells)]
 
 
+# The longest stdin line worth reading: a board of limits.MAX_CELLS cells in notation, and adds.
+MAX_LINE = MAX_CELLS + MAX_CELLS // WIDTH + 64
+
+
+def stdin_lines() -> Iterator[tuple[int, str]]:
+    """(line number, text without the newline) for each line on standard input.
+
+    A line longer than MAX_LINE is read in pieces and given as its first MAX_LINE + 1
+    characters (which no parser accepts), so memory stays bounded whatever comes in."""
+    number = 0
+    while True:
+        line = sys.stdin.readline(MAX_LINE + 1)
+        if not line:
+            return
+        number += 1
+        rest = line
+        while len(rest) > MAX_LINE and not rest.endswith("\n"):  # skip the rest of an overlong line
+            rest = sys.stdin.readline(MAX_LINE + 1)
+        yield number, line.rstrip("\r\n")
+
+
 def moves_stream() -> int:
     """JSON Lines: one object per stdin board; malformed lines get an error and the run goes on."""
     errors = 0
-    for line in sys.stdin:
-        line = line.rstrip("\r\n")
+    for _, line in stdin_lines():
         try:
             cells = parse(line)
         except NumberMatchError as exc:
             errors += 1
-            _emit({"board": line, "error": str(exc)})
+            _emit({"board": clip(line), "error": str(exc)})
             continue
         _emit({"board": line, "pairs": pair_texts(cells)})
     sys.stdout.flush()

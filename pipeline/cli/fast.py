@@ -68,8 +68,8 @@ def try_run(argv: Sequence[str]) -> int | None:
     adds: int | None = None
     if "--adds" in values:
         text = values["--adds"][0]
-        if not text.isdigit():
-            return None  # typer says what is wrong with it
+        if not (text.isascii() and text.isdigit()) or len(text) > 6:
+            return None  # typer says what is wrong with it (int() would read '٣' as 3)
         adds = int(text)
     search = [Path(p) for p in values.get("--in", [])] or None
     from pipeline.cli import engine_run

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -24,17 +26,18 @@ from pipeline.cli.base import app
 from pipeline.generation.proposals import STRATEGIES
 from pipeline.rating.tiers import TIER_NAMES
 from pipeline.cli.common import fail
+from pipeline.limits import MAX_COUNT, MAX_JOBS, MAX_PLAYOUTS
 
 
 @app.command()
 def generate(
-    count: int = typer.Option(1, "--count", "-n", help="How many puzzles to write."),
+    count: int = typer.Option(1, "--count", "-n", min=1, max=MAX_COUNT, help="How many puzzles to write."),
     cells: int = typer.Option(..., "--cells", help="Cells of the starting board (no gaps, rows of 9)."),
     adds: int = typer.Option(..., "--adds", help="Add numbers each Stage gets."),
     tier: Optional[str] = typer.Option(None, "--tier", metavar="|".join(TIER_NAMES), help="Keep only this tier."),
     seed: int = typer.Option(0, "--seed", help="Seed; the same seed and options give the same files."),
     out: Path = typer.Option(Path("."), "--out", help="Output folder; files are <id>.yaml."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", help="Worker processes (default: every core)."),
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", max=MAX_JOBS, help="Worker processes (default: every core)."),
     scheduler: Optional[str] = typer.Option(
         None, "--scheduler", envvar=SCHEDULER_ENV, show_envvar=True,
         help="Run the attempts on a Dask cluster: tcp://HOST:PORT, or local:N for N local worker processes "
@@ -48,7 +51,7 @@ def generate(
     ),
     max_attempts: Optional[int] = typer.Option(None, "--max-attempts", help="Give up after this many attempts (default 1000 + 200 per puzzle)."),
     solve_nodes: int = typer.Option(DEFAULT_SOLVE_NODES, "--solve-nodes", help="Solver node budget per board."),
-    playouts: Optional[int] = typer.Option(None, "--playouts", help="Rating playouts per simulated player (default: the rating's)."),
+    playouts: Optional[int] = typer.Option(None, "--playouts", max=MAX_PLAYOUTS, help="Rating playouts per simulated player (default: the rating's)."),
     attempt: Optional[int] = typer.Option(
         None, "--attempt", help="Rebuild only this attempt (from a puzzle's provenance) instead of searching."
     ),
@@ -56,8 +59,7 @@ def generate(
     """Propose, solve and rate boards; write the ones in the tier as puzzle files."""
     if jobs is not None and jobs < 1:
         fail(f"--jobs {jobs} must be at least 1")
-    if out.exists() and not out.is_dir():
-        fail(f"--out {str(out)!r} is not a folder")
+    _check_out(out)
     params = GenerateParams(
         cells=cells,
         adds=adds,
@@ -85,6 +87,27 @@ def generate(
     typer.echo(result.summary(), err=True)
     if scheduler and result.work is not None:
         typer.echo(f"ran on {result.work}", err=True)
+
+
+def _check_out(out: Path) -> None:
+    """Refuse an --out that cannot take the files before any generation work is done."""
+    if out.exists() and not out.is_dir():
+        fail(f"--out {str(out)!r} is not a folder")
+    existing = out
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        fail(f"--out {str(out)!r} is under {str(existing)!r}, which is a file, not a folder")
+    if existing != out:  # it will be created: the nearest existing folder must take it
+        if not os.access(existing, os.W_OK | os.X_OK):
+            fail(f"--out {str(out)!r} cannot be created: {str(existing)!r} is not writable")
+        return
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".numbermatch-probe-", dir=out)
+    except OSError as exc:
+        fail(f"--out {str(out)!r} is not writable: {exc.strerror or exc}")
+    os.close(fd)
+    os.unlink(probe)
 
 
 def _run(count: int, params: GenerateParams, executor: Executor, out: Path) -> GenerateResult:

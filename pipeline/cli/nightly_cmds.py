@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 import signal
 import sys
 from pathlib import Path
@@ -13,7 +14,8 @@ import typer
 
 from pipeline.cli.base import app
 from pipeline.cli.common import fail
-from pipeline.errors import NumberMatchError
+from pipeline.errors import NumberMatchError, shorten
+from pipeline.limits import MAX_JOBS, MAX_LEVELS, MAX_STAGES
 from pipeline.generation.executors import SCHEDULER_ENV
 from pipeline.levels.curves import CURVE_HELP, CURVE_METAVAR, shape_text
 from pipeline.levels.nightly import (
@@ -24,6 +26,8 @@ from pipeline.levels.nightly import (
     plan_night,
     run_nightly,
 )
+
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 
 
 class _Terminal:
@@ -64,15 +68,15 @@ def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
 def nightly(
     date: str | None = typer.Option(None, "--date", help="Night to build, YYYY-MM-DD (default: today, UTC)."),
     seed: int | None = typer.Option(None, "--seed", help="Seed (default: the date as YYYYMMDD)."),
-    levels: int | None = typer.Option(None, "--levels", min=1, help="Number of Levels (default: job file, last night, 10)."),
-    stages: int | None = typer.Option(None, "--stages", min=1, help="Stages per Level (default: job file, last night, 6)."),
+    levels: int | None = typer.Option(None, "--levels", min=1, max=MAX_LEVELS, help="Number of Levels (default: job file, last night, 10)."),
+    stages: int | None = typer.Option(None, "--stages", min=1, max=MAX_STAGES, help="Stages per Level (default: job file, last night, 6)."),
     curve: str | None = typer.Option(None, "--curve", metavar=CURVE_METAVAR, help=CURVE_HELP + " Default: job file, last night's, ramp."),
     job: Path | None = typer.Option(None, "--job", help="Curve file whose `job:` names the curve, levels and stages."),
     continue_from: Path | None = typer.Option(
         None, "--continue", help="Folder of earlier nights: number the Levels on from the last one and continue its curve."
     ),
     out: Path | None = typer.Option(None, "--out", help="Output folder; the night goes to OUT/<date>/ (default: the --continue folder, else generated)."),
-    jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, help="Worker processes (default: all cores)."),
+    jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, max=MAX_JOBS, help="Worker processes (default: all cores)."),
     scheduler: str | None = typer.Option(
         None, "--scheduler", envvar=SCHEDULER_ENV, show_envvar=True,
         help="Generate on a Dask cluster: tcp://HOST:PORT, or local:N for N local worker processes "
@@ -81,9 +85,11 @@ def nightly(
 ) -> None:
     """Generate, validate and assemble tonight's bundle into OUT/<date>/ (bundle.yaml, report.md, run.log)."""
     try:
-        night = _dt.date.fromisoformat(date) if date else _dt.datetime.now(_dt.timezone.utc).date()
+        if date is not None and not _DATE.fullmatch(date):  # fromisoformat also takes 2026-W09-1, 20260302
+            raise ValueError
+        night = _dt.date.fromisoformat(date) if date is not None else _dt.datetime.now(_dt.timezone.utc).date()
     except ValueError:
-        fail(f"--date {date!r} is not a date: expected YYYY-MM-DD")
+        fail(f"--date {shorten(date)} is not a date: expected YYYY-MM-DD")
     terminal = _Terminal()
     try:
         options = plan_night(

@@ -14,6 +14,7 @@ from pipeline.rating.explain import explain
 from pipeline.rating.score import DEFAULT_PLAYOUTS, Rating, rate
 from pipeline.cli.base import app
 from pipeline.cli.common import IN_HELP, SOURCE_HELP, board_adds_stream, emit_json, fail, load_source
+from pipeline.limits import MAX_ADDS, MAX_PLAYOUTS
 
 
 def _text(board: str, adds: int, r: Rating) -> str:
@@ -46,8 +47,8 @@ def _text(board: str, adds: int, r: Rating) -> str:
 @app.command("rate")
 def rate_cmd(
     board: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP + " '-' reads 'BOARD ADDS' lines from stdin (JSON Lines out)."),
-    adds: Optional[int] = typer.Option(None, "--adds", min=0, help="Adds allocation of the Stage (default: the puzzle's, else 0)."),
-    playouts: int = typer.Option(DEFAULT_PLAYOUTS, "--playouts", min=1, help="Games each simulated player plays."),
+    adds: Optional[int] = typer.Option(None, "--adds", min=0, max=MAX_ADDS, help="Adds allocation of the Stage (default: the puzzle's, else 0)."),
+    playouts: int = typer.Option(DEFAULT_PLAYOUTS, "--playouts", min=1, max=MAX_PLAYOUTS, help="Games each simulated player plays."),
     seed: int = typer.Option(0, "--seed", help="Seed of the simulated players (same seed, same rating)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
     explain_out: bool = typer.Option(

@@ -11,7 +11,9 @@ from pipeline.engine.board import Board
 
 from pipeline.solver.search import DEFAULT_BUDGET_NODES, SOLVED, solve
 from pipeline.cli.base import app
-from pipeline.cli.common import IN_HELP, SOURCE_HELP, board_adds_stream, emit_json, load_source
+from pipeline.cli.common import IN_HELP, SOURCE_HELP, board_adds_stream, emit_json, fail, load_source
+from pipeline.errors import NumberMatchError
+from pipeline.limits import MAX_ADDS
 
 
 def _budget(nodes: int | None) -> int | None:
@@ -22,7 +24,7 @@ def _budget(nodes: int | None) -> int | None:
 @app.command("solve")
 def solve_cmd(
     board: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP + " '-' reads 'BOARD ADDS' lines from stdin."),
-    adds: Optional[int] = typer.Option(None, "--adds", min=0, help="Adds allocation of the Stage (default: the puzzle's, else 0)."),
+    adds: Optional[int] = typer.Option(None, "--adds", min=0, max=MAX_ADDS, help="Adds allocation of the Stage (default: the puzzle's, else 0)."),
     budget_nodes: int = typer.Option(
         DEFAULT_BUDGET_NODES, "--budget-nodes", min=0, help="Search node budget (0: no limit)."
     ),
@@ -39,7 +41,10 @@ def solve_cmd(
     source = load_source(board, search)
     b = Board(source.cells)
     adds = source.adds_or(adds)
-    result = solve(b, adds, ruleset=source.ruleset, budget_nodes=_budget(budget_nodes), timeout=timeout)
+    try:
+        result = solve(b, adds, ruleset=source.ruleset, budget_nodes=_budget(budget_nodes), timeout=timeout)
+    except NumberMatchError as exc:
+        fail(str(exc))
     if json_out:
         emit_json(result.to_json())
         return

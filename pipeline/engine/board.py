@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from pipeline.errors import NotationError
+from pipeline.errors import NotationError, shorten
+from pipeline.limits import MAX_CELLS, check_cells
 
 WIDTH = 9
 GAP = 0
@@ -21,37 +22,52 @@ CLASS_NAMES = {1: "1/9", 2: "2/8", 3: "3/7", 4: "4/6", 5: "5"}
 
 _TO_TEXT = bytes.maketrans(bytes(range(10)), b".123456789")
 _FROM_TEXT = bytes.maketrans(b".123456789", bytes(range(10)))
-_ROW_OK = re.compile(r"[1-9.]{1,9}\Z")
+_ROW_OK = re.compile(r"[1-9.]{1,9}")
+# Full rows of 9 with an active number, then a last row of 1-9 with one (what `_explain` says).
+_BOARD_OK = re.compile(r"(?:(?=\.*[1-9])[1-9.]{9}/)*(?=\.*[1-9])[1-9.]{1,9}")
+_MAX_TEXT = MAX_CELLS + MAX_CELLS // WIDTH + 1
 
 
 def parse(text: str) -> bytes:
-    """Parse board notation (`123456789/98.654321/135`) into cell bytes; '' is the empty board."""
+    """Parse board notation (`123456789/98.654321/135`) into cell bytes; '' is the empty board.
+
+    Linear in the text's length, and refuses boards past `limits.MAX_CELLS` before any table is
+    built for them; errors echo at most a readable prefix of the text.
+    """
     if not isinstance(text, str):
         raise NotationError(f"board must be a string, got {type(text).__name__}")
     if text == "":
         return b""
+    if len(text) > _MAX_TEXT:  # past any board within the limit, whatever its rows
+        raise NotationError(f"invalid board {shorten(text)}: longer than any board within the limit of {MAX_CELLS:,} cells")
+    if _BOARD_OK.fullmatch(text) is None:
+        _explain(text)
+    cells = text.encode("ascii").replace(b"/", b"").translate(_FROM_TEXT)
+    check_cells(len(cells))
+    return cells
+
+
+def _explain(text: str) -> None:
+    """Raise the NotationError that says what is wrong with `text` (which is not valid)."""
     rows = text.split("/")
     last = len(rows) - 1
     for r, row in enumerate(rows):
-        where = f"invalid board {text!r}: row {r}"
-        if not _ROW_OK.match(row):
+        if _ROW_OK.fullmatch(row) is None:
             bad = next((ch for ch in row if ch not in ".123456789"), None)
             if bad is not None:
-                raise NotationError(
-                    f"{where} has {bad!r} at column {row.index(bad)}; cells are digits 1-9 or '.' for a gap"
-                )
-            if row == "":
-                raise NotationError(f"{where} is empty; rows are joined by a single '/'")
-            raise NotationError(f"{where} has {len(row)} cells; a row has at most 9")
-        if r < last and len(row) != WIDTH:
-            raise NotationError(
-                f"{where} has {len(row)} cells; every row but the last must have exactly 9"
-            )
-        if row.count(".") == len(row):
-            raise NotationError(
-                f"{where} has no active number; an emptied row disappears, so it cannot be written"
-            )
-    return "".join(rows).encode("ascii").translate(_FROM_TEXT)
+                problem = f"has {bad!r} at column {row.index(bad)}; cells are digits 1-9 or '.' for a gap"
+            elif row == "":
+                problem = "is empty; rows are joined by a single '/'"
+            else:
+                problem = f"has {len(row)} cells; a row has at most 9"
+        elif r < last and len(row) != WIDTH:
+            problem = f"has {len(row)} cells; every row but the last must have exactly 9"
+        elif row.count(".") == len(row):
+            problem = "has no active number; an emptied row disappears, so it cannot be written"
+        else:
+            continue
+        raise NotationError(f"invalid board {shorten(text)}: row {r} {problem}")
+    raise NotationError(f"invalid board {shorten(text)}")  # pragma: no cover - _BOARD_OK and the rows agree
 
 
 def format_board(cells: bytes) -> str:

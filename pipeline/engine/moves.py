@@ -6,9 +6,11 @@ import re
 from dataclasses import dataclass
 
 from pipeline.engine.board import WIDTH
-from pipeline.errors import MoveSyntaxError
+from pipeline.errors import MoveSyntaxError, shorten
 
-_PAIR = re.compile(r"\s*(\d+)\s*,\s*(\d+)\s*-\s*(\d+)\s*,\s*(\d+)\s*\Z")
+# ASCII digits only (int() would read Arabic-Indic ones), and few enough of them that no row
+# number is absurd: a board has at most limits.MAX_CELLS cells.
+_PAIR = re.compile(r"\s*([0-9]{1,6})\s*,\s*([0-9]{1,6})\s*-\s*([0-9]{1,6})\s*,\s*([0-9]{1,6})\s*", re.ASCII)
 ADD_TEXT = "+"
 
 
@@ -34,15 +36,15 @@ class Move:
             raise MoveSyntaxError(f"move must be a string, got {type(text).__name__}")
         if text.strip() == ADD_TEXT:
             return ADD
-        m = _PAIR.match(text)
+        m = _PAIR.fullmatch(text)
         if not m:
             raise MoveSyntaxError(
-                f"invalid move {text!r}: write a pair as R,C-R,C (e.g. 0,8-1,0) or an add as +"
+                f"invalid move {shorten(text)}: write a pair as R,C-R,C (e.g. 0,8-1,0) or an add as +"
             )
         r1, c1, r2, c2 = map(int, m.groups())
         for c in (c1, c2):
             if c >= WIDTH:
-                raise MoveSyntaxError(f"invalid move {text!r}: column {c} is off the board (columns 0-8)")
+                raise MoveSyntaxError(f"invalid move {shorten(text)}: column {c} is off the board (columns 0-8)")
         return cls.pair(r1 * WIDTH + c1, r2 * WIDTH + c2)
 
     @property

@@ -9,6 +9,7 @@ from pipeline.engine.board import Board, cells_of, format_board
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.errors import IllegalMoveError
+from pipeline.limits import MAX_CELLS, LimitError, check_adds
 
 
 class Status(StrEnum):
@@ -38,7 +39,10 @@ def apply_move(cells: bytes, move: Move, adds_left: int, ruleset: Ruleset = DEFA
             raise IllegalMoveError(f"illegal move + on board {format_board(cells)!r}: no adds left")
         if not cells:
             raise IllegalMoveError("illegal move + on the empty board: there is nothing to copy")
-        return ruleset.add_numbers(cells), adds_left - 1
+        grown = ruleset.add_numbers(cells)
+        if len(grown) > MAX_CELLS:
+            raise LimitError(f"move + would grow the board to {len(grown):,} cells; the limit is {MAX_CELLS:,} (README: Limits)")
+        return grown, adds_left - 1
     assert move.first is not None and move.second is not None
     return ruleset.checked_remove(cells, move.first, move.second, str(move)), adds_left
 
@@ -65,6 +69,7 @@ class Stage:
         self.cells = cells_of(board)
         if adds < 0:
             raise ValueError(f"adds allocation must be 0 or more, got {adds}")
+        check_adds(adds)
         self.adds_left = adds
         self.history: list[Move] = []
 

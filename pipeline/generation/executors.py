@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pipeline import __version__
 from pipeline.engine.rulesets import SHIPPED
 from pipeline.errors import NumberMatchError
+from pipeline.procs import die_with_parent
 
 if TYPE_CHECKING:
     from pipeline.generation.generator import GenerateParams, Outcome
@@ -113,7 +114,8 @@ class PoolExecutor:
 
         # imap yields in attempt order; leaving the block terminates the workers still busy on
         # attempts that are no longer needed
-        with _pool_context().Pool(self.workers) as pool:
+        # workers die with this process: an orphan would keep the nightly lock (`procs`)
+        with _pool_context().Pool(self.workers, initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
             yield from pool.imap(partial(_run_named, params), range(limit), chunksize=1)
 
 

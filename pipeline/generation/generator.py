@@ -29,6 +29,7 @@ from pipeline.engine.board import format_board
 from pipeline.errors import NumberMatchError
 from pipeline.engine.moves import Move
 from pipeline.generation.executors import Executor, WorkReport, open_executor
+from pipeline.limits import MAX_COUNT, MAX_JOBS
 from pipeline.generation.proposals import STRATEGIES, DigitDistribution, propose, reading_order_reduction
 from pipeline.levels.puzzle import GENERATOR_NAME, Puzzle, dump_yaml
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
@@ -257,8 +258,10 @@ def generate(
     `max_attempts` run out first (the puzzles found so far are on the error's `partial`).
     """
     params.check()
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise GenerationError(f"count {count!r} must be at least 1")
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
+        raise GenerationError(f"count {count!r} must be 1 to {MAX_COUNT:,} (README: Limits)")
+    if jobs is not None and not 1 <= jobs <= MAX_JOBS:
+        raise GenerationError(f"jobs {jobs!r} must be 1 to {MAX_JOBS} (README: Limits)")
     if executor is None:
         with open_executor(jobs) as local:
             return generate(count, params, exclude_ids=exclude_ids, progress=progress, executor=local)

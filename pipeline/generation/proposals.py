@@ -62,6 +62,8 @@ class DigitDistribution:
                 if not sep or len(digit.strip()) != 1 or digit.strip() not in "123456789":
                     raise DigitsError(f"{where}: {part.strip()!r} is not DIGIT:WEIGHT with a digit 1-9")
                 try:
+                    if not weight.strip().isascii():  # float() reads Arabic-Indic digits too
+                        raise ValueError
                     w = float(weight)
                 except ValueError:
                     raise DigitsError(f"{where}: weight {weight.strip()!r} of digit {digit.strip()} is not a number") from None
@@ -75,6 +77,8 @@ class DigitDistribution:
                 weights[int(ch)] += 1.0
         if sum(weights) <= 0:
             raise DigitsError(f"{where}: every weight is 0")
+        if sum(weights) == float("inf"):  # each finite, but 1e308 + 1e308 is not
+            raise DigitsError(f"{where}: the weights are too large to add up; use smaller numbers in the same ratio")
         return cls(tuple(weights))
 
     def draw(self, rng: random.Random, k: int) -> list[int]:

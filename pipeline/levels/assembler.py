@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import networkx as nx
-import yaml
 
 from pipeline.engine.board import WIDTH, parse
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
@@ -411,7 +410,10 @@ def load_puzzles(paths: Iterable[str | Path]) -> list[Puzzle]:
 
     Refuses (AssemblyError) a missing file or any validation problem, listing the problems.
     """
-    from pipeline.validator import validate_paths  # the validator pulls in jsonschema; only load it here
+    # the validator pulls in jsonschema; only load it here. Each file is read once, by the same
+    # loader the validator uses, so a file it accepts is read here exactly as it was checked.
+    from pipeline.validator import Validator
+    from pipeline.validator.loader import load_file
 
     files = puzzle_files(paths)
     if not files:
@@ -419,7 +421,18 @@ def load_puzzles(paths: Iterable[str | Path]) -> list[Puzzle]:
     for path in files:
         if not path.is_file():
             raise AssemblyError(f"{path}: no such file")
-    report = validate_paths(files)
+    run = Validator()
+    docs = []
+    seen: set[Path] = set()
+    for path in files:
+        if path.resolve() in seen:  # a file named twice (itself and its folder) is one file
+            continue
+        seen.add(path.resolve())
+        loaded = load_file(path)
+        run.add_loaded(loaded, str(path))
+        if loaded.document is not None:
+            docs.append(loaded.document.data)
+    report = run.report
     if not report.ok:
         shown = [f"{p.file}:{p.line or 0}: {p.path}: {p.message}" for p in report.problems[:10]]
         more = len(report.problems) - len(shown)
@@ -429,16 +442,11 @@ def load_puzzles(paths: Iterable[str | Path]) -> list[Puzzle]:
             + (f"\n  ... and {more} more" if more else "")
         )
     puzzles: list[Puzzle] = []
-    for path in files:
-        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8")):
-            if not isinstance(doc, dict):
-                continue
-            if doc.get("kind") == "bundle":
-                puzzles += [
-                    Puzzle.from_dict(stage["puzzle"]) for level in doc.get("levels") or () for stage in level["stages"]
-                ]
-            else:
-                puzzles.append(Puzzle.from_dict(doc))
+    for doc in docs:
+        if doc.get("kind") == "bundle":
+            puzzles += [Puzzle.from_dict(stage["puzzle"]) for level in doc["levels"] for stage in level["stages"]]
+        else:
+            puzzles.append(Puzzle.from_dict(doc))
     # The id is content-derived: the same Puzzle found in two files is one Puzzle (first kept).
     unique: dict[str, Puzzle] = {}
     for p in puzzles:

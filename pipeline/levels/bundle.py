@@ -33,10 +33,22 @@ from typing import Any
 from pipeline import __version__
 from pipeline.levels.assembler import Assembly
 from pipeline.atomic import write_atomic
+from pipeline.errors import shorten
 from pipeline.levels.puzzle import BUNDLE_KIND, SCHEMA_VERSION, dump_yaml
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BUNDLE_SCHEMA = REPO_ROOT / "schemas" / "bundle.schema.json"
+
+
+def bundle_id_problem(text: str) -> str | None:
+    """Why `text` cannot be a bundle id (the schema's pattern), or None when it can."""
+    from pipeline.schemas import load_schema, python_regex
+
+    spec = load_schema("bundle")["properties"]["id"]
+    if python_regex(spec["pattern"]).search(text):
+        return None
+    return (f"{shorten(text)} is not a bundle id: 1-128 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit (e.g. nightly-2026-11-29)")
 
 
 def default_bundle_id(assembly: Assembly) -> str:

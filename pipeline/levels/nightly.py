@@ -33,7 +33,6 @@ import datetime as _dt
 import hashlib
 import math
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,7 +43,8 @@ from pipeline.levels.assembler import Assembly, assemble
 from pipeline.atomic import write_atomic
 from pipeline.levels.bundle import bundle_document, write_bundle
 from pipeline.levels.curves import Curve, CurveError, curve_from_data, curve_params, load_curve, shape_text, tier_needs
-from pipeline.levels.publish import PublishError, locked, publish, sweep
+from pipeline.levels.publish import PublishError, locked, make_staging, publish, sweep
+from pipeline.limits import MAX_LEVELS, MAX_STAGES
 from pipeline.levels.report_html import REPORT_HTML, render_report_html
 from pipeline.levels.report import BUNDLE_FILE, LOG_FILE, REPORT_FILE, per_tier, percent, render_report
 from pipeline.errors import NumberMatchError
@@ -279,6 +279,9 @@ def run_nightly(
     """Run one night and publish `<out>/<date>/`; raises NightlyError (previous output intact)."""
     if options.levels < 1 or options.stages < 1:
         raise NightlyError("setup", f"need at least 1 level of 1 stage, got {options.levels} x {options.stages}")
+    if options.levels > MAX_LEVELS or options.stages > MAX_STAGES:
+        raise NightlyError("setup", f"{options.levels} levels x {options.stages} stages is past the limit of "
+                                    f"{MAX_LEVELS:,} levels x {MAX_STAGES} stages (README: Limits)")
     try:  # refuse a bad curve (or one that cannot give this night's Levels) before any work
         curve = load_curve(options.curve)
         curve.targets(options.levels, options.stages, options.first_level)
@@ -292,7 +295,7 @@ def run_nightly(
     try:
         with locked(out):
             sweep(out)
-            staging = Path(tempfile.mkdtemp(prefix=f".{options.date_text}.tmp-", dir=out))
+            staging = make_staging(out, options.date_text)
             try:
                 result = _build(options, staging, log, progress)
                 publish(staging, out / options.date_text)

@@ -1,21 +1,35 @@
 """Publishing a night: a lock on the output folder, sweeping what killed runs left, an atomic swap.
 
-The job builds the whole folder as `<out>/.<date>.tmp-XXXX/` and only then swaps it in (the old
-folder renamed aside, the new one renamed in, the old one deleted), so a reader never sees a
-partial night.
+The job builds the whole folder as `<out>/.<date>.tmp-XXXXXXXX/` (`make_staging`, with a marker
+file inside) and only then swaps it in (the old folder renamed aside to `.<date>.old-<pid>`,
+announced by a marker file beside it, the new one renamed in, the old one deleted), so a reader
+never sees a partial night.
+
+The sweep touches only what this program made: a folder whose name matches one of those two
+patterns exactly AND carries its marker. Anything else in `--out` (`.backup.tmp-2025`, someone's
+`.photos.old-2020`, a symlink) is left alone.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import re
 import shutil
+import stat
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from pipeline.atomic import current_umask
 from pipeline.errors import NumberMatchError
+
+STAGING_MARKER = ".numbermatch-staging"  # inside a staging folder
+ASIDE_MARKER = ".numbermatch"  # suffix of the file beside a folder renamed aside: `.<date>.old-<pid>.numbermatch`
+_DATE = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+_STAGING = re.compile(rf"\.({_DATE})\.tmp-[A-Za-z0-9_]{{8}}")  # tempfile.mkdtemp's 8 characters
+_ASIDE = re.compile(rf"\.({_DATE})\.old-([0-9]+)")
 
 
 class PublishError(NumberMatchError):
@@ -24,32 +38,92 @@ class PublishError(NumberMatchError):
 
 @contextmanager
 def locked(out: Path) -> Iterator[None]:
-    """Hold an exclusive lock on the output folder itself (no lock file to leave behind)."""
-    fd = os.open(out, os.O_RDONLY)
+    """Hold an exclusive lock on the output folder itself (no lock file to leave behind).
+
+    The descriptor is close-on-exec; generator workers forked while it is held share it, which
+    is why they are made to die with this process (`executors`)."""
+    fd = os.open(out, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise PublishError(f"another nightly run is writing to {out}") from None
+            holder = lock_holder(out)
+            who = f" (process {holder} holds the lock)" if holder else ""
+            raise PublishError(f"another nightly run is writing to {out}{who}") from None
         yield
     finally:
         os.close(fd)  # closing releases the lock
 
 
+def lock_holder(out: Path) -> int | None:
+    """The process id holding the flock on `out`, from /proc/locks (Linux); None if unknown."""
+    try:
+        info = os.stat(out)
+        with open("/proc/locks", encoding="ascii", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return None
+    want = (os.major(info.st_dev), os.minor(info.st_dev), info.st_ino)
+    for line in lines:
+        fields = line.split()
+        # "1: FLOCK  ADVISORY  WRITE 4242 08:01:123456 0 EOF" (a "->" marks a waiter)
+        if "->" in fields or len(fields) < 6 or fields[1] != "FLOCK":
+            continue
+        try:
+            major, minor, inode = fields[5].split(":")
+            if (int(major, 16), int(minor, 16), int(inode)) == want:
+                return int(fields[4])
+        except ValueError:
+            continue
+    return None
+
+
+def make_staging(out: Path, date_text: str) -> Path:
+    """A new hidden staging folder for the night `date_text`, marked as ours."""
+    staging = Path(tempfile.mkdtemp(prefix=f".{date_text}.tmp-", dir=out))
+    (staging / STAGING_MARKER).write_text("made by numbermatch nightly; removed when the night is published\n")
+    return staging
+
+
+def _real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)  # a symlink is never ours
+    except OSError:
+        return False
+
+
+def _marker(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def sweep(out: Path) -> None:
-    """Clean up after killed runs: drop temp folders; put back an old folder left renamed aside."""
+    """Clean up after killed runs: drop our staging folders; put back a night we had renamed aside
+    (or drop it when its place was already filled). Touches nothing it did not make."""
     for entry in sorted(out.iterdir()):
         name = entry.name
-        if not (name.startswith(".") and entry.is_dir()):
+        if _STAGING.fullmatch(name):
+            if _real_dir(entry) and _marker(entry / STAGING_MARKER):
+                shutil.rmtree(entry, ignore_errors=True)
             continue
-        if ".tmp-" in name:
-            shutil.rmtree(entry, ignore_errors=True)
-        elif ".old-" in name:
-            final = out / name[1:].split(".old-")[0]
-            if final.exists():
+        aside = _ASIDE.fullmatch(name)
+        if aside and _real_dir(entry):
+            marker = out / (name + ASIDE_MARKER)
+            if not _marker(marker):
+                continue
+            final = out / aside.group(1)
+            if os.path.lexists(final):
                 shutil.rmtree(entry, ignore_errors=True)
             else:
                 os.rename(entry, final)
+            marker.unlink(missing_ok=True)
+    for entry in sorted(out.iterdir()):  # markers whose folder is gone (killed between the two)
+        name = entry.name
+        if name.endswith(ASIDE_MARKER) and _ASIDE.fullmatch(name[: -len(ASIDE_MARKER)]):
+            if not os.path.lexists(out / name[: -len(ASIDE_MARKER)]) and _marker(entry):
+                entry.unlink(missing_ok=True)
 
 
 def publish(staging: Path, final: Path) -> None:
@@ -58,11 +132,15 @@ def publish(staging: Path, final: Path) -> None:
     os.chmod(staging, 0o777 & ~current_umask())  # mkdtemp makes 0700; publish with a folder's usual mode
     if final.exists():
         aside = parent / f".{final.name}.old-{os.getpid()}"  # unique: we hold the lock, swept
+        marker = parent / (aside.name + ASIDE_MARKER)
+        marker.write_text(f"{final.name} renamed aside by numbermatch nightly while publishing\n")
         os.rename(final, aside)
         os.rename(staging, final)
         shutil.rmtree(aside, ignore_errors=True)
+        marker.unlink(missing_ok=True)
     else:
         os.rename(staging, final)
+    (final / STAGING_MARKER).unlink(missing_ok=True)  # after the rename: a staging folder stays marked
     _fsync_dir(parent)
 
 

@@ -45,6 +45,7 @@ from typing import Any
 
 from pipeline.engine.board import Board, cells_of
 from pipeline.engine.moves import Move
+from pipeline.limits import MAX_RATE_CELLS, check_adds, check_cells, check_playouts
 from pipeline.rating.players import PLAYERS, Playout, play_many
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, solve
@@ -261,7 +262,10 @@ def rate(
         raise ValueError(f"adds allocation must be 0 or more, got {adds}")
     if playouts < 1:
         raise ValueError(f"playouts must be 1 or more, got {playouts}")
+    check_adds(adds)
+    check_playouts(playouts)
     cells = cells_of(board)
+    check_cells(len(cells), MAX_RATE_CELLS, "the board to rate")
 
     # 1. simulated players
     stats = {}

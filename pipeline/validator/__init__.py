@@ -17,7 +17,7 @@ from pathlib import Path
 from pipeline.engine.rulesets import SHIPPED
 from pipeline.errors import NumberMatchError
 from pipeline.validator.loader import Loaded, load_file, load_text
-from pipeline.validator.problems import CODES, Problem, ValidationReport
+from pipeline.validator.problems import CODES, Problem, ValidationReport, internal_error
 from pipeline.validator.schema_layer import check as check_schema, classify
 from pipeline.validator.semantics import Semantics
 
@@ -76,19 +76,26 @@ class Validator:
         doc = loaded.document
         if doc is not None:
             self.report.documents += 1
-            kind, found = classify(doc, name)
-            problems.extend(found)
-            if kind is not None:
-                schema_problems, bad = check_schema(doc, kind, name)
-                problems.extend(schema_problems)
-                problems.extend(self.semantics.check(doc, kind, name, bad))
+            try:
+                kind, found = classify(doc, name)
+                problems.extend(found)
+                if kind is not None:
+                    schema_problems, bad = check_schema(doc, kind, name)
+                    problems.extend(schema_problems)
+                    problems.extend(self.semantics.check(doc, kind, name, bad))
+            except Exception as exc:  # noqa: BLE001 - a bug on one file must not end the run for the rest
+                problems.append(internal_error(name, exc))
         problems.sort(key=lambda p: p.sort_key)
         self.report.problems.extend(problems)
         return problems
 
     def add_file(self, path: Path, name: str | None = None) -> list[Problem]:
         name = str(path) if name is None else name
-        return self.add_loaded(load_file(path, name), name)
+        try:
+            loaded = load_file(path, name)
+        except Exception as exc:  # noqa: BLE001 - as in add_loaded
+            loaded = Loaded(None, [internal_error(name, exc)])
+        return self.add_loaded(loaded, name)
 
     def add_text(self, text: str, name: str) -> list[Problem]:
         return self.add_loaded(load_text(text, name), name)

@@ -5,11 +5,19 @@ marks give every value's line and column, so later layers report positions witho
 parse. Data is built from the nodes here rather than by a YAML constructor, which is what lets
 us refuse duplicate keys, arbitrary tags and alias bombs instead of silently accepting them:
 nothing but strings, numbers, booleans, nulls, lists and string-keyed mappings comes out.
+
+This is the one YAML reader for level files: the validator and the assembler both read through
+`load_file`, so a file one accepts never trips the other. Explicit tags (`!!int`, `!!timestamp`,
+`!python/...`, even the plain `!`) are refused wherever they appear: a tag changes what a value
+means, and level files mean only what they say. Only regular files are read (a FIFO named
+`x.yaml` would block for ever), at most `limits.MAX_FILE_BYTES` of them.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +27,8 @@ import yaml
 from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from pipeline.errors import shorten
+from pipeline.limits import MAX_FILE_BYTES
 from pipeline.validator.problems import Problem, json_path
 
 try:  # libyaml's parser when PyYAML was built with it
@@ -26,9 +36,10 @@ try:  # libyaml's parser when PyYAML was built with it
 except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml import SafeLoader as Loader  # type: ignore[assignment]
 
-MAX_BYTES = 16 * 1024 * 1024  # a 1,000-stage bundle is well under 2 MiB
+MAX_BYTES = MAX_FILE_BYTES  # a 1,000-stage bundle is well under 2 MiB
 MAX_DEPTH = 64  # the formats nest about 10 deep
 MAX_NODES = 1_000_000  # after alias expansion: stops "billion laughs" documents
+MAX_NUMBER_CHARS = 100  # a number written longer than this is refused (Python reads ints of <= 4,300 digits)
 
 _T = "tag:yaml.org,2002:"
 STR, SEQ, MAP = _T + "str", _T + "seq", _T + "map"
@@ -151,7 +162,15 @@ class _Builder:
             if make is None:
                 self.problem(node, "NM109", f"tag {tag_name(tag)} is not allowed: use plain strings, numbers, lists and mappings")
                 return None
-            value = make(node)
+            if tag != _T + "null" and len(node.value) > MAX_NUMBER_CHARS:
+                self.problem(node, "NM112", f"number {shorten(node.value, 40)} is too long: level files allow "
+                                            f"at most {MAX_NUMBER_CHARS} characters per number")
+                return None
+            try:
+                value = make(node)
+            except (ValueError, TypeError, ArithmeticError, yaml.YAMLError):
+                self.problem(node, "NM109", f"{shorten(node.value, 40)} cannot be read as {tag_name(tag)}")
+                return None
             if isinstance(value, float) and not math.isfinite(value):
                 self.problem(node, "NM111", f"{node.value!r} is not a finite number")
             return value
@@ -222,6 +241,10 @@ def load_text(text: str, name: str) -> Loaded:
             f"the file holds {len(nodes)} YAML documents; a level file holds exactly one (split it into one file per document)",
             "$",
         )])
+    if "!" in text:  # a tag needs one; only then is the event pass worth it
+        tagged = _tags(text, name)
+        if tagged:
+            return Loaded(None, tagged)
     root = nodes[0]
     builder = _Builder(name, root)
     try:
@@ -232,6 +255,19 @@ def load_text(text: str, name: str) -> Loaded:
     if builder.problems:
         return Loaded(None, builder.problems)
     return Loaded(Document(data, root))
+
+
+def _tags(text: str, name: str) -> list[Problem]:
+    """NM109 for every explicit tag in the text (the node tree cannot tell `!!int 5` from `5`)."""
+    out: list[Problem] = []
+    for event in yaml.parse(text, Loader=Loader):
+        tag = getattr(event, "tag", None)
+        if tag is not None:
+            mark = event.start_mark
+            out.append(Problem(name, mark.line + 1, mark.column + 1, "NM109",
+                               f"tag {tag_name(tag)} is not allowed: level files hold plain strings, numbers, "
+                               "booleans, lists and mappings (README: tags are refused)", "$"))
+    return out
 
 
 def load_bytes(raw: bytes, name: str) -> Loaded:
@@ -261,14 +297,21 @@ def _too_large(name: str, size: int) -> Problem:
 
 
 def load_file(path: Path, name: str | None = None) -> Loaded:
-    """Read and parse one file; every failure is a Problem, never an exception."""
+    """Read and parse one regular file; every failure is a Problem, never an exception."""
     name = str(path) if name is None else name
     try:
-        size = path.stat().st_size
-        if size > MAX_BYTES:
-            return Loaded(None, [_too_large(name, size)])
-        with path.open("rb") as handle:  # read at most one byte past the limit (files may grow)
-            raw = handle.read(MAX_BYTES + 1)
+        # O_NONBLOCK: opening a FIFO must not wait for a writer; it is refused just below
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return Loaded(None, [Problem(name, None, None, "NM101", "cannot read the file: not a regular file", "$")])
+            if info.st_size > MAX_BYTES:
+                return Loaded(None, [_too_large(name, info.st_size)])
+            with os.fdopen(os.dup(fd), "rb") as handle:  # at most one byte past the limit (files may grow)
+                raw = handle.read(MAX_BYTES + 1)
+        finally:
+            os.close(fd)
     except OSError as exc:
         return Loaded(None, [Problem(name, None, None, "NM101", f"cannot read the file: {exc.strerror or exc}", "$")])
     return load_bytes(raw, name)

@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 CODES: dict[str, str] = {
+    "NM100": "the validator failed on this file (an internal error: please report it)",
     # parse
     "NM101": "the file cannot be read",
     "NM102": "the file is not UTF-8 text",
@@ -24,6 +25,7 @@ CODES: dict[str, str] = {
     "NM109": "YAML construct not allowed in a level file (tags, merge keys, complex keys)",
     "NM110": "mapping key is not a string",
     "NM111": "number is not finite (.inf or .nan)",
+    "NM112": "number written with more than 100 characters",
     # schema
     "NM201": "not a puzzle or bundle document",
     "NM202": "unsupported schema_version",
@@ -45,9 +47,12 @@ CODES: dict[str, str] = {
     "NM308": "certificate is incomplete: the board is not empty at its end",
     "NM309": "tier does not match the score",
     "NM310": "score does not match the stored metrics",
-    "NM311": "min_adds is larger than adds",
+    "NM311": "min_adds is larger than adds, or than the adds the solution uses",
     "NM312": "levels or stages are not numbered 1..n in order",
     "NM313": "puzzle ruleset differs from the bundle's ruleset",
+    "NM314": "certificate_length differs from the solution's length",
+    "NM315": "a player's win_rate or mean_moves is not a whole count over its playouts",
+    "NM316": "the certificate grows the board past the size limit",
     "NM320": "curve file does not hold together (tier name, dips, targets, curve names, job)",
     # --deep
     "NM401": "the solver proves the puzzle unsolvable",
@@ -101,6 +106,14 @@ class ValidationReport:
             "invalid_files": self.invalid_files,
             "problems": [p.to_dict() for p in self.problems],
         }
+
+
+def internal_error(file: str, exc: BaseException) -> Problem:
+    """The problem record for a file the validator itself failed on (the run goes on)."""
+    text = str(exc)
+    text = text if len(text) <= 200 else text[:180] + "..."
+    return Problem(file, None, None, "NM100",
+                   f"the validator failed on this file ({type(exc).__name__}: {text}); please report it", "$")
 
 
 def json_path(parts: Any) -> str:

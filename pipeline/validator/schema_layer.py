@@ -15,7 +15,7 @@ from jsonschema.exceptions import ValidationError
 
 from pipeline import schemas
 from pipeline.engine.board import parse
-from pipeline.errors import NumberMatchError
+from pipeline.errors import NumberMatchError, shorten
 from pipeline.engine.moves import Move
 from pipeline.validator.loader import Document, find_node, position
 from pipeline.validator.problems import Problem, json_path
@@ -27,11 +27,11 @@ _REQUIRED = re.compile(r"^'(.*)' is a required property$")
 _TYPE_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null",
                list: "list", dict: "mapping"}
 MAX_MESSAGE = 240
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.\s")  # not after "e.g." / "i.e."
 
 
 def _short(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shorten(value, 60)
 
 
 def _type_name(value: Any) -> str:
@@ -153,7 +153,7 @@ def _pattern_problem(name: str, line: int | None, col: int | None, path: str, sc
             Move.parse(value)
         except NumberMatchError as exc:
             return Problem(name, line, col, "NM305", str(exc), path)
-    what = str(schema.get("description", "")).split(". ")[0].rstrip(".")
+    what = _SENTENCE_END.split(str(schema.get("description", "")))[0].rstrip(".")
     hint = f" ({what})" if what else ""
     return Problem(name, line, col, "NM207",
                    f"{path}: {_short(value)} does not have the required form{hint}", path)

@@ -14,6 +14,7 @@ from typing import Any
 
 from pipeline.engine.board import format_board, parse
 from pipeline.errors import IllegalMoveError, NumberMatchError
+from pipeline.limits import LimitError
 from pipeline.engine.moves import Move
 from pipeline.levels.puzzle import puzzle_id
 from pipeline.engine.rulesets import DEFAULT, SHIPPED, Ruleset, ruleset_for
@@ -147,6 +148,7 @@ class Semantics:
                     "the board, adds or ruleset changed after the id was made")
         won = _replay(ctx, cells, adds, p["solution"], parts + ("solution",), ruleset)
         _difficulty(ctx, p["difficulty"], adds, parts + ("difficulty",))
+        _derived(ctx, p["difficulty"], p["solution"], won, parts + ("difficulty",))
         if self.deep:
             from pipeline.validator.deep import deep_check  # the solver and rating load only when asked for
 
@@ -192,6 +194,9 @@ def _replay(
         except IllegalMoveError as exc:
             ctx.add(where, "NM306", f"move {n}: {exc}")
             return False
+        except LimitError as exc:
+            ctx.add(where, "NM316", f"move {n}: {exc}")
+            return False
     if cells:
         active = len(cells) - cells.count(0)
         ctx.add(parts, "NM308", f"the certificate ends with {active} number{'s' if active != 1 else ''} "
@@ -220,6 +225,40 @@ def _difficulty(ctx: "_Context", d: dict[str, Any], adds: int, parts: Parts) -> 
     min_adds = d["min_adds"]
     if isinstance(min_adds, int) and min_adds > adds:
         ctx.add(parts + ("min_adds",), "NM311", f"min_adds {min_adds} is larger than the puzzle's adds {adds}")
+
+
+def _derived(ctx: "_Context", d: dict[str, Any], solution: Sequence[str], won: bool, parts: Parts) -> None:
+    """The metrics that the file itself can check: the (winning) certificate's length and adds,
+    and each player's counts (a share of `playouts` games, rounded as stored)."""
+    length = d["certificate_length"]
+    if won and length != len(solution):  # a broken certificate is reported already
+        ctx.add(parts + ("certificate_length",), "NM314",
+                f"certificate_length {length} differs from the solution, which has {len(solution)} moves")
+    used = sum(1 for m in solution if isinstance(m, str) and m.strip() == "+")
+    min_adds = d["min_adds"]
+    if won and isinstance(min_adds, int) and min_adds > used:
+        ctx.add(parts + ("min_adds",), "NM311",
+                f"min_adds {min_adds} is larger than the {used} add{'' if used == 1 else 's'} the solution uses, "
+                "which already wins")
+    for name, stats in d["players"].items():
+        where = parts + ("players", name)
+        if ctx.is_bad(where) or not isinstance(stats, dict):
+            continue
+        games, rate, mean = stats["playouts"], stats["win_rate"], stats["mean_moves"]
+        if games == 0:
+            if rate != 0 or mean != 0:
+                ctx.add(where + ("playouts",), "NM315",
+                        f"player {name!r} played 0 games but has win_rate {rate} and mean_moves {mean} (both must be 0)")
+            continue
+        for key, value, digits in (("win_rate", rate, 4), ("mean_moves", mean, 2)):
+            # value = round(count / games, digits) for a whole count: the count is within
+            # games * half a unit of the last digit of value * games
+            slack = games * 0.5 * 10.0**-digits + 1e-9
+            total = value * games
+            if slack < 0.5 and abs(total - round(total)) > slack:
+                what = "games won" if key == "win_rate" else "moves in all"
+                ctx.add(where + (key,), "NM315",
+                        f"player {name!r}: {key} {value} over {games} games is not a whole number of {what}")
 
 
 class _Context:
