@@ -384,7 +384,7 @@ def test_generate_checks_the_output_folder_before_any_work(tmp_path: Path) -> No
         locked = tmp_path / "ro"
         locked.mkdir(mode=0o500)
         result = run("generate", "--cells", "36", "--adds", "0", "--count", "50", "--out", str(locked))
-        assert result.exit_code == 1 and "not writable" in one_line_error(result)
+        assert result.exit_code == 1 and "not writable" in one_line_error(result)  # checked by os.access
 
 
 def test_a_crash_on_one_file_is_a_problem_record_and_the_run_goes_on(tmp_path: Path, monkeypatch) -> None:

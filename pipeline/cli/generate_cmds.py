@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -25,7 +23,7 @@ from pipeline.generation.executors import SCHEDULER_ENV, Executor, open_executor
 from pipeline.cli.base import app
 from pipeline.generation.proposals import STRATEGIES
 from pipeline.rating.tiers import TIER_NAMES
-from pipeline.cli.common import fail
+from pipeline.cli.common import fail, writable_folder
 from pipeline.limits import MAX_COUNT, MAX_JOBS, MAX_PLAYOUTS
 
 
@@ -59,7 +57,9 @@ def generate(
     """Propose, solve and rate boards; write the ones in the tier as puzzle files."""
     if jobs is not None and jobs < 1:
         fail(f"--jobs {jobs} must be at least 1")
-    _check_out(out)
+    if out.exists() and not out.is_dir():
+        fail(f"--out {str(out)!r} is not a folder")
+    writable_folder(out, "--out")  # before any generation work
     params = GenerateParams(
         cells=cells,
         adds=adds,
@@ -87,27 +87,6 @@ def generate(
     typer.echo(result.summary(), err=True)
     if scheduler and result.work is not None:
         typer.echo(f"ran on {result.work}", err=True)
-
-
-def _check_out(out: Path) -> None:
-    """Refuse an --out that cannot take the files before any generation work is done."""
-    if out.exists() and not out.is_dir():
-        fail(f"--out {str(out)!r} is not a folder")
-    existing = out
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        fail(f"--out {str(out)!r} is under {str(existing)!r}, which is a file, not a folder")
-    if existing != out:  # it will be created: the nearest existing folder must take it
-        if not os.access(existing, os.W_OK | os.X_OK):
-            fail(f"--out {str(out)!r} cannot be created: {str(existing)!r} is not writable")
-        return
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".numbermatch-probe-", dir=out)
-    except OSError as exc:
-        fail(f"--out {str(out)!r} is not writable: {exc.strerror or exc}")
-    os.close(fd)
-    os.unlink(probe)
 
 
 def _run(count: int, params: GenerateParams, executor: Executor, out: Path) -> GenerateResult:
