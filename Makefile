@@ -15,6 +15,8 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 test: $(STAMP)
+	$(BIN)/ruff check pipeline tests
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 # The long fuzz campaign against the validator (NM_FUZZ_EXAMPLES mutants per strategy); prints counts.

@@ -196,7 +196,7 @@ def test_schemas_are_valid_draft_2020_12_with_ids_and_descriptions() -> None:
         Draft202012Validator.check_schema(schema)
         assert schema["$id"] == f"https://numbermatch.dev/schemas/{kind}-1.schema.json"
 
-        def walk(node: object, where: str) -> None:
+        def walk(node: object, where: str, kind: str = kind) -> None:
             if isinstance(node, dict):
                 for name, sub in node.get("properties", {}).items():
                     assert "description" in sub or "$ref" in sub, f"{kind}: {where}.{name} has no description"

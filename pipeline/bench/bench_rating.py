@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
 import random
@@ -20,7 +21,8 @@ from dataclasses import dataclass
 from random import Random
 
 from pipeline.engine.board import CLASS, format_board
-from pipeline.rating.players import Chooser, Pair, ScannerPlayer, pair_counts_after, play_many, remove_and_track
+from pipeline.engine.rulesets import DEFAULT, Ruleset
+from pipeline.rating.players import Chooser, Pair, Player, ScannerPlayer, pair_counts_after, play_many, remove_and_track
 from pipeline.rating.score import rate
 from pipeline.rating.tiers import TIER_NAMES, UNSOLVABLE
 
@@ -37,8 +39,8 @@ class EpsilonScanner:
 
     name: str = "eps-scanner"
 
-    def begin(self, cells: bytes, rng: Random, incremental: bool) -> Chooser:
-        scan = ScannerPlayer().begin(cells, rng, incremental)
+    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
+        scan = ScannerPlayer().begin(cells, rng, ruleset)
 
         def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
             return rng.choice(pairs) if rng.random() < 0.3 else scan(cells, pairs, adds_left)
@@ -52,7 +54,7 @@ class Constrained:
 
     name: str = "constrained"
 
-    def begin(self, cells: bytes, rng: Random, incremental: bool) -> Chooser:
+    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
         def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
             deg: dict[int, int] = {}
             for i, j in pairs:
@@ -71,7 +73,7 @@ class Nearest:
 
     name: str = "nearest"
 
-    def begin(self, cells: bytes, rng: Random, incremental: bool) -> Chooser:
+    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
         def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
             gap = [j - i for i, j in pairs]
             low = min(gap)
@@ -86,7 +88,7 @@ class TwoPly:
 
     name: str = "two-ply"
 
-    def begin(self, cells: bytes, rng: Random, incremental: bool) -> Chooser:
+    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
         def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
             best: list[Pair] = []
             top = -1
@@ -104,7 +106,7 @@ class TwoPly:
         return choose
 
 
-HIDDEN = (EpsilonScanner(), Constrained(), Nearest(), TwoPly())
+HIDDEN: tuple[Player, ...] = (EpsilonScanner(), Constrained(), Nearest(), TwoPly())
 RATED = ("random", "scanner", "lookahead")
 
 
@@ -128,11 +130,11 @@ def random_boards(count: int, seed: int) -> list[tuple[bytes, int]]:
     return out
 
 
-def _time(boards: list[tuple[bytes, int]], incremental: bool) -> list[float]:
+def _time(boards: list[tuple[bytes, int]], ruleset: Ruleset) -> list[float]:
     times = []
     for cells, adds in boards:
         start = time.perf_counter()
-        rate(cells, adds, incremental=incremental)
+        rate(cells, adds, ruleset=ruleset)
         times.append(time.perf_counter() - start)
     return times
 
@@ -170,8 +172,8 @@ def main() -> None:
     for cells_n, adds in ((35, 3), (27, 1)):
         rng = random.Random(cells_n * 10 + adds)
         boards = [(bytes(rng.randint(1, 9) for _ in range(cells_n)), adds) for _ in range(TIMING_BOARDS)]
-        fast = _time(boards, True)
-        plain = _time(boards, False)
+        fast = _time(boards, DEFAULT)
+        plain = _time(boards, dataclasses.replace(DEFAULT, tracked_pairs=False))
         print(
             f"   rate {cells_n} cells / {adds} add{'s' if adds != 1 else ''} at defaults ({TIMING_BOARDS} boards): "
             f"mean {statistics.fmean(fast) * 1000:.0f} ms, max {max(fast) * 1000:.0f} ms per rating; "

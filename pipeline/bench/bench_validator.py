@@ -8,6 +8,7 @@ bundle of 100 Levels x 10 Stages, and 1,000 single-puzzle files in a folder.
 from __future__ import annotations
 
 import cProfile
+import functools
 import pstats
 import sys
 import tempfile
@@ -123,8 +124,8 @@ def main(profile: bool = False) -> None:
             files = collect_files([path])
             report = validate_paths([path])
             assert report.ok, report.problems[:3]
-            load = _best(lambda: _load_all(files))
-            check = _best(lambda: validate_paths([path]))
+            load = _best(functools.partial(_load_all, files))
+            check = _best(functools.partial(validate_paths, [path]))
             size = sum(f.stat().st_size for f in files)
             print(f"   {label} ({size / 1e6:.2f} MB): yaml.load {load * 1000:.0f} ms, "
                   f"validate {check * 1000:.0f} ms, ratio {check / load:.2f}x")

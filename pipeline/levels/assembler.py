@@ -182,7 +182,7 @@ def _solve_matching(
     g = nx.DiGraph()
     g.add_node("source", demand=-len(slots))
     g.add_node("sink", demand=len(slots))
-    for s, target in enumerate(slots):
+    for s in range(len(slots)):
         g.add_edge("source", ("slot", s), capacity=1, weight=0)
     for s, target in enumerate(slots):
         if s in pinned:

@@ -191,7 +191,10 @@ def _collapse_opened(gapped: bytearray, kept: Sequence[Pair], new: Sequence[Pair
 # --- players --------------------------------------------------------------------------------
 
 class Player(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """The player's name in ratings (`random`, `scanner`, ...)."""
+        ...
 
     def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
         """A chooser for one game: (cells, legal pairs (non-empty, sorted), adds left) -> pair."""

@@ -300,7 +300,7 @@ def rate(
 
     # 3. min_adds
     min_adds: int | None = None
-    if solvable:
+    if certificate is not None:
         min_adds, _ = _min_adds(cells, certificate, MIN_ADDS_BUDGET_NODES, rs)
 
     # 4. traps: first moves, then positions sampled along the random player's games

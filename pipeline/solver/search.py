@@ -382,7 +382,8 @@ def _playouts(cells: bytes, adds: int, count: int, search: _Search) -> list[Move
     pairs_of = pairs_ordered if ruleset.legal_pairs is DEFAULT.legal_pairs else ruleset.legal_pairs
     remove_pair = ruleset.remove_pair
     for _ in range(count):
-        c, a, moves = cells, adds, []
+        c, a = cells, adds
+        moves: list[Move] = []
         while c:
             search.tick()
             if stack:

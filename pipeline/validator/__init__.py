@@ -41,7 +41,7 @@ def collect_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            found = []
+            found: list[Path] = []
             for root, dirs, files in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith("."))
                 found.extend(Path(root) / f for f in files if f.endswith(SUFFIXES))

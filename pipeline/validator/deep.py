@@ -55,7 +55,7 @@ def deep_check(
     seed = provenance.get("rating_seed") if isinstance(provenance, dict) else None
     exact = isinstance(seed, int) and not isinstance(seed, bool)
     try:
-        rating = rate(board, adds, playouts=playouts, seed=seed if exact else 0, solution=p["solution"], ruleset=ruleset)
+        rating = rate(board, adds, playouts=playouts, seed=seed if isinstance(seed, int) and exact else 0, solution=p["solution"], ruleset=ruleset)
     except NumberMatchError as exc:
         ctx.add(parts + ("difficulty",), "NM402", f"re-rating failed: {exc}")
         return
