@@ -74,4 +74,4 @@ def polish() -> None:
         if hasattr(cls, "display_type_rich") and hasattr(cls, "display_type"):
             cls.display_type_rich = lambda self, ctx: type_name(self, ctx)  # type: ignore[method-assign]
     if hasattr(core.TyperArgument, "_usage_display_name"):
-        core.TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign]
+        core.TyperArgument._usage_display_name = _usage_name  # type: ignore[method-assign, assignment]

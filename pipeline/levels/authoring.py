@@ -124,7 +124,8 @@ def refresh(path: Path, *, budget_nodes: int | None = AUTHOR_NODES) -> Refresh:
     except SourceError as exc:
         raise AuthoringError(str(exc)) from None
     old: dict[str, Any] = source.puzzle or {}
-    provenance = old.get("provenance") if isinstance(old.get("provenance"), dict) else {}
+    stored = old.get("provenance")
+    provenance: dict[str, Any] = stored if isinstance(stored, dict) else {}
     seed = provenance.get("rating_seed", RATING_SEED)
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         seed = RATING_SEED
@@ -151,7 +152,8 @@ def _changes(old: dict[str, Any], new: Puzzle) -> list[str]:
     old_solution = old.get("solution")
     if not isinstance(old_solution, list) or tuple(map(str, old_solution)) != new.solution:
         out.append(f"certificate re-solved ({len(new.solution)} moves)")
-    d_old = old.get("difficulty") if isinstance(old.get("difficulty"), dict) else {}
+    stored = old.get("difficulty")
+    d_old: dict[str, Any] = stored if isinstance(stored, dict) else {}
     d_new = new.difficulty
     if d_old.get("tier") != d_new.get("tier"):
         out.append(f"tier {d_old.get('tier')} -> {d_new.get('tier')}")

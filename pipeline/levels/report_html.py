@@ -104,9 +104,9 @@ def curve_svg(
     for b in breaks:
         bx = left + plot_w * b / n
         out.append(f'<line x1="{bx:.1f}" y1="{top}" x2="{bx:.1f}" y2="{top + plot_h}" stroke="#9aa5b1" stroke-dasharray="2 3"/>')
-    for i, tick in enumerate(ticks if ticks is not None else [p[0] for p in points]):
-        if tick:
-            out.append(f'<text x="{x(i):.1f}" y="{height - bottom + 14}" text-anchor="middle" fill="#52606d">{escape(tick)}</text>')
+    for i, label in enumerate(ticks if ticks is not None else [p[0] for p in points]):
+        if label:
+            out.append(f'<text x="{x(i):.1f}" y="{height - bottom + 14}" text-anchor="middle" fill="#52606d">{escape(label)}</text>')
     cuts = [0, *breaks, n]
     for a, b in zip(cuts, cuts[1:]):  # one line per Level: a Level's curve does not run into the next
         segment = range(a, b)
