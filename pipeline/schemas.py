@@ -8,6 +8,7 @@ plain JSON files beside the package rather than Python data. They reference each
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterator
 from functools import lru_cache
@@ -52,6 +53,20 @@ def schema_dir() -> Path:
 def schema_path(kind: str) -> Path:
     """Path of the schema file for `kind` (`puzzle`, `bundle` or `curves`)."""
     return schema_dir() / FILES[kind]
+
+
+def schema_hint(kind: str, folder: str | os.PathLike[str]) -> str | None:
+    """The `kind` schema's path relative to `folder` when the folder is inside the repository
+    that holds the schemas (so editors find it from a file written there), else None."""
+    try:
+        schema = schema_path(kind).resolve()
+    except NumberMatchError:
+        return None
+    root = schema.parent.parent
+    target = Path(folder).resolve()
+    if target != root and root not in target.parents:
+        return None
+    return Path(os.path.relpath(schema, target)).as_posix()
 
 
 @lru_cache(maxsize=None)

@@ -17,6 +17,7 @@ from pipeline.cli.base import app
 from pipeline.cli.common import IN_HELP, SOURCE_HELP, fail, load_source
 from pipeline.engine.board import WIDTH, format_board
 from pipeline.engine.moves import ADD, Move
+from pipeline.engine.rulesets import DEFAULT
 from pipeline.engine.stage import IN_PLAY, WON, Stage
 from pipeline.errors import NumberMatchError
 
@@ -38,7 +39,7 @@ HELP = """commands:
 class Game:
     """One Stage being played, with undo history, hints and the last pair for the drawing."""
 
-    def __init__(self, cells: bytes, adds: int, *, hint_nodes: int = HINT_NODES, ruleset: int = 1) -> None:
+    def __init__(self, cells: bytes, adds: int, *, hint_nodes: int = HINT_NODES, ruleset: int = DEFAULT.number) -> None:
         self.start = cells
         self.adds = adds
         self.hint_nodes = hint_nodes

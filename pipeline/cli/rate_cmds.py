@@ -10,6 +10,7 @@ import typer
 from pipeline.engine.board import Board
 
 from pipeline.errors import NumberMatchError
+from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.explain import explain
 from pipeline.rating.score import DEFAULT_PLAYOUTS, Rating, rate
 from pipeline.cli.base import app
@@ -49,7 +50,7 @@ def rate_cmd(
     board: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP + " '-' reads 'BOARD ADDS' lines from stdin (JSON Lines out)."),
     adds: Optional[int] = typer.Option(None, "--adds", min=0, max=MAX_ADDS, help="Adds allocation of the Stage (default: the puzzle's, else 0)."),
     playouts: int = typer.Option(DEFAULT_PLAYOUTS, "--playouts", min=1, max=MAX_PLAYOUTS, help="Games each simulated player plays."),
-    seed: int = typer.Option(0, "--seed", help="Seed of the simulated players (same seed, same rating)."),
+    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the simulated players (same seed, same rating)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
     explain_out: bool = typer.Option(
         False, "--explain", help="Also show each weighed metric's weight and points, what decides the tier, and why."

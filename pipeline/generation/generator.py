@@ -33,10 +33,11 @@ from pipeline.limits import MAX_COUNT, MAX_JOBS
 from pipeline.generation.proposals import STRATEGIES, DigitDistribution, propose, reading_order_reduction
 from pipeline.levels.puzzle import GENERATOR_NAME, Puzzle, dump_yaml
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
-from pipeline.schemas import schema_path
+from pipeline.schemas import schema_hint
 from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
 from pipeline.engine.stage import replay
-from pipeline.rating.tiers import TIER_NAMES, TIERS
+from pipeline.rating import DEFAULT_SEED
+from pipeline.rating.tiers import TIER_NAMES, tier_range
 
 MIN_CELLS, MAX_CELLS = 2, 81
 MAX_ADDS = 5
@@ -170,7 +171,7 @@ class GenerateResult:
 
 # Every puzzle is rated with the rating's own default seed, so that a plain re-rating
 # (`numbermatch rate BOARD --adds N`, `validate --deep`) reproduces the stored difficulty.
-RATING_SEED = 0
+RATING_SEED = DEFAULT_SEED
 
 
 def _rate(
@@ -336,7 +337,9 @@ class _Judge:
             )
         if p.tier is None:
             return
-        low, high = next((lo, hi) for name, lo, hi in TIERS if name == p.tier)
+        span = tier_range(p.tier)
+        assert span is not None  # params.check() accepted the tier
+        low, high = span
         lo_seen, hi_seen = min(self.scores), max(self.scores)
         if low > hi_seen + SCORE_SLACK or high < lo_seen - SCORE_SLACK:
             raise GenerationError(
@@ -367,23 +370,9 @@ def existing_ids(folder: str | os.PathLike[str]) -> set[str]:
     return {p.name[: -len(".yaml")] for p in path.iterdir() if p.name.endswith(".yaml") and p.is_file()}
 
 
-def schema_hint(folder: str | os.PathLike[str]) -> str | None:
-    """The puzzle schema's path relative to `folder` when the folder is inside the repository
-    that holds the schema (so editors find it), else None."""
-    try:
-        schema = schema_path("puzzle").resolve()
-    except NumberMatchError:
-        return None
-    root = schema.parent.parent
-    target = Path(folder).resolve()
-    if target != root and root not in target.parents:
-        return None
-    return Path(os.path.relpath(schema, target)).as_posix()
-
-
 def write_puzzles(puzzles: Iterable[Puzzle], folder: str | os.PathLike[str]) -> list[Path]:
     """Write each puzzle to `<folder>/<id>.yaml` atomically; returns the paths."""
-    hint = schema_hint(folder)
+    hint = schema_hint("puzzle", folder)
     return [write_atomic(Path(folder) / f"{p.id}.yaml", dump_yaml(p.to_document(), hint)) for p in puzzles]
 
 
@@ -396,6 +385,5 @@ __all__ = [
     "run_attempt",
     "RATING_SEED",
     "existing_ids",
-    "schema_hint",
     "write_puzzles",
 ]

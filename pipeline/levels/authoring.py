@@ -14,10 +14,14 @@ from typing import Any
 
 from pipeline.engine.board import format_board
 from pipeline.errors import NumberMatchError
-from pipeline.levels.puzzle import GENERATOR_NAME, Puzzle, dump_yaml
+from pipeline.engine.rulesets import DEFAULT
+from pipeline.levels.puzzle import GENERATOR_NAME, PUZZLE_KIND, SCHEMA_VERSION, Puzzle, dump_yaml
+from pipeline.rating import DEFAULT_SEED
+from pipeline.schemas import schema_hint
+from pipeline.solver.search import DEFAULT_BUDGET_NODES
 
-RATING_SEED = 0  # the generator's: a plain `numbermatch rate BOARD --adds N` reproduces the tier
-AUTHOR_NODES = 5_000_000  # solver budget (the CLI's --budget-nodes; 0 = no limit)
+RATING_SEED = DEFAULT_SEED  # the generator's: a plain `numbermatch rate BOARD --adds N` reproduces the tier
+AUTHOR_NODES = DEFAULT_BUDGET_NODES  # solver budget (the CLI's --budget-nodes; 0 = no limit)
 
 
 class AuthoringError(NumberMatchError):
@@ -32,7 +36,7 @@ def author(
     provenance: dict[str, Any] | None = None,
     certificate: tuple[str, ...] | None = None,
     rating_seed: int = RATING_SEED,
-    ruleset: int = 1,
+    ruleset: int = DEFAULT.number,
 ) -> Puzzle:
     """A rated Puzzle for the board, or AuthoringError with the solver's verdict.
 
@@ -87,9 +91,7 @@ def author(
 
 def puzzle_text(puzzle: Puzzle, folder: Path) -> str:
     """The puzzle file's text, with the schema modeline when the folder is in this repository."""
-    from pipeline.generation.generator import schema_hint
-
-    return dump_yaml(puzzle.to_document(), schema_hint(folder))
+    return dump_yaml(puzzle.to_document(), schema_hint("puzzle", folder))
 
 
 def validation_problem(name: str, text: str) -> str | None:
@@ -162,6 +164,6 @@ def _changes(old: dict[str, Any], new: Puzzle) -> list[str]:
     others = sorted(k for k in set(d_old) | set(d_new) if k not in ("tier", "score") and d_old.get(k) != d_new.get(k))
     if others:
         out.append("metrics changed: " + ", ".join(others))
-    if old.get("ruleset") != new.ruleset or old.get("schema_version") != 1 or old.get("kind") != "puzzle":
+    if old.get("ruleset") != new.ruleset or old.get("schema_version") != SCHEMA_VERSION or old.get("kind") != PUZZLE_KIND:
         out.append("header (schema_version, kind, ruleset) rewritten")
     return out

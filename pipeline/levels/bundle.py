@@ -34,10 +34,10 @@ from pipeline import __version__
 from pipeline.levels.assembler import Assembly
 from pipeline.atomic import write_atomic
 from pipeline.errors import shorten
+from pipeline.engine.rulesets import DEFAULT
 from pipeline.levels.puzzle import BUNDLE_KIND, SCHEMA_VERSION, dump_yaml
+from pipeline.schemas import schema_hint
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-BUNDLE_SCHEMA = REPO_ROOT / "schemas" / "bundle.schema.json"
 
 
 def bundle_id_problem(text: str) -> str | None:
@@ -67,7 +67,7 @@ def bundle_document(
 ) -> dict[str, Any]:
     """The bundle mapping, keys in their fixed order; `params` are recorded as given."""
     placements = assembly.placements
-    ruleset = placements[0].puzzle.ruleset if placements else 1
+    ruleset = placements[0].puzzle.ruleset if placements else DEFAULT.number
     first = assembly.first_level
     return {
         "schema_version": SCHEMA_VERSION,
@@ -98,17 +98,9 @@ def bundle_document(
     }
 
 
-def schema_hint(path: str | os.PathLike[str]) -> str | None:
-    """The modeline's schema path, relative to the file, when the file is inside this repo."""
-    target = Path(path).resolve()
-    if not BUNDLE_SCHEMA.exists() or not target.is_relative_to(REPO_ROOT):
-        return None
-    return Path(os.path.relpath(BUNDLE_SCHEMA, target.parent)).as_posix()
-
-
 def bundle_text(doc: Mapping[str, Any], *, hint_for: str | os.PathLike[str] | None = None) -> str:
     """The YAML text of a bundle; with `hint_for`, the schema modeline as seen from that path."""
-    return dump_yaml(dict(doc), schema_hint(hint_for) if hint_for is not None else None)
+    return dump_yaml(dict(doc), schema_hint("bundle", Path(hint_for).parent) if hint_for is not None else None)
 
 
 def write_bundle(

@@ -36,7 +36,7 @@ from typing import Any
 import yaml
 
 from pipeline.errors import NumberMatchError
-from pipeline.rating.tiers import TIER_NAMES, TIERS, tier_for
+from pipeline.rating.tiers import TIER_NAMES, tier_for, tier_range
 
 CURVE_KIND = "curves"
 BUILTIN_FILE = Path(__file__).resolve().parent / "curve_files" / "builtin.yaml"
@@ -62,7 +62,10 @@ class Target:
 
 def at(tier: str, fraction: float) -> float:
     """The score `fraction` of the way through `tier`'s range."""
-    low, high = next((lo, hi) for name, lo, hi in TIERS if name == tier)
+    span = tier_range(tier)
+    if span is None:
+        raise ValueError(f"unknown tier {tier!r}")
+    low, high = span
     return low + (high - low) * fraction
 
 

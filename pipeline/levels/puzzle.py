@@ -25,6 +25,7 @@ from typing import Any
 import yaml
 
 from pipeline import __version__
+from pipeline.engine.rulesets import DEFAULT
 
 SCHEMA_VERSION = 1
 PUZZLE_KIND = "puzzle"
@@ -37,7 +38,7 @@ except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
 
 
-def puzzle_id(board: str, adds: int, ruleset: int = 1) -> str:
+def puzzle_id(board: str, adds: int, ruleset: int = DEFAULT.number) -> str:
     """A stable id derived from what makes a puzzle itself: ruleset, board and adds."""
     digest = hashlib.sha256(f"{ruleset}|{board}|{adds}".encode()).hexdigest()
     return f"nm{ruleset}-{digest[:12]}"
@@ -51,7 +52,7 @@ class Puzzle:
     adds: int
     solution: tuple[str, ...]
     difficulty: dict[str, Any]
-    ruleset: int = 1
+    ruleset: int = DEFAULT.number
     provenance: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -89,7 +90,7 @@ class Puzzle:
             adds=int(data["adds"]),
             solution=tuple(str(m) for m in data.get("solution") or ()),
             difficulty=dict(data.get("difficulty") or {}),
-            ruleset=int(data.get("ruleset", 1)),
+            ruleset=int(data.get("ruleset", DEFAULT.number)),
             provenance=dict(data.get("provenance") or {}),
         )
 

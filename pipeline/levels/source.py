@@ -142,10 +142,10 @@ def _puzzle_source(data: Any, where: str, label: str, file: Path | None) -> Sour
     """A Source from a puzzle mapping, checking just what playing it needs."""
     if not isinstance(data, dict):
         raise SourceError(f"{where}: expected a puzzle mapping, found {type(data).__name__}")
-    from pipeline.engine.rulesets import SHIPPED, ruleset_for
+    from pipeline.engine.rulesets import DEFAULT, SHIPPED, ruleset_for
 
     try:
-        ruleset = ruleset_for(data.get("ruleset", 1), SHIPPED)
+        ruleset = ruleset_for(data.get("ruleset", DEFAULT.number), SHIPPED)
     except NumberMatchError as exc:
         raise SourceError(f"{where}.ruleset: {exc}") from None
     board = data.get("board")

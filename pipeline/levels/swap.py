@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.engine.rulesets import DEFAULT
 from pipeline.errors import NumberMatchError
 from pipeline.levels.puzzle import Puzzle, dump_yaml
 
@@ -199,7 +200,7 @@ def _nearest(
             f" its tiers: {', '.join(tiers) or 'none'}. Name one with --with ID"
         )
     neighbours = {
-        _layout(str(stages[k]["puzzle"]["board"]), int(stages[k]["puzzle"].get("ruleset", 1)))
+        _layout(str(stages[k]["puzzle"]["board"]), int(stages[k]["puzzle"].get("ruleset", DEFAULT.number)))
         for k in (flat - 1, flat + 1)
         if 0 <= k < len(stages) and isinstance(stages[k].get("puzzle"), dict)
     }

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
+DEFAULT_SEED = 0  # the players' seed when none is given: a plain re-rating reproduces a stored one
+
 _FROM_SCORE = {"rate", "Rating", "DEFAULT_PLAYOUTS", "score_from_metrics", "hardness_terms"}
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipeline.rating.score import MIN_ADDS_CAP, metric_value, rating_version, score_points, weights_for
-from pipeline.rating.tiers import TIERS_BY_VERSION, UNSOLVABLE
+from pipeline.rating.tiers import UNSOLVABLE, tier_range
 
 # Plain names of the metrics the score weighs (players by their habit, not their code name).
 LABELS: dict[str, str] = {
@@ -87,7 +87,7 @@ class Explanation:
 def _decide(parts: tuple[Part, ...], tier: str, version: int) -> tuple[str, ...]:
     """Biggest contributors until they alone reach the tier's floor, then the metrics with the
     most points to spare until their spare points pass the room below the tier's ceiling."""
-    span = next(((low, high) for name, low, high in TIERS_BY_VERSION[version] if name == tier), None)
+    span = tier_range(tier, version)
     if span is None:
         return ()
     low, high = span

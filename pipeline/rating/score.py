@@ -46,6 +46,7 @@ from typing import Any
 from pipeline.engine.board import Board, cells_of
 from pipeline.engine.moves import Move
 from pipeline.limits import MAX_RATE_CELLS, check_adds, check_cells, check_playouts
+from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.players import PLAYERS, Playout, play_many
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, solve
@@ -248,7 +249,7 @@ def rate(
     adds: int,
     *,
     playouts: int = DEFAULT_PLAYOUTS,
-    seed: int = 0,
+    seed: int = DEFAULT_SEED,
     solution: Sequence[Move | str] | None = None,
     sampled_positions: int = SAMPLED_POSITIONS,
     ruleset: Ruleset | int = DEFAULT,

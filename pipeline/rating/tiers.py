@@ -28,6 +28,11 @@ RATING_VERSION = 1
 TIERS_BY_VERSION: dict[int, tuple[tuple[str, float, float], ...]] = {1: TIERS}
 
 
+def tier_range(name: str, version: int = RATING_VERSION) -> tuple[float, float] | None:
+    """A tier's [low, high) score range by rating `version`'s table; None for a name not in it."""
+    return next(((low, high) for tier, low, high in TIERS_BY_VERSION[version] if tier == name), None)
+
+
 def tier_for(score: float, version: int = RATING_VERSION) -> str:
     """The tier a score falls in (by rating `version`'s table); raises ValueError outside 0-100."""
     if not 0.0 <= score <= 100.0:

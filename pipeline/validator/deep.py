@@ -3,7 +3,7 @@ with the file. Slow (a rating plays hundreds of games), so only on request.
 
 A puzzle file records the rating's seed in its provenance, so its rating reproduces exactly
 and any difference in tier or score is reported. A bundle does not carry provenance: the rating
-is re-run with seed 0, scores are not compared, and a tier disagreement is reported only when
+is re-run with the default seed, scores are not compared, and a tier disagreement is reported only when
 the new score is more than DEEP_TIER_MARGIN points outside the stored tier's range (simulated
 players' win rates vary with the seed).
 """
@@ -14,12 +14,9 @@ from typing import Any
 
 from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.errors import NumberMatchError
-from pipeline.rating.tiers import TIERS
+from pipeline.rating import DEFAULT_SEED
+from pipeline.rating.tiers import tier_range
 from pipeline.validator.semantics import DEEP_TIER_MARGIN, SCORE_TOLERANCE, Parts, _Context
-
-
-def _tier_range(name: str) -> tuple[float, float] | None:
-    return next(((low, high) for tier, low, high in TIERS if tier == name), None)
 
 
 def deep_check(
@@ -55,7 +52,7 @@ def deep_check(
     seed = provenance.get("rating_seed") if isinstance(provenance, dict) else None
     exact = isinstance(seed, int) and not isinstance(seed, bool)
     try:
-        rating = rate(board, adds, playouts=playouts, seed=seed if isinstance(seed, int) and exact else 0, solution=p["solution"], ruleset=ruleset)
+        rating = rate(board, adds, playouts=playouts, seed=seed if isinstance(seed, int) and exact else DEFAULT_SEED, solution=p["solution"], ruleset=ruleset)
     except NumberMatchError as exc:
         ctx.add(parts + ("difficulty",), "NM402", f"re-rating failed: {exc}")
         return
@@ -68,9 +65,9 @@ def deep_check(
         if rating.score is None or abs(rating.score - stored["score"]) > SCORE_TOLERANCE + 1e-9:
             ctx.add(dparts + ("score",), "NM403", f"score {stored['score']} is stored, re-rating (seed {seed}) gives {rating.score}")
         return
-    span = _tier_range(stored["tier"])
+    span = tier_range(stored["tier"])
     if rating.tier != stored["tier"] and span is not None and rating.score is not None:
         low, high = span
         if rating.score < low - DEEP_TIER_MARGIN or rating.score >= high + DEEP_TIER_MARGIN:
             ctx.add(dparts + ("tier",), "NM402",
-                    f"tier {stored['tier']!r} is stored, re-rating (seed 0) gives {rating.tier!r} with score {rating.score}")
+                    f"tier {stored['tier']!r} is stored, re-rating (seed {DEFAULT_SEED}) gives {rating.tier!r} with score {rating.score}")

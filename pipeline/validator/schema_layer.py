@@ -17,10 +17,10 @@ from pipeline import schemas
 from pipeline.engine.board import parse
 from pipeline.errors import NumberMatchError, shorten
 from pipeline.engine.moves import Move
+from pipeline.levels.puzzle import SCHEMA_VERSION
 from pipeline.validator.loader import Document, find_node, position
 from pipeline.validator.problems import Problem, json_path
 
-SCHEMA_VERSION = 1
 _RANGE = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems",
           "minLength", "maxLength", "minProperties", "maxProperties"}
 _REQUIRED = re.compile(r"^'(.*)' is a required property$")
