@@ -7,7 +7,6 @@ import datetime as dt
 import fcntl
 import json
 import os
-import re
 import signal
 import subprocess
 import sys

@@ -28,7 +28,7 @@ class _OneLineErrors(TyperGroup):
     """Usage errors as one line (`numbermatch: error: solve: ...`), like every other error, and
     numbers in options and arguments in ASCII digits only."""
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,  # type: ignore[override]
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)

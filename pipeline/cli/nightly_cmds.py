@@ -21,7 +21,6 @@ from pipeline.levels.curves import CURVE_HELP, CURVE_METAVAR, shape_text
 from pipeline.levels.nightly import (
     DEFAULT_OUT,
     NightlyError,
-    NightlyOptions,
     default_seed,
     plan_night,
     run_nightly,

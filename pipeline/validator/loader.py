@@ -264,7 +264,8 @@ def _tags(text: str, name: str) -> list[Problem]:
         tag = getattr(event, "tag", None)
         if tag is not None:
             mark = event.start_mark
-            out.append(Problem(name, mark.line + 1, mark.column + 1, "NM109",
+            line, col = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+            out.append(Problem(name, line, col, "NM109",
                                f"tag {tag_name(tag)} is not allowed: level files hold plain strings, numbers, "
                                "booleans, lists and mappings (README: tags are refused)", "$"))
     return out
