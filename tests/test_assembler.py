@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pipeline.levels.assembler import AssemblyError, assemble, assign, digit_layout, slot_cost
-from pipeline.levels.bundle import bundle_document, bundle_text, schema_hint, write_bundle
+from pipeline.levels.bundle import bundle_document, bundle_text, write_bundle
+from pipeline.schemas import schema_hint
 from pipeline.levels.curves import CurveError, Target, at, builtin_names, targets, tier_needs
 from pipeline.levels.puzzle import Puzzle
 from pipeline.rating.tiers import TIER_NAMES, tier_for
@@ -229,8 +230,9 @@ def test_bundle_text_is_byte_identical_for_the_same_inputs(tmp_path: Path) -> No
 def test_schema_hint_is_relative_inside_the_repo_and_absent_outside(tmp_path: Path) -> None:
     repo = Path(__file__).resolve().parent.parent
     if (repo / "schemas" / "bundle.schema.json").exists():
-        assert schema_hint(repo / "generated" / "2026-01-01" / "bundle.yaml") == "../../schemas/bundle.schema.json"
-    assert schema_hint(tmp_path / "bundle.yaml") is None
+        assert schema_hint("bundle", repo / "generated" / "2026-01-01") == "../../schemas/bundle.schema.json"
+        assert schema_hint("puzzle", repo / "generated") == "../schemas/puzzle.schema.json"
+    assert schema_hint("bundle", tmp_path) is None
 
 
 def test_a_failed_write_leaves_the_old_bundle_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
