@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -38,14 +39,17 @@ def varied(i: int) -> str:
     return (LAYOUT_A, LAYOUT_B, LAYOUT_C)[i // 3 % 3][i % 4]
 
 
-def brute_force(slots: list[Target], pool: list[Puzzle]) -> int | None:
-    """The least total cost over every valid placement, or None when there is none."""
+def brute_force(slots: list[Target], pool: list[Puzzle], least: Mapping[int, int] | None = None) -> int | None:
+    """The least total cost over every valid placement, or None when there is none; `least`:
+    Level -> minimum of distinct digit layouts in it."""
     best = None
     for chosen in itertools.permutations(pool, len(slots)):
         if any(p.tier != t.tier for p, t in zip(chosen, slots)):
             continue
         layouts = [digit_layout(p.board) for p in chosen]
         if any(a == b for a, b in zip(layouts, layouts[1:])):
+            continue
+        if any(len({layouts[s] for s, t in enumerate(slots) if t.level == lv}) < n for lv, n in (least or {}).items()):
             continue
         cost = sum(slot_cost(p.difficulty["score"], t.score) for p, t in zip(chosen, slots))
         best = cost if best is None else min(best, cost)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.levels.assembler import AssemblyError, assemble, assign, digit_layout, slot_cost
+from pipeline.levels.assembler import AssemblyError, assemble, assign, digit_layout
 from pipeline.levels.curves import (
     BUILTIN_FILE,
     CURVE_METAVAR,
@@ -27,8 +27,9 @@ from pipeline.levels.curves import (
     targets,
 )
 from pipeline.levels.puzzle import Puzzle
-from pipeline.rating.tiers import TIER_NAMES, tier_for
+from pipeline.rating.tiers import tier_for
 from pipeline.validator import validate_paths
+from tests.test_assembler import brute_force, make
 
 runner = CliRunner()
 
@@ -186,6 +187,17 @@ def test_validate_reports_what_the_schema_cannot_say_with_line_and_column(tmp_pa
     assert list(by_line) == [(9, 32)] and "must be below `peak`" in by_line[(9, 32)]
 
 
+def test_validate_checks_that_the_job_can_be_made(tmp_path: Path) -> None:
+    path = tmp_path / "curves.yaml"
+    path.write_text(yaml.safe_dump(curve_doc(
+        {"name": "boss", "shape": {"start": "easy", "finish": "hard", "boss": {"stage": 7, "tier": "expert"}}},
+        job={"curve": "boss", "levels": 2, "stages": 6},
+    ), sort_keys=False))
+    problems = validate_paths([path]).problems
+    assert [(p.code, p.path) for p in problems] == [("NM320", "$.job")]
+    assert "boss stage 7 does not exist in a Level of 6 stages" in problems[0].message and problems[0].line
+
+
 def test_assemble_names_the_bad_curve_file_line(tmp_path: Path) -> None:
     path = tmp_path / "curves.yaml"
     path.write_text(BAD_CURVES)
@@ -197,25 +209,6 @@ def test_assemble_names_the_bad_curve_file_line(tmp_path: Path) -> None:
 # --- the assembler on a curve with a boss and per-Level constraints ---------------------------
 
 LAYOUTS = [["19", "91", "11", "99"], ["28", "82", "22", "88"], ["37", "73", "33", "77"], ["46", "64", "44", "66"]]
-
-
-def make(board: str, score: float, adds: int = 0) -> Puzzle:
-    return Puzzle(board=board, adds=adds, solution=("0,0-0,1",), difficulty={"tier": tier_for(score), "score": score})
-
-
-def brute_force(slots: list[Target], pool: list[Puzzle], least: dict[int, int]) -> int | None:
-    best = None
-    for chosen in itertools.permutations(pool, len(slots)):
-        if any(p.tier != t.tier for p, t in zip(chosen, slots)):
-            continue
-        layouts = [digit_layout(p.board) for p in chosen]
-        if any(a == b for a, b in zip(layouts, layouts[1:])):
-            continue
-        if any(len({layouts[s] for s, t in enumerate(slots) if t.level == lv}) < n for lv, n in least.items()):
-            continue
-        cost = sum(slot_cost(p.difficulty["score"], t.score) for p, t in zip(chosen, slots))
-        best = cost if best is None else min(best, cost)
-    return best
 
 
 def boss_curve(layouts: int) -> dict:
@@ -327,4 +320,24 @@ def test_bundles_number_levels_from_first_level(tmp_path: Path) -> None:
     doc["levels"][0]["level"] = 1
     path = write_bundle(tmp_path / "b.yaml", doc)
     assert any(p.code == "NM312" and "from first_level" in p.message for p in validate_paths([path]).problems)
-    assert TIER_NAMES  # the tier table is the only source of tier names
+
+
+_LEAF = st.one_of(st.none(), st.booleans(), st.integers(-5, 200), st.floats(-2, 200, allow_nan=False),
+                  st.sampled_from(["easy", "hard", "expert", "x", "-1"]))
+_KEYS = st.sampled_from(["name", "levels", "shape", "start", "finish", "rise", "step", "dips", "at", "peak", "to",
+                         "boss", "stage", "tier", "score", "from_level", "constraints", "layouts", "at_least",
+                         "at_most", "stages", "curve"])
+_VALUE = st.recursive(_LEAF, lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(_KEYS, c, max_size=5)),
+                      max_leaves=25)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_VALUE, max_size=3), st.one_of(st.none(), _VALUE))
+def test_any_curve_document_gets_problems_never_a_crash(curves: list, job: object) -> None:
+    from pipeline.validator import validate_texts
+
+    doc: dict = {"schema_version": 1, "kind": "curves", "curves": curves}
+    if job is not None:
+        doc["job"] = job
+    report = validate_texts([("c.yaml", yaml.safe_dump(doc))])
+    assert all(p.line is not None for p in report.problems)

@@ -406,7 +406,8 @@ def problems(data: Any) -> list[tuple[Parts, str]]:
     """Every problem of a schema-valid curve document, as (JSON path parts, message)."""
     out: list[tuple[Parts, str]] = []
     names: dict[str, int] = {}
-    for i, raw in enumerate(data.get("curves") or ()):
+    curves = data.get("curves") if isinstance(data, dict) else None
+    for i, raw in enumerate(curves if isinstance(curves, list) else ()):
         try:
             _curve(raw, ("curves", i))
         except _Problem as exc:
@@ -417,12 +418,20 @@ def problems(data: Any) -> list[tuple[Parts, str]]:
         if name in names:
             out.append((("curves", i, "name"), f"curve {name!r} is defined twice (first as curves[{names[name]}])"))
         names.setdefault(name, i)
-    job = data.get("job")
+    job = data.get("job") if isinstance(data, dict) else None
     if isinstance(job, dict) and isinstance(job.get("curve"), str):
         name = job["curve"]
         if name not in names and name not in builtin_curves() and ":" not in name:
             out.append((("job", "curve"), f"job curve {name!r} is neither in this file nor built in"
                                           f" ({', '.join([*names, *builtin_curves()])})"))
+        elif name in names and not out:  # the job's night must be one the curve can give
+            curve = _curve(data["curves"][names[name]], ("curves", names[name]))
+            levels, stages = job.get("levels", 10), job.get("stages", 6)
+            try:
+                if isinstance(levels, int) and isinstance(stages, int):
+                    curve.targets(levels, stages)
+            except CurveError as exc:
+                out.append((("job",), f"the job's night cannot be made: {exc}"))
     return out
 
 
