@@ -9,35 +9,41 @@ These functions are the hot path of the solver and generator: they take and retu
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from pipeline.engine.board import CLASS, WIDTH, actives, cell_name, rays
 
 CLASS_OF = bytes(CLASS) + bytes(256 - len(CLASS))  # translate table: value -> class, gap -> 0
 
 
-def iter_pairs(cells: bytes) -> Iterator[tuple[int, int, bool]]:
-    """Legal pairs (i, j, reading), i < j, each once, in scan order of i.
+def scan_pairs(cells: bytes) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """Every legal pair (i, j), i < j, once: (ray pairs, reading-order pairs), each in scan order.
 
-    `reading` says the pair connects in reading order (only gaps between); a pair that also
-    connects along a ray is reported once, as a reading pair.
+    A pair joined in reading order (only gaps between) is a reading pair even when a ray joins
+    it too; the other pairs are joined only vertically or diagonally.
     """
     cc = cells.translate(CLASS_OF)
     table = rays(len(cc))
-    act = [i for i, k in enumerate(cc) if k]
-    act.append(-1)
-    for n, i in enumerate(act[:-1]):
-        k = cc[i]
-        nxt = act[n + 1]
-        if nxt >= 0 and cc[nxt] == k:
-            yield i, nxt, True
+    geo: list[tuple[int, int]] = []
+    read: list[tuple[int, int]] = []
+    prev = -1
+    prev_class = 0
+    for i, k in enumerate(cc):
+        if not k:
+            continue
+        if prev_class == k:  # reading order: the previous active cell, only gaps between
+            read.append((prev, i))
+        prev = i
+        prev_class = k
         for ray in table[i]:
             for j in ray:
                 w = cc[j]
                 if w:
-                    if w == k and j != nxt:
-                        yield i, j, False
+                    if w == k:
+                        geo.append((i, j))
                     break
+    if read and geo:
+        joined = set(read)
+        geo = [p for p in geo if p not in joined]
+    return geo, read
 
 
 def pairs_ordered(cells: bytes) -> list[tuple[int, int]]:
@@ -47,22 +53,20 @@ def pairs_ordered(cells: bytes) -> list[tuple[int, int]]:
     between them), while a vertical or diagonal one can be closed by a row collapse, so a
     search that tries the fragile ones first finds wins sooner.
     """
-    geo: list[tuple[int, int]] = []
-    read: list[tuple[int, int]] = []
-    for i, j, reading in iter_pairs(cells):
-        (read if reading else geo).append((i, j))
-    geo.extend(read)
-    return geo
+    geo, read = scan_pairs(cells)
+    return geo + read
 
 
 def legal_pairs(cells: bytes) -> list[tuple[int, int]]:
     """Every legal pair (i, j), i < j, sorted in reading order of i then j."""
-    return sorted((i, j) for i, j, _ in iter_pairs(cells))
+    geo, read = scan_pairs(cells)
+    return sorted(geo + read)
 
 
 def has_legal_pair(cells: bytes) -> bool:
-    """Whether any legal pair exists (stops at the first)."""
-    return next(iter_pairs(cells), None) is not None
+    """Whether any legal pair exists."""
+    geo, read = scan_pairs(cells)
+    return bool(geo or read)
 
 
 def _lines(i: int, j: int) -> list[tuple[str, int]]:

@@ -22,6 +22,7 @@ from collections import Counter
 from contextlib import closing
 from collections.abc import Callable, Iterable, Set
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 from pipeline.atomic import write_atomic
@@ -37,6 +38,9 @@ from pipeline.schemas import schema_hint
 from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
 from pipeline.engine.stage import replay
 from pipeline.rating import DEFAULT_SEED
+
+if TYPE_CHECKING:
+    from pipeline.rating.score import Rating
 from pipeline.rating.tiers import TIER_NAMES, tier_range
 
 MIN_CELLS, MAX_CELLS = 2, 81
@@ -48,7 +52,7 @@ SCORE_SLACK = 10.0  # how far beyond the scores seen a tier may start and still 
 # rejection reasons (keys of GenerateResult.rejected)
 TRIVIAL = "trivial"  # reading-order pairing (adding when stuck) clears it
 SCANNER_WINS = "scanner-always-wins"  # the simplest simulated player never loses
-UNSOLVABLE_REASON = "unsolvable"
+UNSOLVABLE_REASON = str(UNSOLVABLE)  # the solver's answer, as a rejection reason
 OVER_BUDGET = "solver-budget"  # the solver's node budget ran out: neither proved nor disproved
 WRONG_TIER = "tier:"  # + the tier it got, e.g. "tier:easy"
 DUPLICATE = "duplicate"  # same board already accepted in this run
@@ -176,16 +180,16 @@ RATING_SEED = DEFAULT_SEED
 
 def _rate(
     cells: bytes, adds: int, playouts: int | None, seed: int, solution: tuple[Move, ...], ruleset: Ruleset
-):  # -> Rating
-    from pipeline.rating.score import rate  # imported late: the rating module is a sibling feature
+) -> Rating:
+    from pipeline.rating.score import DEFAULT_PLAYOUTS, rate  # imported late: the rating module is a sibling feature
 
-    kwargs = {} if playouts is None else {"playouts": playouts}
-    return rate(cells, adds, seed=seed, solution=solution, ruleset=ruleset, **kwargs)
+    return rate(cells, adds, seed=seed, solution=solution, ruleset=ruleset,
+                playouts=DEFAULT_PLAYOUTS if playouts is None else playouts)
 
 
-def _scanner_always_wins(rating: object) -> bool:
+def _scanner_always_wins(rating: Rating) -> bool:
     """Whether the rating says the simplest scanning player wins every playout."""
-    players = getattr(rating, "metrics", {}).get("players") or {}
+    players = rating.metrics.get("players") or {}
     scanner = players.get("scanner") or {}
     return scanner.get("win_rate") == 1.0 and bool(scanner.get("playouts"))
 

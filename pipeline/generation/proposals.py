@@ -26,6 +26,7 @@ from pipeline.engine.board import CLASS, WIDTH
 from pipeline.errors import NumberMatchError
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rules import CLASS_OF, legal_pairs, pair_problem
+from pipeline.solver.shortcuts import class_residue
 
 DEFAULT_DIGITS = "123456789"
 ACTIVE = 5  # a placeholder value: on a board of 5s, legal pairs are exactly the connected pairs
@@ -345,19 +346,11 @@ def reading_order_reduction(cells: bytes, adds: int = 0, class_of: bytes = CLASS
     """What pairing neighbours in reading order (and adding when stuck) leaves of a board's classes.
 
     Two consecutive active cells in reading order are always connected, so a board whose class
-    sequence cancels to nothing by removing adjacent equal classes (a stack does it, and the
-    result does not depend on the order of cancellations) is won by the laziest player. Returns
-    the class sequence left; empty means trivial.
+    sequence cancels (`shortcuts.class_residue`) is won by the laziest player. Returns the class
+    sequence left; empty means trivial.
     """
-    stack = bytearray()
-    seq = cells.translate(class_of).replace(b"\x00", b"")
-    while True:
-        for k in seq:
-            if stack and stack[-1] == k:
-                stack.pop()
-            else:
-                stack.append(k)
-        if not stack or adds <= 0:
-            return bytes(stack)
+    left = class_residue(cells.translate(class_of).replace(b"\x00", b""))
+    while left and adds > 0:
         adds -= 1
-        seq = bytes(stack)  # Add numbers appends a copy of the actives, which are the stack
+        left = class_residue(left + left)  # Add numbers appends a copy of the actives, which are what is left
+    return left

@@ -46,7 +46,7 @@ from pipeline.engine.board import WIDTH, parse
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.levels.curves import Curve, Target, load_curve, shape_text
 from pipeline.errors import NumberMatchError
-from pipeline.levels.puzzle import Puzzle
+from pipeline.levels.puzzle import Puzzle, level_files
 from pipeline.rating.tiers import TIER_NAMES
 
 DEFAULT_NODE_BUDGET = 2000
@@ -393,18 +393,6 @@ def parse_pin(text: str) -> tuple[tuple[int, int], str]:
     return parse_slot(slot), pid.strip()
 
 
-def puzzle_files(paths: Iterable[str | Path]) -> list[Path]:
-    """The files named: a folder stands for the `*.yaml`/`*.yml` files under it, sorted."""
-    files: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            files += sorted(p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
-        else:
-            files.append(path)
-    return files
-
-
 def load_puzzles(paths: Iterable[str | Path]) -> list[Puzzle]:
     """Validate puzzle files (and bundles, whose Puzzles are reused) and read their Puzzles.
 
@@ -415,7 +403,7 @@ def load_puzzles(paths: Iterable[str | Path]) -> list[Puzzle]:
     from pipeline.validator import Validator
     from pipeline.validator.loader import load_file
 
-    files = puzzle_files(paths)
+    files = level_files(paths)
     if not files:
         raise AssemblyError("no puzzle files given")
     for path in files:

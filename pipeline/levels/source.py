@@ -203,7 +203,7 @@ def bundle_stage(path: Path, level: int, stage: int) -> Source:
 
 def find_id(puzzle_id: str, search: Iterable[str | Path]) -> Source:
     """The puzzle with this id in the given files and folders (puzzle files and bundles)."""
-    from pipeline.levels.assembler import puzzle_files
+    from pipeline.levels.puzzle import level_files
 
     places = list(search)
     if not places:
@@ -211,7 +211,7 @@ def find_id(puzzle_id: str, search: Iterable[str | Path]) -> Source:
     for raw in places:
         if not Path(raw).exists():
             raise SourceError(f"{raw}: no such file or folder")
-    files = puzzle_files(places)
+    files = level_files(places)
     # A file named after the id is the cheap, common case: look there first.
     files.sort(key=lambda p: p.stem != puzzle_id)
     for path in files:

@@ -336,7 +336,7 @@ def rate(
         "collapse_openings": round(openings / collapses, 4) if collapses else 0.0,
         "trap_unknown": trap_unknown,
         "trap_unknown_sampled": sampled_unknown,
-        "solver_status": SOLVED if solvable else solver_status,
+        "solver_status": str(SOLVED if solvable else solver_status),  # plain text for YAML
         "solver_nodes": solver_nodes,
         "trap_nodes": TRAP_POOL_NODES - pool.left + SAMPLED_POOL_NODES - sampled_pool.left,
     }

@@ -35,6 +35,7 @@ import random
 import sys
 import time
 from dataclasses import dataclass
+from enum import StrEnum
 
 from pipeline.engine.board import WIDTH, Board, cells_of
 from pipeline.engine.moves import ADD, Move
@@ -45,7 +46,15 @@ from pipeline.solver.mask import Stretch
 from pipeline.solver.order import ordered_matching, winning_pairs
 from pipeline.solver.shortcuts import classes_even, stack_certificate
 
-SOLVED, UNSOLVABLE, UNKNOWN = "solved", "unsolvable", "unknown"
+class Status(StrEnum):
+    """A solver answer; the value is its text (JSON, CLI output)."""
+
+    SOLVED = "solved"  # with a certificate
+    UNSOLVABLE = "unsolvable"  # after an exhaustive search whose every pruning rule is sound
+    UNKNOWN = "unknown"  # a budget ran out first
+
+
+SOLVED, UNSOLVABLE, UNKNOWN = Status.SOLVED, Status.UNSOLVABLE, Status.UNKNOWN
 
 # Expanded states (about 10 microseconds each in the plain 0-add search). The slowest proof seen
 # on ~1,300 unsolvable random 32/36-cell even boards took 1.84 million; see bench_solver.py.
@@ -63,7 +72,7 @@ STRETCH_CAP = 200  # first pass with adds: search nodes per 0-add stretch before
 
 @dataclass(frozen=True)
 class SolveResult:
-    status: str
+    status: Status
     moves: tuple[Move, ...] | None
     nodes: int
     seconds: float

@@ -25,16 +25,22 @@ def classes_even(cells: bytes, class_of: bytes = CLASS_OF) -> bool:
     return not any(cc.count(k) & 1 for k in set(cc) if k)
 
 
-def stack_certificate(cells: bytes, class_of: bytes = CLASS_OF) -> list[Move] | None:
-    """Reading-order moves that empty the board, or None if the class sequence does not cancel."""
-    cc = cells.translate(class_of)
-    stack: list[int] = []
-    for k in cc.replace(b"\x00", b""):
+def class_residue(seq: bytes) -> bytes:
+    """What cancelling adjacent equal classes leaves of a class sequence (a stack does it; the
+    result does not depend on the order of cancellations). Empty: reading-order pairs win."""
+    stack = bytearray()
+    for k in seq:
         if stack and stack[-1] == k:
             stack.pop()
         else:
             stack.append(k)
-    if stack:
+    return bytes(stack)
+
+
+def stack_certificate(cells: bytes, class_of: bytes = CLASS_OF) -> list[Move] | None:
+    """Reading-order moves that empty the board, or None if the class sequence does not cancel."""
+    cc = cells.translate(class_of)
+    if class_residue(cc.replace(b"\x00", b"")):
         return None
     # Cancel again with indices, then translate each pop to the coordinates of its moment.
     pops: list[tuple[int, int]] = []

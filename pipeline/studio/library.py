@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import NumberMatchError
-from pipeline.levels.puzzle import Puzzle
+from pipeline.levels.puzzle import YAML_SUFFIXES, Puzzle
 from pipeline.rating.tiers import TIER_NAMES, UNSOLVABLE
 from pipeline.studio.paths import relative
 
-SUFFIXES = (".yaml", ".yml")
+SUFFIXES = YAML_SUFFIXES
 POOL_DIR = "pool"  # <night>/pool/*.yaml: the validated Puzzles the nightly job did not use
 TIER_ORDER = (*TIER_NAMES, UNSOLVABLE)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from pipeline.engine.rulesets import SHIPPED
 from pipeline.errors import NumberMatchError
+from pipeline.levels.puzzle import level_files
 from pipeline.validator.loader import Loaded, load_file, load_text
 from pipeline.validator.problems import CODES, Problem, ValidationReport, internal_error
 from pipeline.validator.schema_layer import check as check_schema, classify
@@ -26,7 +27,6 @@ __all__ = [
     "validate_texts", "Validator",
 ]
 
-SUFFIXES = (".yaml", ".yml")
 
 
 class PathError(NumberMatchError):
@@ -36,25 +36,10 @@ class PathError(NumberMatchError):
 def collect_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     """The files to validate: each file as given, each folder's `*.yaml`/`*.yml` recursively
     (skipping hidden folders such as `.git`), in sorted order, each file once."""
-    out: list[Path] = []
-    seen: set[Path] = set()
     for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found: list[Path] = []
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                found.extend(Path(root) / f for f in files if f.endswith(SUFFIXES))
-            candidates = sorted(found)
-        elif path.exists():
-            candidates = [path]
-        else:
+        if not Path(raw).exists():
             raise PathError(f"{raw}: no such file or folder")
-        for c in candidates:
-            key = c.resolve()
-            if key not in seen:
-                seen.add(key)
-                out.append(c)
+    out = level_files(paths)
     if not out:
         raise PathError(f"no YAML files (*.yaml, *.yml) found under {', '.join(map(str, paths))}")
     return out
