@@ -129,43 +129,35 @@ def line_mutant(draw: Callable) -> bytes:
 
 
 _NUMBER_TOKEN = re.compile(r"(?<=[:\-] )-?[0-9][0-9.e+-]*$", re.M)
+_VALUE = re.compile(r"(?<=: )\S.*$|(?<=- )\S.*$", re.M)
+_NEW_NUMBER = st.one_of(st.sampled_from(NUMBERS), st.integers(-10, 10**6).map(str),
+                        st.floats(allow_nan=True, allow_infinity=True).map(repr))
+
+
+def _edit_spots(draw: Callable, pattern: re.Pattern[str], rounds: st.SearchStrategy[int],
+                edit: Callable[[Callable, str], str]) -> bytes:
+    """A seed with `rounds` of its `pattern` matches (found again after each edit) rewritten."""
+    text = SEEDS[draw(st.sampled_from(sorted(SEEDS)))]
+    for _ in range(draw(rounds)):
+        a, b = draw(st.sampled_from([m.span() for m in pattern.finditer(text)]))
+        text = text[:a] + edit(draw, text[a:b]) + text[b:]
+    return text.encode("utf-8", "surrogatepass")
 
 
 @st.composite
 def number_mutant(draw: Callable) -> bytes:
-    text = SEEDS[draw(st.sampled_from(sorted(SEEDS)))]
-    spots = [m.span() for m in _NUMBER_TOKEN.finditer(text)]
-    for _ in range(draw(st.integers(1, 3))):
-        a, b = draw(st.sampled_from(spots))
-        new = draw(st.one_of(st.sampled_from(NUMBERS), st.integers(-10, 10**6).map(str),
-                             st.floats(allow_nan=True, allow_infinity=True).map(repr)))
-        text = text[:a] + new + text[b:]
-        spots = [m.span() for m in _NUMBER_TOKEN.finditer(text)]
-    return text.encode("utf-8")
-
-
-_VALUE = re.compile(r"(?<=: )\S.*$|(?<=- )\S.*$", re.M)
+    return _edit_spots(draw, _NUMBER_TOKEN, st.integers(1, 3), lambda d, old: d(_NEW_NUMBER))
 
 
 @st.composite
 def tag_mutant(draw: Callable) -> bytes:
-    text = SEEDS[draw(st.sampled_from(sorted(SEEDS)))]
-    spots = [m.start() for m in _VALUE.finditer(text)]
-    for _ in range(draw(st.integers(1, 2))):
-        at = draw(st.sampled_from(spots))
-        text = text[:at] + draw(st.sampled_from(TAGS)) + " " + text[at:]
-        spots = [m.start() for m in _VALUE.finditer(text)]
-    return text.encode("utf-8")
+    return _edit_spots(draw, _VALUE, st.integers(1, 2), lambda d, old: d(st.sampled_from(TAGS)) + " " + old)
 
 
 @st.composite
 def scalar_mutant(draw: Callable) -> bytes:
-    text = SEEDS[draw(st.sampled_from(sorted(SEEDS)))]
-    spans = [m.span() for m in _VALUE.finditer(text)]
-    a, b = draw(st.sampled_from(spans))
-    return (text[:a] + draw(st.one_of(st.sampled_from(SCALARS + NUMBERS), st.text(max_size=12))) + text[b:]).encode(
-        "utf-8", "surrogatepass"
-    )
+    new = st.one_of(st.sampled_from(SCALARS + NUMBERS), st.text(max_size=12))
+    return _edit_spots(draw, _VALUE, st.just(1), lambda d, old: d(new))
 
 
 def _paths(node: Any, here: tuple = ()) -> list[tuple]:
