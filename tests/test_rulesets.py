@@ -3,7 +3,6 @@ through play, solve, rate, generate and validate, while the shipped CLI refuses 
 
 from __future__ import annotations
 
-from functools import lru_cache
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,8 @@ from pipeline.rating.score import rate
 from pipeline.rating.tiers import UNSOLVABLE as TIER_UNSOLVABLE
 from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
 from pipeline.validator import validate_paths
+
+from tests.helpers import unpruned_win
 
 # Two pairs, each joined only by a diagonal: ruleset 1 wins it, no-diagonals is stuck at once.
 DIAGONAL_ONLY = "1.3....../.1.7"
@@ -47,16 +48,6 @@ def test_it_plays(no_diagonals: Ruleset) -> None:
     assert replay(b"\x01\x01", ["0,0-0,1"], 0, no_diagonals) == (b"", 0)
 
 
-@lru_cache(maxsize=None)
-def reference_win(ruleset: Ruleset, cells: bytes, adds: int) -> bool:
-    """Unpruned exhaustive search through the ruleset's own functions."""
-    if not cells:
-        return True
-    if any(reference_win(ruleset, ruleset.remove_pair(cells, i, j), adds) for i, j in ruleset.legal_pairs(cells)):
-        return True
-    return adds > 0 and reference_win(ruleset, ruleset.add_numbers(cells), adds - 1)
-
-
 small_boards = st.lists(st.sampled_from([0, 1, 2, 3, 5, 7, 8, 9]), min_size=1, max_size=13).map(bytes).filter(
     lambda c: all(any(c[s : s + 9]) for s in range(0, len(c), 9))  # real boards: no row of gaps only
 )
@@ -66,7 +57,7 @@ small_boards = st.lists(st.sampled_from([0, 1, 2, 3, 5, 7, 8, 9]), min_size=1, m
 @given(cells=small_boards, adds=st.integers(0, 1))
 def test_it_solves_like_the_unpruned_reference(no_diagonals: Ruleset, cells: bytes, adds: int) -> None:
     result = solve(cells, adds, ruleset=no_diagonals)
-    assert (result.status == SOLVED) == reference_win(no_diagonals, cells, adds)
+    assert (result.status == SOLVED) == unpruned_win(cells, adds, no_diagonals)
     if result.moves is not None:
         assert replay(cells, result.moves, adds, no_diagonals)[0] == b""
 
@@ -75,7 +66,7 @@ def test_it_solves_like_the_unpruned_reference(no_diagonals: Ruleset, cells: byt
 @given(cells=small_boards, adds=st.integers(0, 1))
 def test_ruleset_1_without_shortcuts_agrees_with_the_fast_solver(unpruned: Ruleset, cells: bytes, adds: int) -> None:
     plain = solve(cells, adds, ruleset=unpruned)
-    assert plain.status == solve(cells, adds).status == (SOLVED if reference_win(DEFAULT, cells, adds) else UNSOLVABLE)
+    assert plain.status == solve(cells, adds).status == (SOLVED if unpruned_win(cells, adds) else UNSOLVABLE)
     if plain.moves is not None:
         assert replay(cells, plain.moves, adds)[0] == b""
 

@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
 
 from hypothesis import event, given, settings, strategies as st
 from typer.testing import CliRunner
 
 from pipeline.engine.board import CLASS, parse
 from pipeline.cli import app
-from pipeline.engine.rules import add_numbers, legal_pairs, remove_pair
-from pipeline.solver import search as solver
+from pipeline.engine.rules import legal_pairs, remove_pair
 from pipeline.solver.mask import Stretch
 from pipeline.solver.order import _schedulable, has_ordered_matching, ordered_matching, winning_pairs
 from pipeline.engine.rules import pairs_ordered
 from pipeline.solver.shortcuts import classes_even, stack_certificate
-from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, solve
+from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, Tuning, solve
 from pipeline.engine.stage import replay
+
+from tests.helpers import unpruned_win
 
 # Unsolvable at 0 adds (plain search: about 9,500 states; here refuted at the root); solvable with one add.
 HARD_NO = "891369355/531737729/676568157/52283"
@@ -25,14 +25,7 @@ HARD_NO = "891369355/531737729/676568157/52283"
 NEEDS_SEARCH = "994375729/725213"
 
 
-@lru_cache(maxsize=None)
-def reference_win(cells: bytes, adds: int) -> bool:
-    """Unpruned exhaustive search on the public engine: every pair, and an add at any time."""
-    if not cells:
-        return True
-    if any(reference_win(remove_pair(cells, i, j), adds) for i, j in legal_pairs(cells)):
-        return True
-    return adds > 0 and reference_win(add_numbers(cells), adds - 1)
+reference_win = unpruned_win
 
 
 @st.composite
@@ -118,13 +111,8 @@ def test_pruned_search_agrees_with_unpruned_search(cells, adds):
 @given(st.one_of(boards(), even_boards(16)), st.integers(0, 1))
 def test_every_shortcut_forced_on_agrees_with_unpruned_search(cells, adds):
     """The pairing test at every level, no dives or play-outs, and first-pass cuts after 1 node."""
-    saved = (solver.GUIDED_LEVELS, solver.DIVES, solver.INNER_DIVES, solver.QUICK_PLAYOUTS, solver.PLAYOUTS, solver.STRETCH_CAP)
-    solver.GUIDED_LEVELS, solver.DIVES, solver.INNER_DIVES = 99, 0, 0
-    solver.QUICK_PLAYOUTS, solver.PLAYOUTS, solver.STRETCH_CAP = 0, 0, 1
-    try:
-        result = solve(cells, adds, budget_nodes=None)
-    finally:
-        (solver.GUIDED_LEVELS, solver.DIVES, solver.INNER_DIVES, solver.QUICK_PLAYOUTS, solver.PLAYOUTS, solver.STRETCH_CAP) = saved
+    forced = Tuning(guided_levels=99, dives=0, inner_dives=0, quick_playouts=0, playouts=0, stretch_cap=1)
+    result = solve(cells, adds, budget_nodes=None, tuning=forced)
     assert (result.status == SOLVED) == reference_win(cells, adds)
     if result.status == SOLVED:
         assert empties(cells, result.moves, adds)
@@ -221,12 +209,7 @@ def test_every_win_plays_only_winning_pairs(cells):
 @given(even_boards(18))
 def test_search_restricted_to_winning_pairs_agrees_with_unpruned_search(cells):
     """No dives or play-outs, no pairing test below the root: the restricted proof search alone."""
-    saved = (solver.GUIDED_LEVELS, solver.DIVES, solver.QUICK_PLAYOUTS)
-    solver.GUIDED_LEVELS, solver.DIVES, solver.QUICK_PLAYOUTS = 0, 0, 0
-    try:
-        result = solve(cells, 0, budget_nodes=None)
-    finally:
-        solver.GUIDED_LEVELS, solver.DIVES, solver.QUICK_PLAYOUTS = saved
+    result = solve(cells, 0, budget_nodes=None, tuning=Tuning(guided_levels=0, dives=0, quick_playouts=0))
     assert (result.status == SOLVED) == reference_win(cells, 0)
     if result.status == SOLVED:
         assert empties(cells, result.moves, 0)

@@ -71,6 +71,25 @@ STRETCH_CAP = 200  # first pass with adds: search nodes per 0-add stretch before
 
 
 @dataclass(frozen=True)
+class Tuning:
+    """How much of each cheap strategy the solver tries around its exhaustive search.
+
+    Every setting gives the same answers (each strategy is sound, the search complete); only the
+    work differs. Tests pass their own to force a strategy off or on everywhere.
+    """
+
+    playouts: int = PLAYOUTS
+    quick_playouts: int = QUICK_PLAYOUTS
+    dives: int = DIVES
+    inner_dives: int = INNER_DIVES
+    guided_levels: int = GUIDED_LEVELS
+    stretch_cap: int = STRETCH_CAP
+
+
+DEFAULT_TUNING = Tuning()
+
+
+@dataclass(frozen=True)
 class SolveResult:
     status: Status
     moves: tuple[Move, ...] | None
@@ -102,8 +121,11 @@ class _Search:
     board reached again after an add reuses what is known about it.
     """
 
-    def __init__(self, budget: int | None, deadline: float | None, ruleset: Ruleset = DEFAULT) -> None:
+    def __init__(
+        self, budget: int | None, deadline: float | None, ruleset: Ruleset = DEFAULT, tuning: Tuning = DEFAULT_TUNING
+    ) -> None:
         self.ruleset = ruleset
+        self.tuning = tuning
         self.class_of = ruleset.class_of
         self.nodes = 0
         self.limit = budget if budget is not None else -1
@@ -173,7 +195,7 @@ class _Search:
                 st.failed[st.mask] = 0
                 return False
             if self.stretch_cap is None:
-                dives = DIVES if not self.stretches_with_adds else INNER_DIVES
+                dives = self.tuning.dives if not self.stretches_with_adds else self.tuning.inner_dives
                 allowed = None
                 if matching is None and not self.stretches_with_adds:
                     # the test gave up: dives would be blind, so restrict the moves first
@@ -183,14 +205,14 @@ class _Search:
                 if allowed is None and not self.stretches_with_adds:  # a real search ahead
                     allowed = self.winning_pairs(st, rows)
                 # the restriction already holds what the pairing test would prune below the root
-                levels = GUIDED_LEVELS if allowed is None else min(GUIDED_LEVELS, 1)
+                levels = self.tuning.guided_levels if allowed is None else min(self.tuning.guided_levels, 1)
                 return self.win0(st, st.mask, rows, matching, levels, None, allowed)
-            if self.dive(st, INNER_DIVES, matching):
+            if self.dive(st, self.tuning.inner_dives, matching):
                 return True
             self.stretch_end = self.nodes + self.stretch_cap
             base = len(self.path)
             try:
-                return self.win0(st, st.mask, rows, matching, GUIDED_LEVELS)
+                return self.win0(st, st.mask, rows, matching, self.tuning.guided_levels)
             except _StretchCut:
                 del self.path[base:]  # the cut branch's moves
                 self.cut += 1
@@ -462,6 +484,7 @@ def solve(
     ruleset: Ruleset | int = DEFAULT,
     budget_nodes: int | None = DEFAULT_BUDGET_NODES,
     timeout: float | None = None,
+    tuning: Tuning = DEFAULT_TUNING,
 ) -> SolveResult:
     """Decide whether `board` can be emptied with at most `adds` Add numbers under `ruleset`.
 
@@ -475,21 +498,22 @@ def solve(
     cells = cells_of(board)
     check_cells(len(cells), MAX_SOLVE_CELLS, "the board to solve")
     start = time.perf_counter()
-    search = _Search(budget_nodes, None if timeout is None else start + timeout, rs)
+    search = _Search(budget_nodes, None if timeout is None else start + timeout, rs, tuning)
+    tries = tuning.playouts if adds else tuning.quick_playouts
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 20_000))
     try:
         moves: list[Move] | None = []
         if not rs.bitmask_stretches:
-            moves = _playouts(cells, adds, PLAYOUTS if adds else QUICK_PLAYOUTS, search) if cells else []
+            moves = _playouts(cells, adds, tries, search) if cells else []
             if moves is None:
                 moves = _plain(search, cells, adds)
         elif cells and (adds or not rs.parity or classes_even(cells, search.class_of)):
-            moves = _playouts(cells, adds, PLAYOUTS if adds else QUICK_PLAYOUTS, search)
+            moves = _playouts(cells, adds, tries, search)
             if moves is None and adds:
                 # A cheap first pass that may cut 0-add stretches short, then the full search
                 # (which reuses every proof the first pass completed).
                 search.stretches_with_adds = True
-                search.stretch_cap = STRETCH_CAP
+                search.stretch_cap = tuning.stretch_cap
                 if search.win_board(cells, adds):
                     moves = _moves(search.path)
                 elif search.cut:
