@@ -341,3 +341,13 @@ def test_any_curve_document_gets_problems_never_a_crash(curves: list, job: objec
         doc["job"] = job
     report = validate_texts([("c.yaml", yaml.safe_dump(doc))])
     assert all(p.line is not None for p in report.problems)
+
+
+def test_the_studio_names_levels_as_the_bundle_numbers_them() -> None:
+    from pipeline.studio.library import bundle_stages
+
+    stage = {"stage": 1, "target_score": 10.0, "puzzle": {"id": "x"}}
+    data = {"kind": "bundle", "first_level": 5, "levels": [{"level": 5, "stages": [stage]}, {"level": 6, "stages": [stage]}]}
+    assert [(s.level, s.stage) for s in bundle_stages(data, "b.yaml")] == [(5, 1), (6, 1)]
+    del data["first_level"]
+    assert [s.level for s in bundle_stages(data, "b.yaml")] == [1, 2]

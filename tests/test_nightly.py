@@ -288,6 +288,17 @@ def test_three_nights_continue_the_numbering_and_the_curve_and_ship_expert_stage
     assert validate_paths([out]).ok
     report = (out / days[2].isoformat() / "report.md").read_text()
     assert "## Targets and placed scores" in report and "| 3 |" in report and "### Level 3" in report
+    # the designers' commands name Levels as the bundle numbers them (from first_level)
+    from pipeline.levels.source import SourceError, bundle_stage
+    from pipeline.levels.swap import SwapError, swap_stage
+
+    third = out / days[2].isoformat() / "bundle.yaml"
+    boss = bundle_stage(third, 3, 2)
+    assert boss.puzzle is not None and boss.puzzle["difficulty"]["tier"] == "expert"
+    with pytest.raises(SourceError, match="has Levels 3-3"):
+        bundle_stage(third, 1, 2)
+    with pytest.raises(SwapError, match="has Levels 3-3"):
+        swap_stage(third, 1, 2, [], write=False)
     # a rerun of the middle night continues from the first night, so it is the same night again
     again = runner.invoke(app, ["nightly", "--continue", str(out), "--date", days[1].isoformat(), "-j", "1"])
     assert again.exit_code == 0, again.output

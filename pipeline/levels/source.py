@@ -192,12 +192,14 @@ def bundle_stage(path: Path, level: int, stage: int) -> Source:
     """Stage `stage` of Level `level` (both from 1) of a bundle file."""
     data = read_document(path)
     levels = bundle_stages(data, path)
-    if not 1 <= level <= len(levels):
-        raise SourceError(f"{path}: has Levels 1-{len(levels)}; there is no L{level}")
-    stages = levels[level - 1]
+    first = data.get("first_level", 1)  # Levels are named as the bundle numbers them
+    at = level - first if isinstance(first, int) else level - 1
+    if not 0 <= at < len(levels):
+        raise SourceError(f"{path}: has Levels {level - at}-{level - at + len(levels) - 1}; there is no L{level}")
+    stages = levels[at]
     if not 1 <= stage <= len(stages):
         raise SourceError(f"{path}: Level {level} has Stages 1-{len(stages)}; there is no S{stage}")
-    where = f"{path}: $.levels[{level - 1}].stages[{stage - 1}].puzzle"
+    where = f"{path}: $.levels[{at}].stages[{stage - 1}].puzzle"
     return _puzzle_source(stages[stage - 1].get("puzzle"), where, f"{path}:L{level}.S{stage}", path)
 
 

@@ -132,12 +132,14 @@ def swap_stage(
         raise SwapError(f"the bundle does not validate before the swap: {p.file}:{p.line or 0}: {p.path}: {p.message}")
     data = document.data
     nodes = _stage_nodes(document, path)
-    if not 1 <= level <= len(nodes):
-        raise SwapError(f"{path}: has Levels 1-{len(nodes)}; there is no L{level}")
-    if not 1 <= stage <= len(nodes[level - 1]):
-        raise SwapError(f"{path}: Level {level} has Stages 1-{len(nodes[level - 1])}; there is no S{stage}")
+    first = data.get("first_level", 1)  # Levels are named as the bundle numbers them
+    at = level - first  # position of the Level in the bundle
+    if not 0 <= at < len(nodes):
+        raise SwapError(f"{path}: has Levels {first}-{first + len(nodes) - 1}; there is no L{level}")
+    if not 1 <= stage <= len(nodes[at]):
+        raise SwapError(f"{path}: Level {level} has Stages 1-{len(nodes[at])}; there is no S{stage}")
     stages = [s for lv in data["levels"] for s in lv["stages"]]
-    flat = sum(len(lv) for lv in nodes[: level - 1]) + stage - 1
+    flat = sum(len(lv) for lv in nodes[:at]) + stage - 1
     old = stages[flat].get("puzzle") or {}
     target = stages[flat].get("target_score")
     if not isinstance(target, (int, float)) or isinstance(target, bool):
@@ -151,7 +153,7 @@ def swap_stage(
             raise SwapError(f"--with {with_id}: the puzzle is already in the bundle; a bundle uses each puzzle once")
     else:
         new = _nearest(pool, float(target), tier_for(float(target)), used, stages, flat, path, level, stage)
-    puzzle_node = _mapping_value(nodes[level - 1][stage - 1], "puzzle")
+    puzzle_node = _mapping_value(nodes[at][stage - 1], "puzzle")
     if puzzle_node is None:
         raise SwapError(f"{path}: L{level}.S{stage} has no puzzle")
     start, end, body = _replacement_text(puzzle_node, text, new)

@@ -98,6 +98,8 @@ def bundle_stages(data: dict[str, Any], name: str) -> list[StageSlot]:
     levels = data.get("levels")
     if not isinstance(levels, list):
         raise LibraryError(f"{name}: $.levels is not a list")
+    first = data.get("first_level", 1)  # Levels are named as the bundle numbers them
+    first = first if isinstance(first, int) and not isinstance(first, bool) else 1
     for li, level in enumerate(levels):
         stages = level.get("stages") if isinstance(level, dict) else None
         if not isinstance(stages, list):
@@ -108,7 +110,7 @@ def bundle_stages(data: dict[str, Any], name: str) -> list[StageSlot]:
                 raise LibraryError(f"{name}: $.levels[{li}].stages[{si}].puzzle is not a mapping")
             target = stage.get("target_score")
             ok = isinstance(target, (int, float)) and not isinstance(target, bool)
-            out.append(StageSlot(li + 1, si + 1, float(target) if ok else None, puzzle))
+            out.append(StageSlot(first + li, si + 1, float(target) if ok else None, puzzle))
     return out
 
 
