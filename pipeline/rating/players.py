@@ -34,7 +34,8 @@ from pipeline.engine.rules import legal_pairs, remove_pair
 from pipeline.engine.rulesets import DEFAULT, Ruleset
 
 Pair = tuple[int, int]
-Chooser = Callable[[bytes, list[Pair], int], Pair]
+# A chooser returns the pair to remove, or None to use Add numbers now (only when an add is left).
+Chooser = Callable[[bytes, list[Pair], int], "Pair | None"]
 
 MAX_MOVES = 20_000  # defensive cap; a game is finite anyway (each pair removes two numbers)
 
@@ -142,6 +143,13 @@ def pair_counts_after(cells: bytes, pairs: Sequence[Pair]) -> list[int]:
         work[i], work[j] = vi, vj
         counts.append(total - deg[i] - deg[j] + 1 + len(opened - present))
     return counts
+
+
+def counts_after(cells: bytes, pairs: Sequence[Pair], ruleset: Ruleset) -> list[int]:
+    """`pair_counts_after` where the ruleset allows tracking, else by the ruleset's functions."""
+    if ruleset.tracked_pairs:
+        return pair_counts_after(cells, pairs)
+    return [len(ruleset.legal_pairs(ruleset.remove_pair(cells, i, j))) for i, j in pairs]
 
 
 @dataclass(frozen=True, slots=True)
@@ -256,10 +264,7 @@ class LookaheadPlayer:
         def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
             if len(cells) - cells.count(0) == 2:
                 return pairs[0]
-            if ruleset.tracked_pairs:
-                counts = pair_counts_after(cells, pairs)
-            else:
-                counts = [len(ruleset.legal_pairs(ruleset.remove_pair(cells, i, j))) for i, j in pairs]
+            counts = counts_after(cells, pairs, ruleset)
             top = max(counts)
             best = [p for p, c in zip(pairs, counts) if c == top]
             return best[0] if len(best) == 1 else rng.choice(best)
@@ -267,7 +272,88 @@ class LookaheadPlayer:
         return choose
 
 
-PLAYERS: tuple[Player, ...] = (RandomPlayer(), ScannerPlayer(), LookaheadPlayer())
+@dataclass(frozen=True)
+class OpenerPlayer:
+    """Spends its adds early, to open the board: whenever the board shows `threshold` legal
+    pairs or fewer and an add is left, it adds; otherwise it picks like the lookahead player."""
+
+    name: str = "opener"
+    threshold: int = 2
+
+    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
+        look = LookaheadPlayer().begin(cells, rng, ruleset)
+
+        def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair | None:
+            if adds_left > 0 and len(pairs) <= self.threshold and len(cells) - cells.count(0) > 2:
+                return None
+            return look(cells, pairs, adds_left)
+
+        return choose
+
+
+@dataclass(frozen=True)
+class LocalPlayer:
+    """Attention on a few rows: a random pair among those with a cell at most `reach` rows from
+    the row it last played in (its eyes start on a random row); only when none is in sight does
+    it take any pair. Adds when stuck."""
+
+    name: str = "local"
+    reach: int = 1
+
+    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
+        focus = [rng.randrange(max(1, (len(cells) + WIDTH - 1) // WIDTH))]
+        reach = self.reach
+
+        def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
+            f = focus[0]
+            near = [p for p in pairs if abs(p[0] // WIDTH - f) <= reach or abs(p[1] // WIDTH - f) <= reach]
+            pick = rng.choice(near or pairs)
+            focus[0] = pick[0] // WIDTH
+            return pick
+
+        return choose
+
+
+@dataclass(frozen=True)
+class PlannerPlayer:
+    """The strongest habit: looks two pairs ahead on its `width` most promising moves (those
+    leaving the most legal pairs) and takes the one whose best follow-up leaves the most; takes
+    a pair that empties the board when there is one. Adds when stuck."""
+
+    name: str = "planner"
+    width: int = 4
+
+    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
+        width = self.width
+
+        def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
+            if len(cells) - cells.count(0) == 2:
+                return pairs[0]
+            if len(pairs) == 1:
+                return pairs[0]
+            counts = counts_after(cells, pairs, ruleset)
+            ranked = sorted(range(len(pairs)), key=lambda k: -counts[k])[:width]
+            best: list[Pair] = []
+            top = -1
+            for k in ranked:
+                i, j = pairs[k]
+                one = remove_and_track(cells, pairs, i, j, ruleset)
+                if not one.cells:
+                    return (i, j)
+                value = max(counts_after(one.cells, one.pairs, ruleset)) + 1 if one.pairs else 0
+                if value > top:
+                    top, best = value, [(i, j)]
+                elif value == top:
+                    best.append((i, j))
+            return best[0] if len(best) == 1 else rng.choice(best)
+
+        return choose
+
+
+PLAYERS_V1: tuple[Player, ...] = (RandomPlayer(), ScannerPlayer(), LookaheadPlayer())
+# The population the rating plays (version 2): from blind to planning, with narrow attention
+# and early adds. The first three are version 1's players, playing the very same games.
+PLAYERS: tuple[Player, ...] = PLAYERS_V1 + (OpenerPlayer(), LocalPlayer(), PlannerPlayer())
 
 
 # --- playing a game out -----------------------------------------------------------------------
@@ -308,8 +394,11 @@ def play(
     while cells and out.moves < max_moves:
         if record:
             out.pair_counts.append(len(pairs))
-        if not pairs:
+        pick = choose(cells, pairs, adds_left) if pairs else None
+        if pick is None:  # stuck, or the player spends an add before it is stuck
             if adds_left <= 0:
+                if pairs:
+                    raise ValueError(f"player {player.name!r} chose to add with no add left")
                 break
             cells = ruleset.add_numbers(cells)
             pairs = ruleset.legal_pairs(cells)
@@ -318,7 +407,7 @@ def play(
             out.moves += 1
             out.path.append(ADD)
             continue
-        i, j = choose(cells, pairs, adds_left)
+        i, j = pick
         out.path.append(Move(i, j))
         if record:
             out.positions.append((cells, adds_left, pairs))

@@ -47,7 +47,7 @@ from pipeline.engine.board import Board, cells_of
 from pipeline.engine.moves import Move
 from pipeline.limits import MAX_RATE_CELLS, check_adds, check_cells, check_playouts
 from pipeline.rating import DEFAULT_SEED
-from pipeline.rating.players import PLAYERS, Playout, play_many
+from pipeline.rating.players import PLAYERS, PLAYERS_V1, Player, Playout, play_many
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, solve
 from pipeline.engine.stage import replay
@@ -80,10 +80,29 @@ WEIGHTS_V1: dict[str, float] = {
 # The weights of each rating version (the `version` key of a difficulty block; absent means 1).
 # A stored rating is re-checked with its own version's weights and tier table, so older files
 # stay valid.
-WEIGHTS_BY_VERSION: dict[int, dict[str, float]] = {1: WEIGHTS_V1}
+WEIGHTS_V2: dict[str, float] = {
+    "random": 0.2,
+    "scanner": 0.15,
+    "lookahead": 0.15,
+    "opener": 0.15,
+    "local": 0.15,
+    "planner": 0.2,
+}
+WEIGHTS_BY_VERSION: dict[int, dict[str, float]] = {1: WEIGHTS_V1, 2: WEIGHTS_V2}
 WEIGHTS = WEIGHTS_BY_VERSION[RATING_VERSION]
 
+# Which simulated players each version plays, and what share of `playouts` each gets (costly
+# players play fewer games; the counts are stored, so a rating can be re-checked).
+PLAYERS_BY_VERSION: dict[int, tuple[Player, ...]] = {1: PLAYERS_V1, 2: PLAYERS}
+PLAYOUT_SHARE: dict[str, float] = {"planner": 0.25}
+
+
+def playouts_for(name: str, playouts: int) -> int:
+    """Games a player plays when the rating's players play `playouts` each."""
+    return max(1, round(playouts * PLAYOUT_SHARE.get(name, 1.0)))
+
 DIFFICULTY_KEYS = (
+    "version",
     "tier",
     "score",
     "min_adds",
@@ -112,7 +131,9 @@ class Rating:
     def to_dict(self) -> dict[str, Any]:
         """The `difficulty` mapping of a puzzle file, keys in the agreed order."""
         m = self.metrics
+        head = {"version": m["version"]} if "version" in m else {}
         return {
+            **head,
             "tier": self.tier,
             "score": self.score,
             "min_adds": self.min_adds,
@@ -253,12 +274,16 @@ def rate(
     solution: Sequence[Move | str] | None = None,
     sampled_positions: int = SAMPLED_POSITIONS,
     ruleset: Ruleset | int = DEFAULT,
+    version: int = RATING_VERSION,
 ) -> Rating:
     """Rate a Stage (board plus adds allocation) under `ruleset`. Deterministic for a seed.
 
     `solution`, when given, is a certificate (checked by replay) that spares the first solve.
+    `version` rates as that rating version did (to re-check a stored rating).
     """
     rs = ruleset_for(ruleset)
+    if version not in WEIGHTS_BY_VERSION:
+        raise ValueError(f"rating version {version!r} is not known (known: {', '.join(map(str, WEIGHTS_BY_VERSION))})")
     if adds < 0:
         raise ValueError(f"adds allocation must be 0 or more, got {adds}")
     if playouts < 1:
@@ -272,9 +297,10 @@ def rate(
     stats = {}
     games_random: list[Playout] = []
     won_game: Playout | None = None
-    for player in PLAYERS:
+    for player in PLAYERS_BY_VERSION[version]:
         record = player.name == "random"
-        st, games = play_many(player, cells, adds, playouts, seed, ruleset=rs, record=record)
+        n = playouts if version == 1 else playouts_for(player.name, playouts)
+        st, games = play_many(player, cells, adds, n, seed, ruleset=rs, record=record)
         stats[player.name] = st.to_dict()
         if record:
             games_random = games
@@ -340,8 +366,11 @@ def rate(
         "solver_nodes": solver_nodes,
         "trap_nodes": TRAP_POOL_NODES - pool.left + SAMPLED_POOL_NODES - sampled_pool.left,
     }
+    if version != 1:
+        metrics["version"] = version
     if not solvable and solver_status == UNSOLVABLE:
         return Rating(TIER_UNSOLVABLE, None, None, metrics)
-    draft = {"players": stats, "min_adds": min_adds, **{k: metrics[k] for k in ("trap_density", "trap_density_sampled")}}
+    draft = {"players": stats, "min_adds": min_adds, "version": version,
+             **{k: metrics[k] for k in ("trap_density", "trap_density_sampled")}}
     score = score_from_metrics(draft)
-    return Rating(tier_for(score), score, min_adds, metrics)
+    return Rating(tier_for(score, version), score, min_adds, metrics)

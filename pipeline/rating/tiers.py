@@ -25,7 +25,7 @@ UNSOLVABLE = "unsolvable"
 # The rating version new ratings are made by (a difficulty block's `version`; absent means 1),
 # and each version's tier table: a stored rating is checked against its own version's table.
 RATING_VERSION = 1
-TIERS_BY_VERSION: dict[int, tuple[tuple[str, float, float], ...]] = {1: TIERS}
+TIERS_BY_VERSION: dict[int, tuple[tuple[str, float, float], ...]] = {1: TIERS, 2: TIERS}
 
 
 def tier_range(name: str, version: int = RATING_VERSION) -> tuple[float, float] | None:
