@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test bench nightly fuzz schemas clean
+.PHONY: install test bench rating-study nightly fuzz schemas clean
 
 install: $(STAMP)
 
@@ -29,6 +29,10 @@ schemas: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m pipeline.bench
+
+# Does the score order boards for player models it does not use? Seeded, fixed sample; a few minutes.
+rating-study: $(STAMP)
+	$(BIN)/python -m pipeline.bench.study_rating
 
 nightly: $(STAMP)
 	$(BIN)/numbermatch nightly

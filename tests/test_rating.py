@@ -21,11 +21,20 @@ from pipeline.rating.players import (
     play,
     remove_and_track,
 )
-from pipeline.rating.score import DIFFICULTY_KEYS, WEIGHTS, rate, score_from_metrics
+from pipeline.rating.players import PLAYERS
+from pipeline.rating.score import (
+    DIFFICULTY_KEYS,
+    WEIGHTS,
+    WEIGHTS_BY_VERSION,
+    WEIGHTS_V1,
+    playouts_for,
+    rate,
+    score_from_metrics,
+)
 from pipeline.engine.rules import legal_pairs, remove_pair
 from pipeline.engine.rulesets import Ruleset
 from pipeline.engine.stage import replay
-from pipeline.rating.tiers import TIERS, tier_for
+from pipeline.rating.tiers import RATING_VERSION, TIERS, TIERS_BY_VERSION, tier_for
 
 PLAYOUTS = 200
 
@@ -44,8 +53,8 @@ def any_player():
 
 
 def test_any_player_wins_every_game(any_player) -> None:
-    for stats in any_player.metrics["players"].values():
-        assert stats == {"win_rate": 1.0, "mean_moves": 3.0, "playouts": PLAYOUTS}
+    for name, stats in any_player.metrics["players"].items():
+        assert stats == {"win_rate": 1.0, "mean_moves": 3.0, "playouts": playouts_for(name, PLAYOUTS)}
 
 
 def test_any_player_board_metrics(any_player) -> None:
@@ -108,10 +117,12 @@ def test_needs_exactly_one_add() -> None:
     assert d["min_adds"] == 1
     assert d["certificate_length"] == 2
     assert d["trap_density"] == 0.0  # no legal first pair at all
-    for stats in d["players"].values():
-        assert stats == {"win_rate": 1.0, "mean_moves": 2.0, "playouts": 20}
-    # only the min_adds term is non-zero: 1 of MIN_ADDS_CAP (3)
-    assert d["score"] == round(100 * WEIGHTS["min_adds"] / 3, 2)
+    for name, stats in d["players"].items():
+        assert stats == {"win_rate": 1.0, "mean_moves": 2.0, "playouts": playouts_for(name, 20)}
+    assert d["score"] == 0.0  # every player wins every game
+    # version 1 also counted min_adds: 1 of MIN_ADDS_CAP (3)
+    v1 = rate("1", 2, playouts=20, version=1).to_dict()
+    assert "version" not in v1 and v1["score"] == round(100 * WEIGHTS_V1["min_adds"] / 3, 2)
 
 
 def test_unsolvable_board_has_no_score_but_player_metrics() -> None:
@@ -157,7 +168,8 @@ def test_rating_is_deterministic_and_reproducible(board: str) -> None:
     assert a == b
     d = a.to_dict()
     assert tuple(d) == DIFFICULTY_KEYS
-    assert tuple(d["players"]) == ("random", "scanner", "lookahead")
+    assert tuple(d["players"]) == tuple(p.name for p in PLAYERS)
+    assert d["version"] == RATING_VERSION
     assert score_from_metrics(d) == d["score"]
     assert tier_for(d["score"]) == d["tier"]
     json.dumps(d)  # JSON/YAML ready
@@ -173,22 +185,24 @@ win = st.floats(0, 1)
 
 @settings(max_examples=200, deadline=None)
 @given(
-    wins=st.tuples(win, win, win),
-    lower=st.sampled_from(["random", "scanner", "lookahead"]),
+    wins=st.tuples(*[win] * len(PLAYERS)),
+    lower=st.sampled_from([p.name for p in PLAYERS]),
     by=st.floats(0, 1),
     traps=st.tuples(win, win),
     min_adds=st.one_of(st.none(), st.integers(0, 6)),
+    version=st.sampled_from([1, 2]),
 )
-def test_score_never_falls_when_a_win_rate_falls(wins, lower, by, traps, min_adds) -> None:
+def test_score_never_falls_when_a_win_rate_falls(wins, lower, by, traps, min_adds, version) -> None:
     def difficulty(rates: dict[str, float]) -> dict:
         return {
+            "version": version,
             "min_adds": min_adds,
             "players": {k: {"win_rate": v} for k, v in rates.items()},
             "trap_density": traps[0],
             "trap_density_sampled": traps[1],
         }
 
-    rates = dict(zip(("random", "scanner", "lookahead"), wins))
+    rates = dict(zip((p.name for p in PLAYERS), wins))
     before = score_from_metrics(difficulty(rates))
     rates[lower] = rates[lower] * (1 - by)
     after = score_from_metrics(difficulty(rates))
@@ -196,9 +210,30 @@ def test_score_never_falls_when_a_win_rate_falls(wins, lower, by, traps, min_add
 
 
 def test_weights_and_tier_table() -> None:
-    assert sum(WEIGHTS.values()) == pytest.approx(1.0)
-    assert TIERS[0][1] == 0.0 and TIERS[-1][2] == 100.0
-    assert all(a[2] == b[1] for a, b in zip(TIERS, TIERS[1:]))
+    for weights in WEIGHTS_BY_VERSION.values():
+        assert sum(weights.values()) == pytest.approx(1.0)
+    for table in TIERS_BY_VERSION.values():
+        assert table[0][1] == 0.0 and table[-1][2] == 100.0
+        assert all(a[2] == b[1] for a, b in zip(table, table[1:]))
+    assert TIERS is TIERS_BY_VERSION[RATING_VERSION] and WEIGHTS is WEIGHTS_BY_VERSION[RATING_VERSION]
+    assert set(WEIGHTS) == {p.name for p in PLAYERS}  # version 2: the score is the mix's loss rate
+
+
+@pytest.mark.parametrize("board", BOARDS_35)
+def test_version_1_ratings_stay_reproducible(board: str) -> None:
+    """Version 2 plays version 1's three players with the same seeds, so a version-1 rating is
+    its subset; `rate(..., version=1)` reproduces it with the old weights and tier table."""
+    v1 = rate(board, 2, playouts=16, seed=3, version=1).to_dict()
+    v2 = rate(board, 2, playouts=16, seed=3).to_dict()
+    assert "version" not in v1 and v2["version"] == 2
+    for name in ("random", "scanner", "lookahead"):
+        assert v1["players"][name] == v2["players"][name]
+    assert {k: v for k, v in v1.items() if k not in ("tier", "score", "players")} == {
+        k: v for k, v in v2.items() if k not in ("version", "tier", "score", "players")}
+    assert score_from_metrics(v1) == v1["score"] and tier_for(v1["score"], 1) == v1["tier"]
+    assert score_from_metrics({**v2, "version": 1}) == v1["score"]
+    with pytest.raises(ValueError, match="rating version"):
+        rate(board, 2, playouts=4, version=7)
 
 
 # --- the players' fast path against the plain rules ---------------------------------------
@@ -228,7 +263,7 @@ def test_incremental_pairs_match_rules(cells: bytes) -> None:
 @given(seed=st.integers(0, 2**32), n=st.integers(5, 40), adds=st.integers(0, 2))
 def test_games_are_legal_and_same_on_both_paths(untracked: Ruleset, seed: int, n: int, adds: int) -> None:
     cells = bytes(random.Random(seed).randint(1, 9) for _ in range(n))
-    for player in (RandomPlayer(), ScannerPlayer(), LookaheadPlayer()):
+    for player in PLAYERS:
         fast = play(player, cells, adds, random.Random(seed), record=True)
         plain = play(player, cells, adds, random.Random(seed), record=True, ruleset=untracked)
         assert fast == plain
@@ -240,8 +275,8 @@ def test_games_are_legal_and_same_on_both_paths(untracked: Ruleset, seed: int, n
 
 
 def test_players_add_only_when_stuck() -> None:
-    # 55 has a pair: nobody adds although two adds are allowed
-    for player in (RandomPlayer(), ScannerPlayer(), LookaheadPlayer()):
+    # 55 has a pair: nobody adds although two adds are allowed (the opener neither: two numbers)
+    for player in PLAYERS:
         game = play(player, parse("55"), 2, random.Random(0), record=True)
         assert [str(m) for m in game.path] == ["0,0-0,1"]
 

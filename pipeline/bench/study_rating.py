@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from random import Random
 from typing import Any
 
-from pipeline.engine.board import WIDTH, format_board
+from pipeline.engine.board import WIDTH, format_board, parse
 from pipeline.engine.rulesets import Ruleset
 from pipeline.engine.rules import add_numbers, legal_pairs
 from pipeline.generation.proposals import DigitDistribution, propose, reading_order_reduction
@@ -47,7 +47,8 @@ from pipeline.solver.search import SOLVED, solve
 SEED = 2027
 GROUPS: tuple[tuple[int, int], ...] = ((27, 1), (27, 2), (30, 1), (30, 2))
 MIXED_GROUPS: tuple[tuple[int, int], ...] = ((27, 3), (36, 1))
-POOL = 40  # boards per group
+CANDIDATES = 80  # candidate boards per group, rated; the study keeps up to PER_TIER per tier
+PER_TIER = 10
 MIXED_POOL = 10  # boards per extra group of the mixed sample
 SOLVE_NODES = 5_000
 IMPULSE = 0.05
@@ -187,31 +188,52 @@ def sample(cells: int, adds: int, count: int) -> list[tuple[bytes, tuple]]:
     return out
 
 
-def study_row(item: tuple[int, int, bytes, tuple]) -> dict[str, Any] | None:
-    """One board: its rating (both versions' scores) and every model's loss rate."""
+def rated_row(item: tuple[int, int, bytes, tuple]) -> dict[str, Any] | None:
+    """One board's rating (version 2; the version-1 score from the same metrics)."""
     cells_n, adds, cells, certificate = item
     r = rate(cells, adds, solution=certificate, version=2)
     d = r.to_dict()
     if r.score is None or d["players"]["scanner"]["win_rate"] == 1.0:
         return None  # the generator rejects these
     v1 = score_from_metrics({**d, "version": 1})
-    loss = {name: 1.0 - st["win_rate"] for name, st in d["players"].items()}
-    for player in HELD_OUT:
-        stats, _ = play_many(player, cells, adds, HELD_GAMES[player.name], SEED)
-        loss[player.name] = 1.0 - stats.win_rate
     return {"group": [cells_n, adds], "board": format_board(cells), "adds": adds, "difficulty": d,
-            "score1": v1, "tier1": tier_for(v1, 1), "loss": loss}
+            "score1": v1, "tier1": tier_for(v1, 1), "score": d["score"], "tier": d["tier"],
+            "loss": {name: 1.0 - st["win_rate"] for name, st in d["players"].items()}}
 
 
-def collect(jobs: int = 1) -> list[dict[str, Any]]:
-    items = [(c, a, cells, cert) for c, a in GROUPS for cells, cert in sample(c, a, POOL)]
+def held_out_loss(row: dict[str, Any]) -> dict[str, float]:
+    """Each held-out model's loss rate on the row's board."""
+    cells = parse(row["board"])
+    return {p.name: 1.0 - play_many(p, cells, row["adds"], HELD_GAMES[p.name], SEED)[0].win_rate for p in HELD_OUT}
+
+
+def select(rows: list[dict[str, Any]], tier_key: str) -> list[int]:
+    """Per group, the first PER_TIER boards of each tier (what generating per tier gives)."""
+    chosen = []
+    for g in GROUPS:
+        for t in TIER_NAMES:
+            idx = [k for k, r in enumerate(rows) if tuple(r["group"]) == g and r[tier_key] == t]
+            chosen += idx[:PER_TIER]
+    return chosen
+
+
+def collect(jobs: int = 1) -> tuple[list[dict[str, Any]], list[int], list[int], list[int]]:
+    """Rated rows (held-out losses filled where needed) and the before / after / mixed selections."""
+    items = [(c, a, cells, cert) for c, a in GROUPS for cells, cert in sample(c, a, CANDIDATES)]
     items += [(c, a, cells, cert) for c, a in MIXED_GROUPS for cells, cert in sample(c, a, MIXED_POOL)]
-    if jobs > 1:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            rows = pool.map(study_row, items, chunksize=2)
-    else:
-        rows = [study_row(item) for item in items]
-    return [r for r in rows if r is not None]
+    pool = multiprocessing.get_context("fork").Pool(jobs) if jobs > 1 else None
+    try:
+        mapper = pool.map if pool is not None else (lambda f, xs: list(map(f, xs)))
+        rows = [r for r in mapper(rated_row, items) if r is not None]
+        before, after = select(rows, "tier1"), select(rows, "tier")
+        mixed = [k for k, r in enumerate(rows) if tuple(r["group"]) in MIXED_GROUPS]
+        need = sorted(set(before) | set(after) | set(mixed))
+        for k, loss in zip(need, mapper(held_out_loss, [rows[k] for k in need])):
+            rows[k]["loss"].update(loss)
+    finally:
+        if pool is not None:
+            pool.close()
+    return rows, before, after, mixed
 
 
 # --- statistics ----------------------------------------------------------------------------------
@@ -348,21 +370,23 @@ def summary(verdict: dict[str, Any], out=sys.stdout) -> None:
 def main(argv: Sequence[str] = ()) -> None:
     jobs = int(os.environ.get("STUDY_JOBS", "1"))
     start, cpu = time.perf_counter(), time.process_time()
-    rows = collect(jobs)
+    rows, before, after, mixed = collect(jobs)
     dump = os.environ.get("STUDY_DUMP")
     if dump:
         with open(dump, "w") as fh:
-            json.dump(rows, fh)
+            json.dump({"rows": rows, "before": before, "after": after, "mixed": mixed}, fh)
     games = ", ".join(f"{n} {g}" for n, g in HELD_GAMES.items())
-    print(f"rating study: {len(rows)} boards (seed {SEED}; {POOL} per group of {', '.join(f'{c}/{a}' for c, a in GROUPS)}, "
-          f"{MIXED_POOL} per {', '.join(f'{c}/{a}' for c, a in MIXED_GROUPS)}); held-out games per board: {games}")
-    print("   sampling noise of a held-out loss rate: standard error at most "
+    print(f"rating study (seed {SEED}): {len(rows)} rated boards, {CANDIDATES} candidates per group of "
+          f"{', '.join(f'{c}/{a}' for c, a in GROUPS)} (up to {PER_TIER} per tier kept, by each version's tiers), "
+          f"{MIXED_POOL} per {', '.join(f'{c}/{a}' for c, a in MIXED_GROUPS)} added to the mixed sample")
+    print(f"   held-out games per board: {games}; standard error of a held-out loss rate at most "
           + ", ".join(f"{n} {0.5 / math.sqrt(g):.3f}" for n, g in HELD_GAMES.items()))
-    for key, tier, title in (("score1", "tier1", "before: rating version 1"), ("score", "tier", "after: rating version 2")):
-        flat = [{**r, "score": r["difficulty"]["score"], "tier": r["difficulty"]["tier"]} for r in rows]
-        verdict = report(flat, key, tier, title)
+    for chosen, title, key, tier in ((before, "before: rating version 1", "score1", "tier1"),
+                                     (after, "after: rating version 2", "score", "tier")):
+        sub = [rows[k] for k in sorted(set(chosen) | set(mixed))]
+        verdict = report(sub, key, tier, title)
         summary(verdict)
-    print(f"   (study took {time.perf_counter() - start:.0f} s wall, {time.process_time() - cpu:.0f} s CPU in this process, {jobs} job(s))")
+    print(f"   (study took {time.perf_counter() - start:.0f} s wall, {time.process_time() - cpu:.0f} s CPU in the main process, {jobs} job(s))")
 
 
 if __name__ == "__main__":

@@ -80,13 +80,19 @@ WEIGHTS_V1: dict[str, float] = {
 # The weights of each rating version (the `version` key of a difficulty block; absent means 1).
 # A stored rating is re-checked with its own version's weights and tier table, so older files
 # stay valid.
+# Version 2: the score is the share of games lost, in percent, by a player drawn from this mix
+# of simulated players (`pipeline.rating.players.PLAYERS`); the mix is the only place the
+# players' weights are stated. It leans on the blind and the planning ends of the population
+# (the two habits the others sit between) and on the early adder (add timing moves loss rates
+# the most at a fixed adds allocation). Traps and min_adds stay in the file as metrics but do
+# not count: on the calibration boards they added nothing the players did not already show.
 WEIGHTS_V2: dict[str, float] = {
-    "random": 0.2,
-    "scanner": 0.15,
-    "lookahead": 0.15,
-    "opener": 0.15,
-    "local": 0.15,
-    "planner": 0.2,
+    "random": 0.25,  # blind: random pairs
+    "scanner": 0.10,  # hasty: first pair in reading order from where its eyes are
+    "lookahead": 0.15,  # careful: one move ahead
+    "opener": 0.20,  # careful, but adds early when the board runs dry
+    "local": 0.10,  # narrow attention: pairs near the rows it last played
+    "planner": 0.20,  # strongest: two moves ahead on its best candidates
 }
 WEIGHTS_BY_VERSION: dict[int, dict[str, float]] = {1: WEIGHTS_V1, 2: WEIGHTS_V2}
 WEIGHTS = WEIGHTS_BY_VERSION[RATING_VERSION]
@@ -94,7 +100,7 @@ WEIGHTS = WEIGHTS_BY_VERSION[RATING_VERSION]
 # Which simulated players each version plays, and what share of `playouts` each gets (costly
 # players play fewer games; the counts are stored, so a rating can be re-checked).
 PLAYERS_BY_VERSION: dict[int, tuple[Player, ...]] = {1: PLAYERS_V1, 2: PLAYERS}
-PLAYOUT_SHARE: dict[str, float] = {"planner": 0.25}
+PLAYOUT_SHARE: dict[str, float] = {"opener": 0.5, "planner": 0.25}
 
 
 def playouts_for(name: str, playouts: int) -> int:

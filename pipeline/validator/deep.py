@@ -15,7 +15,7 @@ from typing import Any
 from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.errors import NumberMatchError
 from pipeline.rating import DEFAULT_SEED
-from pipeline.rating.tiers import tier_range
+from pipeline.rating.tiers import TIERS_BY_VERSION, tier_range
 from pipeline.validator.semantics import DEEP_TIER_MARGIN, SCORE_TOLERANCE, Parts, _Context
 
 
@@ -45,6 +45,9 @@ def deep_check(
     from pipeline.rating.score import DEFAULT_PLAYOUTS, rate
 
     stored = p["difficulty"]
+    version = stored.get("version", 1)
+    if isinstance(version, bool) or version not in TIERS_BY_VERSION:
+        return  # an unknown rating version is reported by the semantic layer
     random_player = stored.get("players", {}).get("random", {})
     playouts = random_player.get("playouts") if isinstance(random_player, dict) else None
     if not isinstance(playouts, int) or playouts < 1:
@@ -52,7 +55,8 @@ def deep_check(
     seed = provenance.get("rating_seed") if isinstance(provenance, dict) else None
     exact = isinstance(seed, int) and not isinstance(seed, bool)
     try:
-        rating = rate(board, adds, playouts=playouts, seed=seed if isinstance(seed, int) and exact else DEFAULT_SEED, solution=p["solution"], ruleset=ruleset)
+        rating = rate(board, adds, playouts=playouts, seed=seed if isinstance(seed, int) and exact else DEFAULT_SEED,
+                      solution=p["solution"], ruleset=ruleset, version=version)
     except NumberMatchError as exc:
         ctx.add(parts + ("difficulty",), "NM402", f"re-rating failed: {exc}")
         return
@@ -65,7 +69,7 @@ def deep_check(
         if rating.score is None or abs(rating.score - stored["score"]) > SCORE_TOLERANCE + 1e-9:
             ctx.add(dparts + ("score",), "NM403", f"score {stored['score']} is stored, re-rating (seed {seed}) gives {rating.score}")
         return
-    span = tier_range(stored["tier"])
+    span = tier_range(stored["tier"], version)
     if rating.tier != stored["tier"] and span is not None and rating.score is not None:
         low, high = span
         if rating.score < low - DEEP_TIER_MARGIN or rating.score >= high + DEEP_TIER_MARGIN:

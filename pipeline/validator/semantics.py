@@ -19,7 +19,7 @@ from pipeline.engine.moves import Move
 from pipeline.levels.puzzle import puzzle_id
 from pipeline.engine.rulesets import DEFAULT, SHIPPED, Ruleset, ruleset_for
 from pipeline.engine.stage import apply_move
-from pipeline.rating.tiers import TIERS, tier_for
+from pipeline.rating.tiers import TIERS_BY_VERSION, tier_for
 from pipeline.validator.loader import Document, find_node, position
 from pipeline.validator.problems import Problem, json_path
 
@@ -207,11 +207,14 @@ def _replay(
 
 def _difficulty(ctx: "_Context", d: dict[str, Any], adds: int, parts: Parts) -> None:
     score, tier = d["score"], d["tier"]
-    if isinstance(score, (int, float)) and math.isfinite(score) and 0 <= score <= 100:
-        expected = tier_for(score)
+    version = d.get("version", 1)  # the rating version that made the block: its own tier table
+    known = isinstance(version, int) and not isinstance(version, bool) and version in TIERS_BY_VERSION
+    if known and isinstance(score, (int, float)) and math.isfinite(score) and 0 <= score <= 100:
+        expected = tier_for(score, version)
         if tier != expected:
-            ranges = ", ".join(f"{name} {low:g}-{high:g}" for name, low, high in TIERS)
+            ranges = ", ".join(f"{name} {low:g}-{high:g}" for name, low, high in TIERS_BY_VERSION[version])
             ctx.add(parts + ("tier",), "NM309", f"tier {tier!r} does not match score {score}, which is {expected!r} ({ranges})")
+    if isinstance(score, (int, float)) and math.isfinite(score) and 0 <= score <= 100:
         recompute = _score_from_metrics()
         if recompute is not None:
             try:

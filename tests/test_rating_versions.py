@@ -1,0 +1,89 @@
+"""Rating versions: a file rated by version 1 stays valid and re-checkable; version 2 blocks say
+so; an unknown version is reported, not guessed. And the version-2 players' habits."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pipeline.engine.board import parse
+from pipeline.engine.moves import ADD
+from pipeline.engine.rulesets import DEFAULT
+from pipeline.levels.puzzle import dump_yaml
+from pipeline.rating.explain import explain
+from pipeline.rating.players import LocalPlayer, OpenerPlayer, PlannerPlayer, Player, play
+from pipeline.rating.score import rate, score_from_metrics
+from pipeline.validator import validate_texts
+
+PUZZLE = Path(__file__).parent / "fixtures" / "validator" / "valid" / "puzzle.yaml"
+
+
+def _with_difficulty(doc: dict, difficulty: dict) -> str:
+    return dump_yaml({**doc, "difficulty": difficulty})
+
+
+@pytest.fixture(scope="module")
+def doc() -> dict:
+    return yaml.safe_load(PUZZLE.read_text())
+
+
+def test_version_1_file_is_valid_and_explained_with_its_own_weights(doc) -> None:
+    d = doc["difficulty"]
+    assert "version" not in d
+    assert not validate_texts([("v1.yaml", PUZZLE.read_text())]).problems
+    e = explain(d)
+    assert e.version == 1 and sum(p.points for p in e.parts) == pytest.approx(d["score"], abs=0.01)
+
+
+def test_version_2_block_validates_and_version_1_deep_reproduces(doc) -> None:
+    v2 = rate(doc["board"], doc["adds"], playouts=16, solution=doc["solution"]).to_dict()
+    assert v2["version"] == 2
+    assert not validate_texts([("v2.yaml", _with_difficulty(doc, v2))]).problems
+    # the stored version-1 block is re-rated by version 1 (exactly, with the recorded seed)
+    report = validate_texts([("v1.yaml", PUZZLE.read_text())], deep=True)
+    assert not [p for p in report.problems if p.code in ("NM402", "NM403")], report.problems
+
+
+def test_unknown_version_and_wrong_tier_for_the_version(doc) -> None:
+    v2 = rate(doc["board"], doc["adds"], playouts=16, solution=doc["solution"]).to_dict()
+    report = validate_texts([("v9.yaml", _with_difficulty(doc, {**v2, "version": 9}))])
+    assert any("rating version 9" in p.message for p in report.problems)
+    # a version-2 score read with version 1's table (version key dropped) no longer matches
+    v1_read = {k: v for k, v in v2.items() if k != "version"}
+    codes = {p.code for p in validate_texts([("x.yaml", _with_difficulty(doc, v1_read))]).problems}
+    assert "NM310" in codes
+    assert score_from_metrics(v2) == v2["score"]
+
+
+# --- the version-2 players' habits ---------------------------------------------------------
+
+def test_opener_adds_before_it_is_stuck() -> None:
+    # 5512: one pair (5-5) and an add left: the opener adds first; the others take the pair
+    game = play(OpenerPlayer(), parse("5512"), 1, random.Random(0))
+    assert game.path[0] == ADD
+    assert play(PlannerPlayer(), parse("5512"), 1, random.Random(0)).path[0] != ADD
+
+
+def test_local_player_looks_near_its_last_row() -> None:
+    cells = bytes([5] * 54)  # six rows; the chooser reads only where the pairs are
+    choose = LocalPlayer().begin(cells, random.Random(3), DEFAULT)
+    assert choose(cells, [(0, 1)], 0) == (0, 1)  # its eyes are now on row 0
+    near, far = (9, 10), (45, 46)  # rows 1 and 5
+    assert all(choose(cells, [near, far], 0) == near for _ in range(20))
+    assert choose(cells, [far], 0) == far  # nothing in sight: it takes what there is
+    assert choose(cells, [(0, 1), (44, 45)], 0) == (44, 45)  # and now looks around row 4
+
+
+def test_a_player_cannot_add_without_adds() -> None:
+    class Greedy:
+        name = "greedy-adder"
+
+        def begin(self, cells, rng, ruleset):
+            return lambda cells, pairs, adds_left: None
+
+    player: Player = Greedy()
+    with pytest.raises(ValueError, match="no add left"):
+        play(player, parse("55"), 0, random.Random(0))
