@@ -10,6 +10,7 @@ Everything is deterministic for a seed: players draw from `random.Random` object
 several calls share are pools of nodes spent in a fixed order.
 
 Metrics (the `difficulty` mapping, `Rating.to_dict()`):
+- `version`: the rating version that made the block (absent in version-1 blocks).
 - `min_adds`: fewest adds with which the Stage can still be won (searched down from the
   certificate's count); null when the solver's budget ran out before it could prove one fewer
   impossible.
@@ -24,13 +25,19 @@ Metrics (the `difficulty` mapping, `Rating.to_dict()`):
 - `collapse_openings`: share of row collapses (in the random player's games) that open a pair
   that was not there before the rows moved up.
 
-The score (`score_from_metrics`) is 100 times a weighted sum (`WEIGHTS`) of hardness terms,
-each 0-1 and higher when harder: one minus each player's win rate, the two trap densities, and
-min_adds (MIN_ADDS_CAP or more counts fully; null counts fully). It never falls when a win rate
-falls. It is computed from the rounded stored values, so a file's score can be re-checked.
+The score (`score_from_metrics`) is 100 times a weighted sum of hardness terms, each 0-1 and
+higher when harder, with the weights of the block's rating version (`WEIGHTS_BY_VERSION`):
+- version 2 (current, `WEIGHTS_V2`): one minus each of the six players' win rates, i.e. the
+  share of games a player drawn from the stated mix loses. Costly players play fewer games
+  (`PLAYOUT_SHARE`; the counts are stored).
+- version 1 (`WEIGHTS_V1`): three players' loss rates, the two trap densities and min_adds
+  (MIN_ADDS_CAP or more counts fully; null counts fully).
+It never falls when a win rate falls. It is computed from the rounded stored values, so a
+file's score can be re-checked, and `rate(..., version=1)` still reproduces a version-1 block
+(version 2's first three players play exactly version 1's games).
 
 Tier: `unsolvable` (no score, no min_adds) when the solver proves the Stage cannot be won;
-otherwise `tiers.tier_for(score)`. When the solver's budget runs out and no simulated player
+otherwise `tiers.tier_for(score, version)`. When the solver's budget runs out and no simulated player
 wins either, solvability is unknown: the rating still gives a score (min_adds null, counted as
 hardest) and its tier, with `certificate_length` null and `solver_status: unknown` in `metrics`;
 such a board has no certificate, so the generator cannot accept it.
@@ -62,12 +69,7 @@ SAMPLED_POOL_NODES = 6_000  # all solves for the sampled positions together
 SAMPLED_POSITIONS = 4  # positions from the random player's games checked for traps
 MIN_ADDS_CAP = 3  # min_adds at or above this counts as fully hard
 
-# Hardness terms and their weights (sum 1); the score is 100 * sum(weight * term). The random
-# player weighs most: it stands for every kind of play the other two do not model; the
-# scanner's win rate hangs on one habit, so it weighs least. Traps and min_adds add what
-# playouts can miss. Chosen on ~600 random and generated boards for the widest gaps between
-# tiers in the win rates of four player models the score does not use
-# (pipeline/bench/bench_rating.py prints the check).
+# Version 1's hardness terms and weights (sum 1), kept to re-check stored version-1 blocks.
 WEIGHTS_V1: dict[str, float] = {
     "random": 0.34,  # 1 - random player's win rate
     "scanner": 0.20,  # 1 - scanner's win rate
