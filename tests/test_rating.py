@@ -14,9 +14,6 @@ from typer.testing import CliRunner
 from pipeline.engine.board import parse
 from pipeline.cli import app
 from pipeline.rating.players import (
-    LookaheadPlayer,
-    RandomPlayer,
-    ScannerPlayer,
     pair_counts_after,
     play,
     remove_and_track,

@@ -13,7 +13,6 @@ Whether the score orders boards for players it does not use is `make rating-stud
 from __future__ import annotations
 
 import random
-import statistics
 import time
 from functools import partial
 
