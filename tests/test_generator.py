@@ -19,8 +19,8 @@ from pipeline.generation.generator import (
     existing_ids,
     generate,
     run_attempt,
-    write_puzzles,
 )
+from pipeline.levels.files import write_puzzles
 from pipeline.engine.moves import Move
 from pipeline.generation.proposals import DigitDistribution, DigitsError, constructive, reading_order_reduction
 from pipeline.levels.puzzle import puzzle_id

@@ -8,7 +8,8 @@ from typing import Optional
 import typer
 
 from pipeline.levels.assembler import assemble as assemble_puzzles
-from pipeline.levels.assembler import load_puzzles, parse_pin
+from pipeline.levels.assembler import parse_pin
+from pipeline.levels.files import load_puzzles
 from pipeline.atomic import write_atomic
 from pipeline.levels.bundle import bundle_document, bundle_id_problem, bundle_text, default_bundle_id
 from pipeline.levels.curves import curve_params, load_curve

@@ -119,7 +119,8 @@ def swap(
 ) -> None:
     """Replace one Stage of a bundle by a pool puzzle; every other Stage stays byte-identical.
     """
-    from pipeline.levels.assembler import load_puzzles, parse_slot
+    from pipeline.levels.assembler import parse_slot
+    from pipeline.levels.files import load_puzzles
     from pipeline.levels.swap import swap_stage
 
     try:

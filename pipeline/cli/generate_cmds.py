@@ -17,8 +17,8 @@ from pipeline.generation.generator import (
     existing_ids,
     generate as generate_puzzles,
     run_attempt,
-    write_puzzles,
 )
+from pipeline.levels.files import write_puzzles
 from pipeline.generation.executors import SCHEDULER_ENV, Executor, open_executor
 from pipeline.cli.base import app
 from pipeline.generation.proposals import STRATEGIES

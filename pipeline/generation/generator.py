@@ -20,21 +20,19 @@ import random
 import time
 from collections import Counter
 from contextlib import closing
-from collections.abc import Callable, Iterable, Set
+from collections.abc import Callable, Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from pathlib import Path
 
-from pipeline.atomic import write_atomic
 from pipeline.engine.board import format_board
 from pipeline.errors import NumberMatchError
 from pipeline.engine.moves import Move
 from pipeline.generation.executors import Executor, WorkReport, open_executor
 from pipeline.limits import MAX_COUNT, MAX_JOBS
 from pipeline.generation.proposals import STRATEGIES, DigitDistribution, propose, reading_order_reduction
-from pipeline.levels.puzzle import GENERATOR_NAME, Puzzle, dump_yaml
+from pipeline.levels.puzzle import GENERATOR_NAME, Puzzle
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
-from pipeline.schemas import schema_hint
 from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
 from pipeline.engine.stage import replay
 from pipeline.rating import DEFAULT_SEED
@@ -374,12 +372,6 @@ def existing_ids(folder: str | os.PathLike[str]) -> set[str]:
     return {p.name[: -len(".yaml")] for p in path.iterdir() if p.name.endswith(".yaml") and p.is_file()}
 
 
-def write_puzzles(puzzles: Iterable[Puzzle], folder: str | os.PathLike[str]) -> list[Path]:
-    """Write each puzzle to `<folder>/<id>.yaml` atomically; returns the paths."""
-    hint = schema_hint("puzzle", folder)
-    return [write_atomic(Path(folder) / f"{p.id}.yaml", dump_yaml(p.to_document(), hint)) for p in puzzles]
-
-
 __all__ = [
     "GenerationError",
     "GenerateParams",
@@ -389,5 +381,4 @@ __all__ = [
     "run_attempt",
     "RATING_SEED",
     "existing_ids",
-    "write_puzzles",
 ]

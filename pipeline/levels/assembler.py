@@ -38,7 +38,6 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import networkx as nx
 
@@ -46,7 +45,7 @@ from pipeline.engine.board import WIDTH, parse
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.levels.curves import Curve, Target, load_curve, shape_text
 from pipeline.errors import NumberMatchError
-from pipeline.levels.puzzle import Puzzle, level_files
+from pipeline.levels.puzzle import Puzzle
 from pipeline.rating.tiers import TIER_NAMES
 
 DEFAULT_NODE_BUDGET = 2000
@@ -391,52 +390,3 @@ def parse_pin(text: str) -> tuple[tuple[int, int], str]:
     if not sep or not pid.strip():
         raise AssemblyError(f"--pin {text!r}: write it as L<level>.S<stage>=PUZZLE_ID (e.g. L3.S2=nm1-3f2a9c0d1e7b)")
     return parse_slot(slot), pid.strip()
-
-
-def load_puzzles(paths: Iterable[str | Path]) -> list[Puzzle]:
-    """Validate puzzle files (and bundles, whose Puzzles are reused) and read their Puzzles.
-
-    Refuses (AssemblyError) a missing file or any validation problem, listing the problems.
-    """
-    # the validator pulls in jsonschema; only load it here. Each file is read once, by the same
-    # loader the validator uses, so a file it accepts is read here exactly as it was checked.
-    from pipeline.validator import Validator
-    from pipeline.validator.loader import load_file
-
-    files = level_files(paths)
-    if not files:
-        raise AssemblyError("no puzzle files given")
-    for path in files:
-        if not path.is_file():
-            raise AssemblyError(f"{path}: no such file")
-    run = Validator()
-    docs = []
-    seen: set[Path] = set()
-    for path in files:
-        if path.resolve() in seen:  # a file named twice (itself and its folder) is one file
-            continue
-        seen.add(path.resolve())
-        loaded = load_file(path)
-        run.add_loaded(loaded, str(path))
-        if loaded.document is not None:
-            docs.append(loaded.document.data)
-    report = run.report
-    if not report.ok:
-        shown = [f"{p.file}:{p.line or 0}: {p.path}: {p.message}" for p in report.problems[:10]]
-        more = len(report.problems) - len(shown)
-        raise AssemblyError(
-            f"{len(report.problems)} validation problem(s) in the input; fix or drop those files:\n  "
-            + "\n  ".join(shown)
-            + (f"\n  ... and {more} more" if more else "")
-        )
-    puzzles: list[Puzzle] = []
-    for doc in docs:
-        if doc.get("kind") == "bundle":
-            puzzles += [Puzzle.from_dict(stage["puzzle"]) for level in doc["levels"] for stage in level["stages"]]
-        else:
-            puzzles.append(Puzzle.from_dict(doc))
-    # The id is content-derived: the same Puzzle found in two files is one Puzzle (first kept).
-    unique: dict[str, Puzzle] = {}
-    for p in puzzles:
-        unique.setdefault(p.id, p)
-    return list(unique.values())

@@ -374,7 +374,7 @@ def _build(options: NightlyOptions, staging: Path, log: Log, progress: Progress 
 
 def _write_pool(staging: Path, assembly: Assembly) -> None:
     """The validated Puzzles the bundle did not use, as `pool/<id>.yaml`: what `swap` takes first."""
-    from pipeline.generation.generator import write_puzzles
+    from pipeline.levels.files import write_puzzles
 
     write_puzzles(sorted(assembly.unused, key=lambda p: p.id), staging / POOL_DIR)
 

@@ -19,9 +19,6 @@ Keys are always written in this order so diffs between runs stay readable.
 from __future__ import annotations
 
 import hashlib
-import os
-from collections.abc import Iterable
-from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -108,28 +105,3 @@ def dump_yaml(doc: Any, schema_hint: str | None = None) -> str:
     return text
 
 
-YAML_SUFFIXES = (".yaml", ".yml")
-
-
-def level_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
-    """The level files named: a file as given (whether or not it exists: callers report that), a
-    folder's `*.yaml`/`*.yml` files recursively, skipping hidden folders such as `.git`, each
-    folder's in sorted order; each file once."""
-    out: list[Path] = []
-    seen: set[Path] = set()
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            found: list[Path] = []
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                found.extend(Path(root) / f for f in files if f.endswith(YAML_SUFFIXES))
-            candidates = sorted(found)
-        else:
-            candidates = [path]
-        for c in candidates:
-            key = c.resolve()
-            if key not in seen:
-                seen.add(key)
-                out.append(c)
-    return out

@@ -205,7 +205,7 @@ def bundle_stage(path: Path, level: int, stage: int) -> Source:
 
 def find_id(puzzle_id: str, search: Iterable[str | Path]) -> Source:
     """The puzzle with this id in the given files and folders (puzzle files and bundles)."""
-    from pipeline.levels.puzzle import level_files
+    from pipeline.levels.files import level_files
 
     places = list(search)
     if not places:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import NumberMatchError
-from pipeline.levels.puzzle import YAML_SUFFIXES, Puzzle
+from pipeline.levels.files import YAML_SUFFIXES
+from pipeline.levels.puzzle import Puzzle
 from pipeline.rating.tiers import TIER_NAMES, UNSOLVABLE
 from pipeline.studio.paths import relative
 
