@@ -1,12 +1,13 @@
 """Rating study (`make rating-study`): does the score order boards for players it never saw?
 
 A fixed, seeded sample of solvable, non-trivial boards (what the generator could accept: proposals
-by both strategies, solved with a node budget, the scanner not winning every game) in four
-(cells, adds) groups (27 and 30 cells, 1 and 2 adds) and a few boards of the nightly job's other
-plans (27/3, 36/1) for the mixed sample. Each board is rated once (the version-2 rating; its
+by both strategies, solved with a node budget, the scanner not winning every game): CANDIDATES per
+(cells, adds) group (27 and 30 cells, 1 and 2 adds), plus MIXED_POOL boards of the nightly job's
+other plans (27/3, 36/1) for the mixed sample. Each board is rated once (the version-2 rating; its
 first three players play exactly version 1's games, so the version-1 score is recomputed from the
-same metrics), then played by four held-out player models the score does not use, each of a
-different policy family:
+same metrics). Per version, the first PER_TIER boards of each tier of each group are kept (what
+generating per tier gives), and those are played by four held-out player models the score does
+not use, each of a different policy family:
 
 - `nearest`: attention: the pair whose cells are closest in reading order; adds when stuck.
 - `constrained`: strategy: clears the most endangered number (the cell with the fewest partners).
@@ -58,6 +59,12 @@ HELD_GAMES = {"nearest": 100, "constrained": 100, "tidy": 100, "montecarlo": 40}
 
 # --- held-out player models ------------------------------------------------------------------
 
+def _lowest(pairs: list[Pair], values: list[int], rng: Random) -> Pair:
+    """A pair of the lowest value, ties at random."""
+    low = min(values)
+    return rng.choice([p for p, v in zip(pairs, values) if v == low])
+
+
 @dataclass(frozen=True)
 class Nearest:
     """The pair whose cells are closest in reading order (what the eye catches first)."""
@@ -66,9 +73,7 @@ class Nearest:
 
     def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
         def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
-            gap = [j - i for i, j in pairs]
-            low = min(gap)
-            return rng.choice([p for p, g in zip(pairs, gap) if g == low])
+            return _lowest(pairs, [j - i for i, j in pairs], rng)
 
         return choose
 
@@ -85,9 +90,7 @@ class Constrained:
             for i, j in pairs:
                 deg[i] = deg.get(i, 0) + 1
                 deg[j] = deg.get(j, 0) + 1
-            value = [min(deg[i], deg[j]) for i, j in pairs]
-            low = min(value)
-            return rng.choice([p for p, v in zip(pairs, value) if v == low])
+            return _lowest(pairs, [min(deg[i], deg[j]) for i, j in pairs], rng)
 
         return choose
 
@@ -110,8 +113,7 @@ class Tidy:
                 rows[i // WIDTH] - 2 if i // WIDTH == j // WIDTH else min(rows[i // WIDTH], rows[j // WIDTH]) - 1
                 for i, j in pairs
             ]
-            low = min(value)
-            return rng.choice([p for p, v in zip(pairs, value) if v == low])
+            return _lowest(pairs, value, rng)
 
         return choose
 
