@@ -11,7 +11,7 @@ from pipeline.engine.board import CLASS, parse
 from pipeline.cli import app
 from pipeline.engine.rules import legal_pairs, remove_pair
 from pipeline.solver.mask import Stretch
-from pipeline.solver.order import _schedulable, has_ordered_matching, ordered_matching, winning_pairs
+from pipeline.solver.order import schedulable, has_ordered_matching, ordered_matching, winning_pairs
 from pipeline.engine.rules import pairs_ordered
 from pipeline.solver.shortcuts import classes_even, stack_certificate
 from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, Tuning, solve
@@ -288,7 +288,7 @@ def test_a_found_pairing_is_an_ordered_perfect_matching(cells, choices):
                 covered |= q
             assert covered == mask
             assert all(len({stretch.cls[i] for i in range(stretch.n) if q >> i & 1}) == 1 for q in matching)
-            assert _schedulable(stretch, mask, rows, matching)
+            assert schedulable(stretch, mask, rows, matching)
 
 
 @settings(max_examples=250, deadline=None)

@@ -14,7 +14,7 @@ Hence, if NO perfect same-class matching has an acyclic precedence graph, the st
 won without an add. `ordered_matching` searches the matchings by backtracking: it adds pairs
 one at a time (the cell with the fewest viable partners first) and drops a pair as soon as it
 closes a cycle with the pairs already chosen (a cycle never disappears as pairs are added). A
-complete acyclic matching must then pass the exact test of this model, `_schedulable`: each pair
+complete acyclic matching must then pass the exact test of this model, `schedulable`: each pair
 needs ONE of its ways (reading, vertical, or one choice of rows to empty for a diagonal) fully
 cleared, which is a disjunction the cycle test cannot see. The search gives up after `cap` steps
 and then answers True ("not proved dead"), which is always safe.
@@ -45,7 +45,7 @@ def ordered_matching(
     minus the pair just played), is checked first because it usually still works.
     """
     st.work = 0
-    if hint is not None and _schedulable(st, mask, rows, hint):
+    if hint is not None and schedulable(st, mask, rows, hint):
         return True, hint
     found: list[int] = []
     try:
@@ -121,7 +121,7 @@ def winning_pairs(
     return known & candidates
 
 
-def _schedulable(st: Stretch, mask: int, rows: int, pairs: list[int]) -> bool:
+def schedulable(st: Stretch, mask: int, rows: int, pairs: list[int]) -> bool:
     """Whether this matching's removals can be ordered so each pair has one way fully cleared.
 
     A pair can go once all the cells of one of its ways (`Stretch.lines(..., every=True)`) are
@@ -215,7 +215,7 @@ def _search(
     def search(free: int) -> bool:
         nonlocal steps, single
         if not free:  # acyclic; now the exact test, with every way of each pair
-            return _schedulable(st, mask, rows, [q for q, _ in chosen])
+            return schedulable(st, mask, rows, [q for q, _ in chosen])
         steps += 1
         if steps > cap:
             raise _GaveUp
