@@ -26,6 +26,7 @@ from urllib.parse import urlencode
 
 import yaml
 
+from pipeline.solver.budgets import HINT_BUDGET_NODES
 from pipeline.engine.board import parse
 from pipeline.engine.moves import Move
 from pipeline.solver import solve
@@ -62,7 +63,7 @@ def _boards_36(root: Path, count: int) -> list[tuple[str, dict]]:
     out: list[tuple[str, dict]] = []
     while len(out) < count:
         cells = bytes(rng.randint(1, 9) for _ in range(36))
-        result = solve(cells, 1, budget_nodes=game.HINT_BUDGET_NODES)
+        result = solve(cells, 1, budget_nodes=HINT_BUDGET_NODES)
         if result.status != SOLVED or result.moves is None:
             continue
         puzzle = Puzzle(format_board(cells), 1, tuple(str(m) for m in result.moves), {})
@@ -152,7 +153,7 @@ def main() -> None:
                     hint_t.append(time.perf_counter() - start)
                     pos = game.replay(cells, adds, played)
                     start = time.perf_counter()
-                    solve(pos.cells, pos.adds_left, budget_nodes=game.HINT_BUDGET_NODES)
+                    solve(pos.cells, pos.adds_left, budget_nodes=HINT_BUDGET_NODES)
                     hint_base.append(time.perf_counter() - start)
         finally:
             conn.close()

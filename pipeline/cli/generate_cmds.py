@@ -9,8 +9,8 @@ from typing import Optional
 import typer
 
 from pipeline.errors import NumberMatchError
+from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
 from pipeline.generation.generator import (
-    DEFAULT_SOLVE_NODES,
     GenerateParams,
     GenerateResult,
     GenerationError,

@@ -20,8 +20,8 @@ from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.engine.stage import IN_PLAY, WON, Stage
 from pipeline.errors import NumberMatchError
+from pipeline.solver.budgets import HINT_NODES
 
-HINT_NODES = 20_000  # solver budget per check behind `?` and `w`
 _CELL = re.compile(r"(\d+)\s*,\s*(\d+)")
 
 HELP = """commands:

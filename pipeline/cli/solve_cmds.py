@@ -9,7 +9,8 @@ import typer
 
 from pipeline.engine.board import Board
 
-from pipeline.solver.search import DEFAULT_BUDGET_NODES, SOLVED, solve
+from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
+from pipeline.solver.search import SOLVED, solve
 from pipeline.cli.base import app
 from pipeline.cli.common import IN_HELP, SOURCE_HELP, board_adds_stream, emit_json, fail, load_source
 from pipeline.errors import NumberMatchError

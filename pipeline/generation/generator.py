@@ -33,6 +33,7 @@ from pipeline.limits import MAX_COUNT, MAX_JOBS
 from pipeline.generation.proposals import STRATEGIES, DigitDistribution, propose, reading_order_reduction
 from pipeline.levels.puzzle import GENERATOR_NAME, Puzzle
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
+from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
 from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
 from pipeline.engine.stage import replay
 from pipeline.rating import DEFAULT_SEED
@@ -43,7 +44,6 @@ from pipeline.rating.tiers import TIER_NAMES, tier_range
 
 MIN_CELLS, MAX_CELLS = 2, 81
 MAX_ADDS = 5
-DEFAULT_SOLVE_NODES = 50_000
 PILOT_ATTEMPTS = 200
 SCORE_SLACK = 10.0  # how far beyond the scores seen a tier may start and still be tried
 

@@ -18,10 +18,9 @@ from pipeline.engine.rulesets import DEFAULT
 from pipeline.levels.puzzle import GENERATOR_NAME, PUZZLE_KIND, SCHEMA_VERSION, Puzzle, dump_yaml
 from pipeline.rating import DEFAULT_SEED
 from pipeline.schemas import schema_hint
-from pipeline.solver.search import DEFAULT_BUDGET_NODES
+from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
 
 RATING_SEED = DEFAULT_SEED  # the generator's: a plain `numbermatch rate BOARD --adds N` reproduces the tier
-AUTHOR_NODES = DEFAULT_BUDGET_NODES  # solver budget (the CLI's --budget-nodes; 0 = no limit)
 
 
 class AuthoringError(NumberMatchError):
@@ -32,7 +31,7 @@ def author(
     cells: bytes,
     adds: int,
     *,
-    budget_nodes: int | None = AUTHOR_NODES,
+    budget_nodes: int | None = DEFAULT_BUDGET_NODES,
     provenance: dict[str, Any] | None = None,
     certificate: tuple[str, ...] | None = None,
     rating_seed: int = RATING_SEED,
@@ -117,7 +116,7 @@ class Refresh:
     old_id: str | None = None
 
 
-def refresh(path: Path, *, budget_nodes: int | None = AUTHOR_NODES) -> Refresh:
+def refresh(path: Path, *, budget_nodes: int | None = DEFAULT_BUDGET_NODES) -> Refresh:
     """Re-derive id, certificate and difficulty of a (hand-edited) puzzle file; nothing written."""
     from pipeline.levels.source import SourceError, puzzle_file
 

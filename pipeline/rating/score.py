@@ -56,16 +56,18 @@ from pipeline.limits import MAX_RATE_CELLS, check_adds, check_cells, check_playo
 from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.players import PLAYERS, PLAYERS_V1, Player, Playout, play_many
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
+from pipeline.solver.budgets import (
+    MIN_ADDS_BUDGET_NODES,
+    SAMPLED_POOL_NODES,
+    SOLVE_BUDGET_NODES,
+    TRAP_BUDGET_NODES,
+    TRAP_POOL_NODES,
+)
 from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, solve
 from pipeline.engine.stage import replay
 from pipeline.rating.tiers import RATING_VERSION, UNSOLVABLE as TIER_UNSOLVABLE, tier_for
 
 DEFAULT_PLAYOUTS = 64
-SOLVE_BUDGET_NODES = 10_000  # the solve at the Stage's adds (skipped when a certificate is given)
-MIN_ADDS_BUDGET_NODES = 5_000  # each step of the min_adds search (one add fewer: still winnable?)
-TRAP_BUDGET_NODES = 1_000  # each "can it still be won after this move?" solve
-TRAP_POOL_NODES = 6_000  # all first-move trap solves of one rating together
-SAMPLED_POOL_NODES = 6_000  # all solves for the sampled positions together
 SAMPLED_POSITIONS = 4  # positions from the random player's games checked for traps
 MIN_ADDS_CAP = 3  # min_adds at or above this counts as fully hard
 

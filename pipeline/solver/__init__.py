@@ -5,6 +5,7 @@ test) and `shortcuts` (parity and the reading-order stack certificate) hold the 
 each with its soundness argument.
 """
 
-from pipeline.solver.search import DEFAULT_BUDGET_NODES, SOLVED, UNKNOWN, UNSOLVABLE, SolveResult, solve
+from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
+from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, SolveResult, solve
 
 __all__ = ["DEFAULT_BUDGET_NODES", "SOLVED", "UNKNOWN", "UNSOLVABLE", "SolveResult", "solve"]

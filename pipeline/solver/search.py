@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass
 from enum import StrEnum
 
+from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
 from pipeline.engine.board import WIDTH, Board, cells_of
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rules import pairs_ordered
@@ -56,9 +57,6 @@ class Status(StrEnum):
 
 SOLVED, UNSOLVABLE, UNKNOWN = Status.SOLVED, Status.UNSOLVABLE, Status.UNKNOWN
 
-# Expanded states (about 10 microseconds each in the plain 0-add search). The slowest proof seen
-# on ~1,300 unsolvable random 32/36-cell even boards took 1.84 million; see bench_solver.py.
-DEFAULT_BUDGET_NODES = 5_000_000
 PLAYOUTS = 64  # random play-outs before the search when adds are left
 QUICK_PLAYOUTS = 8  # at 0 adds: cheap, and often enough for an easy board
 DIVES = 16  # pairing-guided random dives before the search at 0 adds (root board)

@@ -33,6 +33,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from pipeline.solver.budgets import HINT_BUDGET_NODES
 from pipeline.engine.board import WIDTH, parse
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rulesets import SHIPPED, ruleset_for
@@ -218,7 +219,7 @@ class Studio:
                 return {"kind": "hint", "text": text, "move": str(h.move)}, (h.move.first, h.move.second)
             if h.status == UNSOLVABLE:
                 return {"kind": "lost", "text": "No move keeps the Stage winnable: it can no longer be won. Undo or restart."}, ()
-            return {"kind": "info", "text": f"No hint: the solver's budget ({game.HINT_BUDGET_NODES:,} nodes) ran out."}, ()
+            return {"kind": "info", "text": f"No hint: the solver's budget ({HINT_BUDGET_NODES:,} nodes) ran out."}, ()
         if note == "win":
             w = game.winnable(pos)
             if w.status == SOLVED:
@@ -227,7 +228,7 @@ class Studio:
                 return {"kind": "yes", "text": f"Still winnable: {how}; {pos.adds_left} left."}, ()
             if w.status == UNSOLVABLE:
                 return {"kind": "lost", "text": "Not winnable any more, even with every add left (proved by the solver)."}, ()
-            return {"kind": "info", "text": f"Unknown: the solver's budget ({game.HINT_BUDGET_NODES:,} nodes) ran out."}, ()
+            return {"kind": "info", "text": f"Unknown: the solver's budget ({HINT_BUDGET_NODES:,} nodes) ran out."}, ()
         return None, ()
 
     def act(self, request: Request) -> Response:

@@ -16,12 +16,10 @@ from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.engine.stage import apply_move, status_of
 from pipeline.errors import IllegalMoveError, MoveSyntaxError
 from pipeline.solver import SOLVED, UNSOLVABLE, solve
+from pipeline.solver.budgets import HINT_BUDGET_NODES
 
 SEPARATOR = ";"
 MAX_MOVES = 1000  # far more than a 36-cell board with a few adds can take
-# Solver nodes per question the studio asks (a hint, or one step of the fewest-adds search):
-# enough for every generated 27-36-cell board seen so far, and at most a second or two.
-HINT_BUDGET_NODES = 200_000
 
 
 def parse_moves(text: str) -> tuple[Move, ...]:
