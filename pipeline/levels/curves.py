@@ -468,7 +468,10 @@ def read_curve_file(path: str | Path) -> dict[str, Any]:
     if not report.ok:
         shown = [f"{p.file}:{p.line or 0}:{p.column or 0}: {p.message}" for p in report.problems[:5]]
         raise CurveError("invalid curve file:\n  " + "\n  ".join(shown))
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    from pipeline.validator.loader import load_file  # the one loader of level files, as validated
+
+    loaded = load_file(path)
+    data = loaded.document.data if loaded.document is not None else None
     if not isinstance(data, dict) or data.get("kind") != CURVE_KIND:
         raise CurveError(f"{path}: not a curve file (expected `kind: {CURVE_KIND}`)")
     return data

@@ -144,8 +144,6 @@ class Previous:
 def previous_night(out: Path, before: _dt.date) -> Previous | None:
     """The latest night in `out` dated before `before` (a rerun of a night continues from the
     night before it, not from itself), read from its bundle; None when there is none."""
-    import yaml
-
     nights = []
     for child in out.iterdir() if out.is_dir() else ():
         try:
@@ -161,7 +159,12 @@ def previous_night(out: Path, before: _dt.date) -> Previous | None:
     problems = _validate_files([path])
     if problems:
         raise NightlyError("continue", f"{path} is not a valid bundle: {problems[0]}")
-    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    from pipeline.validator.loader import load_file  # the one loader of level files, as validated
+
+    loaded = load_file(path)
+    if loaded.document is None:  # changed since it was validated
+        raise NightlyError("continue", f"{path} cannot be read: {loaded.problems[0].message}")
+    doc = loaded.document.data
     levels = doc["levels"]
     params = (doc.get("generator") or {}).get("params") or {}
     name = str(params.get("curve", DEFAULT_CURVE))
