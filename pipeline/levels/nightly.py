@@ -70,11 +70,9 @@ class TierPlan:
     strategy: str = "random"
 
 
-# Chosen from what the rating gives: share of ~25 rated random boards per setting landing in
-# each tier (generate(24, GenerateParams(cells, adds, seed=7)), tiers of pipeline.rating.tiers):
-#   27 cells/3 adds: easy 60%, medium 40%        30/2: easy 12%, medium 50%, hard 35%
-#   30/1: hard 36%, expert 48%                    36/1: hard 29%, expert 42%
-# More cells and fewer adds make a Stage harder.
+# Chosen from what the rating gives: for each setting, the tier most rated random boards of that
+# size and adds land in (re-measure with generate(24, GenerateParams(cells, adds, seed=7)) and
+# pipeline.rating.tiers when the rating changes). More cells and fewer adds make a Stage harder.
 TIER_PLANS: dict[str, TierPlan] = {
     "easy": TierPlan(cells=27, adds=3),
     "medium": TierPlan(cells=30, adds=2),

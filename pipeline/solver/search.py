@@ -5,22 +5,20 @@ an exhaustive search whose every pruning rule is sound) or `unknown` (the node o
 out first). It never guesses.
 
 Between adds a state is a bitmask over the cells of the board its stretch began with
-(`search_mask`). With no add left, a state is dead unless its cells can be paired so that the
-pairs' removals can be ordered at all (`search_order`, a sound necessary condition); that test
-refutes most unsolvable boards at the root in a millisecond or two.
+(`mask`). With no add left, a state is dead unless its cells can be paired so that the
+pairs' removals can be ordered at all (`order`, a sound necessary condition); that test is
+cheap and refutes most unsolvable boards at the root.
 
 Order of work at 0 adds: parity, a few plain random play-outs, the pairing test, seeded random
 dives that only step into states passing the test, then the proof search. Before it,
 `order.winning_pairs` finds the pairs that some ordered pairing of the root uses (every win from
 any state below plays only those, see its docstring); the depth-first search then plays only
-those pairs, and they alone enter its pairings. On the residual proofs of bench_solver.py that
-cuts the states 2-2,600x (the hardest boards lose almost every pair), where the old guided levels
-(the pairing test at the first `GUIDED_LEVELS` levels, kept for the stretches after an add)
-cut nothing more. Testing every level without the restriction cut nodes 7x (1.91 M to 0.27 M)
-but took 60 s instead of 17 s: most tests prove a child dead at ~25 plain nodes each. A
-partial-order reduction (deadlock-preserving stubborn sets, sound under row collapse) was
-measured too: 1.1-2x fewer states at 10x the cost per state, because almost every cell's
-closure reaches the whole board. In the search a move that empties no row derives the child's
+those pairs, and they alone enter its pairings: on hard boards that removes almost every pair,
+which the pairing test at the first `GUIDED_LEVELS` levels (kept for the stretches after an add)
+does not. The pairing test is not run at every level, nor is a partial-order reduction
+(stubborn sets) used: both cut states but cost more per state than they save, because most
+children die quickly in plain search and almost every cell's closure reaches the whole board
+(`make bench solver` measures the trade-offs). In the search a move that empties no row derives the child's
 pairs from the parent's (`Stretch.child_pairs`). With adds: random play-outs, then a first pass
 over (stretch, mask, adds left) in which every 0-add stretch after an add gets the root test, two
 dives and `STRETCH_CAP` nodes, then, if that pass cut anything short, the complete search. A

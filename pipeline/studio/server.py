@@ -3,7 +3,7 @@
 The socket is made here (not by uvicorn) so the CLI can print the real address for `--port 0`
 and report a busy port in one line. TCP_NODELAY matters: uvicorn writes a response's headers
 and body separately, and without it Nagle's algorithm holds the body until the browser's
-delayed ACK, about 40 ms on every page (measured with bench_studio.py: 48 ms -> 10 ms).
+delayed ACK on every page (bench_studio.py measures the difference).
 """
 
 from __future__ import annotations
