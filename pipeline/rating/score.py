@@ -85,7 +85,7 @@ WEIGHTS_V1: dict[str, float] = {
 # A stored rating is re-checked with its own version's weights and tier table, so older files
 # stay valid.
 # Version 2 (formula: the module docstring): the mix of simulated players a game is drawn from
-# of simulated players (`pipeline.rating.players.PLAYERS`); the mix is the only place the
+# (`pipeline.rating.players.PLAYERS`); the mix is the only place the
 # players' weights are stated. It leans on the blind and the planning ends of the population
 # (the two habits the others sit between) and on the early adder (add timing moves loss rates
 # the most at a fixed adds allocation). Traps and min_adds stay in the file as metrics but do
