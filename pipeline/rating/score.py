@@ -63,7 +63,7 @@ from pipeline.solver.budgets import (
     TRAP_BUDGET_NODES,
     TRAP_POOL_NODES,
 )
-from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, solve
+from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, Status, solve
 from pipeline.engine.stage import replay
 from pipeline.rating.tiers import RATING_VERSION, UNSOLVABLE as TIER_UNSOLVABLE, tier_for
 
@@ -275,6 +275,80 @@ def _sample_positions(games: Sequence[Playout], count: int, rng: Random) -> list
     return rng.sample(pool, count)
 
 
+def _play_players(
+    cells: bytes, adds: int, playouts: int, seed: int, rs: Ruleset, version: int
+) -> tuple[dict[str, Any], list[Playout], Playout | None]:
+    """Step 1 of `rate`: the simulated players' stats, the random player's games (recorded) and
+    the first won game of any player."""
+    stats = {}
+    games_random: list[Playout] = []
+    won_game: Playout | None = None
+    for player in PLAYERS_BY_VERSION[version]:
+        record = player.name == "random"
+        n = playouts if version == 1 else playouts_for(player.name, playouts)
+        st, games = play_many(player, cells, adds, n, seed, ruleset=rs, record=record)
+        stats[player.name] = st.to_dict()
+        if record:
+            games_random = games
+        if won_game is None:
+            won_game = next((g for g in games if g.won), None)
+    return stats, games_random, won_game
+
+
+def _certificate(
+    cells: bytes, adds: int, solution: Sequence[Move | str] | None, won_game: Playout | None, rs: Ruleset
+) -> tuple[tuple[Move, ...] | None, Status, int]:
+    """Step 2 of `rate`: can it be won at all? A certificate from the caller, the solver, or a
+    winning game; with the solver's status and nodes."""
+    certificate: tuple[Move, ...] | None = None
+    solver_status = SOLVED
+    solver_nodes = 0
+    if solution is not None:
+        certificate = _moves(solution)
+        final, _ = replay(cells, certificate, adds, rs)
+        if final:
+            raise ValueError(f"solution does not win board {Board(cells)!s} within {adds} adds")
+    else:
+        result = solve(cells, adds, ruleset=rs, budget_nodes=SOLVE_BUDGET_NODES)
+        solver_status, solver_nodes = result.status, result.nodes
+        if result.moves is not None:
+            certificate = result.moves
+        elif won_game is not None:  # the solver ran out of budget, but a player won: solvable
+            certificate = tuple(won_game.path)
+    return certificate, solver_status, solver_nodes
+
+
+def _traps(
+    cells: bytes,
+    adds: int,
+    seed: int,
+    games_random: list[Playout],
+    sampled_positions: int,
+    solver_status: Status,
+    rs: Ruleset,
+) -> tuple[float, float, int, int, int]:
+    """Step 4 of `rate`: traps among the first moves, then at positions sampled along the random
+    player's games. Returns both densities, both unknown counts and the nodes spent."""
+    first_pairs = rs.legal_pairs(cells)
+    pool, sampled_pool = _Pool(TRAP_POOL_NODES, rs), _Pool(SAMPLED_POOL_NODES, rs)
+    if solver_status == UNSOLVABLE:
+        trap_density = trap_sampled = 1.0 if first_pairs else 0.0
+        trap_unknown = sampled_unknown = 0
+    else:
+        traps, checked, trap_unknown = _trap_share(pool, cells, adds, first_pairs, TRAP_BUDGET_NODES)
+        trap_density = traps / checked if checked else 0.0
+        s_traps = s_checked = sampled_unknown = 0
+        rng = Random(f"{seed}:sample")
+        for pos_cells, pos_adds, pos_pairs, known in _sample_positions(games_random, sampled_positions, rng):
+            if not known and sampled_pool.solve(pos_cells, pos_adds, TRAP_BUDGET_NODES) != SOLVED:
+                continue  # only positions that can still be won
+            t, c, u = _trap_share(sampled_pool, pos_cells, pos_adds, pos_pairs, TRAP_BUDGET_NODES)
+            s_traps, s_checked, sampled_unknown = s_traps + t, s_checked + c, sampled_unknown + u
+        trap_sampled = s_traps / s_checked if s_checked else 0.0
+    nodes = TRAP_POOL_NODES - pool.left + SAMPLED_POOL_NODES - sampled_pool.left
+    return trap_density, trap_sampled, trap_unknown, sampled_unknown, nodes
+
+
 def rate(
     board: Board | str | bytes,
     adds: int,
@@ -303,60 +377,14 @@ def rate(
     cells = cells_of(board)
     check_cells(len(cells), MAX_RATE_CELLS, "the board to rate")
 
-    # 1. simulated players
-    stats = {}
-    games_random: list[Playout] = []
-    won_game: Playout | None = None
-    for player in PLAYERS_BY_VERSION[version]:
-        record = player.name == "random"
-        n = playouts if version == 1 else playouts_for(player.name, playouts)
-        st, games = play_many(player, cells, adds, n, seed, ruleset=rs, record=record)
-        stats[player.name] = st.to_dict()
-        if record:
-            games_random = games
-        if won_game is None:
-            won_game = next((g for g in games if g.won), None)
-
-    # 2. can it be won at all? a certificate from the caller, the solver, or a winning game
-    certificate: tuple[Move, ...] | None = None
-    solver_status = SOLVED
-    solver_nodes = 0
-    if solution is not None:
-        certificate = _moves(solution)
-        final, _ = replay(cells, certificate, adds, rs)
-        if final:
-            raise ValueError(f"solution does not win board {Board(cells)!s} within {adds} adds")
-    else:
-        result = solve(cells, adds, ruleset=rs, budget_nodes=SOLVE_BUDGET_NODES)
-        solver_status, solver_nodes = result.status, result.nodes
-        if result.moves is not None:
-            certificate = result.moves
-        elif won_game is not None:  # the solver ran out of budget, but a player won: solvable
-            certificate = tuple(won_game.path)
+    stats, games_random, won_game = _play_players(cells, adds, playouts, seed, rs, version)
+    certificate, solver_status, solver_nodes = _certificate(cells, adds, solution, won_game, rs)
     solvable = certificate is not None
-
-    # 3. min_adds
     min_adds: int | None = None
     if certificate is not None:
         min_adds, _ = _min_adds(cells, certificate, MIN_ADDS_BUDGET_NODES, rs)
-
-    # 4. traps: first moves, then positions sampled along the random player's games
-    first_pairs = rs.legal_pairs(cells)
-    pool, sampled_pool = _Pool(TRAP_POOL_NODES, rs), _Pool(SAMPLED_POOL_NODES, rs)
-    if solver_status == UNSOLVABLE:
-        trap_density = trap_sampled = 1.0 if first_pairs else 0.0
-        trap_unknown = sampled_unknown = 0
-    else:
-        traps, checked, trap_unknown = _trap_share(pool, cells, adds, first_pairs, TRAP_BUDGET_NODES)
-        trap_density = traps / checked if checked else 0.0
-        s_traps = s_checked = sampled_unknown = 0
-        rng = Random(f"{seed}:sample")
-        for pos_cells, pos_adds, pos_pairs, known in _sample_positions(games_random, sampled_positions, rng):
-            if not known and sampled_pool.solve(pos_cells, pos_adds, TRAP_BUDGET_NODES) != SOLVED:
-                continue  # only positions that can still be won
-            t, c, u = _trap_share(sampled_pool, pos_cells, pos_adds, pos_pairs, TRAP_BUDGET_NODES)
-            s_traps, s_checked, sampled_unknown = s_traps + t, s_checked + c, sampled_unknown + u
-        trap_sampled = s_traps / s_checked if s_checked else 0.0
+    traps = _traps(cells, adds, seed, games_random, sampled_positions, solver_status, rs)
+    trap_density, trap_sampled, trap_unknown, sampled_unknown, trap_nodes = traps
 
     # 5. shape of the work (from the random player's games)
     counts = [c for g in games_random for c in g.pair_counts]
@@ -374,7 +402,7 @@ def rate(
         "trap_unknown_sampled": sampled_unknown,
         "solver_status": str(SOLVED if solvable else solver_status),  # plain text for YAML
         "solver_nodes": solver_nodes,
-        "trap_nodes": TRAP_POOL_NODES - pool.left + SAMPLED_POOL_NODES - sampled_pool.left,
+        "trap_nodes": trap_nodes,
     }
     if version != 1:
         metrics["version"] = version
