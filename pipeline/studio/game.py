@@ -91,10 +91,25 @@ class Hint:
 
 
 def hint(pos: Position, budget: int = HINT_BUDGET_NODES) -> Hint:
-    """The first move of a winning line from here, found by the solver within `budget` nodes."""
+    """A move after which the Stage is still winnable, found by the solver within `budget` nodes.
+
+    The first move of the solver's winning line; when that is an Add and the board has legal
+    pairs, each pair is tried with what is left of the budget, since a designer asking for a
+    hint expects a pair when one keeps the Stage winnable."""
     result = solve(pos.cells, pos.adds_left, ruleset=pos.ruleset, budget_nodes=budget)
+    nodes = result.nodes
     move = result.moves[0] if result.status == SOLVED and result.moves else None
-    return Hint(result.status, move, result.nodes)
+    if move is not None and move.is_add:
+        for i, j in pos.ruleset.legal_pairs(pos.cells):
+            left = budget - nodes
+            if left <= 0:
+                break
+            after = pos.then(Move(i, j))
+            tried = solve(after.cells, after.adds_left, ruleset=pos.ruleset, budget_nodes=left)
+            nodes += tried.nodes
+            if tried.status == SOLVED:
+                return Hint(SOLVED, Move(i, j), nodes)
+    return Hint(result.status, move, nodes)
 
 
 @dataclass(frozen=True)
