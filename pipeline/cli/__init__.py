@@ -72,4 +72,8 @@ def main() -> None:
         app = load_commands(())
     else:
         app = load_commands()
-    app()
+    try:
+        app()
+    except KeyboardInterrupt:  # an interrupt no command handled: one line and 130, never a traceback
+        sys.stderr.write("numbermatch: interrupted\n")
+        raise SystemExit(130) from None
