@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 from typer.testing import CliRunner
 
@@ -90,3 +93,15 @@ def test_show_draws_the_grid_and_pairs() -> None:
 def test_version() -> None:
     result = run("--version")
     assert result.exit_code == 0 and result.stdout.startswith("numbermatch ") and "rulesets: 1" in result.stdout
+
+
+def test_a_refusal_no_command_catches_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    # `puzzle` passes --adds to the solver, whose limit check raises; the CLI's top level turns it into one line
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "puzzle", "12", "--adds", "300", "--out", str(tmp_path / "p.yaml")],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("numbermatch: error: ")
+    assert not (tmp_path / "p.yaml").exists()

@@ -18,7 +18,7 @@ try:  # typer >= 0.2x carries its own copy of click; older ones use click itself
 except ImportError:  # pragma: no cover - depends on the typer version
     import click  # type: ignore[no-redef]
 
-from pipeline.errors import shorten
+from pipeline.errors import NumberMatchError, shorten
 
 # A signed whole number written with digits other than ASCII 0-9 (int() and click read ٣ as 3).
 _FOREIGN_NUMBER = re.compile(r"(?:--[\w-]+=)?[+-]?\d+(?:\.\d*)?")
@@ -51,6 +51,11 @@ class _OneLineErrors(TyperGroup):
             sys.exit(exc.exit_code)
         except typer.Abort:
             typer.echo("numbermatch: error: aborted", err=True)
+            sys.exit(1)
+        except NumberMatchError as exc:  # a refusal no command turned into its own line: still one line
+            message = str(exc).replace("\n", " ")
+            message = message if len(message) <= 300 else message[:280] + "... (cut)"
+            typer.echo(f"numbermatch: error: {message}", err=True)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
 
