@@ -466,8 +466,9 @@ def read_curve_file(path: str | Path) -> dict[str, Any]:
         raise CurveError(f"{path}: no such curve file")
     report = validate_paths([path])
     if not report.ok:
-        shown = [f"{p.file}:{p.line or 0}:{p.column or 0}: {p.message}" for p in report.problems[:5]]
-        raise CurveError("invalid curve file:\n  " + "\n  ".join(shown))
+        first = report.problems[0]
+        more = f" (and {len(report.problems) - 1} more: `numbermatch validate {path}`)" if len(report.problems) > 1 else ""
+        raise CurveError(f"invalid curve file {first.file}:{first.line or 0}:{first.column or 0}: {first.message}{more}")
     from pipeline.validator.loader import load_file  # the one loader of level files, as validated
 
     loaded = load_file(path)
