@@ -351,3 +351,14 @@ def test_the_studio_names_levels_as_the_bundle_numbers_them() -> None:
     assert [(s.level, s.stage) for s in bundle_stages(data, "b.yaml")] == [(5, 1), (6, 1)]
     del data["first_level"]
     assert [s.level for s in bundle_stages(data, "b.yaml")] == [1, 2]
+
+
+def test_a_bad_curve_file_is_refused_in_one_line_naming_the_place(tmp_path: Path) -> None:
+    from pipeline.levels.curves import read_curve_file
+
+    bad = tmp_path / "curves.yaml"
+    bad.write_text("kind: curves\nschema_version: 1\ncurves: [1, 2]\nextra: !!int 3\n")
+    with pytest.raises(CurveError) as caught:
+        read_curve_file(bad)
+    message = str(caught.value)
+    assert "\n" not in message and f"{bad}:" in message
