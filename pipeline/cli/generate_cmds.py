@@ -57,8 +57,6 @@ def generate(
     """Propose, solve and rate boards; write the ones in the tier as puzzle files."""
     if jobs is not None and jobs < 1:
         fail(f"--jobs {jobs} must be at least 1")
-    if out.exists() and not out.is_dir():
-        fail(f"--out {str(out)!r} is not a folder")
     writable_folder(out, "--out")  # before any generation work
     params = GenerateParams(
         cells=cells,
