@@ -7,6 +7,7 @@ Everything hot (the solver, the generator, the rating) works on these bytes dire
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -95,20 +96,65 @@ def actives(cells: bytes) -> bytes:
     return cells.replace(b"\x00", b"")
 
 
-@lru_cache(maxsize=None)
-def rays(n: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
-    """For a board of n cells: per cell, its forward vertical, down-right and down-left rays.
+Ray = tuple[int, ...]
+Line = tuple[Ray, Ray]  # (backward ray, forward ray) along one direction through a cell
 
-    Precomputed once per board length so the move generator never does coordinate arithmetic.
+
+def lines_through(
+    n: int, live: Sequence[int] | None = None, *, backward: bool = True
+) -> list[tuple[Line, Line, Line]]:
+    """The one ray table: per cell of an n-cell board, for its column, its down-right diagonal
+    and its down-left diagonal (in that order), (backward ray, forward ray), nearest cell first.
+
+    `live` lists the rows still on the board, in base coordinates (the solver's stretches keep
+    the cells of the board that began them while rows empty and vanish); the rays skip the other
+    rows. Default: every row. With `backward` off the backward rays are left empty (the solver
+    builds a table per row pattern and walks forward only). `rays` and `crossing_lines` are
+    views of it.
     """
+    nrows = (n + WIDTH - 1) // WIDTH
+    starts = [q * WIDTH for q in (range(nrows) if live is None else live)]
     table = []
-    for i in range(n):
-        c = i % WIDTH
-        down = tuple(range(i + WIDTH, n, WIDTH))
-        dr = tuple(j for k, j in enumerate(range(i + WIDTH + 1, n, WIDTH + 1), 1) if c + k < WIDTH)
-        dl = tuple(j for k, j in enumerate(range(i + WIDTH - 1, n, WIDTH - 1), 1) if c - k >= 0)
-        table.append(tuple(r for r in (down, dr, dl) if r))
-    return tuple(table)
+    for r in range(nrows):
+        s = r * WIDTH
+        above = [t for t in reversed(starts) if t < s] if backward else []
+        below = [t for t in starts if t > s]
+        for c in range(min(WIDTH, n - s)):
+            table.append((
+                (_ray(n, above, c, 0), _ray(n, below, c, 0)),
+                (_ray(n, above, c, -1), _ray(n, below, c, 1)),
+                (_ray(n, above, c, 1), _ray(n, below, c, -1)),
+            ))
+    return table
+
+
+def _ray(n: int, starts: list[int], col: int, dc: int) -> Ray:
+    """The cells met going through the rows starting at `starts` (nearest first), one column
+    `dc` further at each row, while the column is on the board and the cell exists."""
+    if not starts:
+        return ()
+    if dc == 0:
+        ray = [t + col for t in starts]
+    else:
+        room = WIDTH - 1 - col if dc > 0 else col
+        ray = [t + col + dc * k for k, t in enumerate(starts[:room], 1)]
+    if ray and ray[-1] >= n:  # past the short last row (cells only grow along a forward ray)
+        ray = [j for j in ray if j < n]
+    return tuple(ray)
+
+
+@lru_cache(maxsize=None)
+def rays(n: int) -> tuple[tuple[Ray, ...], ...]:
+    """For a board of n cells: per cell, its forward vertical, down-right and down-left rays
+    (those with a cell), so the move generator never does coordinate arithmetic."""
+    return tuple(tuple(fwd for _, fwd in cell if fwd) for cell in lines_through(n))
+
+
+@lru_cache(maxsize=None)
+def crossing_lines(n: int) -> tuple[tuple[Line, ...], ...]:
+    """Per cell, (backward ray, forward ray) of its column and diagonals where both have a cell:
+    the lines along which two cells can come to see each other across it."""
+    return tuple(tuple(line for line in cell if line[0] and line[1]) for cell in lines_through(n))
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from random import Random
 from typing import Protocol
 
-from pipeline.engine.board import CLASS, WIDTH
+from pipeline.engine.board import CLASS, WIDTH, crossing_lines
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rules import legal_pairs, remove_pair
 from pipeline.engine.rulesets import DEFAULT, Ruleset
@@ -41,36 +41,6 @@ MAX_MOVES = 20_000  # defensive cap; a game is finite anyway (each pair removes 
 
 
 # --- incremental legal pairs ---------------------------------------------------------------
-
-def _line_table(n: int) -> tuple[tuple[tuple[tuple[int, ...], tuple[int, ...]], ...], ...]:
-    """Per cell of an n-cell board: (backward ray, forward ray) of the vertical and both
-    diagonal lines through it, nearest cell first, only where both sides have cells."""
-    table = []
-    for x in range(n):
-        r, c = divmod(x, WIDTH)
-        lines = []
-        for dc in (0, 1, -1):
-            step = WIDTH + dc
-            # backward: up and against dc, at most r rows; forward: down and along dc
-            room_back = r if dc == 0 else min(r, c if dc == 1 else WIDTH - 1 - c)
-            room_fwd = WIDTH if dc == 0 else (WIDTH - 1 - c if dc == 1 else c)
-            back = tuple(range(x - step, x - step * (room_back + 1), -step))
-            fwd = tuple(y for y in range(x + step, n, step))[: room_fwd if dc else None]
-            if back and fwd:
-                lines.append((back, fwd))
-        table.append(tuple(lines))
-    return tuple(table)
-
-
-_LINES: dict[int, tuple] = {}
-
-
-def _lines_for(n: int) -> tuple:
-    table = _LINES.get(n)
-    if table is None:
-        table = _LINES[n] = _line_table(n)
-    return table
-
 
 def _opened_through(cells: bytes | bytearray, x: int, found: set[Pair], lines: tuple) -> None:
     """Add to `found` each pair that sees across gap x: on each straight line through x
@@ -107,7 +77,7 @@ def pairs_after_gaps(cells: bytes | bytearray, pairs: Sequence[Pair], i: int, j:
     go, and cells that now see each other across i or j may pair.
     """
     found = {p for p in pairs if p[0] != i and p[1] != i and p[0] != j and p[1] != j}
-    lines = _lines_for(len(cells))
+    lines = crossing_lines(len(cells))
     _opened_through(cells, i, found, lines)
     _opened_through(cells, j, found, lines)
     return sorted(found)
@@ -120,7 +90,7 @@ def pair_counts_after(cells: bytes, pairs: Sequence[Pair]) -> list[int]:
     collapse the count changes only through the two emptied cells.
     """
     n = len(cells)
-    lines = _lines_for(n)
+    lines = crossing_lines(n)
     deg = [0] * n
     for a, b in pairs:
         deg[a] += 1

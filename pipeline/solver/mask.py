@@ -19,9 +19,10 @@ Reading and vertical lines only ever open as cells go; only diagonals depend on 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from itertools import combinations
 
-from pipeline.engine.board import CLASS, WIDTH
+from pipeline.engine.board import CLASS, WIDTH, lines_through
 
 MEMO_LIMIT = 200_000  # entries per memo of `Stretch.ways` / `Stretch.line2` before it is cleared
 # Dead-state test work (pairing steps, partner candidates, diagonal row choices) that one call may
@@ -48,7 +49,6 @@ class Stretch:
         self.nrows = (n + WIDTH - 1) // WIDTH
         self.row_mask = [((1 << min(n, (r + 1) * WIDTH)) - 1) ^ ((1 << (r * WIDTH)) - 1) for r in range(self.nrows)]
         self.col_mask = [sum(1 << i for i in range(c, n, WIDTH)) for c in range(WIDTH)]
-        self.down = [self.col_mask[i % WIDTH] & ~((1 << (i + 1)) - 1) for i in range(n)]
         cls = [CLASS[v] for v in cells]
         self.cls = cls
         # class_mask[k]: base cells of class k (0 = gaps); active ones are mask & class_mask[k].
@@ -56,7 +56,7 @@ class Stretch:
         self.cell_class_mask = [self.class_mask[k] for k in cls]
         self.mask = sum(1 << i for i in range(n) if cls[i])
         self.failed: dict[int, int] = {}
-        self._geo: dict[int, list[tuple[int, ...]]] = {}
+        self._geo: dict[int, tuple[tuple[int, ...], ...]] = {}
         self._cross: dict[int, list[tuple[tuple[int, int], ...]]] = {}
         # Memos of `lines` per pair q = 1 << u | 1 << v, keyed by (mask & between) | q (see `ways`).
         self._ways: dict[int, tuple[int, ...] | None] = {}
@@ -103,28 +103,11 @@ class Stretch:
         return i - WIDTH * gone
 
     # -- moves ---------------------------------------------------------------------------
-    def geo(self, rows: int) -> list[tuple[int, ...]]:
+    def geo(self, rows: int) -> tuple[tuple[int, ...], ...]:
         """Per cell, the masks of its forward vertical and diagonal rays for this row pattern."""
         table = self._geo.get(rows)
         if table is None:
-            table = []
-            live = [r for r in range(self.nrows) if rows >> r & 1]
-            n = self.n
-            for i in range(n):
-                r, c = divmod(i, WIDTH)
-                below = [q for q in live if q > r]
-                rays = [self.down[i]]
-                for step in (1, -1):
-                    ray = 0
-                    for k, q in enumerate(below, 1):
-                        col = c + step * k
-                        j = q * WIDTH + col
-                        if not 0 <= col < WIDTH or j >= n:
-                            break
-                        ray |= 1 << j
-                    rays.append(ray)
-                table.append(tuple(x for x in rays if x))
-            self._geo[rows] = table
+            table = self._geo[rows] = forward_masks(self.n, rows)
         return table
 
     def pairs(self, mask: int, rows: int) -> list[tuple[int, int]]:
@@ -312,3 +295,19 @@ class Stretch:
             else:
                 ways.append(cells)
         return ways
+
+
+@lru_cache(maxsize=4096)
+def forward_masks(n: int, rows: int) -> tuple[tuple[int, ...], ...]:
+    """`board.lines_through`'s forward rays as masks, for the rows still present (bit r of
+    `rows`); shared by every stretch of the same size, since it depends on nothing else."""
+    live = [r for r in range(n // WIDTH + 1) if rows >> r & 1]
+    return tuple(tuple(_bits(fwd) for _, fwd in cell if fwd) for cell in lines_through(n, live, backward=False))
+
+
+def _bits(cells: tuple[int, ...]) -> int:
+    """The mask of a tuple of cell indices."""
+    m = 0
+    for j in cells:
+        m |= 1 << j
+    return m

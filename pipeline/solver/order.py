@@ -151,7 +151,20 @@ def schedulable(st: Stretch, mask: int, rows: int, pairs: list[int]) -> bool:
 def _search(
     st: Stretch, mask: int, rows: int, cap: int, found: list[int], first: int = 0, allowed: set[int] | None = None
 ) -> bool:
-    """Backtracking over matchings (those holding pair `first`, if given); on success `found` holds the pairs.
+    """Backtracking over matchings (those holding pair `first`, if given); on success `found` holds the pairs."""
+    search = _Matchings(st, mask, rows, cap, allowed)
+    if search.complete(mask, first):
+        found.extend(q for q, _ in search.chosen)
+        return True
+    return False
+
+
+Lines = tuple[int, int] | None  # a pair's lines as (first, second) blocker masks (-1: no second); None: unconstrained
+Option = tuple[int, Lines, int]  # (pair mask, its lines, chosen pairs reachable from it)
+
+
+class _Matchings:
+    """The state of one backtracking search over the matchings of a state.
 
     Chosen pairs are numbered in order; `reach[n]` is the set of chosen pairs reachable from
     pair n along precedence edges. A candidate q is dropped if some chosen pair reachable from q
@@ -160,31 +173,78 @@ def _search(
     c (`single`: those with no second line), so q = {u, v} precedes exactly
     (hit0[u] | hit0[v]) & (hit1[u] | hit1[v] | single).
     """
-    ccm = st.cell_class_mask
-    line2 = st.line2  # a pair's lines as (first, second) blocker masks (-1: no second), None if unconstrained
-    chosen: list[tuple[int, tuple[int, int] | None]] = []  # (cells of the pair, its lines or None)
-    reach: list[int] = []
-    hit0 = [0] * st.n
-    hit1 = [0] * st.n
-    single = 0
-    partners: dict[int, list[tuple[int, int, int, tuple[int, int] | None]]] = {}
-    steps = 0
 
-    def viable(u: int, free: int) -> list[tuple[int, tuple[int, int] | None, int]]:
-        cand = partners.get(u)
+    def __init__(self, st: Stretch, mask: int, rows: int, cap: int, allowed: set[int] | None) -> None:
+        self.st = st
+        self.mask = mask
+        self.rows = rows
+        self.cap = cap
+        self.allowed = allowed
+        self.chosen: list[tuple[int, Lines]] = []  # (cells of the pair, its lines)
+        self.reach: list[int] = []
+        self.hit0 = [0] * st.n
+        self.hit1 = [0] * st.n
+        self.single = 0
+        self.partners: dict[int, list[tuple[int, int, int, Lines]]] = {}
+        self.steps = 0
+
+    def complete(self, free: int, first: int = 0) -> bool:
+        """Whether the chosen pairs extend to a matching of `free` that passes `schedulable`."""
+        if not free:  # acyclic; now the exact test, with every way of each pair
+            return schedulable(self.st, self.mask, self.rows, [q for q, _ in self.chosen])
+        self.steps += 1
+        if self.steps > self.cap:
+            raise _GaveUp
+        for q, ql, after in self.narrowest(free, first):
+            undo = self.choose(q, ql, after, free)
+            if self.complete(free & ~q):
+                return True
+            self.unchoose(undo)
+        return False
+
+    def narrowest(self, free: int, first: int) -> list[Option]:
+        """The options of the free cell with the fewest (none: a dead end); the forced pair first."""
+        if first and free == self.mask:
+            u = (first & -first).bit_length() - 1
+            return [o for o in self.viable(u, free) if o[0] == first]
+        best: list[Option] | None = None
+        m = free
+        while m:
+            b = m & -m
+            m ^= b
+            options = self.viable(b.bit_length() - 1, free)
+            if not options:
+                return options
+            if best is None or len(options) < len(best):
+                best = options
+                if len(options) == 1:
+                    break
+        assert best is not None
+        return best
+
+    def candidates(self, u: int) -> list[tuple[int, int, int, Lines]]:
+        """Cell u's same-class partners in the state: (bit, cell, pair mask, pair's lines)."""
+        cand = self.partners.get(u)
         if cand is None:
-            cand = partners[u] = []
-            m = mask & ccm[u] & ~(1 << u)
+            st, mask, rows, allowed = self.st, self.mask, self.rows, self.allowed
+            cand = self.partners[u] = []
+            m = mask & st.cell_class_mask[u] & ~(1 << u)
             while m:
                 b = m & -m
                 m ^= b
                 q = 1 << u | b
                 if allowed is None or q in allowed:
-                    cand.append((b, b.bit_length() - 1, q, line2(q, mask, rows)))
-        st.spend(1 + len(cand))
+                    cand.append((b, b.bit_length() - 1, q, st.line2(q, mask, rows)))
+        return cand
+
+    def viable(self, u: int, free: int) -> list[Option]:
+        """The pairs of free cell u that close no precedence cycle with the chosen pairs."""
+        cand = self.candidates(u)
+        self.st.spend(1 + len(cand))
+        hit0, hit1, reach, chosen = self.hit0, self.hit1, self.reach, self.chosen
         out = []
         h0 = hit0[u]
-        h1 = hit1[u] | single
+        h1 = hit1[u] | self.single
         for b, v, q, ql in cand:
             if not free & b:
                 continue
@@ -212,83 +272,53 @@ def _search(
                 out.append((q, ql, after))
         return out
 
-    def search(free: int) -> bool:
-        nonlocal steps, single
-        if not free:  # acyclic; now the exact test, with every way of each pair
-            return schedulable(st, mask, rows, [q for q, _ in chosen])
-        steps += 1
-        if steps > cap:
-            raise _GaveUp
-        best: list | None = None
-        m = free
-        if first and free == mask:  # the forced pair is the first choice
-            u = (first & -first).bit_length() - 1
-            best = [o for o in viable(u, free) if o[0] == first]
-            m = 0
-        while m:
-            b = m & -m
-            m ^= b
-            options = viable(b.bit_length() - 1, free)
-            if not options:
-                return False
-            if best is None or len(options) < len(best):
-                best = options
-                if len(options) == 1:
-                    break
-        assert best is not None
+    def choose(self, q: int, ql: Lines, after: int, free: int) -> tuple[list[int], list[int], list[int], int]:
+        """Add pair q to the chosen ones; returns what `unchoose` needs to take it back."""
+        chosen, reach = self.chosen, self.reach
         k = len(chosen)
         bit = 1 << k
-        for q, ql, after in best:
-            rest = free & ~q
-            preds = 0
-            touched0: list[int] = []
-            touched1: list[int] = []
-            if ql is not None:
-                l0, l1 = ql
-                n = 0
-                for pm, _ in chosen:
-                    if pm & l0 and pm & l1:
-                        preds |= 1 << n
-                    n += 1
-                c = rest & l0
-                while c:
-                    x = c & -c
-                    c ^= x
-                    i = x.bit_length() - 1
-                    hit0[i] |= bit
-                    touched0.append(i)
-                if l1 == -1:
-                    single |= bit
-                else:
-                    c = rest & l1
-                    while c:
-                        x = c & -c
-                        c ^= x
-                        i = x.bit_length() - 1
-                        hit1[i] |= bit
-                        touched1.append(i)
-            saved = reach[:]
-            new = after | bit
-            for n in range(k):
-                if preds >> n & 1 or reach[n] & preds:
-                    reach[n] |= new
-            reach.append(after)
-            chosen.append((q, ql))
-            if search(rest):
-                return True
-            chosen.pop()
-            reach[:] = saved
-            for i in touched0:
-                hit0[i] ^= bit
-            for i in touched1:
-                hit1[i] ^= bit
-            single &= ~bit
-        return False
+        rest = free & ~q
+        preds = 0
+        touched0: list[int] = []
+        touched1: list[int] = []
+        if ql is not None:
+            l0, l1 = ql
+            for n, (pm, _) in enumerate(chosen):
+                if pm & l0 and pm & l1:
+                    preds |= 1 << n
+            _mark(self.hit0, rest & l0, bit, touched0)
+            if l1 == -1:
+                self.single |= bit
+            else:
+                _mark(self.hit1, rest & l1, bit, touched1)
+        saved = reach[:]
+        new = after | bit
+        for n in range(k):
+            if preds >> n & 1 or reach[n] & preds:
+                reach[n] |= new
+        reach.append(after)
+        chosen.append((q, ql))
+        return saved, touched0, touched1, bit
 
-    if search(mask):
-        found.extend(q for q, _ in chosen)
-        return True
-    return False
+    def unchoose(self, undo: tuple[list[int], list[int], list[int], int]) -> None:
+        saved, touched0, touched1, bit = undo
+        self.chosen.pop()
+        self.reach[:] = saved
+        for i in touched0:
+            self.hit0[i] ^= bit
+        for i in touched1:
+            self.hit1[i] ^= bit
+        self.single &= ~bit
+
+
+def _mark(hits: list[int], cells: int, bit: int, touched: list[int]) -> None:
+    """Set `bit` in hits[c] for each cell c of the mask `cells`, noting each c in `touched`."""
+    while cells:
+        x = cells & -cells
+        cells ^= x
+        i = x.bit_length() - 1
+        hits[i] |= bit
+        touched.append(i)
 
 
 class _GaveUp(Exception):
