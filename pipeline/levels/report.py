@@ -19,17 +19,32 @@ BUNDLE_FILE, REPORT_FILE, LOG_FILE = "bundle.yaml", "report.md", "run.log"
 
 def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assembly: Assembly, valid: int) -> str:
     """The Markdown report; deterministic (no clock), so reruns give the same bytes."""
-    used = Counter(p.puzzle.tier for p in assembly.placements)
+    out = _heading(options, assembly)
+    out += _tier_table(stats, assembly, valid)
+    out += _work_per_phase(stats, assembly, valid)
+    out += _targets(assembly)
+    out += _curve(assembly)
+    return "\n".join(out)
+
+
+def _heading(options: NightlyOptions, assembly: Assembly) -> list[str]:
     first = assembly.first_level
     where = (f" (Levels {first}-{first + len(assembly.levels) - 1} of the game, continuing the last night)"
              if first != 1 else "")
-    out = [
+    return [
         f"# Nightly bundle {options.date_text}",
         "",
         f"`{BUNDLE_FILE}`: id `nightly-{options.date_text}`, {shape_text(options.levels, options.stages)}{where}"
         f" on curve `{options.curve_text}`, seed {options.seed}, numbermatch {__version__}, ruleset"
         f" {assembly.placements[0].puzzle.ruleset}. Wall-clock time per phase: `{LOG_FILE}`.",
         "",
+    ]
+
+
+def _tier_table(stats: Mapping[str, TierStats], assembly: Assembly, valid: int) -> list[str]:
+    """Puzzles generated, tried, valid and used per tier, and the generator's rejections."""
+    used = Counter(p.puzzle.tier for p in assembly.placements)
+    out = [
         "## Puzzles per tier",
         "",
         "| tier | cells | adds | generated | attempts | acceptance | valid | used |",
@@ -55,7 +70,13 @@ def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assem
     if reasons:
         out.append("Generator rejections: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) + ".")
         out.append("")
-    out += [
+    return out
+
+
+def _work_per_phase(stats: Mapping[str, TierStats], assembly: Assembly, valid: int) -> list[str]:
+    generated = sum(s.generated for s in stats.values())
+    attempts = sum(s.attempts for s in stats.values())
+    return [
         "## Work per phase",
         "",
         f"- generate: {attempts} candidate boards tried for {generated} puzzles.",
@@ -64,6 +85,12 @@ def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assem
         f" (mean {assembly.cost / 100 / max(1, len(assembly.placements)):.2f} per stage),"
         f" {assembly.nodes} matching(s) solved.",
         "",
+    ]
+
+
+def _targets(assembly: Assembly) -> list[str]:
+    """Per Level: the curve's targets, the placed scores and tiers, the total deviation."""
+    out = [
         "## Targets and placed scores",
         "",
         "Per Level: the curve's target for each Stage, the score of the puzzle placed there, and the",
@@ -72,16 +99,18 @@ def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assem
         "| level | targets | placed | tiers | deviation |",
         "|---:|---|---|---|---:|",
     ]
-    for n, level in enumerate(assembly.levels, first):
+    for n, level in enumerate(assembly.levels, assembly.first_level):
         targets = " ".join(f"{p.target.score:.1f}" for p in level)
         placed = " ".join(f"{float(p.puzzle.difficulty['score']):.1f}" for p in level)
         tiers = " ".join(p.puzzle.tier for p in level)
         out.append(f"| {n} | {targets} | {placed} | {tiers} | {sum(p.cost for p in level) / 100:.2f} |")
-    out += [
-        "",
-        "## Difficulty curve",
-    ]
-    for n, level in enumerate(assembly.levels, first):
+    return out
+
+
+def _curve(assembly: Assembly) -> list[str]:
+    """Per Level, each Stage's target, score, tier, a bar, the board and its id; then layouts."""
+    out = ["", "## Difficulty curve"]
+    for n, level in enumerate(assembly.levels, assembly.first_level):
         out += [
             "",
             f"### Level {n}",
@@ -97,7 +126,7 @@ def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assem
             )
     layouts = [digit_layout(p.puzzle.board, p.puzzle.ruleset) for p in assembly.placements]
     out += ["", f"Distinct digit layouts: {len(set(layouts))} of {len(layouts)} stages.", ""]
-    return "\n".join(out)
+    return out
 
 
 def _bar(score: float, width: int = 20) -> str:
