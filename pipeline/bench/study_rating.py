@@ -1,13 +1,17 @@
 """Rating study (`make rating-study`): does the score order boards for players it never saw?
 
 A fixed, seeded sample of solvable, non-trivial boards (what the generator could accept: proposals
-by both strategies, solved with a node budget, the scanner not winning every game): CANDIDATES per
-(cells, adds) group (27 and 30 cells, 1 and 2 adds), plus MIXED_POOL boards of the nightly job's
-other plans (27/3, 36/1) for the mixed sample. Each board is rated once (the version-2 rating; its
-first three players play exactly version 1's games, so the version-1 score is recomputed from the
-same metrics). Per version, the first PER_TIER boards of each tier of each group are kept (what
-generating per tier gives), and those are played by four held-out player models the score does
-not use, each of a different policy family:
+by both strategies, solved with a node budget, the rating's scanner not winning every game) per
+(cells, adds) group (27 and 30 cells, 1 and 2 adds): candidates are rated BATCH at a time until
+every tier holds PER_TIER boards by each compared rating version (at most MAX_CANDIDATES per group),
+and the first PER_TIER of each tier are kept (what generating per tier gives). MIXED_POOL boards of
+the nightly job's other plans (27/3, 36/1) join the mixed sample. A player's games in a rating are
+one seeded sequence, so every population player plays once per board, for the most games any
+compared version gives it, and each version's score is computed from its own prefix of those games
+(exactly what `rate(..., version=v)` stores; a test checks it).
+
+The kept boards are played by study models, each of a policy family the rating's population does
+not hold (`HELD_OUT_BY_VERSION` says which are held out from which version):
 
 - `nearest`: attention: the pair whose cells are closest in reading order; adds when stuck.
 - `constrained`: strategy: clears the most endangered number (the cell with the fewest partners).
@@ -15,11 +19,14 @@ not use, each of a different policy family:
   impulse (each turn, with probability IMPULSE, while it has one).
 - `montecarlo`: simulation: tries TRIALS random pairs, plays one random game out after each, and
   takes the pair whose trial went best.
+- `tens`: value habit: a pair summing to ten when there is one, else equal numbers.
+- `bottomup`: attention from the other end: pairs touching the lowest row that has one.
 
-Printed, for the score before (version 1) and after (version 2): Spearman of the score against
-every model's loss rate overall and within each group, tier means and counts within groups with
-one-sided Mann-Whitney tests between adjacent tiers, the correlation inside single tiers, and
-mixed-sample tier means. `STUDY_JOBS=2` runs on two processes (same output).
+Printed per compared version: Spearman of the score against every model's loss rate overall and
+within each group, tier means and counts within groups with one-sided Mann-Whitney tests between
+adjacent tiers, the correlation inside single tiers, the score's own precision (the STABILITY_GROUP
+boards rated again with another seed), mixed-sample tier means and a verdict. `STUDY_JOBS=2` runs
+on two processes (same output); `STUDY_DUMP=file.json` writes the rows.
 """
 
 from __future__ import annotations
@@ -40,21 +47,26 @@ from pipeline.engine.board import WIDTH, format_board, parse
 from pipeline.engine.rulesets import Ruleset
 from pipeline.engine.rules import add_numbers, legal_pairs
 from pipeline.generation.proposals import DigitDistribution, propose, reading_order_reduction
-from pipeline.rating.players import PLAYERS, Chooser, Pair, ScannerPlayer, play_many, remove_and_track
-from pipeline.rating.score import DEFAULT_PLAYOUTS, rate, score_from_metrics
+from pipeline.rating import DEFAULT_SEED
+from pipeline.rating.players import Chooser, Pair, PlayerStats, play_many, remove_and_track
+from pipeline.rating.score import DEFAULT_PLAYOUTS, PLAYERS_BY_VERSION, games_for, score_from_metrics
 from pipeline.rating.tiers import TIER_NAMES, tier_for
 from pipeline.solver.search import SOLVED, solve
 
 SEED = 2027
+VERSIONS: tuple[int, ...] = (2,)  # the rating versions compared: before, after
 GROUPS: tuple[tuple[int, int], ...] = ((27, 1), (27, 2), (30, 1), (30, 2))
 MIXED_GROUPS: tuple[tuple[int, int], ...] = ((27, 3), (36, 1))
-CANDIDATES = 80  # candidate boards per group, rated; the study keeps up to PER_TIER per tier
-PER_TIER = 10
-MIXED_POOL = 10  # boards per extra group of the mixed sample
+PER_TIER = 24  # boards kept per tier per group (by each version's tiers)
+BATCH = 40  # candidates per group rated at a time
+MAX_CANDIDATES = 400  # per group: a tier still short of PER_TIER after this many is reported short
+MIXED_POOL = 20  # boards per extra group of the mixed sample
+STABILITY_GROUP = (30, 2)  # its boards are rated again with another seed
 SOLVE_NODES = 5_000
 IMPULSE = 0.05
 TRIALS = 3
-HELD_GAMES = {"nearest": 100, "constrained": 100, "tidy": 100, "montecarlo": 40}
+HELD_GAMES = {"nearest": 200, "constrained": 200, "tidy": 200, "montecarlo": 60, "tens": 200, "bottomup": 200}
+DIGITS = DigitDistribution.parse(None)
 
 
 # --- held-out player models ------------------------------------------------------------------
@@ -157,56 +169,126 @@ class MonteCarlo:
         return choose
 
 
-SCANNER = ScannerPlayer()
-HELD_OUT = (Nearest(), Constrained(), Tidy(), MonteCarlo())
-HELD_NAMES = tuple(p.name for p in HELD_OUT)
-RATED_NAMES = tuple(p.name for p in PLAYERS)
+@dataclass(frozen=True)
+class Tens:
+    """Sees sums before twins: a random pair summing to ten when there is one, else a random
+    pair of equal numbers (5-5 counts as both)."""
+
+    name: str = "tens"
+
+    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
+        def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
+            tens = [(i, j) for i, j in pairs if cells[i] + cells[j] == 10]
+            return rng.choice(tens or pairs)
+
+        return choose
+
+
+@dataclass(frozen=True)
+class BottomUp:
+    """Reads the newest rows first: a random pair among those touching the lowest row that has one."""
+
+    name: str = "bottomup"
+
+    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
+        def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
+            low = max(j // WIDTH for _, j in pairs)
+            return rng.choice([p for p in pairs if p[1] // WIDTH == low])
+
+        return choose
+
+
+STUDY_MODELS = (Nearest(), Constrained(), Tidy(), MonteCarlo(), Tens(), BottomUp())
+STUDY_NAMES = tuple(p.name for p in STUDY_MODELS)
+# Per rating version, the study models it is checked against (none of them is in its population,
+# nor of a family its population holds); the others are listed as "not held out" for it.
+HELD_OUT_BY_VERSION: dict[int, tuple[str, ...]] = {2: STUDY_NAMES}
 
 
 # --- the sample ----------------------------------------------------------------------------------
 
-def sample(cells: int, adds: int, count: int) -> list[tuple[bytes, tuple]]:
-    """`count` distinct solvable, non-trivial boards (random and constructive proposals, alternating)."""
-    digits = DigitDistribution.parse(None)
-    out: list[tuple[bytes, tuple]] = []
-    seen: set[bytes] = set()
-    for k in range(200 * count):
-        if len(out) == count:
-            break
-        strategy = "constructive" if k % 2 else "random"
-        prop = propose(strategy, cells, adds, Random(f"study:{SEED}:{cells}:{adds}:{k}"), digits)
-        if prop.cells in seen or not reading_order_reduction(prop.cells, adds):
-            continue
-        certificate = prop.certificate
-        if certificate is None:
-            result = solve(prop.cells, adds, budget_nodes=SOLVE_NODES)
-            if result.status != SOLVED or result.moves is None:
-                continue
-            certificate = result.moves
-        seen.add(prop.cells)
-        if play_many(SCANNER, prop.cells, adds, DEFAULT_PLAYOUTS, 0)[0].win_rate == 1.0:
-            continue  # the scanner wins every game: the generator rejects it (its rating's own games)
-        out.append((prop.cells, tuple(certificate)))
-    return out
+def version_stats(cells: bytes, adds: int, seed: int = DEFAULT_SEED) -> tuple[dict[int, dict[str, Any]], dict[str, float]]:
+    """Per compared rating version, its players' stats as `rate(..., version=v)` stores them; and
+    each player's loss rate over all the games it played (the most games any version gives it).
+
+    A player's games are one seeded sequence, so a version that gives it fewer games plays a prefix
+    of the same games: every player plays once, for the largest count."""
+    need: dict[str, int] = {}
+    players = {}
+    for v in VERSIONS:
+        for p in PLAYERS_BY_VERSION[v]:
+            players[p.name] = p
+            need[p.name] = max(need.get(p.name, 0), games_for(p.name, DEFAULT_PLAYOUTS, v))
+    games = {name: play_many(players[name], cells, adds, n, seed)[1] for name, n in need.items()}
+    stats: dict[int, dict[str, Any]] = {}
+    for v in VERSIONS:
+        stats[v] = {}
+        for p in PLAYERS_BY_VERSION[v]:
+            g = games[p.name][: games_for(p.name, DEFAULT_PLAYOUTS, v)]
+            stats[v][p.name] = PlayerStats(sum(x.won for x in g) / len(g), sum(x.moves for x in g) / len(g), len(g)).to_dict()
+    loss = {name: 1.0 - sum(x.won for x in g) / len(g) for name, g in games.items()}
+    return stats, loss
 
 
-def rated_row(item: tuple[int, int, bytes, tuple]) -> dict[str, Any] | None:
-    """One board's rating (version 2; the version-1 score from the same metrics)."""
-    cells_n, adds, cells, certificate = item
-    r = rate(cells, adds, solution=certificate, version=2)
-    d = r.to_dict()
-    if r.score is None or d["players"]["scanner"]["win_rate"] == 1.0:
-        return None  # the generator rejects these
-    v1 = score_from_metrics({**d, "version": 1})
-    return {"group": [cells_n, adds], "board": format_board(cells), "adds": adds, "difficulty": d,
-            "score1": v1, "tier1": tier_for(v1, 1), "score": d["score"], "tier": d["tier"],
-            "loss": {name: 1.0 - st["win_rate"] for name, st in d["players"].items()}}
+def version_score(stats: dict[str, Any], version: int) -> float:
+    """The score of `version` from its players' stats (versions 2 on weigh players only)."""
+    return score_from_metrics({"players": stats, "version": version})
+
+
+def candidate(item: tuple[int, int, int, int]) -> dict[str, Any] | None:
+    """Candidate k of a group: a proposal (random and constructive alternate) kept when the
+    generator could accept it (solvable within the node budget, not trivial, the rating's scanner
+    not winning every game), with each compared version's score and tier."""
+    cells_n, adds, k, seed = item
+    strategy = "constructive" if k % 2 else "random"
+    prop = propose(strategy, cells_n, adds, Random(f"study:{seed}:{cells_n}:{adds}:{k}"), DIGITS)
+    if not reading_order_reduction(prop.cells, adds):
+        return None
+    if prop.certificate is None:
+        result = solve(prop.cells, adds, budget_nodes=SOLVE_NODES)
+        if result.status != SOLVED or result.moves is None:
+            return None
+    stats, loss = version_stats(prop.cells, adds)
+    if stats[VERSIONS[-1]]["scanner"]["win_rate"] == 1.0:
+        return None  # the scanner wins every game: the generator rejects it
+    row: dict[str, Any] = {"group": [cells_n, adds], "k": k, "board": format_board(prop.cells), "adds": adds, "loss": loss}
+    for v in VERSIONS:
+        row[f"score{v}"] = version_score(stats[v], v)
+        row[f"tier{v}"] = tier_for(row[f"score{v}"], v)
+    return row
+
+
+def _full(rows: list[dict[str, Any]], group: tuple[int, int]) -> bool:
+    grp = [r for r in rows if tuple(r["group"]) == group]
+    if group in MIXED_GROUPS:
+        return len(grp) >= MIXED_POOL
+    return all(sum(r[f"tier{v}"] == t for r in grp) >= PER_TIER for v in VERSIONS for t in TIER_NAMES)
+
+
+def candidates(mapper, seed: int = SEED) -> list[dict[str, Any]]:
+    """Rated candidates, BATCH per group at a time, until every tier of every group holds PER_TIER
+    boards by each compared version (MIXED_POOL boards for the mixed-only groups), or MAX_CANDIDATES
+    were tried. Fixed order, so the sample does not depend on the number of processes."""
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    tried = dict.fromkeys(GROUPS + MIXED_GROUPS, 0)
+    while True:
+        todo = [g for g in tried if tried[g] < MAX_CANDIDATES and not _full(rows, g)]
+        if not todo:
+            return rows
+        items = [(c, a, k, seed) for c, a in todo for k in range(tried[(c, a)], tried[(c, a)] + BATCH)]
+        for row in mapper(candidate, items):
+            if row is not None and row["board"] not in seen:
+                seen.add(row["board"])
+                rows.append(row)
+        for g in todo:
+            tried[g] += BATCH
 
 
 def held_out_loss(row: dict[str, Any]) -> dict[str, float]:
-    """Each held-out model's loss rate on the row's board."""
+    """Each study model's loss rate on the row's board."""
     cells = parse(row["board"])
-    return {p.name: 1.0 - play_many(p, cells, row["adds"], HELD_GAMES[p.name], SEED)[0].win_rate for p in HELD_OUT}
+    return {p.name: 1.0 - play_many(p, cells, row["adds"], HELD_GAMES[p.name], SEED)[0].win_rate for p in STUDY_MODELS}
 
 
 def select(rows: list[dict[str, Any]], tier_key: str) -> list[int]:
@@ -219,23 +301,31 @@ def select(rows: list[dict[str, Any]], tier_key: str) -> list[int]:
     return chosen
 
 
-def collect(jobs: int = 1) -> tuple[list[dict[str, Any]], list[int], list[int], list[int]]:
-    """Rated rows (held-out losses filled where needed) and the before / after / mixed selections."""
-    items = [(c, a, cells, cert) for c, a in GROUPS for cells, cert in sample(c, a, CANDIDATES)]
-    items += [(c, a, cells, cert) for c, a in MIXED_GROUPS for cells, cert in sample(c, a, MIXED_POOL)]
+def rerated(row: dict[str, Any]) -> dict[int, float]:
+    """The row's score per version, rated again with another seed (the score's own precision)."""
+    stats, _ = version_stats(parse(row["board"]), row["adds"], seed=DEFAULT_SEED + 1)
+    return {v: version_score(stats[v], v) for v in VERSIONS}
+
+
+def collect(jobs: int = 1) -> tuple[list[dict[str, Any]], dict[int, list[int]], list[int]]:
+    """Rated rows (study models' losses filled where needed), the selection per version and the
+    mixed-only rows."""
     pool = multiprocessing.get_context("fork").Pool(jobs) if jobs > 1 else None
     try:
         mapper = pool.map if pool is not None else (lambda f, xs: list(map(f, xs)))
-        rows = [r for r in mapper(rated_row, items) if r is not None]
-        before, after = select(rows, "tier1"), select(rows, "tier")
+        rows = candidates(mapper)
+        chosen = {v: select(rows, f"tier{v}") for v in VERSIONS}
         mixed = [k for k, r in enumerate(rows) if tuple(r["group"]) in MIXED_GROUPS]
-        need = sorted(set(before) | set(after) | set(mixed))
+        need = sorted(set().union(*chosen.values()) | set(mixed))
         for k, loss in zip(need, mapper(held_out_loss, [rows[k] for k in need])):
             rows[k]["loss"].update(loss)
+        again = [k for k in need if tuple(rows[k]["group"]) == STABILITY_GROUP]
+        for k, scores in zip(again, mapper(rerated, [rows[k] for k in again])):
+            rows[k]["again"] = {str(v): s for v, s in scores.items()}
     finally:
         if pool is not None:
             pool.close()
-    return rows, before, after, mixed
+    return rows, chosen, mixed
 
 
 # --- statistics ----------------------------------------------------------------------------------
@@ -289,17 +379,21 @@ def _fmt(x: float | None, spec: str = "+.2f") -> str:
     return "  n/a" if x is None else format(x, spec)
 
 
-def report(rows: list[dict[str, Any]], score_key: str, tier_key: str, title: str, out=sys.stdout) -> dict[str, Any]:
-    """Print the tables for one score; return the figures the verdict reads."""
-    models = RATED_NAMES + HELD_NAMES
+def report(rows: list[dict[str, Any]], version: int, out=sys.stdout) -> dict[str, Any]:
+    """Print the tables for one rating version's score; return the figures the verdict reads."""
+    score_key, tier_key = f"score{version}", f"tier{version}"
+    held = HELD_OUT_BY_VERSION[version]
+    others = tuple(n for n in STUDY_NAMES if n not in held)
+    models = tuple(p.name for p in PLAYERS_BY_VERSION[version]) + held + others
     pr = lambda s="": print(s, file=out)  # noqa: E731
-    pr(f"-- {title}")
+    pr(f"-- rating version {version}: population {', '.join(p.name for p in PLAYERS_BY_VERSION[version])}; "
+       f"held out: {', '.join(held)}" + (f"; not held out (a population family): {', '.join(others)}" if others else ""))
     main = [r for r in rows if tuple(r["group"]) in GROUPS]
     adds = [r["adds"] for r in main]
     pr(f"   Spearman(score, adds) over the four groups: {_fmt(spearman([r[score_key] for r in main], adds))}")
     pr("   Spearman(score, loss rate) overall (all boards) and within each (cells, adds) group:")
     pr("   " + f"{'model':<13}{'overall':>8}" + "".join(f"{f'{c}/{a}':>8}" for c, a in GROUPS) + "   mean in groups")
-    verdict: dict[str, Any] = {"within": {}, "tests": [], "single_tier": [], "mixed_ordered": True}
+    verdict: dict[str, Any] = {"within": {}, "tests": [], "single_tier": [], "mixed_ordered": True, "held": held}
     for name in models:
         cells = [spearman([r[score_key] for r in rows], [r["loss"][name] for r in rows])]
         within = []
@@ -309,16 +403,16 @@ def report(rows: list[dict[str, Any]], score_key: str, tier_key: str, title: str
             within.append(rho)
             verdict["within"][(name, g)] = rho
         mean = statistics.fmean([w for w in within if w is not None]) if any(w is not None for w in within) else None
-        held = " (held out)" if name in HELD_NAMES else ""
-        pr("   " + f"{name:<13}" + "".join(f"{_fmt(x):>8}" for x in cells + within) + f"   {_fmt(mean)}{held}")
-    pr("   Within each group: tier n and mean loss rate per held-out model; p = one-sided Mann-Whitney,")
+        tag = " (held out)" if name in held else " (not held out)" if name in others else ""
+        pr("   " + f"{name:<13}" + "".join(f"{_fmt(x):>8}" for x in cells + within) + f"   {_fmt(mean)}{tag}")
+    pr("   Within each group: tier n and mean loss rate per study model; p = one-sided Mann-Whitney,")
     pr("   harder tier loses more than the next easier one (boards of the two tiers):")
     for g in GROUPS:
         grp = [r for r in rows if tuple(r["group"]) == g]
         present = [t for t in TIER_NAMES if any(r[tier_key] == t for r in grp)]
         pr(f"   {g[0]} cells / {g[1]} add{'s' if g[1] != 1 else ''}: tiers " + ", ".join(
             f"{t} {sum(r[tier_key] == t for r in grp)}" for t in present))
-        for name in HELD_NAMES:
+        for name in held + others:
             means = []
             for t in present:
                 vals = [r["loss"][name] for r in grp if r[tier_key] == t]
@@ -331,7 +425,8 @@ def report(rows: list[dict[str, Any]], score_key: str, tier_key: str, title: str
                 verdict["tests"].append((g, name, a, b, p))
                 tests.append(f"{a}<{b} p={_fmt(p, '.3f')}")
             pr(f"      {name:<12} " + ", ".join(means) + ("   " + "; ".join(tests) if tests else ""))
-    pr("   Inside single tiers (groups' tiers with 5+ boards): Spearman(score, loss) per model:")
+    pr("   Inside single tiers (groups' tiers with 5+ boards): Spearman(score, loss) per model")
+    pr("   (n/a: the model's loss rate or the score is constant there):")
     for g in GROUPS:
         grp = [r for r in rows if tuple(r["group"]) == g]
         for t in TIER_NAMES:
@@ -341,6 +436,13 @@ def report(rows: list[dict[str, Any]], score_key: str, tier_key: str, title: str
             rhos = {n: spearman([r[score_key] for r in sub], [r["loss"][n] for r in sub]) for n in models}
             verdict["single_tier"].append((g, t, len(sub), rhos))
             pr(f"      {g[0]}/{g[1]} {t:<7} n={len(sub):<3}" + " ".join(f"{n[:6]} {_fmt(v)}" for n, v in rhos.items()))
+    again = [r for r in rows if "again" in r]
+    if again:
+        pr(f"   Precision: the {STABILITY_GROUP[0]}/{STABILITY_GROUP[1]} boards rated again with another seed: "
+           f"Spearman(first, second) all {_fmt(spearman([r[score_key] for r in again], [r['again'][str(version)] for r in again]))}, "
+           + ", ".join(f"{t} {_fmt(spearman([r[score_key] for r in again if r[tier_key] == t], [r['again'][str(version)] for r in again if r[tier_key] == t]))}"
+                       for t in TIER_NAMES)
+           + f"; mean |difference| {statistics.fmean(abs(r[score_key] - r['again'][str(version)]) for r in again):.2f} points")
     pr(f"   Mixed sample ({len(rows)} boards, all groups): tier n and mean loss rate per model")
     pr("   " + f"{'tier':<8}{'n':>4} " + "".join(f"{n[:10]:>11}" for n in models))
     means_by_tier = {}
@@ -358,35 +460,45 @@ def report(rows: list[dict[str, Any]], score_key: str, tier_key: str, title: str
 
 
 def summary(verdict: dict[str, Any], out=sys.stdout) -> None:
-    within = [v for (n, g), v in verdict["within"].items() if n in HELD_NAMES]
+    held = verdict["held"]
+    within = [v for (n, g), v in verdict["within"].items() if n in held]
     low = min((v for v in within if v is not None), default=None)
-    failing = [(g, n, a, b, p) for g, n, a, b, p in verdict["tests"] if p is None or p >= 0.05]
+    tests = [t for t in verdict["tests"] if t[1] in held]
+    failing = [(g, n, a, b, p) for g, n, a, b, p in tests if p is None or p >= 0.05]
     neg = [(g, t, n) for g, t, _, rhos in verdict["single_tier"] for n, v in rhos.items() if v is not None and v <= 0]
-    print(f"   held-out within-group Spearman: lowest {_fmt(low)} (target 0.60 or more)", file=out)
-    print(f"   adjacent-tier tests at p < 0.05: {len(verdict['tests']) - len(failing)} of {len(verdict['tests'])} pass"
+    cells = sum(1 for *_, rhos in verdict["single_tier"] for v in rhos.values() if v is not None)
+    print(f"   held-out within-group Spearman: lowest {_fmt(low)} (target 0.60 or more); below 0.60: "
+          + (", ".join(f"{n} {g[0]}/{g[1]} {v:+.2f}" for (n, g), v in verdict["within"].items()
+                       if n in held and v is not None and v < 0.6) or "none"), file=out)
+    print(f"   adjacent-tier tests (held out) at p < 0.05: {len(tests) - len(failing)} of {len(tests)} pass"
           + ("" if not failing else "; failing: " + ", ".join(f"{g[0]}/{g[1]} {n} {a}<{b}" for g, n, a, b, _ in failing)), file=out)
-    print(f"   single-tier correlations not positive: {len(neg)}"
-          + ("" if not neg else " (" + ", ".join(f"{g[0]}/{g[1]} {t} {n}" for g, t, n in neg[:12]) + ")"), file=out)
+    print(f"   single-tier correlations not positive: {len(neg)} of {cells}"
+          + ("" if not neg else " (" + ", ".join(f"{g[0]}/{g[1]} {t} {n}" for g, t, n in neg) + ")"), file=out)
+    print(f"   tiers ordered for every model on the mixed sample: {'yes' if verdict['mixed_ordered'] else 'NO'}", file=out)
 
 
 def main(argv: Sequence[str] = ()) -> None:
     jobs = int(os.environ.get("STUDY_JOBS", "1"))
     start, cpu = time.perf_counter(), time.process_time()
-    rows, before, after, mixed = collect(jobs)
+    rows, chosen, mixed = collect(jobs)
     dump = os.environ.get("STUDY_DUMP")
     if dump:
         with open(dump, "w") as fh:
-            json.dump({"rows": rows, "before": before, "after": after, "mixed": mixed}, fh)
+            json.dump({"rows": rows, "chosen": {str(v): c for v, c in chosen.items()}, "mixed": mixed}, fh)
     games = ", ".join(f"{n} {g}" for n, g in HELD_GAMES.items())
-    print(f"rating study (seed {SEED}): {len(rows)} rated boards, {CANDIDATES} candidates per group of "
-          f"{', '.join(f'{c}/{a}' for c, a in GROUPS)} (up to {PER_TIER} per tier kept, by each version's tiers), "
+    tried = {g: sum(1 for r in rows if tuple(r["group"]) == g) for g in GROUPS + MIXED_GROUPS}
+    print(f"rating study (seed {SEED}): {len(rows)} accepted candidate boards "
+          f"({', '.join(f'{c}/{a} {n}' for (c, a), n in tried.items())}); per group of {', '.join(f'{c}/{a}' for c, a in GROUPS)} "
+          f"up to {PER_TIER} per tier kept by each version's tiers (candidates tried until full, at most {MAX_CANDIDATES}); "
           f"{MIXED_POOL} per {', '.join(f'{c}/{a}' for c, a in MIXED_GROUPS)} added to the mixed sample")
-    print(f"   held-out games per board: {games}; standard error of a held-out loss rate at most "
+    print(f"   study-model games per board: {games}; standard error of a loss rate at most "
           + ", ".join(f"{n} {0.5 / math.sqrt(g):.3f}" for n, g in HELD_GAMES.items()))
-    for chosen, title, key, tier in ((before, "before: rating version 1", "score1", "tier1"),
-                                     (after, "after: rating version 2", "score", "tier")):
-        sub = [rows[k] for k in sorted(set(chosen) | set(mixed))]
-        verdict = report(sub, key, tier, title)
+    print("   population players' loss rates: over all the games the compared versions give them, "
+          + ", ".join(f"{n} {max(games_for(n, DEFAULT_PLAYOUTS, v) for v in VERSIONS if any(p.name == n for p in PLAYERS_BY_VERSION[v]))}"
+                      for n in dict.fromkeys(p.name for v in VERSIONS for p in PLAYERS_BY_VERSION[v])))
+    for v in VERSIONS:
+        sub = [rows[k] for k in sorted(set(chosen[v]) | set(mixed))]
+        verdict = report(sub, v)
         summary(verdict)
     print(f"   (study took {time.perf_counter() - start:.0f} s wall, {time.process_time() - cpu:.0f} s CPU in the main process, {jobs} job(s))")
 

@@ -104,12 +104,18 @@ WEIGHTS = WEIGHTS_BY_VERSION[RATING_VERSION]
 # Which simulated players each version plays, and what share of `playouts` each gets (costly
 # players play fewer games; the counts are stored, so a rating can be re-checked).
 PLAYERS_BY_VERSION: dict[int, tuple[Player, ...]] = {1: PLAYERS_V1, 2: PLAYERS}
-PLAYOUT_SHARE: dict[str, float] = {"opener": 0.5, "planner": 0.25}
+PLAYOUT_SHARE_BY_VERSION: dict[int, dict[str, float]] = {1: {}, 2: {"opener": 0.5, "planner": 0.25}}
+PLAYOUT_SHARE = PLAYOUT_SHARE_BY_VERSION[RATING_VERSION]
+
+
+def games_for(name: str, playouts: int, version: int = RATING_VERSION) -> int:
+    """Games player `name` plays in a rating by `version` asked for `playouts` games per player."""
+    return max(1, round(playouts * PLAYOUT_SHARE_BY_VERSION[version].get(name, 1.0)))
 
 
 def playouts_for(name: str, playouts: int) -> int:
-    """Games a player plays when the rating's players play `playouts` each."""
-    return max(1, round(playouts * PLAYOUT_SHARE.get(name, 1.0)))
+    """Games a player plays when the rating's players play `playouts` each (current version)."""
+    return games_for(name, playouts)
 
 DIFFICULTY_KEYS = (
     "version",
@@ -285,7 +291,7 @@ def _play_players(
     won_game: Playout | None = None
     for player in PLAYERS_BY_VERSION[version]:
         record = player.name == "random"
-        n = playouts if version == 1 else playouts_for(player.name, playouts)
+        n = games_for(player.name, playouts, version)
         st, games = play_many(player, cells, adds, n, seed, ruleset=rs, record=record)
         stats[player.name] = st.to_dict()
         if record:
