@@ -315,7 +315,7 @@ def collect(jobs: int = 1) -> tuple[list[dict[str, Any]], dict[int, list[int]], 
         mapper = pool.map if pool is not None else (lambda f, xs: list(map(f, xs)))
         rows = candidates(mapper)
         chosen = {v: select(rows, f"tier{v}") for v in VERSIONS}
-        mixed = [k for k, r in enumerate(rows) if tuple(r["group"]) in MIXED_GROUPS]
+        mixed = [k for g in MIXED_GROUPS for k in [k for k, r in enumerate(rows) if tuple(r["group"]) == g][:MIXED_POOL]]
         need = sorted(set().union(*chosen.values()) | set(mixed))
         for k, loss in zip(need, mapper(held_out_loss, [rows[k] for k in need])):
             rows[k]["loss"].update(loss)

@@ -320,10 +320,34 @@ class PlannerPlayer:
         return choose
 
 
+@dataclass(frozen=True)
+class ProximityPlayer:
+    """What the eye catches first: the pair whose two cells are closest in reading order (next
+    to each other in a row before pairs across a gap or a row), ties at random. Adds when stuck."""
+
+    name: str = "proximity"
+
+    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
+        choice = rng.choice
+
+        def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
+            low = min(j - i for i, j in pairs)
+            close = [p for p in pairs if p[1] - p[0] == low]
+            return close[0] if len(close) == 1 else choice(close)
+
+        return choose
+
+
 PLAYERS_V1: tuple[Player, ...] = (RandomPlayer(), ScannerPlayer(), LookaheadPlayer())
-# The population the rating plays (version 2): from blind to planning, with narrow attention
-# and early adds. The first three are version 1's players, playing the very same games.
-PLAYERS: tuple[Player, ...] = PLAYERS_V1 + (OpenerPlayer(), LocalPlayer(), PlannerPlayer())
+# Version 2's population: from blind to planning, with narrow attention and early adds. The
+# first three are version 1's players, playing the very same games.
+PLAYERS_V2: tuple[Player, ...] = PLAYERS_V1 + (OpenerPlayer(), LocalPlayer(), PlannerPlayer())
+# Version 3's population (being calibrated): version 2's, plus the reading-order proximity
+# habit. Each player's games are one seeded sequence, so a version that gives a player more games
+# plays the earlier version's games first.
+PLAYERS_V3: tuple[Player, ...] = PLAYERS_V2 + (ProximityPlayer(),)
+# The population the rating plays.
+PLAYERS: tuple[Player, ...] = PLAYERS_V2
 
 
 # --- playing a game out -----------------------------------------------------------------------
