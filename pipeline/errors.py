@@ -37,3 +37,12 @@ class IllegalMoveError(NumberMatchError):
 
 class RulesetError(NumberMatchError):
     """A ruleset version this engine does not implement."""
+
+
+class Terminated(BaseException):
+    """A polite kill (SIGTERM) unwinding the stack like Ctrl-C, so clean-up code runs.
+
+    Not a KeyboardInterrupt: CPython marks a KeyboardInterrupt that escapes code run by `exec`
+    (dataclasses build their methods that way, so any import can be such code) as unhandled, and
+    then kills the process with SIGINT at exit even after the program handled it.
+    """

@@ -187,6 +187,30 @@ def test_a_run_killed_halfway_leaves_no_partial_bundle(published: Path, tmp_path
     assert snapshot(old)["bundle.yaml"] == snapshot(published / DATE.isoformat())["bundle.yaml"]
 
 
+# SIGTERM landing inside code run by `exec` (dataclasses build their methods that way, so a lazy
+# import mid-run is such code): a KeyboardInterrupt escaping it made CPython kill the process
+# with SIGINT at exit (-2) although the command had handled it; 1 run in ~15 was caught there.
+POLITE_KILL_IN_EXEC = """
+import os, signal, sys
+from pipeline.cli.nightly_cmds import on_sigterm
+from pipeline.errors import Terminated
+signal.signal(signal.SIGTERM, on_sigterm)
+try:
+    exec("import os, signal\\nos.kill(os.getpid(), signal.SIGTERM)\\nfor _ in range(100000): pass")
+except (KeyboardInterrupt, Terminated):
+    sys.exit(130)
+sys.exit(3)
+"""
+
+
+def test_a_polite_kill_inside_exec_still_exits_130(tmp_path: Path) -> None:
+    # Run as `python -m` (as `python -m pipeline.cli` runs): only that path checks the flag.
+    (tmp_path / "polite_kill.py").write_text(POLITE_KILL_IN_EXEC)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
+    proc = subprocess.run([sys.executable, "-m", "polite_kill"], cwd=REPO, env=env, capture_output=True, timeout=60)
+    assert proc.returncode == 130, proc.stderr.decode()
+
+
 def test_two_runs_on_one_folder_do_not_race(tmp_path: Path) -> None:
     fd = os.open(tmp_path, os.O_RDONLY)
     try:

@@ -14,6 +14,8 @@ import importlib
 import sys
 from typing import Any
 
+from pipeline.errors import Terminated
+
 # command name -> the module under pipeline.cli that defines it (a test checks it is complete)
 COMMANDS: dict[str, str] = {
     "moves": "engine_cmds",
@@ -74,6 +76,6 @@ def main() -> None:
         app = load_commands()
     try:
         app()
-    except KeyboardInterrupt:  # an interrupt no command handled: one line and 130, never a traceback
+    except (KeyboardInterrupt, Terminated):  # an interrupt no command handled: one line and 130, never a traceback
         sys.stderr.write("numbermatch: interrupted\n")
         raise SystemExit(130) from None

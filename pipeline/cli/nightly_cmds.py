@@ -14,7 +14,7 @@ import typer
 
 from pipeline.cli.base import app
 from pipeline.cli.common import fail
-from pipeline.errors import NumberMatchError, shorten
+from pipeline.errors import NumberMatchError, Terminated, shorten
 from pipeline.limits import MAX_JOBS, MAX_LEVELS, MAX_STAGES
 from pipeline.generation.executors import SCHEDULER_ENV
 from pipeline.levels.curves import CURVE_HELP, CURVE_METAVAR, shape_text
@@ -53,14 +53,14 @@ class _Terminal:
 _MAIN_PID = os.getpid()
 
 
-def _raise_interrupt(signum: int, frame: FrameType | None) -> None:
-    """SIGTERM in the main process unwinds like Ctrl-C, so the temp folder is removed; forked
-    generator workers (which inherit the handler) just die, as their pool expects."""
+def on_sigterm(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM in the main process unwinds like Ctrl-C (as `Terminated`), so the temp folder is
+    removed; forked generator workers (which inherit the handler) just die, as their pool expects."""
     if os.getpid() != _MAIN_PID:
         signal.signal(signum, signal.SIG_DFL)
         os.kill(os.getpid(), signum)
         return
-    raise KeyboardInterrupt
+    raise Terminated
 
 
 @app.command()
@@ -98,14 +98,14 @@ def nightly(
         )
     except NumberMatchError as exc:
         fail(f"nightly failed {'in ' if isinstance(exc, NightlyError) else ''}{exc}; previous output left intact")
-    previous = signal.signal(signal.SIGTERM, _raise_interrupt)  # clean up the temp folder on kill
+    previous = signal.signal(signal.SIGTERM, on_sigterm)  # clean up the temp folder on kill
     try:
         terminal.log(
             f"{options.date_text}: seed {options.seed}, {shape_text(options.levels, options.stages)},"
             f" curve {options.curve_text}" + (f", from Level {options.first_level}" if options.first_level != 1 else "")
         )
         result = run_nightly(options, log=terminal.log, progress=terminal.progress)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated):
         terminal.log("interrupted")
         fail("nightly interrupted; previous output left intact", 130)
     except NumberMatchError as exc:
