@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -402,29 +402,37 @@ def _curve(value: Any, parts: Parts) -> Curve:
     )
 
 
-def problems(data: Any) -> list[tuple[Parts, str]]:
-    """Every problem of a schema-valid curve document, as (JSON path parts, message)."""
+def problems(data: Any, skip: Callable[[Parts], bool] = lambda parts: False) -> list[tuple[Parts, str]]:
+    """Every problem of a schema-valid curve document, as (JSON path parts, message).
+
+    `skip(parts)` says which parts failed the schema (the validator's layers): those curves and
+    that job are not read, since what is checked here assumes their shape.
+    """
     out: list[tuple[Parts, str]] = []
     names: dict[str, int] = {}
+    skipped: set[int] = set()
     curves = data.get("curves") if isinstance(data, dict) else None
     for i, raw in enumerate(curves if isinstance(curves, list) else ()):
-        try:
-            _curve(raw, ("curves", i))
-        except _Problem as exc:
-            out.append((exc.parts, exc.message))
+        if skip(("curves", i)):
+            skipped.add(i)
+        else:
+            try:
+                _curve(raw, ("curves", i))
+            except _Problem as exc:
+                out.append((exc.parts, exc.message))
         name = raw.get("name") if isinstance(raw, dict) else None
         if not isinstance(name, str):
             continue
         if name in names:
             out.append((("curves", i, "name"), f"curve {name!r} is defined twice (first as curves[{names[name]}])"))
         names.setdefault(name, i)
-    job = data.get("job") if isinstance(data, dict) else None
+    job = data.get("job") if isinstance(data, dict) and not skip(("job",)) else None
     if isinstance(job, dict) and isinstance(job.get("curve"), str):
         name = job["curve"]
         if name not in names and name not in builtin_curves() and ":" not in name:
             out.append((("job", "curve"), f"job curve {name!r} is neither in this file nor built in"
                                           f" ({', '.join([*names, *builtin_curves()])})"))
-        elif name in names and not out:  # the job's night must be one the curve can give
+        elif name in names and not out and names[name] not in skipped:  # the job's night must be one the curve can give
             curve = _curve(data["curves"][names[name]], ("curves", names[name]))
             levels, stages = job.get("levels", 10), job.get("stages", 6)
             try:
