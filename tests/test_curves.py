@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -333,6 +333,8 @@ _VALUE = st.recursive(_LEAF, lambda c: st.one_of(st.lists(c, max_size=4), st.dic
 
 @settings(max_examples=200, deadline=None)
 @given(st.lists(_VALUE, max_size=3), st.one_of(st.none(), _VALUE))
+@example(curves=[{"name": "easy", "levels": True}], job=None)  # once crashed layer 3 (NM100)
+@example(curves=[{"name": "a", "levels": True}], job={"curve": "a"})
 def test_any_curve_document_gets_problems_never_a_crash(curves: list, job: object) -> None:
     from pipeline.validator import validate_texts
 
