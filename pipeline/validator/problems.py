@@ -27,7 +27,7 @@ CODES: dict[str, str] = {
     "NM111": "number is not finite (.inf or .nan)",
     "NM112": "number written with more than 100 characters",
     # schema
-    "NM201": "not a puzzle or bundle document",
+    "NM201": "not a puzzle, bundle or curve document",
     "NM202": "unsupported schema_version",
     "NM203": "required field missing",
     "NM204": "unexpected field",

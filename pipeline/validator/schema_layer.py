@@ -38,10 +38,14 @@ def _type_name(value: Any) -> str:
     return _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
-def classify(doc: Document, name: str) -> tuple[str | None, list[Problem]]:
-    """The document's kind (`puzzle` or `bundle`), or None and the problem saying why not.
+_KINDS_TEXT = [f"`kind: {k}`" for k in schemas.KINDS]
+_KIND_CHOICES = ", ".join(_KINDS_TEXT[:-1]) + " or " + _KINDS_TEXT[-1]
 
-    `kind` decides; without it the shape does (a `levels` list: bundle; a `board`: puzzle), so
+
+def classify(doc: Document, name: str) -> tuple[str | None, list[Problem]]:
+    """The document's kind (`puzzle`, `bundle` or `curves`), or None and the problem saying why not.
+
+    `kind` decides; without it the shape does (`levels`: bundle; `board`: puzzle; `curves`), so
     that a file missing only `kind` still gets every other check, and the schema then reports
     the missing field.
     """
@@ -49,7 +53,8 @@ def classify(doc: Document, name: str) -> tuple[str | None, list[Problem]]:
     line, col = position(doc.node)
     if not isinstance(data, dict):
         return None, [Problem(name, line, col, "NM201",
-                              f"the document is a {_type_name(data)}, not a mapping: expected a puzzle or a bundle (a mapping with `kind: puzzle` or `kind: bundle`)",
+                              f"the document is a {_type_name(data)}, not a mapping: expected a puzzle, a bundle or a curve file"
+                              f" (a mapping with {_KIND_CHOICES})",
                               "$")]
     kind = data.get("kind")
     if kind is None and "kind" not in data:
@@ -61,7 +66,8 @@ def classify(doc: Document, name: str) -> tuple[str | None, list[Problem]]:
             kind = "curves"
         else:
             return None, [Problem(name, line, col, "NM201",
-                                  "not a numbermatch document: no `kind` field, and neither a `board` (puzzle) nor `levels` (bundle)",
+                                  "not a numbermatch document: no `kind` field, and neither a `board` (puzzle), `levels` (bundle)"
+                                  " nor `curves` (curve file)",
                                   "$")]
     if kind not in schemas.KINDS:
         node, _, _ = find_node(doc.node, ["kind"])
