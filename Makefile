@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test bench rating-study nightly fuzz schemas clean
+.PHONY: install test bench rating-study rating-calibration nightly fuzz schemas clean
 
 install: $(STAMP)
 
@@ -33,6 +33,9 @@ bench: $(STAMP)
 # Does the score order boards for player models it does not use? Seeded, fixed sample; a few minutes.
 rating-study: $(STAMP)
 	$(BIN)/python -m pipeline.bench.study_rating
+
+rating-calibration: $(STAMP)
+	$(BIN)/python -m pipeline.bench.calibrate_rating
 
 nightly: $(STAMP)
 	$(BIN)/numbermatch nightly

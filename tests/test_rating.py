@@ -21,6 +21,7 @@ from pipeline.rating.players import (
 from pipeline.rating.players import PLAYERS
 from pipeline.rating.score import (
     DIFFICULTY_KEYS,
+    PLAYERS_BY_VERSION,
     WEIGHTS,
     WEIGHTS_BY_VERSION,
     WEIGHTS_V1,
@@ -57,7 +58,9 @@ def test_any_player_wins_every_game(any_player) -> None:
 def test_any_player_board_metrics(any_player) -> None:
     d = any_player.to_dict()
     assert d["min_adds"] == 0
-    assert d["trap_density"] == 0.0 and d["trap_density_sampled"] == 0.0
+    assert d["trap_density"] is None and d["trap_density_sampled"] is None  # version 3 measures no traps
+    v2 = rate(ANY_PLAYER, 0, playouts=PLAYOUTS, version=2).to_dict()
+    assert v2["trap_density"] == 0.0 and v2["trap_density_sampled"] == 0.0
     assert d["certificate_length"] == 3
     assert d["mean_branching"] == round((1 + 2 + 1) / 3, 2)  # pairs before each of the 3 moves
     # two collapses per game (the first move and the last); only the first opens a pair
@@ -81,13 +84,14 @@ def one_fatal():
     return rate(ONE_FATAL, 0, playouts=PLAYOUTS)
 
 
-def test_one_fatal_first_move_trap_density(one_fatal) -> None:
-    d = one_fatal.to_dict()
+def test_one_fatal_first_move_trap_density() -> None:
+    v2 = rate(ONE_FATAL, 0, playouts=PLAYOUTS, version=2)  # the versions that measure traps
+    d = v2.to_dict()
     assert d["trap_density"] == round(1 / 3, 4)
     assert d["trap_density_sampled"] == 0.0  # after a safe first move nothing is fatal
     assert d["min_adds"] == 0
     assert d["certificate_length"] == 3
-    assert one_fatal.metrics["trap_unknown"] == 0
+    assert v2.metrics["trap_unknown"] == 0
 
 
 def test_one_fatal_first_move_players(one_fatal) -> None:
@@ -113,7 +117,7 @@ def test_needs_exactly_one_add() -> None:
     d = r.to_dict()
     assert d["min_adds"] == 1
     assert d["certificate_length"] == 2
-    assert d["trap_density"] == 0.0  # no legal first pair at all
+    assert rate("1", 2, playouts=20, version=2).to_dict()["trap_density"] == 0.0  # no legal first pair at all
     for name, stats in d["players"].items():
         assert stats == {"win_rate": 1.0, "mean_moves": 2.0, "playouts": playouts_for(name, 20)}
     assert d["score"] == 0.0  # every player wins every game
@@ -126,7 +130,7 @@ def test_unsolvable_board_has_no_score_but_player_metrics() -> None:
     r = rate("12", 0, playouts=10)
     assert r.tier == "unsolvable" and r.score is None and r.min_adds is None
     d = r.to_dict()
-    assert d["players"]["random"] == {"win_rate": 0.0, "mean_moves": 0.0, "playouts": 10}
+    assert d["players"]["random"] == {"win_rate": 0.0, "mean_moves": 0.0, "playouts": playouts_for("random", 10)}
     assert d["certificate_length"] is None
 
 
@@ -187,7 +191,7 @@ win = st.floats(0, 1)
     by=st.floats(0, 1),
     traps=st.tuples(win, win),
     min_adds=st.one_of(st.none(), st.integers(0, 6)),
-    version=st.sampled_from([1, 2]),
+    version=st.sampled_from([1, 2, 3]),
 )
 def test_score_never_falls_when_a_win_rate_falls(wins, lower, by, traps, min_adds, version) -> None:
     def difficulty(rates: dict[str, float]) -> dict:
@@ -213,7 +217,10 @@ def test_weights_and_tier_table() -> None:
         assert table[0][1] == 0.0 and table[-1][2] == 100.0
         assert all(a[2] == b[1] for a, b in zip(table, table[1:]))
     assert TIERS is TIERS_BY_VERSION[RATING_VERSION] and WEIGHTS is WEIGHTS_BY_VERSION[RATING_VERSION]
-    assert set(WEIGHTS) == {p.name for p in PLAYERS}  # version 2: the score is the mix's loss rate
+    assert set(WEIGHTS) == {p.name for p in PLAYERS}  # version 3: the score is the mix's loss rate
+    for version, players in PLAYERS_BY_VERSION.items():
+        if version > 1:
+            assert set(WEIGHTS_BY_VERSION[version]) == {p.name for p in players}
 
 
 @pytest.mark.parametrize("board", BOARDS_35)
@@ -221,7 +228,7 @@ def test_version_1_ratings_stay_reproducible(board: str) -> None:
     """Version 2 plays version 1's three players with the same seeds, so a version-1 rating is
     its subset; `rate(..., version=1)` reproduces it with the old weights and tier table."""
     v1 = rate(board, 2, playouts=16, seed=3, version=1).to_dict()
-    v2 = rate(board, 2, playouts=16, seed=3).to_dict()
+    v2 = rate(board, 2, playouts=16, seed=3, version=2).to_dict()
     assert "version" not in v1 and v2["version"] == 2
     for name in ("random", "scanner", "lookahead"):
         assert v1["players"][name] == v2["players"][name]
@@ -288,7 +295,7 @@ def test_cli_json_line() -> None:
     assert result.exit_code == 0, result.output
     d = json.loads(result.stdout)
     assert d["board"] == ONE_FATAL and d["adds"] == 0
-    assert d["trap_density"] == round(1 / 3, 4) and d["tier"] in ("easy", "medium", "hard", "expert")
+    assert d["trap_density"] is None and d["tier"] in ("easy", "medium", "hard", "expert")
     assert d == {"board": ONE_FATAL, "adds": 0, **rate(ONE_FATAL, 0, playouts=20, seed=3).to_json()}
 
 

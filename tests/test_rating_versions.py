@@ -1,5 +1,5 @@
-"""Rating versions: a file rated by version 1 stays valid and re-checkable; version 2 blocks say
-so; an unknown version is reported, not guessed. And the version-2 players' habits."""
+"""Rating versions: files rated by versions 1 and 2 stay valid and re-checkable; newer blocks say
+their version; an unknown version is reported, not guessed. And the newer players' habits."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from pipeline.engine.moves import ADD
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.levels.puzzle import dump_yaml
 from pipeline.rating.explain import explain
-from pipeline.rating.players import LocalPlayer, OpenerPlayer, PlannerPlayer, Player, play
-from pipeline.rating.score import rate, score_from_metrics
+from pipeline.rating import DEFAULT_SEED
+from pipeline.rating.players import LocalPlayer, OpenerPlayer, PlannerPlayer, Player, ProximityPlayer, play
+from pipeline.rating.score import DEFAULT_PLAYOUTS, WEIGHTS_V3, games_for, rate, score_from_metrics, stored_playouts
+from pipeline.rating.tiers import tier_for
 from pipeline.validator import validate_texts
 
 PUZZLE = Path(__file__).parent / "fixtures" / "validator" / "valid" / "puzzle.yaml"
@@ -39,16 +41,51 @@ def test_version_1_file_is_valid_and_explained_with_its_own_weights(doc) -> None
 
 
 def test_version_2_block_validates_and_version_1_deep_reproduces(doc) -> None:
-    v2 = rate(doc["board"], doc["adds"], playouts=16, solution=doc["solution"]).to_dict()
-    assert v2["version"] == 2
+    v2 = rate(doc["board"], doc["adds"], playouts=16, solution=doc["solution"], version=2).to_dict()
+    assert v2["version"] == 2 and v2["trap_density"] is not None
     assert not validate_texts([("v2.yaml", _with_difficulty(doc, v2))]).problems
     # the stored version-1 block is re-rated by version 1 (exactly, with the recorded seed)
     report = validate_texts([("v1.yaml", PUZZLE.read_text())], deep=True)
     assert not [p for p in report.problems if p.code in ("NM402", "NM403")], report.problems
 
 
+def test_version_3_block_validates_deeply_and_measures_no_traps(doc) -> None:
+    v3 = rate(doc["board"], doc["adds"], solution=doc["solution"]).to_dict()
+    assert v3["version"] == 3 and v3["trap_density"] is None and v3["trap_density_sampled"] is None
+    assert set(v3["players"]) == set(WEIGHTS_V3)
+    assert {n: s["playouts"] for n, s in v3["players"].items()} == {
+        n: games_for(n, DEFAULT_PLAYOUTS, 3) for n in WEIGHTS_V3}
+    assert stored_playouts(v3) == DEFAULT_PLAYOUTS
+    seeded = {**doc, "provenance": {**doc.get("provenance", {}), "rating_seed": DEFAULT_SEED}}
+    report = validate_texts([("v3.yaml", _with_difficulty(seeded, v3))], deep=True)
+    assert not report.problems, report.problems
+
+
+def test_version_2_blocks_are_still_reproduced(doc) -> None:
+    """Version 3 is the default; `rate(..., version=2)` still makes the very block version 2 made:
+    same players, same game counts, same weights and tier table."""
+    v2 = rate(doc["board"], doc["adds"], playouts=16, seed=5, solution=doc["solution"], version=2).to_dict()
+    assert set(v2["players"]) == {"random", "scanner", "lookahead", "opener", "local", "planner"}
+    assert {n: s["playouts"] for n, s in v2["players"].items()} == {
+        "random": 16, "scanner": 16, "lookahead": 16, "opener": 8, "local": 16, "planner": 4}
+    assert score_from_metrics(v2) == v2["score"] and tier_for(v2["score"], 2) == v2["tier"]
+    assert stored_playouts(v2) == 16
+
+
+def test_the_study_scores_each_version_as_rate_does() -> None:
+    """The rating study plays each player once for the most games any version gives it and scores
+    every version from its prefix; that must be what `rate` stores."""
+    from pipeline.bench.study_rating import VERSIONS, version_score, version_stats
+
+    cells = parse("719473731/547335153/2468")
+    stats, _ = version_stats(cells, 1)
+    for v in VERSIONS:
+        d = rate(cells, 1, version=v).to_dict()
+        assert stats[v] == d["players"] and version_score(stats[v], v) == d["score"]
+
+
 def test_unknown_version_and_wrong_tier_for_the_version(doc) -> None:
-    v2 = rate(doc["board"], doc["adds"], playouts=16, solution=doc["solution"]).to_dict()
+    v2 = rate(doc["board"], doc["adds"], playouts=16, solution=doc["solution"], version=2).to_dict()
     report = validate_texts([("v9.yaml", _with_difficulty(doc, {**v2, "version": 9}))])
     assert any("rating version 9" in p.message for p in report.problems)
     # a version-2 score read with version 1's table (version key dropped) no longer matches
@@ -87,3 +124,12 @@ def test_a_player_cannot_add_without_adds() -> None:
     player: Player = Greedy()
     with pytest.raises(ValueError, match="no add left"):
         play(player, parse("55"), 0, random.Random(0))
+
+
+def test_proximity_player_takes_the_closest_pair() -> None:
+    cells = parse("5...5.11")  # 5-5 four apart in reading order, 1-1 side by side
+    choose = ProximityPlayer().begin(cells, random.Random(0), DEFAULT)
+    from pipeline.engine.rules import legal_pairs
+
+    pairs = legal_pairs(cells)
+    assert choose(cells, pairs, 0) == (6, 7)

@@ -19,7 +19,8 @@ not the study's), never the study models.
    reaches PLANNER_LOSS: easy = the planner practically never loses, medium = it loses up to about
    3 in 10, hard = up to about 2 in 3, expert beyond.
 
-`CAL_JOBS=2` uses two processes; `CAL_DUMP=file.json` writes the sample.
+`CAL_JOBS=2` uses two processes; `CAL_DUMP=file.json` writes the sample, `CAL_LOAD=file.json` fits
+from a written sample without playing again.
 """
 
 from __future__ import annotations
@@ -154,6 +155,11 @@ def boundaries(rows: list[dict[str, Any]], weights: dict[str, float]) -> list[fl
 def main() -> None:
     jobs = int(os.environ.get("CAL_JOBS", "1"))
     start = time.perf_counter()
+    if os.environ.get("CAL_LOAD"):  # a sample dumped by an earlier run: the fit only
+        with open(os.environ["CAL_LOAD"]) as fh:
+            rows = json.load(fh)
+        report(rows)
+        return
     pool = multiprocessing.get_context("fork").Pool(jobs) if jobs > 1 else None
     try:
         rows = sample(pool.map if pool else (lambda f, xs: list(map(f, xs))))
@@ -194,8 +200,15 @@ def report(rows: list[dict[str, Any]], out=sys.stdout) -> dict[str, Any]:
     sd = {n: statistics.fmean((r["loss"][n] * (1 - r["loss"][n])) ** 0.5 for r in rows) for n in NAMES}
     raw = {n: weights[n] * sd[n] / cost[n] ** 0.5 for n in NAMES}
     budget = statistics.fmean(r["cost"]["rating_v2"] for r in rows) * 1000
-    scale = budget / sum(raw[n] * cost[n] for n in NAMES)
-    games = {n: max(MIN_GAMES, 8 * round(raw[n] * scale / 8)) for n in NAMES}
+    floor: set[str] = set()  # players held at MIN_GAMES; the others share what is left
+    while True:
+        left = budget - sum(MIN_GAMES * cost[n] for n in floor)
+        scale = left / sum(raw[n] * cost[n] for n in NAMES if n not in floor)
+        low = {n for n in NAMES if n not in floor and raw[n] * scale < MIN_GAMES}
+        if not low:
+            break
+        floor |= low
+    games = {n: MIN_GAMES if n in floor else max(MIN_GAMES, 8 * round(raw[n] * scale / 8)) for n in NAMES}
     pr("   CPU per game (ms): " + ", ".join(f"{n} {cost[n]:.2f}" for n in NAMES))
     pr(f"   games for {budget:.0f} ms of play per rating (a whole version-2 rating on this sample): " + ", ".join(f"{n} {games[n]}" for n in NAMES)
        + f" (= {sum(games[n] * cost[n] for n in NAMES):.0f} ms)")

@@ -35,9 +35,12 @@ def _text(board: str, adds: int, r: Rating) -> str:
         lines.append(
             f"  {name:<19} wins {st['win_rate'] * 100:5.1f}% of {st['playouts']} games, {st['mean_moves']:.1f} moves on average"
         )
+    if m["trap_density"] is not None:  # rating versions 1 and 2 measure traps
+        lines += [
+            f"  trap density        {m['trap_density']:.3f} of first pairs ({m['trap_unknown']} unknown)",
+            f"  trap density, play  {m['trap_density_sampled']:.3f} of pairs along the way ({m['trap_unknown_sampled']} unknown)",
+        ]
     lines += [
-        f"  trap density        {m['trap_density']:.3f} of first pairs ({m['trap_unknown']} unknown)",
-        f"  trap density, play  {m['trap_density_sampled']:.3f} of pairs along the way ({m['trap_unknown_sampled']} unknown)",
         f"  certificate length  {m['certificate_length'] if m['certificate_length'] is not None else 'none found'}",
         f"  mean branching      {m['mean_branching']:.2f} legal pairs per turn",
         f"  collapse openings   {m['collapse_openings']:.3f} of row collapses open a new pair",

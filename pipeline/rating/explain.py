@@ -25,6 +25,7 @@ LABELS: dict[str, str] = {
     "opener": "an early adder (adds when pairs run low)",
     "local": "a narrow-sighted player (rows near its last move)",
     "planner": "a planning player (two moves ahead)",
+    "proximity": "a near-sighted reader (closest pair in reading order)",
     "trap_density": "fatal first pairs",
     "trap_density_sampled": "fatal pairs along the way",
     "min_adds": "adds the board needs",

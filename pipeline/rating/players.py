@@ -1,9 +1,9 @@
 """Simulated players: plain, documented policies that play a Stage out from a seed.
 
-The rating measures difficulty as "how often do players of different strength win". Every
-player here removes pairs while it can and uses Add numbers only when it is stuck (no legal
-pair) and has an add left; a game ends won (empty board) or stuck (no pair, no add left).
-Players differ only in which legal pair they take:
+The rating measures difficulty as "how often do players of different habits and strength win".
+Every player here removes pairs while it can and, except the `opener`, uses Add numbers only when
+it is stuck (no legal pair) and has an add left; a game ends won (empty board) or stuck (no pair,
+no add left). Version 1's players differ only in which legal pair they take:
 
 - `random`: uniform among the legal pairs. The floor: what blind play achieves.
 - `scanner`: reads the grid in reading order from where its eyes are, and takes the first pair
@@ -12,6 +12,9 @@ Players differ only in which legal pair they take:
 - `lookahead`: a careful player who looks one move ahead: it takes a pair that empties the
   board if there is one, otherwise the pair after which the board has the most legal pairs
   (keeping its options open); ties broken at random.
+
+Later versions add `opener` (adds early), `local` (narrow attention), `planner` (two moves ahead)
+and `proximity` (the closest pair in reading order); their classes say how they pick.
 
 The hot loop keeps the legal pairs up to date incrementally (`remove_and_track`,
 `pair_counts_after`): removing a pair without a row collapse only changes pairs through the two
@@ -342,12 +345,12 @@ PLAYERS_V1: tuple[Player, ...] = (RandomPlayer(), ScannerPlayer(), LookaheadPlay
 # Version 2's population: from blind to planning, with narrow attention and early adds. The
 # first three are version 1's players, playing the very same games.
 PLAYERS_V2: tuple[Player, ...] = PLAYERS_V1 + (OpenerPlayer(), LocalPlayer(), PlannerPlayer())
-# Version 3's population (being calibrated): version 2's, plus the reading-order proximity
-# habit. Each player's games are one seeded sequence, so a version that gives a player more games
-# plays the earlier version's games first.
+# Version 3's population: version 2's, plus the reading-order proximity habit. Each player's
+# games are one seeded sequence, so a version that gives a player more games plays the earlier
+# version's games first.
 PLAYERS_V3: tuple[Player, ...] = PLAYERS_V2 + (ProximityPlayer(),)
-# The population the rating plays.
-PLAYERS: tuple[Player, ...] = PLAYERS_V2
+# The population the rating plays (the current version's).
+PLAYERS: tuple[Player, ...] = PLAYERS_V3
 
 
 # --- playing a game out -----------------------------------------------------------------------

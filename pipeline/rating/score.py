@@ -17,6 +17,7 @@ Metrics (the `difficulty` mapping, `Rating.to_dict()`):
 - `players`: per simulated player, its win rate, mean moves per game (adds included), playouts.
 - `trap_density`: share of legal first pairs after which the Stage can no longer be won. A check
   the solver's budget cannot settle counts as no trap (`trap_unknown` in `metrics` counts them).
+  Measured by versions 1 and 2 only (version 1's score weighs it); null from version 3 on.
 - `trap_density_sampled`: the same share over the legal pairs of a few positions sampled from
   the random player's games (only positions that can still be won).
 - `certificate_length`: moves in the certificate (pairs and adds): the given solution, else the
@@ -27,14 +28,17 @@ Metrics (the `difficulty` mapping, `Rating.to_dict()`):
 
 The score (`score_from_metrics`) is 100 times a weighted sum of hardness terms, each 0-1 and
 higher when harder, with the weights of the block's rating version (`WEIGHTS_BY_VERSION`):
-- version 2 (current, `WEIGHTS_V2`): one minus each of the six players' win rates, i.e. the
-  share of games a player drawn from the stated mix loses. Costly players play fewer games
-  (`PLAYOUT_SHARE`; the counts are stored).
+- version 3 (current, `WEIGHTS_V3`): the share of games a player drawn from the stated mix of
+  seven players loses (one minus each player's win rate, weighted). Each player plays the games
+  `PLAYOUT_SHARE_BY_VERSION` gives it (cheap players more, costly ones fewer; counts stored).
+- version 2 (`WEIGHTS_V2`): the same form over six players (no `proximity`).
 - version 1 (`WEIGHTS_V1`): three players' loss rates, the two trap densities and min_adds
   (MIN_ADDS_CAP or more counts fully; null counts fully).
 It never falls when a win rate falls. It is computed from the rounded stored values, so a
 file's score can be re-checked, and `rate(..., version=1)` still reproduces a version-1 block
-(version 2's first three players play exactly version 1's games).
+(version 2's first three players play exactly version 1's games), and `rate(..., version=2)` a
+version-2 block. A player's games are one sequence seeded by (seed, name), so versions that give it
+different counts share their first games.
 
 Tier: `unsolvable` (no score, no min_adds) when the solver proves the Stage cannot be won;
 otherwise `tiers.tier_for(score, version)`. When the solver's budget runs out and no simulated player
@@ -54,7 +58,7 @@ from pipeline.engine.board import Board, cells_of
 from pipeline.engine.moves import Move
 from pipeline.limits import MAX_RATE_CELLS, check_adds, check_cells, check_playouts
 from pipeline.rating import DEFAULT_SEED
-from pipeline.rating.players import PLAYERS, PLAYERS_V1, Player, Playout, play_many
+from pipeline.rating.players import PLAYERS_V1, PLAYERS_V2, PLAYERS_V3, Player, Playout, play_many
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.solver.budgets import (
     MIN_ADDS_BUDGET_NODES,
@@ -98,13 +102,37 @@ WEIGHTS_V2: dict[str, float] = {
     "local": 0.10,  # narrow attention: pairs near the rows it last played
     "planner": 0.20,  # strongest: two moves ahead on its best candidates
 }
-WEIGHTS_BY_VERSION: dict[int, dict[str, float]] = {1: WEIGHTS_V1, 2: WEIGHTS_V2}
+# Version 3 (current, `WEIGHTS_V3`): version 2's population plus the proximity habit, mixed
+# with the weights `make rating-calibration` measured on its own calibration sample (the mix of
+# the other players that best predicts each player's loss rate, leave-one-player-out; the
+# study's models are never read). Traps are not measured any more (`trap_density` null).
+# Blind and narrow play carry the mix: their loss rates are what the other habits share most
+# (each player's loss rate is best predicted by a mix that leans on them); every other habit keeps
+# the calibration's floor of 0.05.
+WEIGHTS_V3: dict[str, float] = {
+    "random": 0.45,  # blind: random pairs
+    "scanner": 0.05,  # hasty: first pair in reading order from where its eyes are
+    "lookahead": 0.05,  # careful: one move ahead
+    "opener": 0.05,  # careful, but adds early when the board runs dry
+    "local": 0.30,  # narrow attention: pairs near the rows it last played
+    "planner": 0.05,  # strongest: two moves ahead on its best candidates
+    "proximity": 0.05,  # near-sighted: the closest pair in reading order
+}
+WEIGHTS_BY_VERSION: dict[int, dict[str, float]] = {1: WEIGHTS_V1, 2: WEIGHTS_V2, 3: WEIGHTS_V3}
 WEIGHTS = WEIGHTS_BY_VERSION[RATING_VERSION]
 
 # Which simulated players each version plays, and what share of `playouts` each gets (costly
 # players play fewer games; the counts are stored, so a rating can be re-checked).
-PLAYERS_BY_VERSION: dict[int, tuple[Player, ...]] = {1: PLAYERS_V1, 2: PLAYERS}
-PLAYOUT_SHARE_BY_VERSION: dict[int, dict[str, float]] = {1: {}, 2: {"opener": 0.5, "planner": 0.25}}
+# Version 3's game counts (at the default 64 playouts) are the calibration's: for the CPU a
+# version-2 rating took, the counts that make the score's sampling error smallest.
+PLAYERS_BY_VERSION: dict[int, tuple[Player, ...]] = {1: PLAYERS_V1, 2: PLAYERS_V2, 3: PLAYERS_V3}
+PLAYOUT_SHARE_BY_VERSION: dict[int, dict[str, float]] = {
+    1: {},
+    2: {"opener": 0.5, "planner": 0.25},
+    # at 64: random 416, scanner 32, lookahead 16, opener 16, local 256, planner 16, proximity 24
+    3: {"random": 6.5, "scanner": 0.5, "lookahead": 0.25, "opener": 0.25, "local": 4.0, "planner": 0.25, "proximity": 0.375},
+}
+TRAPS_UNTIL = 2  # the last rating version that measures trap densities
 PLAYOUT_SHARE = PLAYOUT_SHARE_BY_VERSION[RATING_VERSION]
 
 
@@ -116,6 +144,18 @@ def games_for(name: str, playouts: int, version: int = RATING_VERSION) -> int:
 def playouts_for(name: str, playouts: int) -> int:
     """Games a player plays when the rating's players play `playouts` each (current version)."""
     return games_for(name, playouts)
+
+
+def stored_playouts(difficulty: Mapping[str, Any], default: int = DEFAULT_PLAYOUTS) -> int:
+    """The `playouts` a stored block was rated with (read back from the random player's games)."""
+    version = rating_version(difficulty)
+    random_player = difficulty.get("players", {}).get("random", {})
+    games = random_player.get("playouts") if isinstance(random_player, Mapping) else None
+    if not isinstance(games, int) or isinstance(games, bool) or games < 1:
+        return default
+    share = PLAYOUT_SHARE_BY_VERSION[version].get("random", 1.0)
+    guess = max(1, round(games / share))
+    return next((n for n in range(max(1, guess - 2), guess + 3) if games_for("random", n, version) == games), guess)
 
 DIFFICULTY_KEYS = (
     "version",
@@ -389,8 +429,12 @@ def rate(
     min_adds: int | None = None
     if certificate is not None:
         min_adds, _ = _min_adds(cells, certificate, MIN_ADDS_BUDGET_NODES, rs)
-    traps = _traps(cells, adds, seed, games_random, sampled_positions, solver_status, rs)
-    trap_density, trap_sampled, trap_unknown, sampled_unknown, trap_nodes = traps
+    trap_density: float | None = None
+    trap_sampled: float | None = None
+    trap_unknown = sampled_unknown = trap_nodes = 0
+    if version <= TRAPS_UNTIL:
+        traps = _traps(cells, adds, seed, games_random, sampled_positions, solver_status, rs)
+        trap_density, trap_sampled, trap_unknown, sampled_unknown, trap_nodes = traps
 
     # 5. shape of the work (from the random player's games)
     counts = [c for g in games_random for c in g.pair_counts]
@@ -399,8 +443,8 @@ def rate(
 
     metrics: dict[str, Any] = {
         "players": stats,
-        "trap_density": round(trap_density, 4),
-        "trap_density_sampled": round(trap_sampled, 4),
+        "trap_density": None if trap_density is None else round(trap_density, 4),
+        "trap_density_sampled": None if trap_sampled is None else round(trap_sampled, 4),
         "certificate_length": len(certificate) if certificate is not None else None,
         "mean_branching": round(sum(counts) / len(counts), 2) if counts else 0.0,
         "collapse_openings": round(openings / collapses, 4) if collapses else 0.0,

@@ -13,8 +13,16 @@ loss rates per tier are printed by `make rating-study` (and quoted in the README
 
 from __future__ import annotations
 
-# (tier, low score inclusive, high score exclusive); version 2. Loss rates: `make rating-study`.
+# (tier, low score inclusive, high score exclusive); version 3 (`make rating-calibration` sets the
+# boundaries; loss rates per tier: `make rating-study`).
 TIERS: tuple[tuple[str, float, float], ...] = (
+    ("easy", 0.0, 41.0),
+    ("medium", 41.0, 54.0),
+    ("hard", 54.0, 84.0),
+    ("expert", 84.0, 100.0),
+)
+# Version 2 (boundaries from 8-point score bins of its calibration boards).
+TIERS_V2: tuple[tuple[str, float, float], ...] = (
     ("easy", 0.0, 24.0),  # careful and planning players ~never lose; careless ones lose 1 in 4
     ("medium", 24.0, 46.0),  # careless play loses about half; careful play about 1 in 6
     ("hard", 46.0, 70.0),  # careful and planning players lose about half; careless 2 in 3
@@ -33,8 +41,8 @@ UNSOLVABLE = "unsolvable"
 
 # The rating version new ratings are made by (a difficulty block's `version`; absent means 1),
 # and each version's tier table: a stored rating is checked against its own version's table.
-RATING_VERSION = 2
-TIERS_BY_VERSION: dict[int, tuple[tuple[str, float, float], ...]] = {1: TIERS_V1, 2: TIERS}
+RATING_VERSION = 3
+TIERS_BY_VERSION: dict[int, tuple[tuple[str, float, float], ...]] = {1: TIERS_V1, 2: TIERS_V2, 3: TIERS}
 
 
 def tier_range(name: str, version: int = RATING_VERSION) -> tuple[float, float] | None:

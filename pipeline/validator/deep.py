@@ -42,16 +42,13 @@ def deep_check(
             ctx.add(parts + ("board",), "NM401", f"the solver proves the puzzle unsolvable with {adds} adds")
     if not won:
         return
-    from pipeline.rating.score import DEFAULT_PLAYOUTS, rate
+    from pipeline.rating.score import DEFAULT_PLAYOUTS, rate, stored_playouts
 
     stored = p["difficulty"]
     version = stored.get("version", 1)
     if isinstance(version, bool) or version not in TIERS_BY_VERSION:
         return  # an unknown rating version is reported by the semantic layer
-    random_player = stored.get("players", {}).get("random", {})
-    playouts = random_player.get("playouts") if isinstance(random_player, dict) else None
-    if not isinstance(playouts, int) or playouts < 1:
-        playouts = DEFAULT_PLAYOUTS
+    playouts = stored_playouts(stored, DEFAULT_PLAYOUTS)
     seed = provenance.get("rating_seed") if isinstance(provenance, dict) else None
     exact = isinstance(seed, int) and not isinstance(seed, bool)
     try:
