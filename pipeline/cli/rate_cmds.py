@@ -52,7 +52,7 @@ def _text(board: str, adds: int, r: Rating) -> str:
 def rate_cmd(
     board: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP + " '-' reads 'BOARD ADDS' lines from stdin (JSON Lines out)."),
     adds: Optional[int] = typer.Option(None, "--adds", min=0, max=MAX_ADDS, help="Adds allocation of the Stage (default: the puzzle's, else 0)."),
-    playouts: int = typer.Option(DEFAULT_PLAYOUTS, "--playouts", min=1, max=MAX_PLAYOUTS, help="Games each simulated player plays."),
+    playouts: int = typer.Option(DEFAULT_PLAYOUTS, "--playouts", min=1, max=MAX_PLAYOUTS, help="Games per simulated player at the base share (the rating gives cheap players more, costly ones fewer; the counts are stored)."),
     seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the simulated players (same seed, same rating)."),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
     explain_out: bool = typer.Option(

@@ -4,11 +4,12 @@ A rating's `score` runs 0-100 and rises as simulated players' win rates fall; th
 row whose [low, high) range holds the score (the last row includes 100). A Stage that cannot be
 won gets the tier `unsolvable` and no score.
 
-Rating version 2 (the current one): the score is defined in `pipeline.rating.score` (the one
-place its formula is written). The boundaries sit where measured loss rates change character on
-the calibration boards: below 24 the careful and planning players lose no game; from 46 the
-careful player loses a sizeable share; from 70 even the planner loses most games. The measured
-loss rates per tier are printed by `make rating-study` (and quoted in the README).
+Rating version 3 (the current one): the score is defined in `pipeline.rating.score` (the one
+place its formula is written): the percentage of games lost by a player drawn from a stated mix.
+The boundaries come from measured loss rates (`make rating-calibration`, on its own sample): they
+are the scores at which the strongest player's (planner's) loss rate, fitted monotone in the
+score, reaches 5%, 30% and 65%. The measured loss rates per tier, per player model, are printed
+by `make rating-study` (and quoted in the README).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from __future__ import annotations
 # (tier, low score inclusive, high score exclusive); version 3 (`make rating-calibration` sets the
 # boundaries; loss rates per tier: `make rating-study`).
 TIERS: tuple[tuple[str, float, float], ...] = (
-    ("easy", 0.0, 41.0),
-    ("medium", 41.0, 54.0),
-    ("hard", 54.0, 84.0),
-    ("expert", 84.0, 100.0),
+    ("easy", 0.0, 41.0),  # careful and planning players lose ~1 game in 30; careless ones 1 in 4
+    ("medium", 41.0, 54.0),  # careless play loses about half; careful and planning play 1 in 4 or 5
+    ("hard", 54.0, 84.0),  # careful and planning players lose about half; careless 7 in 10
+    ("expert", 84.0, 100.0),  # the population loses 3 in 4 to 19 in 20; the strongest unseen model about half
 )
 # Version 2 (boundaries from 8-point score bins of its calibration boards).
 TIERS_V2: tuple[tuple[str, float, float], ...] = (
