@@ -84,6 +84,19 @@ def test_the_study_scores_each_version_as_rate_does() -> None:
         assert stats[v] == d["players"] and version_score(stats[v], v) == d["score"]
 
 
+def test_the_studys_hunted_boards_fill_only_the_current_versions_top_tier() -> None:
+    """Boards found by the screened hunt count for the current version's HUNT_TIER and nothing else."""
+    from pipeline.bench.study_rating import GROUPS, HUNT_TIER, PER_TIER, VERSIONS, select
+
+    old, new = VERSIONS[0], VERSIONS[-1]
+    g = list(GROUPS[0])
+    plain = [{"group": g, f"tier{old}": "hard", f"tier{new}": "hard"} for _ in range(3)]
+    hunted = [{"group": g, f"tier{old}": HUNT_TIER, f"tier{new}": HUNT_TIER, "hunted": True} for _ in range(PER_TIER + 2)]
+    rows = plain + hunted
+    assert select(rows, f"tier{new}") == [0, 1, 2] + list(range(3, 3 + PER_TIER))
+    assert select(rows, f"tier{old}") == [0, 1, 2]  # the older version never takes a hunted board
+
+
 def test_unknown_version_and_wrong_tier_for_the_version(doc) -> None:
     v2 = rate(doc["board"], doc["adds"], playouts=16, solution=doc["solution"], version=2).to_dict()
     report = validate_texts([("v9.yaml", _with_difficulty(doc, {**v2, "version": 9}))])

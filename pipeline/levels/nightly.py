@@ -70,9 +70,11 @@ class TierPlan:
     strategy: str = "random"
 
 
-# Chosen from what the rating gives: for each setting, the tier most rated random boards of that
-# size and adds land in (re-measure with generate(24, GenerateParams(cells, adds, seed=7)) and
-# pipeline.rating.tiers when the rating changes). More cells and fewer adds make a Stage harder.
+# Chosen from what the rating gives: for each tier, a size and adds allocation whose generated
+# boards often land in it. Shares under rating version 3 (the rating study's accepted candidates,
+# `make rating-study`): 27/3 easy 51%; 30/2 medium 21% (medium is the narrowest tier, 13 points;
+# only 27/3 gives more, 29%); 30/1 hard 41%; 36/1 expert 24%. Re-measure when the rating changes.
+# More cells and fewer adds make a Stage harder.
 TIER_PLANS: dict[str, TierPlan] = {
     "easy": TierPlan(cells=27, adds=3),
     "medium": TierPlan(cells=30, adds=2),
