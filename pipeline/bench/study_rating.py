@@ -59,7 +59,7 @@ GROUPS: tuple[tuple[int, int], ...] = ((27, 1), (27, 2), (30, 1), (30, 2))
 MIXED_GROUPS: tuple[tuple[int, int], ...] = ((27, 3), (36, 1))
 PER_TIER = 24  # boards kept per tier per group (by each version's tiers)
 BATCH = 40  # candidates per group rated at a time
-MAX_CANDIDATES = 400  # per group: a tier still short of PER_TIER after this many is reported short
+MAX_CANDIDATES = 600  # per group: a tier still short of PER_TIER after this many is reported short
 MIXED_POOL = 20  # boards per extra group of the mixed sample
 # The top tier of the current version is rare at 2 adds (about 1 accepted board in 100), so a
 # group whose HUNT_TIER is still short after MAX_CANDIDATES goes on, up to HUNT_CANDIDATES, with
