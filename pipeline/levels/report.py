@@ -19,9 +19,11 @@ BUNDLE_FILE, REPORT_FILE, LOG_FILE = "bundle.yaml", "report.md", "run.log"
 
 def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assembly: Assembly, valid: int) -> str:
     """The Markdown report; deterministic (no clock), so reruns give the same bytes."""
+    generated = sum(s.generated for s in stats.values())
+    attempts = sum(s.attempts for s in stats.values())
     out = _heading(options, assembly)
-    out += _tier_table(stats, assembly, valid)
-    out += _work_per_phase(stats, assembly, valid)
+    out += _tier_table(stats, assembly, valid, generated, attempts)
+    out += _work_per_phase(assembly, valid, generated, attempts)
     out += _targets(assembly)
     out += _curve(assembly)
     return "\n".join(out)
@@ -41,7 +43,7 @@ def _heading(options: NightlyOptions, assembly: Assembly) -> list[str]:
     ]
 
 
-def _tier_table(stats: Mapping[str, TierStats], assembly: Assembly, valid: int) -> list[str]:
+def _tier_table(stats: Mapping[str, TierStats], assembly: Assembly, valid: int, generated: int, attempts: int) -> list[str]:
     """Puzzles generated, tried, valid and used per tier, and the generator's rejections."""
     used = Counter(p.puzzle.tier for p in assembly.placements)
     out = [
@@ -58,8 +60,6 @@ def _tier_table(stats: Mapping[str, TierStats], assembly: Assembly, valid: int) 
             f"| {tier} | {s.plan.cells} | {s.plan.adds} | {s.generated} | {s.attempts} |"
             f" {percent(s.generated, s.attempts)} | {s.generated - s.invalid} | {used[tier]} |"
         )
-    generated = sum(s.generated for s in stats.values())
-    attempts = sum(s.attempts for s in stats.values())
     out += [
         f"| all | | | {generated} | {attempts} | {percent(generated, attempts)} | {valid} | {sum(used.values())} |",
         "",
@@ -73,9 +73,7 @@ def _tier_table(stats: Mapping[str, TierStats], assembly: Assembly, valid: int) 
     return out
 
 
-def _work_per_phase(stats: Mapping[str, TierStats], assembly: Assembly, valid: int) -> list[str]:
-    generated = sum(s.generated for s in stats.values())
-    attempts = sum(s.attempts for s in stats.values())
+def _work_per_phase(assembly: Assembly, valid: int, generated: int, attempts: int) -> list[str]:
     return [
         "## Work per phase",
         "",
