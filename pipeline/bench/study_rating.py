@@ -13,7 +13,8 @@ compared version gives it, and each version's score is computed from its own pre
 The kept boards are played by study models, each of a policy family the rating's population does
 not hold (`HELD_OUT_BY_VERSION` says which are held out from which version):
 
-- `nearest`: attention: the pair whose cells are closest in reading order; adds when stuck.
+- `nearest`: attention: the pair whose cells are closest in reading order; adds when stuck. Since
+  version 3 this is the rating's own `proximity` player (same policy, its own games).
 - `constrained`: strategy: clears the most endangered number (the cell with the fewest partners).
 - `tidy`: clears rows (the pair leaving its rows with the fewest numbers) and spends adds on
   impulse (each turn, with probability IMPULSE, while it has one).
@@ -48,7 +49,7 @@ from pipeline.engine.rulesets import Ruleset
 from pipeline.engine.rules import add_numbers, legal_pairs
 from pipeline.generation.proposals import DigitDistribution, propose, reading_order_reduction
 from pipeline.rating import DEFAULT_SEED
-from pipeline.rating.players import Chooser, Pair, PlayerStats, RandomPlayer, play_many, remove_and_track
+from pipeline.rating.players import Chooser, Pair, PlayerStats, ProximityPlayer, RandomPlayer, play_many, remove_and_track
 from pipeline.rating.score import DEFAULT_PLAYOUTS, PLAYERS_BY_VERSION, games_for, score_from_metrics
 from pipeline.rating.tiers import TIER_NAMES, tier_for
 from pipeline.solver.search import SOLVED, solve
@@ -87,19 +88,6 @@ def _lowest(pairs: list[Pair], values: list[int], rng: Random) -> Pair:
     """A pair of the lowest value, ties at random."""
     low = min(values)
     return rng.choice([p for p, v in zip(pairs, values) if v == low])
-
-
-@dataclass(frozen=True)
-class Nearest:
-    """The pair whose cells are closest in reading order (what the eye catches first)."""
-
-    name: str = "nearest"
-
-    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
-        def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
-            return _lowest(pairs, [j - i for i, j in pairs], rng)
-
-        return choose
 
 
 @dataclass(frozen=True)
@@ -210,11 +198,11 @@ class BottomUp:
         return choose
 
 
-STUDY_MODELS = (Nearest(), Constrained(), Tidy(), MonteCarlo(), Tens(), BottomUp())
+STUDY_MODELS = (ProximityPlayer(name="nearest"), Constrained(), Tidy(), MonteCarlo(), Tens(), BottomUp())
 STUDY_NAMES = tuple(p.name for p in STUDY_MODELS)
 # Per rating version, the study models it is checked against (none of them is in its population,
 # nor of a family its population holds); the others are listed as "not held out" for it.
-# Version 3's population holds `proximity`, the reading-order proximity habit `nearest` plays, so
+# Version 3's population holds `proximity`, the very policy `nearest` plays (on its own games), so
 # `nearest` is not held out from version 3 (it is still shown).
 HELD_OUT_BY_VERSION: dict[int, tuple[str, ...]] = {2: STUDY_NAMES, 3: tuple(n for n in STUDY_NAMES if n != "nearest")}
 
