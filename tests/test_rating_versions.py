@@ -15,7 +15,7 @@ from pipeline.engine.rulesets import DEFAULT
 from pipeline.levels.puzzle import dump_yaml
 from pipeline.rating.explain import explain
 from pipeline.rating import DEFAULT_SEED
-from pipeline.rating.players import LocalPlayer, OpenerPlayer, PlannerPlayer, Player, ProximityPlayer, play
+from pipeline.rating.players import LocalPlayer, OpenerPlayer, PlannerPlayer, Player, ProximityPlayer, RandomPlayer, play, play_many
 from pipeline.rating.score import DEFAULT_PLAYOUTS, WEIGHTS_V3, games_for, rate, score_from_metrics, stored_playouts
 from pipeline.rating.tiers import tier_for
 from pipeline.validator import validate_texts
@@ -78,10 +78,25 @@ def test_the_study_scores_each_version_as_rate_does() -> None:
     from pipeline.bench.study_rating import VERSIONS, version_score, version_stats
 
     cells = parse("719473731/547335153/2468")
-    stats, _ = version_stats(cells, 1)
+    stats = version_stats(cells, 1)
     for v in VERSIONS:
         d = rate(cells, 1, version=v).to_dict()
         assert stats[v] == d["players"] and version_score(stats[v], v) == d["score"]
+
+
+def test_the_study_measures_loss_rates_on_games_no_score_was_computed_from() -> None:
+    """Every model's loss rate comes from its own games (another seed than the rating's), and each
+    version is held out from exactly the measured models its population lacks."""
+    from pipeline.bench.study_rating import MEASURE_GAMES, MEASURE_SEED, MODEL_NAMES, VERSIONS, held_out, measured_loss, population
+
+    assert MEASURE_SEED != DEFAULT_SEED and set(MEASURE_GAMES) == set(MODEL_NAMES)
+    for v in VERSIONS:
+        assert set(held_out(v)) == set(MODEL_NAMES) - set(population(v)) and set(population(v)) <= set(MODEL_NAMES)
+    assert "proximity" in held_out(2) and "proximity" not in held_out(3)
+    board = "719473731/547335153/2468"
+    loss = measured_loss({"board": board, "adds": 1})
+    own = play_many(RandomPlayer(), parse(board), 1, MEASURE_GAMES["random"], MEASURE_SEED)[0]
+    assert set(loss) == set(MODEL_NAMES) and loss["random"] == 1.0 - own.win_rate
 
 
 def test_the_studys_hunted_boards_fill_only_the_current_versions_top_tier() -> None:

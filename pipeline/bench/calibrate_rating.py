@@ -18,6 +18,10 @@ not the study's), never the study models.
    player's (planner's) loss rate, fitted monotone in the score (pool-adjacent-violators), first
    reaches PLANNER_LOSS: easy = the planner practically never loses, medium = it loses up to about
    3 in 10, hard = up to about 2 in 3, expert beyond.
+5. Inside tiers (printed, not fitted): how well a mix orders boards within one tier of one group,
+   per player, for the chosen mix, the equal mix and the mix (of WITHIN_TRIALS) whose
+   least-followed player is followed best; each for players in the score and left out of it. It
+   shows what weighting the odd habits (scanner, proximity) more would buy and cost.
 
 `CAL_JOBS=2` uses two processes; `CAL_DUMP=file.json` writes the sample, `CAL_LOAD=file.json` fits
 from a written sample without playing again.
@@ -34,7 +38,7 @@ import time
 from random import Random
 from typing import Any
 
-from pipeline.bench.study_rating import DIGITS, GROUPS, MIXED_GROUPS, SOLVE_NODES, spearman
+from pipeline.bench.study_rating import DIGITS, GROUPS, MIXED_GROUPS, SOLVE_NODES, ranks, spearman
 from pipeline.generation.proposals import propose, reading_order_reduction
 from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.players import PLAYERS_V3 as PLAYERS, play_many
@@ -48,6 +52,9 @@ CAL_GAMES = {"random": 256, "scanner": 128, "lookahead": 128, "opener": 64, "loc
 TRIALS = 3000
 PLANNER_LOSS = (0.05, 0.30, 0.65)
 MIN_GAMES = 16
+WITHIN_BANDS = 4  # equal-count score bands per group: what one tier of a group holds
+WITHIN_TRIALS = 150  # Dirichlet mixes searched (one play-out each) for the best worst-player order inside tiers
+WITHIN_REPS = 3  # play-outs of the score behind each printed within-tier figure (fresh draws, not the search's)
 NAMES = tuple(p.name for p in PLAYERS)
 
 
@@ -121,6 +128,67 @@ def rounded(weights: dict[str, float]) -> dict[str, float]:
         big = max(base, key=lambda n: base[n])
         base[big] -= 1
     return {n: base[n] / 20 for n in NAMES}
+
+
+def allocate(rows: list[dict[str, Any]], weights: dict[str, float], cost: dict[str, float], budget: float) -> dict[str, int]:
+    """Games per player for `budget` ms of play (at `cost` ms a game) that make the score's sampling
+    variance smallest: n_i proportional to w_i * sd_i / sqrt(cost_i), sd_i the player's mean per-game
+    standard deviation on `rows`; rounded to multiples of 8, at least MIN_GAMES."""
+    sd = {n: statistics.fmean((r["loss"][n] * (1 - r["loss"][n])) ** 0.5 for r in rows) for n in NAMES}
+    raw = {n: weights[n] * sd[n] / cost[n] ** 0.5 for n in NAMES}
+    floor: set[str] = set()  # players held at MIN_GAMES; the others share what is left
+    while True:
+        left = budget - sum(MIN_GAMES * cost[n] for n in floor)
+        scale = left / sum(raw[n] * cost[n] for n in NAMES if n not in floor)
+        low = {n for n in NAMES if n not in floor and raw[n] * scale < MIN_GAMES}
+        if not low:
+            break
+        floor |= low
+    return {n: MIN_GAMES if n in floor else max(MIN_GAMES, 8 * round(raw[n] * scale / 8)) for n in NAMES}
+
+
+def within_bands(
+    rows: list[dict[str, Any]], weights: dict[str, float], games: dict[str, int], rng: Random, reps: int = 1
+) -> dict[str, float]:
+    """Per player, how well the score orders boards inside a tier: Spearman of the score against the
+    player's loss rate within each of WITHIN_BANDS equal-count score bands of each group, pooled
+    (ranks centred within their band). The score is played out: each player's loss rate drawn from
+    its `games` games (binomial on the measured rate), so the score's own noise counts; `reps` times."""
+    xs: dict[str, list[float]] = {n: [] for n in NAMES}
+    ys: dict[str, list[float]] = {n: [] for n in NAMES}
+    for g in GROUPS * reps:
+        grp = [r for r in rows if tuple(r["group"]) == g]
+        score = [sum(w * sum(rng.random() < r["loss"][n] for _ in range(games[n])) / games[n] for n, w in weights.items() if w)
+                 for r in grp]
+        order = sorted(range(len(grp)), key=lambda k: score[k])
+        for b in range(WITHIN_BANDS):
+            band = order[b * len(order) // WITHIN_BANDS:(b + 1) * len(order) // WITHIN_BANDS]
+            rs = ranks([score[k] for k in band])
+            for n in NAMES:
+                rl = ranks([grp[k]["loss"][n] for k in band])
+                xs[n] += [x - statistics.fmean(rs) for x in rs]
+                ys[n] += [y - statistics.fmean(rl) for y in rl]
+    out = {}
+    for n in NAMES:
+        sxy = sum(a * b for a, b in zip(xs[n], ys[n]))
+        sxx, syy = sum(a * a for a in xs[n]), sum(b * b for b in ys[n])
+        out[n] = sxy / (sxx * syy) ** 0.5 if sxx and syy else 0.0
+    return out
+
+
+def within_tiers(rows: list[dict[str, Any]], weights: dict[str, float], cost: dict[str, float], budget: float) -> tuple[dict[str, float], dict[str, float]]:
+    """`within_bands` for the mix itself (each player is in the score) and leave-one-player-out
+    (each player against the mix of the others: how a player the score never saw fares in a tier)."""
+    rng = Random(f"{CAL_SEED}:within")
+    own = within_bands(rows, weights, allocate(rows, weights, cost, budget), rng, WITHIN_REPS)
+    unseen = {}
+    for name in NAMES:
+        rest = {n: (0.0 if n == name else w) for n, w in weights.items()}
+        total = sum(rest.values())
+        rest = {n: w / total for n, w in rest.items()}
+        games = allocate(rows, {n: max(w, 1e-9) for n, w in rest.items()}, cost, budget)
+        unseen[name] = within_bands(rows, rest, games, rng, WITHIN_REPS)[name]
+    return own, unseen
 
 
 def pav(xs: list[float], ys: list[float]) -> list[tuple[float, float]]:
@@ -197,18 +265,8 @@ def report(rows: list[dict[str, Any]], out=sys.stdout) -> dict[str, Any]:
                 for grp in ([r for r in main_rows if tuple(r["group"]) == g] for g in GROUPS)]
         pr(f"      {name:<10} predicted by the others: " + " ".join(f"{x:+.2f}" if x is not None else "n/a" for x in rhos))
     cost = {n: statistics.fmean(r["cost"][n] for r in rows) * 1000 for n in NAMES}
-    sd = {n: statistics.fmean((r["loss"][n] * (1 - r["loss"][n])) ** 0.5 for r in rows) for n in NAMES}
-    raw = {n: weights[n] * sd[n] / cost[n] ** 0.5 for n in NAMES}
     budget = statistics.fmean(r["cost"]["rating_v2"] for r in rows) * 1000
-    floor: set[str] = set()  # players held at MIN_GAMES; the others share what is left
-    while True:
-        left = budget - sum(MIN_GAMES * cost[n] for n in floor)
-        scale = left / sum(raw[n] * cost[n] for n in NAMES if n not in floor)
-        low = {n for n in NAMES if n not in floor and raw[n] * scale < MIN_GAMES}
-        if not low:
-            break
-        floor |= low
-    games = {n: MIN_GAMES if n in floor else max(MIN_GAMES, 8 * round(raw[n] * scale / 8)) for n in NAMES}
+    games = allocate(rows, weights, cost, budget)
     pr("   CPU per game (ms): " + ", ".join(f"{n} {cost[n]:.2f}" for n in NAMES))
     pr(f"   games for {budget:.0f} ms of play per rating (a whole version-2 rating on this sample): " + ", ".join(f"{n} {games[n]}" for n in NAMES)
        + f" (= {sum(games[n] * cost[n] for n in NAMES):.0f} ms)")
@@ -220,7 +278,29 @@ def report(rows: list[dict[str, Any]], out=sys.stdout) -> dict[str, Any]:
         sub = [r for r in rows if lo <= 100 * mix(r, weights) < hi]
         if sub:
             pr(f"      {t:<7} n={len(sub):<4}" + " ".join(f"{n} {statistics.fmean(r['loss'][n] for r in sub):.2f}" for n in NAMES))
-    return {"weights": weights, "games": games, "bounds": bounds}
+    pr(f"   inside tiers ({WITHIN_BANDS} equal-count score bands per group of {', '.join(f'{c}/{a}' for c, a in GROUPS)}, score played"
+       " out at the games above): Spearman(score, player's loss), pooled over bands;")
+    pr("   'unseen': the player against the mix of the others (leave-one-player-out)")
+    mixes = {"chosen": weights, "equal": equal}
+    draws = Random(f"{CAL_SEED}:within-mixes")
+    best_min, best_mix = -2.0, equal
+    for _ in range(WITHIN_TRIALS):
+        draw = [draws.gammavariate(1.0, 1.0) for _ in NAMES]
+        w = {n: d / sum(draw) for n, d in zip(NAMES, draw)}
+        low = min(within_bands(main_rows, w, allocate(rows, w, cost, budget), Random(f"{CAL_SEED}:search")).values())
+        if low > best_min:
+            best_min, best_mix = low, w
+    mixes[f"best worst-player of {WITHIN_TRIALS}"] = best_mix
+    within = {}
+    for label, w in mixes.items():
+        own, unseen = within_tiers(main_rows, w, cost, budget)
+        within[label] = (own, unseen)
+        pr(f"      {label}: " + ", ".join(f"{n} {w[n]:.2f}" for n in NAMES))
+        pr(f"         in the score: lowest {min(own.values()):+.2f}, mean {statistics.fmean(own.values()):+.2f}  ("
+           + " ".join(f"{n} {v:+.2f}" for n, v in own.items()) + ")")
+        pr(f"         unseen:       lowest {min(unseen.values()):+.2f}, mean {statistics.fmean(unseen.values()):+.2f}  ("
+           + " ".join(f"{n} {v:+.2f}" for n, v in unseen.items()) + ")")
+    return {"weights": weights, "games": games, "bounds": bounds, "within": within}
 
 
 if __name__ == "__main__":

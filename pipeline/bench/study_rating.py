@@ -10,11 +10,12 @@ one seeded sequence, so every population player plays once per board, for the mo
 compared version gives it, and each version's score is computed from its own prefix of those games
 (exactly what `rate(..., version=v)` stores; a test checks it).
 
-The kept boards are played by study models, each of a policy family the rating's population does
-not hold (`HELD_OUT_BY_VERSION` says which are held out from which version):
+Every model's loss rate on a kept board, the rating's own players included, is then measured on
+games of its own (MEASURE_GAMES, seed MEASURE_SEED), never on the games a score was computed from.
+A version is held out from every model its population does not hold (`held_out`): version 2 from
+`proximity` and the study models, version 3 from the study models, each of a policy family no
+version's population holds:
 
-- `nearest`: attention: the pair whose cells are closest in reading order; adds when stuck. Since
-  version 3 this is the rating's own `proximity` player (same policy, its own games).
 - `constrained`: strategy: clears the most endangered number (the cell with the fewest partners).
 - `tidy`: clears rows (the pair leaving its rows with the fewest numbers) and spends adds on
   impulse (each turn, with probability IMPULSE, while it has one).
@@ -49,7 +50,7 @@ from pipeline.engine.rulesets import Ruleset
 from pipeline.engine.rules import add_numbers, legal_pairs
 from pipeline.generation.proposals import DigitDistribution, propose, reading_order_reduction
 from pipeline.rating import DEFAULT_SEED
-from pipeline.rating.players import Chooser, Pair, PlayerStats, ProximityPlayer, RandomPlayer, play_many, remove_and_track
+from pipeline.rating.players import Chooser, Pair, Player, PlayerStats, RandomPlayer, play_many, remove_and_track
 from pipeline.rating.score import DEFAULT_PLAYOUTS, PLAYERS_BY_VERSION, games_for, score_from_metrics
 from pipeline.rating.tiers import TIER_NAMES, tier_for
 from pipeline.solver.search import SOLVED, solve
@@ -58,9 +59,12 @@ SEED = 2027
 VERSIONS: tuple[int, ...] = (2, 3)  # the rating versions compared: before, after
 GROUPS: tuple[tuple[int, int], ...] = ((27, 1), (27, 2), (30, 1), (30, 2))
 MIXED_GROUPS: tuple[tuple[int, int], ...] = ((27, 3), (36, 1))
-PER_TIER = 24  # boards kept per tier per group (by each version's tiers)
+# Boards kept per tier per group (by each version's tiers). A Spearman correlation over n boards has a
+# standard error of about 1/sqrt(n - 1): at 24 boards a true within-tier correlation of +0.3 comes
+# out at zero or below about 1 time in 14, at 40 about 1 in 30.
+PER_TIER = 40
 BATCH = 40  # candidates per group rated at a time
-MAX_CANDIDATES = 600  # per group: a tier still short of PER_TIER after this many is reported short
+MAX_CANDIDATES = 1_000  # per group: a tier still short of PER_TIER after this many is reported short
 MIXED_POOL = 20  # boards per extra group of the mixed sample
 # The top tier of the current version is rare at 2 adds (about 1 accepted board in 100), so a
 # group whose HUNT_TIER is still short after MAX_CANDIDATES goes on, up to HUNT_CANDIDATES, with
@@ -71,14 +75,21 @@ MIXED_POOL = 20  # boards per extra group of the mixed sample
 # expert was 0.81 (over 416 games), and 64 games put a board at 0.81 under 0.70 about 1 time in
 # 100. Only the current version's HUNT_TIER takes hunted boards; other versions and tiers never do.
 HUNT_TIER = "expert"
-HUNT_CANDIDATES = 8_000
+HUNT_CANDIDATES = 12_000
 SCREEN_GAMES = 64
 SCREEN_LOSS = 0.7
 STABILITY_GROUP = (30, 2)  # its boards are rated again with another seed
 SOLVE_NODES = 5_000
 IMPULSE = 0.05
 TRIALS = 3
-HELD_GAMES = {"nearest": 200, "constrained": 200, "tidy": 200, "montecarlo": 60, "tens": 200, "bottomup": 200}
+# Games per board that measure each model's loss rate, the rating's own players included: on their own
+# seed (MEASURE_SEED), never the games a rating scored, so a score's sampling noise counts against
+# it and is not shared with what it is compared to.
+MEASURE_GAMES = {
+    "random": 200, "scanner": 200, "lookahead": 200, "opener": 200, "local": 200, "planner": 80, "proximity": 200,
+    "constrained": 200, "tidy": 200, "montecarlo": 60, "tens": 200, "bottomup": 200,
+}
+MEASURE_SEED = SEED
 DIGITS = DigitDistribution.parse(None)
 
 
@@ -198,20 +209,26 @@ class BottomUp:
         return choose
 
 
-STUDY_MODELS = (ProximityPlayer(name="nearest"), Constrained(), Tidy(), MonteCarlo(), Tens(), BottomUp())
-STUDY_NAMES = tuple(p.name for p in STUDY_MODELS)
-# Per rating version, the study models it is checked against (none of them is in its population,
-# nor of a family its population holds); the others are listed as "not held out" for it.
-# Version 3's population holds `proximity`, the very policy `nearest` plays (on its own games), so
-# `nearest` is not held out from version 3 (it is still shown).
-HELD_OUT_BY_VERSION: dict[int, tuple[str, ...]] = {2: STUDY_NAMES, 3: tuple(n for n in STUDY_NAMES if n != "nearest")}
+STUDY_MODELS: tuple[Player, ...] = (Constrained(), Tidy(), MonteCarlo(), Tens(), BottomUp())
+# Every model whose loss rate the study measures: the compared versions' players, then the study's.
+MODELS: tuple[Player, ...] = tuple({p.name: p for v in VERSIONS for p in PLAYERS_BY_VERSION[v]}.values()) + STUDY_MODELS
+MODEL_NAMES = tuple(p.name for p in MODELS)
+
+
+def population(version: int) -> tuple[str, ...]:
+    """The players a version's score is made from."""
+    return tuple(p.name for p in PLAYERS_BY_VERSION[version])
+
+
+def held_out(version: int) -> tuple[str, ...]:
+    """The measured models a version's score never saw (not in its population)."""
+    return tuple(n for n in MODEL_NAMES if n not in population(version))
 
 
 # --- the sample ----------------------------------------------------------------------------------
 
-def version_stats(cells: bytes, adds: int, seed: int = DEFAULT_SEED) -> tuple[dict[int, dict[str, Any]], dict[str, float]]:
-    """Per compared rating version, its players' stats as `rate(..., version=v)` stores them; and
-    each player's loss rate over all the games it played (the most games any version gives it).
+def version_stats(cells: bytes, adds: int, seed: int = DEFAULT_SEED) -> dict[int, dict[str, Any]]:
+    """Per compared rating version, its players' stats as `rate(..., version=v)` stores them.
 
     A player's games are one seeded sequence, so a version that gives it fewer games plays a prefix
     of the same games: every player plays once, for the largest count."""
@@ -228,8 +245,7 @@ def version_stats(cells: bytes, adds: int, seed: int = DEFAULT_SEED) -> tuple[di
         for p in PLAYERS_BY_VERSION[v]:
             g = games[p.name][: games_for(p.name, DEFAULT_PLAYOUTS, v)]
             stats[v][p.name] = PlayerStats(sum(x.won for x in g) / len(g), sum(x.moves for x in g) / len(g), len(g)).to_dict()
-    loss = {name: 1.0 - sum(x.won for x in g) / len(g) for name, g in games.items()}
-    return stats, loss
+    return stats
 
 
 def version_score(stats: dict[str, Any], version: int) -> float:
@@ -253,10 +269,10 @@ def candidate(item: tuple[int, int, int, int, bool]) -> dict[str, Any] | None:
         result = solve(prop.cells, adds, budget_nodes=SOLVE_NODES)
         if result.status != SOLVED or result.moves is None:
             return None
-    stats, loss = version_stats(prop.cells, adds)
+    stats = version_stats(prop.cells, adds)
     if stats[VERSIONS[-1]]["scanner"]["win_rate"] == 1.0:
         return None  # the scanner wins every game: the generator rejects it
-    row: dict[str, Any] = {"group": [cells_n, adds], "k": k, "board": format_board(prop.cells), "adds": adds, "loss": loss}
+    row: dict[str, Any] = {"group": [cells_n, adds], "k": k, "board": format_board(prop.cells), "adds": adds}
     for v in VERSIONS:
         row[f"score{v}"] = version_score(stats[v], v)
         row[f"tier{v}"] = tier_for(row[f"score{v}"], v)
@@ -311,10 +327,10 @@ def candidates(mapper, seed: int = SEED) -> tuple[list[dict[str, Any]], dict[tup
     return rows, hunts
 
 
-def held_out_loss(row: dict[str, Any]) -> dict[str, float]:
-    """Each study model's loss rate on the row's board."""
+def measured_loss(row: dict[str, Any]) -> dict[str, float]:
+    """Every model's loss rate on the row's board, on its own games (MEASURE_GAMES, MEASURE_SEED)."""
     cells = parse(row["board"])
-    return {p.name: 1.0 - play_many(p, cells, row["adds"], HELD_GAMES[p.name], SEED)[0].win_rate for p in STUDY_MODELS}
+    return {p.name: 1.0 - play_many(p, cells, row["adds"], MEASURE_GAMES[p.name], MEASURE_SEED)[0].win_rate for p in MODELS}
 
 
 def select(rows: list[dict[str, Any]], tier_key: str) -> list[int]:
@@ -330,7 +346,7 @@ def select(rows: list[dict[str, Any]], tier_key: str) -> list[int]:
 
 def rerated(row: dict[str, Any]) -> dict[int, float]:
     """The row's score per version, rated again with another seed (the score's own precision)."""
-    stats, _ = version_stats(parse(row["board"]), row["adds"], seed=DEFAULT_SEED + 1)
+    stats = version_stats(parse(row["board"]), row["adds"], seed=DEFAULT_SEED + 1)
     return {v: version_score(stats[v], v) for v in VERSIONS}
 
 
@@ -344,8 +360,8 @@ def collect(jobs: int = 1) -> tuple[list[dict[str, Any]], dict[int, list[int]], 
         chosen = {v: select(rows, f"tier{v}") for v in VERSIONS}
         mixed = [k for g in MIXED_GROUPS for k in [k for k, r in enumerate(rows) if tuple(r["group"]) == g][:MIXED_POOL]]
         need = sorted(set().union(*chosen.values()) | set(mixed))
-        for k, loss in zip(need, mapper(held_out_loss, [rows[k] for k in need])):
-            rows[k]["loss"].update(loss)
+        for k, loss in zip(need, mapper(measured_loss, [rows[k] for k in need])):
+            rows[k]["loss"] = loss
         again = [k for k in need if tuple(rows[k]["group"]) == STABILITY_GROUP]
         for k, scores in zip(again, mapper(rerated, [rows[k] for k in again])):
             rows[k]["again"] = {str(v): s for v, s in scores.items()}
@@ -409,12 +425,10 @@ def _fmt(x: float | None, spec: str = "+.2f") -> str:
 def report(rows: list[dict[str, Any]], version: int, out=sys.stdout) -> dict[str, Any]:
     """Print the tables for one rating version's score; return the figures the verdict reads."""
     score_key, tier_key = f"score{version}", f"tier{version}"
-    held = HELD_OUT_BY_VERSION[version]
-    others = tuple(n for n in STUDY_NAMES if n not in held)
-    models = tuple(p.name for p in PLAYERS_BY_VERSION[version]) + held + others
+    held = held_out(version)
+    models = population(version) + held
     pr = lambda s="": print(s, file=out)  # noqa: E731
-    pr(f"-- rating version {version}: population {', '.join(p.name for p in PLAYERS_BY_VERSION[version])}; "
-       f"held out: {', '.join(held)}" + (f"; not held out (a population family): {', '.join(others)}" if others else ""))
+    pr(f"-- rating version {version}: population {', '.join(population(version))}; held out: {', '.join(held)}")
     main = [r for r in rows if tuple(r["group"]) in GROUPS]
     adds = [r["adds"] for r in main]
     pr(f"   Spearman(score, adds) over the four groups: {_fmt(spearman([r[score_key] for r in main], adds))}")
@@ -430,7 +444,7 @@ def report(rows: list[dict[str, Any]], version: int, out=sys.stdout) -> dict[str
             within.append(rho)
             verdict["within"][(name, g)] = rho
         mean = statistics.fmean([w for w in within if w is not None]) if any(w is not None for w in within) else None
-        tag = " (held out)" if name in held else " (not held out)" if name in others else ""
+        tag = " (held out)" if name in held else ""
         pr("   " + f"{name:<13}" + "".join(f"{_fmt(x):>8}" for x in cells + within) + f"   {_fmt(mean)}{tag}")
     pr("   Within each group: tier n and mean loss rate per study model; p = one-sided Mann-Whitney,")
     pr("   harder tier loses more than the next easier one (boards of the two tiers):")
@@ -439,7 +453,7 @@ def report(rows: list[dict[str, Any]], version: int, out=sys.stdout) -> dict[str
         present = [t for t in TIER_NAMES if any(r[tier_key] == t for r in grp)]
         pr(f"   {g[0]} cells / {g[1]} add{'s' if g[1] != 1 else ''}: tiers " + ", ".join(
             f"{t} {sum(r[tier_key] == t for r in grp)}" for t in present))
-        for name in held + others:
+        for name in models:
             means = []
             for t in present:
                 vals = [r["loss"][name] for r in grp if r[tier_key] == t]
@@ -512,7 +526,7 @@ def main(argv: Sequence[str] = ()) -> None:
     if dump:
         with open(dump, "w") as fh:
             json.dump({"rows": rows, "chosen": {str(v): c for v, c in chosen.items()}, "mixed": mixed}, fh)
-    games = ", ".join(f"{n} {g}" for n, g in HELD_GAMES.items())
+    games = ", ".join(f"{n} {g}" for n, g in MEASURE_GAMES.items())
     tried = {g: sum(1 for r in rows if tuple(r["group"]) == g and not r.get("hunted")) for g in GROUPS + MIXED_GROUPS}
     print(f"rating study (seed {SEED}): {len(rows)} accepted candidate boards "
           f"({', '.join(f'{c}/{a} {n}' for (c, a), n in tried.items())}); per group of {', '.join(f'{c}/{a}' for c, a in GROUPS)} "
@@ -523,11 +537,10 @@ def main(argv: Sequence[str] = ()) -> None:
         print(f"   hunt for version {VERSIONS[-1]}'s {HUNT_TIER} tier (random player's screen: {SCREEN_GAMES} games, loss "
               f"{SCREEN_LOSS:g} or more): " + ", ".join(f"{c}/{a} {hunted[(c, a)]} found in {n} more candidates"
                                                         for (c, a), n in hunts.items() if n))
-    print(f"   study-model games per board: {games}; standard error of a loss rate at most "
-          + ", ".join(f"{n} {0.5 / math.sqrt(g):.3f}" for n, g in HELD_GAMES.items()))
-    print("   population players' loss rates: over all the games the compared versions give them, "
-          + ", ".join(f"{n} {max(games_for(n, DEFAULT_PLAYOUTS, v) for v in VERSIONS if any(p.name == n for p in PLAYERS_BY_VERSION[v]))}"
-                      for n in dict.fromkeys(p.name for v in VERSIONS for p in PLAYERS_BY_VERSION[v])))
+    print(f"   loss rates measured on games of their own (seed {MEASURE_SEED}), per board: {games}; standard error at most "
+          + ", ".join(f"{n} {0.5 / math.sqrt(g):.3f}" for n, g in MEASURE_GAMES.items()))
+    print("   (the scores are computed from other games: the rating's, seed "
+          f"{DEFAULT_SEED}, at {DEFAULT_PLAYOUTS} playouts)")
     for v in VERSIONS:
         sub = [rows[k] for k in sorted(set(chosen[v]) | set(mixed))]
         verdict = report(sub, v)

@@ -17,7 +17,7 @@ from __future__ import annotations
 # (tier, low score inclusive, high score exclusive); version 3 (`make rating-calibration` sets the
 # boundaries; loss rates per tier: `make rating-study`).
 TIERS: tuple[tuple[str, float, float], ...] = (
-    ("easy", 0.0, 41.0),  # careful and planning players lose ~1 game in 30; careless ones 1 in 4
+    ("easy", 0.0, 41.0),  # careful and planning players lose ~1 game in 40; careless ones 1 in 4
     ("medium", 41.0, 54.0),  # careless play loses about half; careful and planning play 1 in 4 or 5
     ("hard", 54.0, 84.0),  # careful and planning players lose about half; careless 7 in 10
     ("expert", 84.0, 100.0),  # the population loses 3 in 4 to 19 in 20; the strongest unseen model about half
