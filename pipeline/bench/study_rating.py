@@ -26,9 +26,11 @@ version's population holds:
 
 Printed per compared version: Spearman of the score against every model's loss rate overall and
 within each group, tier means and counts within groups with one-sided Mann-Whitney tests between
-adjacent tiers, the correlation inside single tiers, the score's own precision (the STABILITY_GROUP
+adjacent tiers, the correlation inside single tiers (with a bootstrap interval where it is not
+positive, and pooled over all tiers), the score's own precision (the STABILITY_GROUP
 boards rated again with another seed), mixed-sample tier means and a verdict. `STUDY_JOBS=2` runs
-on two processes (same output); `STUDY_DUMP=file.json` writes the rows.
+on two processes (same output); `STUDY_DUMP=file.json` writes the rows, `STUDY_LOAD=file.json`
+prints the report from written rows without playing again.
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ HUNT_CANDIDATES = 12_000
 SCREEN_GAMES = 64
 SCREEN_LOSS = 0.7
 STABILITY_GROUP = (30, 2)  # its boards are rated again with another seed
+BOOTSTRAP = 2_000  # resamples behind the interval printed for a single-tier correlation at or below zero
 SOLVE_NODES = 5_000
 IMPULSE = 0.05
 TRIALS = 3
@@ -418,6 +421,30 @@ def mann_whitney_greater(xs: Sequence[float], ys: Sequence[float]) -> float | No
     return 0.5 * math.erfc(z / math.sqrt(2))
 
 
+def bootstrap_interval(xs: Sequence[float], ys: Sequence[float], rng: Random, draws: int = BOOTSTRAP) -> tuple[float, float]:
+    """A 90% bootstrap interval of Spearman(xs, ys): boards resampled with replacement."""
+    got = []
+    for _ in range(draws):
+        idx = [rng.randrange(len(xs)) for _ in xs]
+        rho = spearman([xs[k] for k in idx], [ys[k] for k in idx])
+        if rho is not None:
+            got.append(rho)
+    got.sort()
+    return got[len(got) // 20], got[len(got) - 1 - len(got) // 20]
+
+
+def pooled_spearman(parts: Sequence[tuple[Sequence[float], Sequence[float]]]) -> float | None:
+    """Spearman inside strata, pooled: ranks centred within each stratum, one correlation over all."""
+    xs: list[float] = []
+    ys: list[float] = []
+    for a, b in parts:
+        ra, rb = ranks(a), ranks(b)
+        xs += [x - statistics.fmean(ra) for x in ra]
+        ys += [y - statistics.fmean(rb) for y in rb]
+    sxx, syy = sum(x * x for x in xs), sum(y * y for y in ys)
+    return None if not sxx or not syy else sum(x * y for x, y in zip(xs, ys)) / math.sqrt(sxx * syy)
+
+
 def _fmt(x: float | None, spec: str = "+.2f") -> str:
     return "  n/a" if x is None else format(x, spec)
 
@@ -434,7 +461,7 @@ def report(rows: list[dict[str, Any]], version: int, out=sys.stdout) -> dict[str
     pr(f"   Spearman(score, adds) over the four groups: {_fmt(spearman([r[score_key] for r in main], adds))}")
     pr("   Spearman(score, loss rate) overall (all boards) and within each (cells, adds) group:")
     pr("   " + f"{'model':<13}{'overall':>8}" + "".join(f"{f'{c}/{a}':>8}" for c, a in GROUPS) + "   mean in groups")
-    verdict: dict[str, Any] = {"within": {}, "tests": [], "single_tier": [], "mixed_ordered": True, "held": held}
+    verdict: dict[str, Any] = {"within": {}, "tests": [], "single_tier": [], "intervals": {}, "mixed_ordered": True, "held": held}
     for name in models:
         cells = [spearman([r[score_key] for r in rows], [r["loss"][name] for r in rows])]
         within = []
@@ -477,6 +504,21 @@ def report(rows: list[dict[str, Any]], version: int, out=sys.stdout) -> dict[str
             rhos = {n: spearman([r[score_key] for r in sub], [r["loss"][n] for r in sub]) for n in models}
             verdict["single_tier"].append((g, t, len(sub), rhos))
             pr(f"      {g[0]}/{g[1]} {t:<7} n={len(sub):<3}" + " ".join(f"{n[:6]} {_fmt(v)}" for n, v in rhos.items()))
+            for n, v in rhos.items():
+                if v is not None and v <= 0:
+                    low, high = bootstrap_interval([r[score_key] for r in sub], [r["loss"][n] for r in sub], Random(f"{SEED}:{g}:{t}:{n}"))
+                    verdict["intervals"][(g, t, n)] = (low, high)
+    tiers_of = [[r for r in rows if tuple(r["group"]) == g and r[tier_key] == t] for g in GROUPS for t in TIER_NAMES]
+    tiers_of = [sub for sub in tiers_of if len(sub) >= 5]
+    verdict["pooled"] = {n: pooled_spearman([([r[score_key] for r in sub], [r["loss"][n] for r in sub]) for sub in tiers_of]) for n in models}
+    pr(f"   Inside tiers, pooled over those {len(tiers_of)} tiers ({sum(map(len, tiers_of))} boards; ranks centred within each tier),")
+    pr("   and over the groups' tiers of one name:")
+    pr("      all     " + " ".join(f"{n[:6]} {_fmt(v)}" for n, v in verdict["pooled"].items()))
+    for t in TIER_NAMES:
+        same = [sub for sub in tiers_of if sub[0][tier_key] == t]
+        if same:
+            pooled = {n: pooled_spearman([([r[score_key] for r in sub], [r["loss"][n] for r in sub]) for sub in same]) for n in models}
+            pr(f"      {t:<7} " + " ".join(f"{n[:6]} {_fmt(v)}" for n, v in pooled.items()))
     again = [r for r in rows if "again" in r]
     if again:
         pr(f"   Precision: the {STABILITY_GROUP[0]}/{STABILITY_GROUP[1]} boards rated again with another seed: "
@@ -506,26 +548,40 @@ def summary(verdict: dict[str, Any], out=sys.stdout) -> None:
     low = min((v for v in within if v is not None), default=None)
     tests = [t for t in verdict["tests"] if t[1] in held]
     failing = [(g, n, a, b, p) for g, n, a, b, p in tests if p is None or p >= 0.05]
-    neg = [(g, t, n) for g, t, _, rhos in verdict["single_tier"] for n, v in rhos.items() if v is not None and v <= 0]
+    neg = [(g, t, n, v) for g, t, _, rhos in verdict["single_tier"] for n, v in rhos.items() if v is not None and v <= 0]
     cells = sum(1 for *_, rhos in verdict["single_tier"] for v in rhos.values() if v is not None)
     print(f"   held-out within-group Spearman: lowest {_fmt(low)} (target 0.60 or more); below 0.60: "
           + (", ".join(f"{n} {g[0]}/{g[1]} {v:+.2f}" for (n, g), v in verdict["within"].items()
                        if n in held and v is not None and v < 0.6) or "none"), file=out)
     print(f"   adjacent-tier tests (held out) at p < 0.05: {len(tests) - len(failing)} of {len(tests)} pass"
           + ("" if not failing else "; failing: " + ", ".join(f"{g[0]}/{g[1]} {n} {a}<{b}" for g, n, a, b, _ in failing)), file=out)
+    intervals = verdict["intervals"]
     print(f"   single-tier correlations not positive: {len(neg)} of {cells}"
-          + ("" if not neg else " (" + ", ".join(f"{g[0]}/{g[1]} {t} {n}" for g, t, n in neg) + ")"), file=out)
+          + ("" if not neg else " (" + ", ".join(
+              f"{g[0]}/{g[1]} {t} {n} {rho:+.3f}, 90% interval {intervals[(g, t, n)][0]:+.2f} to {intervals[(g, t, n)][1]:+.2f}"
+              for g, t, n, rho in neg) + ")"), file=out)
+    pooled = {n: v for n, v in verdict["pooled"].items() if v is not None}
+    print(f"   inside tiers, pooled: lowest {min(pooled.values()):+.2f} ({min(pooled, key=lambda n: pooled[n])}); "
+          f"not positive: {', '.join(n for n, v in pooled.items() if v <= 0) or 'none'}", file=out)
     print(f"   tiers ordered for every model on the mixed sample: {'yes' if verdict['mixed_ordered'] else 'NO'}", file=out)
 
 
 def main(argv: Sequence[str] = ()) -> None:
     jobs = int(os.environ.get("STUDY_JOBS", "1"))
     start, cpu = time.perf_counter(), time.process_time()
-    rows, chosen, mixed, hunts = collect(jobs)
+    if os.environ.get("STUDY_LOAD"):  # rows written by an earlier run: the report only
+        with open(os.environ["STUDY_LOAD"]) as fh:
+            saved = json.load(fh)
+        rows, mixed = saved["rows"], saved["mixed"]
+        chosen = {int(v): c for v, c in saved["chosen"].items()}
+        hunts = {(c, a): n for c, a, n in saved["hunts"]}
+    else:
+        rows, chosen, mixed, hunts = collect(jobs)
     dump = os.environ.get("STUDY_DUMP")
     if dump:
         with open(dump, "w") as fh:
-            json.dump({"rows": rows, "chosen": {str(v): c for v, c in chosen.items()}, "mixed": mixed}, fh)
+            json.dump({"rows": rows, "chosen": {str(v): c for v, c in chosen.items()}, "mixed": mixed,
+                       "hunts": [[c, a, n] for (c, a), n in hunts.items()]}, fh)
     games = ", ".join(f"{n} {g}" for n, g in MEASURE_GAMES.items())
     tried = {g: sum(1 for r in rows if tuple(r["group"]) == g and not r.get("hunted")) for g in GROUPS + MIXED_GROUPS}
     print(f"rating study (seed {SEED}): {len(rows)} accepted candidate boards "
