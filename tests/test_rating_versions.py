@@ -99,6 +99,21 @@ def test_the_study_measures_loss_rates_on_games_no_score_was_computed_from() -> 
     assert set(loss) == set(MODEL_NAMES) and loss["random"] == 1.0 - own.win_rate
 
 
+def test_within_tier_correlation_pools_ranks_centred_in_each_tier() -> None:
+    """Pooled inside tiers: one tier alone is plain Spearman; a second tier's offset (harder boards
+    with higher scores) adds nothing, so an order reversed inside each tier pools to -1."""
+    from pipeline.bench.study_rating import bootstrap_interval, pooled_spearman, spearman
+
+    xs, ys = [1.0, 2.0, 3.0, 4.0, 5.0], [0.1, 0.3, 0.2, 0.5, 0.4]
+    assert pooled_spearman([(xs, ys)]) == pytest.approx(spearman(xs, ys))
+    low_tier = ([1.0, 2.0, 3.0], [0.3, 0.2, 0.1])
+    high_tier = ([10.0, 11.0, 12.0], [0.9, 0.8, 0.7])
+    assert spearman(low_tier[0] + high_tier[0], low_tier[1] + high_tier[1]) > 0  # across tiers: positive
+    assert pooled_spearman([low_tier, high_tier]) == pytest.approx(-1.0)
+    low, high = bootstrap_interval(list(range(40)), [k + (k % 7) * 3 for k in range(40)], random.Random(1), draws=300)
+    assert -1.0 <= low <= spearman(list(range(40)), [k + (k % 7) * 3 for k in range(40)]) <= high <= 1.0
+
+
 def test_the_studys_hunted_boards_fill_only_the_current_versions_top_tier() -> None:
     """Boards found by the screened hunt count for the current version's HUNT_TIER and nothing else."""
     from pipeline.bench.study_rating import GROUPS, HUNT_TIER, PER_TIER, VERSIONS, select

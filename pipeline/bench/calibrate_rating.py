@@ -38,7 +38,7 @@ import time
 from random import Random
 from typing import Any
 
-from pipeline.bench.study_rating import DIGITS, GROUPS, MIXED_GROUPS, SOLVE_NODES, ranks, spearman
+from pipeline.bench.study_rating import DIGITS, GROUPS, MIXED_GROUPS, SOLVE_NODES, pooled_spearman, spearman
 from pipeline.generation.proposals import propose, reading_order_reduction
 from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.players import PLAYERS_V3 as PLAYERS, play_many
@@ -154,8 +154,7 @@ def within_bands(
     player's loss rate within each of WITHIN_BANDS equal-count score bands of each group, pooled
     (ranks centred within their band). The score is played out: each player's loss rate drawn from
     its `games` games (binomial on the measured rate), so the score's own noise counts; `reps` times."""
-    xs: dict[str, list[float]] = {n: [] for n in NAMES}
-    ys: dict[str, list[float]] = {n: [] for n in NAMES}
+    bands: list[tuple[list[float], list[dict[str, float]]]] = []  # (scores, loss rates) per band
     for g in GROUPS * reps:
         grp = [r for r in rows if tuple(r["group"]) == g]
         score = [sum(w * sum(rng.random() < r["loss"][n] for _ in range(games[n])) / games[n] for n, w in weights.items() if w)
@@ -163,17 +162,8 @@ def within_bands(
         order = sorted(range(len(grp)), key=lambda k: score[k])
         for b in range(WITHIN_BANDS):
             band = order[b * len(order) // WITHIN_BANDS:(b + 1) * len(order) // WITHIN_BANDS]
-            rs = ranks([score[k] for k in band])
-            for n in NAMES:
-                rl = ranks([grp[k]["loss"][n] for k in band])
-                xs[n] += [x - statistics.fmean(rs) for x in rs]
-                ys[n] += [y - statistics.fmean(rl) for y in rl]
-    out = {}
-    for n in NAMES:
-        sxy = sum(a * b for a, b in zip(xs[n], ys[n]))
-        sxx, syy = sum(a * a for a in xs[n]), sum(b * b for b in ys[n])
-        out[n] = sxy / (sxx * syy) ** 0.5 if sxx and syy else 0.0
-    return out
+            bands.append(([score[k] for k in band], [grp[k]["loss"] for k in band]))
+    return {n: pooled_spearman([(sc, [loss[n] for loss in losses]) for sc, losses in bands]) or 0.0 for n in NAMES}
 
 
 def within_tiers(rows: list[dict[str, Any]], weights: dict[str, float], cost: dict[str, float], budget: float) -> tuple[dict[str, float], dict[str, float]]:
