@@ -473,7 +473,7 @@ def report(rows: list[dict[str, Any]], version: int, out=sys.stdout) -> dict[str
         mean = statistics.fmean([w for w in within if w is not None]) if any(w is not None for w in within) else None
         tag = " (held out)" if name in held else ""
         pr("   " + f"{name:<13}" + "".join(f"{_fmt(x):>8}" for x in cells + within) + f"   {_fmt(mean)}{tag}")
-    pr("   Within each group: tier n and mean loss rate per study model; p = one-sided Mann-Whitney,")
+    pr("   Within each group: tier n and mean loss rate per model; p = one-sided Mann-Whitney,")
     pr("   harder tier loses more than the next easier one (boards of the two tiers):")
     for g in GROUPS:
         grp = [r for r in rows if tuple(r["group"]) == g]
