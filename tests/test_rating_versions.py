@@ -114,6 +114,34 @@ def test_within_tier_correlation_pools_ranks_centred_in_each_tier() -> None:
     assert -1.0 <= low <= spearman(list(range(40)), [k + (k % 7) * 3 for k in range(40)]) <= high <= 1.0
 
 
+@pytest.mark.parametrize(
+    ("text", "says"),
+    [
+        (None, "cannot read it"),
+        ('{"rows": [', "line 1: not JSON"),
+        ('{"rows": [], "mixed": [], "chosen": {"2": [0]}, "hunts": []}', "not a dump this version writes (IndexError"),
+        ('{"rows": [{"group": [27, 1]}], "mixed": [0], "chosen": {}, "hunts": []}', "rows[0].adds is missing"),
+    ],
+)
+def test_a_bad_study_or_calibration_dump_is_one_line_naming_it(tmp_path, monkeypatch, text, says) -> None:
+    from pipeline.bench import calibrate_rating, study_rating
+
+    path = tmp_path / "dump.json"
+    if text is not None:
+        path.write_text(text)
+    monkeypatch.setenv("STUDY_LOAD", str(path))
+    with pytest.raises(SystemExit) as exc:
+        study_rating.main()
+    assert str(exc.value).startswith(f"STUDY_LOAD={path}: ") and says in str(exc.value) and "\n" not in str(exc.value)
+    monkeypatch.setenv("CAL_LOAD", str(path))
+    with pytest.raises(SystemExit) as exc:
+        calibrate_rating.main()
+    assert str(exc.value).startswith(f"CAL_LOAD={path}: ")
+    monkeypatch.setenv("STUDY_JOBS", "two")
+    with pytest.raises(SystemExit, match="STUDY_JOBS='two': not a process count"):
+        study_rating.main()
+
+
 def test_the_studys_hunted_boards_fill_only_the_current_versions_top_tier() -> None:
     """Boards found by the screened hunt count for the current version's HUNT_TIER and nothing else."""
     from pipeline.bench.study_rating import GROUPS, HUNT_TIER, PER_TIER, VERSIONS, select

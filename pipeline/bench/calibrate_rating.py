@@ -38,7 +38,7 @@ import time
 from random import Random
 from typing import Any
 
-from pipeline.bench.study_rating import DIGITS, GROUPS, MIXED_GROUPS, SOLVE_NODES, pooled_spearman, spearman
+from pipeline.bench.study_rating import DIGITS, GROUPS, MIXED_GROUPS, SOLVE_NODES, env_jobs, load_dump, pooled_spearman, spearman
 from pipeline.generation.proposals import propose, reading_order_reduction
 from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.players import PLAYERS_V3 as PLAYERS, play_many
@@ -211,12 +211,10 @@ def boundaries(rows: list[dict[str, Any]], weights: dict[str, float]) -> list[fl
 
 
 def main() -> None:
-    jobs = int(os.environ.get("CAL_JOBS", "1"))
+    jobs = env_jobs("CAL_JOBS")
     start = time.perf_counter()
     if os.environ.get("CAL_LOAD"):  # a sample dumped by an earlier run: the fit only
-        with open(os.environ["CAL_LOAD"]) as fh:
-            rows = json.load(fh)
-        report(rows)
+        load_dump("CAL_LOAD", report)
         return
     pool = multiprocessing.get_context("fork").Pool(jobs) if jobs > 1 else None
     try:

@@ -566,22 +566,62 @@ def summary(verdict: dict[str, Any], out=sys.stdout) -> None:
     print(f"   tiers ordered for every model on the mixed sample: {'yes' if verdict['mixed_ordered'] else 'NO'}", file=out)
 
 
+def env_jobs(name: str) -> int:
+    """A process count from the environment (1 when unset); one line and exit 1 when it is not one."""
+    text = os.environ.get(name, "1")
+    if not text.strip().isdigit() or int(text) < 1:
+        raise SystemExit(f"{name}={text!r}: not a process count (a whole number, 1 or more)")
+    return int(text)
+
+
+def load_dump(name: str, read):
+    """What `read` makes of the JSON file named by environment variable `name` (a dump an earlier run
+    wrote); one line naming the file and what is wrong, and exit 1, when it cannot."""
+    path = os.environ[name]
+    try:
+        with open(path) as fh:
+            return read(json.load(fh))
+    except OSError as exc:
+        raise SystemExit(f"{name}={path}: cannot read it ({exc.strerror})") from None
+    except json.JSONDecodeError as exc:
+        raise SystemExit(f"{name}={path}: line {exc.lineno}: not JSON ({exc.msg})") from None
+    except (LookupError, TypeError, ValueError, AttributeError) as exc:
+        raise SystemExit(f"{name}={path}: not a dump this version writes ({type(exc).__name__}: {exc})") from None
+
+
+def _report_saved(saved: dict[str, Any]) -> None:
+    """The report from a dump (`STUDY_LOAD`)."""
+    rows, mixed = saved["rows"], saved["mixed"]
+    chosen = {int(v): c for v, c in saved["chosen"].items()}
+    hunts = {(c, a): n for c, a, n in saved["hunts"]}
+    keys = ("group", "adds", "loss") + tuple(f"{what}{v}" for v in VERSIONS for what in ("score", "tier"))
+    for k in sorted({k for c in chosen.values() for k in c} | set(mixed)):
+        missing = [key for key in keys if key not in rows[k]]
+        if missing:
+            raise ValueError(f"rows[{k}].{missing[0]} is missing")
+    print_study(rows, chosen, mixed, hunts)
+
+
 def main(argv: Sequence[str] = ()) -> None:
-    jobs = int(os.environ.get("STUDY_JOBS", "1"))
+    jobs = env_jobs("STUDY_JOBS")
     start, cpu = time.perf_counter(), time.process_time()
     if os.environ.get("STUDY_LOAD"):  # rows written by an earlier run: the report only
-        with open(os.environ["STUDY_LOAD"]) as fh:
-            saved = json.load(fh)
-        rows, mixed = saved["rows"], saved["mixed"]
-        chosen = {int(v): c for v, c in saved["chosen"].items()}
-        hunts = {(c, a): n for c, a, n in saved["hunts"]}
-    else:
-        rows, chosen, mixed, hunts = collect(jobs)
+        load_dump("STUDY_LOAD", _report_saved)
+        return
+    rows, chosen, mixed, hunts = collect(jobs)
     dump = os.environ.get("STUDY_DUMP")
     if dump:
         with open(dump, "w") as fh:
             json.dump({"rows": rows, "chosen": {str(v): c for v, c in chosen.items()}, "mixed": mixed,
                        "hunts": [[c, a, n] for (c, a), n in hunts.items()]}, fh)
+    print_study(rows, chosen, mixed, hunts)
+    print(f"   (study took {time.perf_counter() - start:.0f} s wall, {time.process_time() - cpu:.0f} s CPU in the main process, {jobs} job(s))")
+
+
+def print_study(
+    rows: list[dict[str, Any]], chosen: dict[int, list[int]], mixed: list[int], hunts: dict[tuple[int, int], int]
+) -> None:
+    """The study's whole printed report: the sample, then each compared version's tables and verdict."""
     games = ", ".join(f"{n} {g}" for n, g in MEASURE_GAMES.items())
     tried = {g: sum(1 for r in rows if tuple(r["group"]) == g and not r.get("hunted")) for g in GROUPS + MIXED_GROUPS}
     print(f"rating study (seed {SEED}): {len(rows)} accepted candidate boards "
@@ -601,7 +641,6 @@ def main(argv: Sequence[str] = ()) -> None:
         sub = [rows[k] for k in sorted(set(chosen[v]) | set(mixed))]
         verdict = report(sub, v)
         summary(verdict)
-    print(f"   (study took {time.perf_counter() - start:.0f} s wall, {time.process_time() - cpu:.0f} s CPU in the main process, {jobs} job(s))")
 
 
 if __name__ == "__main__":
