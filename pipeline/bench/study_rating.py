@@ -510,15 +510,18 @@ def report(rows: list[dict[str, Any]], version: int, out=sys.stdout) -> dict[str
                     verdict["intervals"][(g, t, n)] = (low, high)
     tiers_of = [[r for r in rows if tuple(r["group"]) == g and r[tier_key] == t] for g in GROUPS for t in TIER_NAMES]
     tiers_of = [sub for sub in tiers_of if len(sub) >= 5]
-    verdict["pooled"] = {n: pooled_spearman([([r[score_key] for r in sub], [r["loss"][n] for r in sub]) for sub in tiers_of]) for n in models}
+
+    def pooled_over(subs: list[list[dict[str, Any]]]) -> dict[str, float | None]:
+        return {n: pooled_spearman([([r[score_key] for r in sub], [r["loss"][n] for r in sub]) for sub in subs]) for n in models}
+
+    verdict["pooled"] = pooled_over(tiers_of)
     pr(f"   Inside tiers, pooled over those {len(tiers_of)} tiers ({sum(map(len, tiers_of))} boards; ranks centred within each tier),")
     pr("   and over the groups' tiers of one name:")
     pr("      all     " + " ".join(f"{n[:6]} {_fmt(v)}" for n, v in verdict["pooled"].items()))
     for t in TIER_NAMES:
         same = [sub for sub in tiers_of if sub[0][tier_key] == t]
         if same:
-            pooled = {n: pooled_spearman([([r[score_key] for r in sub], [r["loss"][n] for r in sub]) for sub in same]) for n in models}
-            pr(f"      {t:<7} " + " ".join(f"{n[:6]} {_fmt(v)}" for n, v in pooled.items()))
+            pr(f"      {t:<7} " + " ".join(f"{n[:6]} {_fmt(v)}" for n, v in pooled_over(same).items()))
     again = [r for r in rows if "again" in r]
     if again:
         pr(f"   Precision: the {STABILITY_GROUP[0]}/{STABILITY_GROUP[1]} boards rated again with another seed: "
