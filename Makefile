@@ -15,8 +15,9 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 test: $(STAMP)
-	$(BIN)/ruff check pipeline tests
+	$(BIN)/ruff check pipeline tests research
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
 # The long fuzz campaign against the validator (NM_FUZZ_EXAMPLES mutants per strategy); prints counts.
@@ -31,11 +32,12 @@ bench: $(STAMP)
 	$(BIN)/python -m pipeline.bench
 
 # Does the score order boards for player models it does not use? Seeded, fixed sample; a few minutes.
+# The research tools live in research/ (not installed); run from the repository's top folder.
 rating-study: $(STAMP)
-	$(BIN)/python -m pipeline.bench.study_rating
+	$(BIN)/python -m research.study_rating
 
 rating-calibration: $(STAMP)
-	$(BIN)/python -m pipeline.bench.calibrate_rating
+	$(BIN)/python -m research.calibrate_rating
 
 nightly: $(STAMP)
 	$(BIN)/numbermatch nightly

@@ -85,7 +85,7 @@ STUDIO_DATE = dt.date(2026, 1, 2)
 def studio_night(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A one-Level night of four Stages on the ramp curve (easy to hard), made by the nightly
     job: `<out>/2026-01-02/bundle.yaml` and its pool. Tests copy it before changing anything."""
-    from pipeline.levels.nightly import NightlyOptions, default_seed, run_nightly
+    from pipeline.jobs.nightly import NightlyOptions, default_seed, run_nightly
 
     out = tmp_path_factory.mktemp("studio-night")
     run_nightly(

@@ -12,11 +12,12 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.levels.assembler import AssemblyError, assemble, assign, digit_layout, slot_cost
-from pipeline.levels.bundle import bundle_document, bundle_text, write_bundle
+from pipeline.jobs.assembler import AssemblyError, assemble, assign, digit_layout, slot_cost
+from pipeline.jobs.bundle import bundle_document, bundle_text, write_bundle
 from pipeline.schemas import schema_hint
-from pipeline.levels.curves import CurveError, Target, at, builtin_names, targets, tier_needs
-from pipeline.levels.puzzle import Puzzle
+from pipeline.formats.curves import CurveError, Target, at, builtin_names
+from pipeline.jobs.curve_specs import targets, tier_needs
+from pipeline.formats.puzzle import Puzzle
 from pipeline.rating.tiers import TIER_NAMES, tier_for
 
 # Boards by layout: each list holds boards with one value-class pattern.

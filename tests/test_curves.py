@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from pipeline.cli import app
-from pipeline.levels.assembler import AssemblyError, assemble, assign, digit_layout
-from pipeline.levels.curves import (
+from pipeline.jobs.assembler import AssemblyError, assemble, assign, digit_layout
+from pipeline.formats.curves import (
     BUILTIN_FILE,
     CURVE_METAVAR,
     CurveError,
@@ -22,11 +22,10 @@ from pipeline.levels.curves import (
     at,
     builtin_curves,
     builtin_names,
-    load_curve,
     parse_curves,
-    targets,
 )
-from pipeline.levels.puzzle import Puzzle
+from pipeline.jobs.curve_specs import load_curve, targets
+from pipeline.formats.puzzle import Puzzle
 from pipeline.rating.tiers import tier_for
 from pipeline.validator import validate_paths
 from tests.test_assembler import brute_force, make
@@ -279,7 +278,7 @@ def test_an_unfillable_curve_is_refused_naming_level_slots_and_tier() -> None:
 def test_assemble_cli_takes_a_curve_file_and_records_it(tmp_path: Path) -> None:
     puzzles = tmp_path / "puzzles"
     puzzles.mkdir()
-    from pipeline.levels.puzzle import dump_yaml
+    from pipeline.formats.puzzle import dump_yaml
     from pipeline.generation.generator import GenerateParams, generate
 
     made = generate(4, GenerateParams(cells=14, adds=2, seed=5, playouts=8), jobs=1).puzzles
@@ -306,7 +305,7 @@ def test_assemble_cli_takes_a_curve_file_and_records_it(tmp_path: Path) -> None:
 
 
 def test_bundles_number_levels_from_first_level(tmp_path: Path) -> None:
-    from pipeline.levels.bundle import bundle_document, write_bundle
+    from pipeline.jobs.bundle import bundle_document, write_bundle
 
     pool = [make("19", at("easy", 0.4)), make("28", at("hard", 0.6))]
     doc = bundle_document(assemble(pool, levels=1, stages=2), bundle_id="b", seed=1, params={})
@@ -356,7 +355,7 @@ def test_the_studio_names_levels_as_the_bundle_numbers_them() -> None:
 
 
 def test_a_bad_curve_file_is_refused_in_one_line_naming_the_place(tmp_path: Path) -> None:
-    from pipeline.levels.curves import read_curve_file
+    from pipeline.jobs.curve_specs import read_curve_file
 
     bad = tmp_path / "curves.yaml"
     bad.write_text("kind: curves\nschema_version: 1\ncurves: [1, 2]\nextra: !!int 3\n")

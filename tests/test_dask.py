@@ -30,7 +30,7 @@ from pipeline.generation.executors import (
     parse_scheduler,
 )
 from pipeline.generation.generator import GenerateParams, generate
-from pipeline.levels.nightly import (
+from pipeline.jobs.nightly import (
     NightlyError,
     NightlyOptions,
     default_seed,

@@ -20,11 +20,11 @@ from typer.testing import CliRunner
 from pipeline.cli import app
 from pipeline.engine.board import parse
 from pipeline.engine.stage import replay
-from pipeline.levels.assembler import AssemblyError, assemble
-from pipeline.levels.nightly import NightlyOptions, default_seed, run_nightly
-from pipeline.levels.picture import board_svg
-from pipeline.levels.puzzle import Puzzle
-from pipeline.levels.source import SourceError, resolve
+from pipeline.jobs.assembler import AssemblyError, assemble
+from pipeline.jobs.nightly import NightlyOptions, default_seed, run_nightly
+from pipeline.jobs.picture import board_svg
+from pipeline.formats.puzzle import Puzzle
+from pipeline.formats.source import SourceError, resolve
 from pipeline.rating.tiers import tier_for
 from pipeline.solver.search import SOLVED, solve
 from pipeline.validator import validate_paths

@@ -284,7 +284,7 @@ def independent_check(raw: bytes, path: Path) -> None:
                 assert puzzle["id"] not in seen, "a puzzle twice in one bundle"
                 seen.add(puzzle["id"])
     # every reader agrees: the assembler's loader takes what the validator took
-    from pipeline.levels.files import load_puzzles
+    from pipeline.jobs.inputs import load_puzzles
 
     assert load_puzzles([path])
 

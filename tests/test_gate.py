@@ -22,9 +22,9 @@ from pipeline import limits, schemas
 from pipeline.cli import app
 from pipeline.engine.board import parse
 from pipeline.errors import NumberMatchError
-from pipeline.levels.nightly import NightlyError, NightlyOptions, run_nightly
-from pipeline.levels.publish import make_staging, publish, sweep
-from pipeline.levels.puzzle import puzzle_id
+from pipeline.jobs.nightly import NightlyError, NightlyOptions, run_nightly
+from pipeline.jobs.publish import make_staging, publish, sweep
+from pipeline.formats.puzzle import puzzle_id
 from pipeline.rating.tiers import TIERS
 from pipeline.validator import validate_paths, validate_texts
 

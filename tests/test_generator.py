@@ -20,10 +20,10 @@ from pipeline.generation.generator import (
     generate,
     run_attempt,
 )
-from pipeline.levels.files import write_puzzles
+from pipeline.formats.files import write_puzzles
 from pipeline.engine.moves import Move
 from pipeline.generation.proposals import DigitDistribution, DigitsError, constructive, reading_order_reduction
-from pipeline.levels.puzzle import puzzle_id
+from pipeline.formats.puzzle import puzzle_id
 from pipeline.rating.score import rate
 from pipeline.schemas import validator
 from pipeline.engine.stage import replay

@@ -16,11 +16,11 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-import pipeline.levels.nightly as nightly
-from pipeline.levels.assembler import AssemblyError
+import pipeline.jobs.nightly as nightly
+from pipeline.jobs.assembler import AssemblyError
 from pipeline.cli import app
-from pipeline.levels.publish import sweep
-from pipeline.levels.nightly import NightlyError, NightlyOptions, TierPlan, run_nightly
+from pipeline.jobs.publish import sweep
+from pipeline.jobs.nightly import NightlyError, NightlyOptions, TierPlan, run_nightly
 from pipeline.validator import validate_paths
 
 from tests import reference
@@ -313,8 +313,8 @@ def test_three_nights_continue_the_numbering_and_the_curve_and_ship_expert_stage
     report = (out / days[2].isoformat() / "report.md").read_text()
     assert "## Targets and placed scores" in report and "| 3 |" in report and "### Level 3" in report
     # the designers' commands name Levels as the bundle numbers them (from first_level)
-    from pipeline.levels.source import SourceError, bundle_stage
-    from pipeline.levels.swap import SwapError, swap_stage
+    from pipeline.formats.source import SourceError, bundle_stage
+    from pipeline.jobs.swap import SwapError, swap_stage
 
     third = out / days[2].isoformat() / "bundle.yaml"
     boss = bundle_stage(third, 3, 2)

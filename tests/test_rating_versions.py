@@ -12,7 +12,7 @@ import yaml
 from pipeline.engine.board import parse
 from pipeline.engine.moves import ADD
 from pipeline.engine.rulesets import DEFAULT
-from pipeline.levels.puzzle import dump_yaml
+from pipeline.formats.puzzle import dump_yaml
 from pipeline.rating.explain import explain
 from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.players import LocalPlayer, OpenerPlayer, PlannerPlayer, Player, ProximityPlayer, RandomPlayer, play, play_many
@@ -75,7 +75,7 @@ def test_version_2_blocks_are_still_reproduced(doc) -> None:
 def test_the_study_scores_each_version_as_rate_does() -> None:
     """The rating study plays each player once for the most games any version gives it and scores
     every version from its prefix; that must be what `rate` stores."""
-    from pipeline.bench.study_rating import VERSIONS, version_score, version_stats
+    from research.study_rating import VERSIONS, version_score, version_stats
 
     cells = parse("719473731/547335153/2468")
     stats = version_stats(cells, 1)
@@ -87,7 +87,7 @@ def test_the_study_scores_each_version_as_rate_does() -> None:
 def test_the_study_measures_loss_rates_on_games_no_score_was_computed_from() -> None:
     """Every model's loss rate comes from its own games (another seed than the rating's), and each
     version is held out from exactly the measured models its population lacks."""
-    from pipeline.bench.study_rating import MEASURE_GAMES, MEASURE_SEED, MODEL_NAMES, VERSIONS, held_out, measured_loss, population
+    from research.study_rating import MEASURE_GAMES, MEASURE_SEED, MODEL_NAMES, VERSIONS, held_out, measured_loss, population
 
     assert MEASURE_SEED != DEFAULT_SEED and set(MEASURE_GAMES) == set(MODEL_NAMES)
     for v in VERSIONS:
@@ -102,7 +102,7 @@ def test_the_study_measures_loss_rates_on_games_no_score_was_computed_from() -> 
 def test_within_tier_correlation_pools_ranks_centred_in_each_tier() -> None:
     """Pooled inside tiers: one tier alone is plain Spearman; a second tier's offset (harder boards
     with higher scores) adds nothing, so an order reversed inside each tier pools to -1."""
-    from pipeline.bench.study_rating import bootstrap_interval, pooled_spearman, spearman
+    from research.study_rating import bootstrap_interval, pooled_spearman, spearman
 
     xs, ys = [1.0, 2.0, 3.0, 4.0, 5.0], [0.1, 0.3, 0.2, 0.5, 0.4]
     assert pooled_spearman([(xs, ys)]) == pytest.approx(spearman(xs, ys))
@@ -124,7 +124,7 @@ def test_within_tier_correlation_pools_ranks_centred_in_each_tier() -> None:
     ],
 )
 def test_a_bad_study_or_calibration_dump_is_one_line_naming_it(tmp_path, monkeypatch, text, says) -> None:
-    from pipeline.bench import calibrate_rating, study_rating
+    from research import calibrate_rating, study_rating
 
     path = tmp_path / "dump.json"
     if text is not None:
@@ -144,7 +144,7 @@ def test_a_bad_study_or_calibration_dump_is_one_line_naming_it(tmp_path, monkeyp
 
 def test_the_studys_hunted_boards_fill_only_the_current_versions_top_tier() -> None:
     """Boards found by the screened hunt count for the current version's HUNT_TIER and nothing else."""
-    from pipeline.bench.study_rating import GROUPS, HUNT_TIER, PER_TIER, VERSIONS, select
+    from research.study_rating import GROUPS, HUNT_TIER, PER_TIER, VERSIONS, select
 
     old, new = VERSIONS[0], VERSIONS[-1]
     g = list(GROUPS[0])

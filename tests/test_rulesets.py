@@ -15,7 +15,7 @@ from pipeline.engine.rulesets import DEFAULT, RULESETS, SHIPPED, Ruleset, rulese
 from pipeline.engine.stage import STUCK, Stage, replay
 from pipeline.errors import IllegalMoveError, RulesetError
 from pipeline.generation.generator import GenerateParams, GenerationError, generate
-from pipeline.levels.files import write_puzzles
+from pipeline.formats.files import write_puzzles
 from pipeline.rating.score import rate
 from pipeline.rating.tiers import UNSOLVABLE as TIER_UNSOLVABLE
 from pipeline.solver.search import SOLVED, UNSOLVABLE, solve

@@ -201,7 +201,7 @@ def test_the_cli_refuses_a_missing_folder_in_one_line(tmp_path: Path) -> None:
 
 
 def test_stuck_and_won_are_shown_plainly(client: TestClient, night_copy: Path) -> None:
-    from pipeline.levels.puzzle import Puzzle, dump_yaml
+    from pipeline.formats.puzzle import Puzzle, dump_yaml
 
     stuck = Puzzle("12", 0, (), {})
     (night_copy / "mine").mkdir()

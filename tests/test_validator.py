@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 
 from pipeline import schemas
 from pipeline.cli import app
-from pipeline.levels.puzzle import Puzzle, dump_yaml
-from pipeline.validator import CODES, PathError, collect_files, loader, validate_paths, validate_texts
+from pipeline.formats.puzzle import Puzzle, dump_yaml
+from pipeline.formats import loader
+from pipeline.validator import CODES, PathError, collect_files, validate_paths, validate_texts
 from pipeline.validator.reporters import github_line, text_line
 
 FIXTURES = Path(__file__).parent / "fixtures" / "validator"

@@ -18,8 +18,8 @@ import time
 
 from pipeline.generation.executors import DaskExecutor, Executor, PoolExecutor, connect
 from pipeline.generation.generator import GenerateParams, generate
-from pipeline.levels.nightly import TIER_PLANS, tier_seed
-from pipeline.levels.puzzle import Puzzle, dump_yaml
+from pipeline.jobs.nightly import TIER_PLANS, tier_seed
+from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.validator import validate_texts
 
 WORKERS = 2

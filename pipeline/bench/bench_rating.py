@@ -8,7 +8,7 @@
    process; each version's own tier table), and the ratio.
 
 Whether the score orders boards for players it does not use is `make rating-study`
-(`pipeline/bench/study_rating.py`): it takes minutes, so it is not part of `make bench`.
+(`research/study_rating.py`): it takes minutes, so it is not part of `make bench`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from functools import partial
 
 import pipeline.rating.score as score_module
 from pipeline.generation.generator import GenerateParams, GenerationError, generate
-from pipeline.levels.nightly import TIER_PLANS
+from pipeline.jobs.nightly import TIER_PLANS
 from pipeline.rating.score import rate
 from pipeline.rating.tiers import RATING_VERSION
 

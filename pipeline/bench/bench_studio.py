@@ -45,7 +45,7 @@ def _night(tmp: Path) -> tuple[Path, str]:
         return generated, bundles[0].relative_to(generated).as_posix()
     import datetime as dt
 
-    from pipeline.levels.nightly import NightlyOptions, run_nightly
+    from pipeline.jobs.nightly import NightlyOptions, run_nightly
 
     result = run_nightly(NightlyOptions(date=dt.date(2026, 1, 2), seed=20260102, levels=2, stages=6, out=tmp, jobs=1))
     return tmp, result.bundle_path.relative_to(tmp).as_posix()
@@ -56,7 +56,7 @@ def _boards_36(root: Path, count: int) -> list[tuple[str, dict]]:
     import random
 
     from pipeline.engine.board import format_board
-    from pipeline.levels.puzzle import Puzzle, dump_yaml
+    from pipeline.formats.puzzle import Puzzle, dump_yaml
     from pipeline.solver import SOLVED
 
     rng = random.Random(36)

@@ -21,10 +21,10 @@ import yaml
 
 from pipeline.engine.board import format_board
 from pipeline.engine.moves import ADD, Move
-from pipeline.levels.puzzle import Puzzle, dump_yaml
+from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.rating.tiers import tier_for
 from pipeline.validator import Validator, collect_files, validate_paths
-from pipeline.validator.loader import Loader
+from pipeline.formats.loader import Loader
 
 STAGES = 1000
 PER_LEVEL = 10

@@ -7,16 +7,17 @@ from typing import Optional
 
 import typer
 
-from pipeline.levels.assembler import assemble as assemble_puzzles
-from pipeline.levels.assembler import parse_pin
-from pipeline.levels.files import load_puzzles
+from pipeline.jobs.assembler import assemble as assemble_puzzles
+from pipeline.jobs.assembler import parse_pin
+from pipeline.jobs.inputs import load_puzzles
 from pipeline.atomic import write_atomic
-from pipeline.levels.bundle import bundle_document, bundle_id_problem, bundle_text, default_bundle_id
-from pipeline.levels.curves import curve_params, load_curve
-from pipeline.levels.curves import CURVE_HELP, CURVE_METAVAR, shape_text
+from pipeline.jobs.bundle import bundle_document, bundle_id_problem, bundle_text, default_bundle_id
+from pipeline.formats.curves import curve_params
+from pipeline.jobs.curve_specs import load_curve
+from pipeline.formats.curves import CURVE_HELP, CURVE_METAVAR, shape_text
 from pipeline.validator import validate_texts
 from pipeline.errors import NumberMatchError
-from pipeline.levels.nightly import (
+from pipeline.jobs.nightly import (
     DEFAULT_CURVE,
 )
 from pipeline.cli.base import app

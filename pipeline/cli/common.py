@@ -61,9 +61,9 @@ SOURCE_HELP = (
 IN_HELP = "Where to look up a puzzle id SOURCE: puzzle files, bundles or folders (repeatable)."
 
 
-def load_source(text: str, search: list[Path] | None = None):  # -> pipeline.levels.source.Source
-    """Resolve a SOURCE argument (`pipeline.levels.source`); a bad one exits 1 with one line."""
-    from pipeline.levels.source import resolve
+def load_source(text: str, search: list[Path] | None = None):  # -> pipeline.formats.source.Source
+    """Resolve a SOURCE argument (`pipeline.formats.source`); a bad one exits 1 with one line."""
+    from pipeline.formats.source import resolve
 
     try:
         return resolve(text, search or ())

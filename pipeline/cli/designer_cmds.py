@@ -28,7 +28,7 @@ def puzzle(
     With --refresh FILE..., re-derive id, certificate and difficulty of hand-edited puzzle files,
     print what changed, and rewrite each only when it is valid afterwards.
     """
-    from pipeline.levels.authoring import AuthoringError, author, puzzle_text, validation_problem
+    from pipeline.jobs.authoring import AuthoringError, author, puzzle_text, validation_problem
 
     budget = None if budget_nodes == 0 else budget_nodes
     if refresh:
@@ -71,7 +71,7 @@ def puzzle(
 
 def _refresh(files: list[str], budget: int | None, out: str | None, adds: int | None) -> None:
     from pipeline.atomic import write_atomic
-    from pipeline.levels.authoring import refresh, validation_problem
+    from pipeline.jobs.authoring import refresh, validation_problem
 
     if not files:
         fail("--refresh needs one or more puzzle files")
@@ -119,9 +119,9 @@ def swap(
 ) -> None:
     """Replace one Stage of a bundle by a pool puzzle; every other Stage stays byte-identical.
     """
-    from pipeline.levels.assembler import parse_slot
-    from pipeline.levels.files import load_puzzles
-    from pipeline.levels.swap import swap_stage
+    from pipeline.jobs.assembler import parse_slot
+    from pipeline.jobs.inputs import load_puzzles
+    from pipeline.jobs.swap import swap_stage
 
     try:
         level, number = parse_slot(stage)
@@ -144,7 +144,7 @@ def swap(
         fail(f"cannot write {bundle}: {exc.strerror or exc}")
     typer.echo(("(dry run) " if dry_run else "") + result.summary())
     if not dry_run and not pool:  # the bundle's own pool/ takes back what the swap took out
-        from pipeline.levels.swap import keep_in_pool
+        from pipeline.jobs.swap import keep_in_pool
 
         kept = keep_in_pool(result, places[0])
         if kept is not None:
@@ -163,7 +163,7 @@ def render(
     """Draw a board as the game shows it, as an SVG picture.
     """
     from pipeline.atomic import write_atomic
-    from pipeline.levels.picture import board_svg
+    from pipeline.jobs.picture import board_svg
 
     if out.suffix.lower() != ".svg":
         fail(f"--out {out}: name an .svg file")
@@ -181,7 +181,7 @@ def render(
     typer.echo(f"{out}: {src.label}" + note)
 
 
-def _next_pair(src, adds: int) -> tuple[tuple[int, ...], str]:  # src: pipeline.levels.source.Source
+def _next_pair(src, adds: int) -> tuple[tuple[int, ...], str]:  # src: pipeline.formats.source.Source
     from pipeline.engine.moves import Move
     from pipeline.solver.search import SOLVED, solve
 
@@ -208,8 +208,8 @@ def report(
     The nightly job writes one next to each bundle; run this after a swap to see the new night.
     """
     from pipeline.atomic import write_atomic
-    from pipeline.levels.report_html import render_report_html
-    from pipeline.levels.source import read_document
+    from pipeline.jobs.report_html import render_report_html
+    from pipeline.formats.source import read_document
     from pipeline.validator import validate_paths
 
     if out.suffix.lower() not in (".html", ".htm"):

@@ -27,8 +27,8 @@ def _emit(obj: object) -> None:
     sys.stdout.write(json.dumps(obj, separators=(", ", ": ")) + "\n")
 
 
-def _source(text: str, search: Sequence[Path] | None):  # -> pipeline.levels.source.Source
-    from pipeline.levels.source import resolve
+def _source(text: str, search: Sequence[Path] | None):  # -> pipeline.formats.source.Source
+    from pipeline.formats.source import resolve
 
     return resolve(text, search or ())
 

@@ -18,7 +18,7 @@ from pipeline.generation.generator import (
     generate as generate_puzzles,
     run_attempt,
 )
-from pipeline.levels.files import write_puzzles
+from pipeline.formats.files import write_puzzles
 from pipeline.generation.executors import SCHEDULER_ENV, Executor, open_executor
 from pipeline.cli.base import app
 from pipeline.generation.proposals import STRATEGIES

@@ -17,8 +17,8 @@ from pipeline.cli.common import fail
 from pipeline.errors import NumberMatchError, Terminated, shorten
 from pipeline.limits import MAX_JOBS, MAX_LEVELS, MAX_STAGES
 from pipeline.generation.executors import SCHEDULER_ENV
-from pipeline.levels.curves import CURVE_HELP, CURVE_METAVAR, shape_text
-from pipeline.levels.nightly import (
+from pipeline.formats.curves import CURVE_HELP, CURVE_METAVAR, shape_text
+from pipeline.jobs.nightly import (
     DEFAULT_OUT,
     NightlyError,
     default_seed,

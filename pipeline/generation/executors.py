@@ -25,17 +25,14 @@ import socket
 import time
 import uuid
 from collections import Counter, deque
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
 from pipeline import __version__
 from pipeline.engine.rulesets import SHIPPED
 from pipeline.errors import NumberMatchError
 from pipeline.procs import die_with_parent
-
-if TYPE_CHECKING:
-    from pipeline.generation.generator import GenerateParams, Outcome
 
 SCHEDULER_ENV = "NUMBERMATCH_SCHEDULER"
 LOCAL_PREFIX = "local:"
@@ -52,7 +49,11 @@ class SchedulerError(NumberMatchError):
     """The Dask scheduler cannot be used: not installed, unreachable, gone away, or no workers."""
 
 
-Tagged = tuple["Outcome", str]  # an outcome and the name of the worker that computed it
+# An attempt function, `generator.run_attempt(params, k)`: executors are handed it rather than
+# importing it, so the generator may use them without a cycle. It must be a module-level function
+# (the pool and Dask pickle it by name).
+Attempt = Callable[[Any, int], Any]
+Tagged = tuple[Any, str]  # an outcome and the name of the worker that computed it
 
 
 class Executor(Protocol):
@@ -60,7 +61,7 @@ class Executor(Protocol):
 
     description: str
 
-    def outcomes(self, params: GenerateParams, limit: int) -> Generator[Tagged, None, None]: ...
+    def outcomes(self, run: Attempt, params: Any, limit: int) -> Generator[Tagged, None, None]: ...
 
 
 @dataclass(frozen=True)
@@ -79,10 +80,8 @@ class WorkReport:
         return f"{self.where}; attempts per worker: {per or 'none'}"
 
 
-def _run_named(params: GenerateParams, attempt: int) -> Tagged:
-    from pipeline.generation.generator import run_attempt
-
-    return run_attempt(params, attempt), multiprocessing.current_process().name
+def _run_named(run: Attempt, params: Any, attempt: int) -> Tagged:
+    return run(params, attempt), multiprocessing.current_process().name
 
 
 class InlineExecutor:
@@ -90,11 +89,9 @@ class InlineExecutor:
 
     description = "this process"
 
-    def outcomes(self, params: GenerateParams, limit: int) -> Generator[Tagged, None, None]:
-        from pipeline.generation.generator import run_attempt
-
+    def outcomes(self, run: Attempt, params: Any, limit: int) -> Generator[Tagged, None, None]:
         for k in range(limit):
-            yield run_attempt(params, k), "main"
+            yield run(params, k), "main"
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
@@ -109,26 +106,24 @@ class PoolExecutor:
         self.workers = workers
         self.description = f"process pool, {workers} workers"
 
-    def outcomes(self, params: GenerateParams, limit: int) -> Generator[Tagged, None, None]:
+    def outcomes(self, run: Attempt, params: Any, limit: int) -> Generator[Tagged, None, None]:
         from functools import partial
 
         # imap yields in attempt order; leaving the block terminates the workers still busy on
         # attempts that are no longer needed
         # workers die with this process: an orphan would keep the nightly lock (`procs`)
         with _pool_context().Pool(self.workers, initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
-            yield from pool.imap(partial(_run_named, params), range(limit), chunksize=1)
+            yield from pool.imap(partial(_run_named, run, params), range(limit), chunksize=1)
 
 
 # --- Dask ------------------------------------------------------------------------------------
 
-def _run_batch(params: GenerateParams, start: int, stop: int) -> tuple[str, float, list[Outcome]]:
+def _run_batch(run: Attempt, params: Any, start: int, stop: int) -> tuple[str, float, list[Any]]:
     """Attempts start..stop-1 on a Dask worker: (worker address, seconds, outcomes)."""
     from distributed import get_worker
 
-    from pipeline.generation.generator import run_attempt
-
     began = time.perf_counter()
-    outcomes = [run_attempt(params, k) for k in range(start, stop)]
+    outcomes = [run(params, k) for k in range(start, stop)]
     return get_worker().address, time.perf_counter() - began, outcomes
 
 
@@ -168,22 +163,22 @@ class DaskExecutor:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return SchedulerError(f"the Dask scheduler at {self.address} went away: {reason}")
 
-    def outcomes(self, params: GenerateParams, limit: int) -> Generator[Tagged, None, None]:
+    def outcomes(self, run: Attempt, params: Any, limit: int) -> Generator[Tagged, None, None]:
         from distributed import KilledWorker
         from distributed import TimeoutError as DaskTimeout
 
         window = INFLIGHT_PER_THREAD * self._threads()
         batch = 1  # per run (attempt costs differ between targets); grows once times are measured
-        run = uuid.uuid4().hex[:12]
+        tag = uuid.uuid4().hex[:12]
         inflight: deque[tuple[int, int, Any]] = deque()
         next_k = 0
         try:
             while True:
                 while len(inflight) < window and next_k < limit:
                     stop = min(limit, next_k + batch)
-                    key = f"numbermatch-attempts-{run}-{next_k}"
+                    key = f"numbermatch-attempts-{tag}-{next_k}"
                     try:
-                        future = self.client.submit(_run_batch, params, next_k, stop, key=key, pure=False)
+                        future = self.client.submit(_run_batch, run, params, next_k, stop, key=key, pure=False)
                     except Exception as exc:  # noqa: BLE001 - a closed client cannot submit
                         raise self._gone(exc) from None
                     inflight.append((next_k, stop, future))

@@ -31,7 +31,7 @@ from pipeline.engine.moves import Move
 from pipeline.generation.executors import Executor, WorkReport, open_executor
 from pipeline.limits import MAX_COUNT, MAX_JOBS
 from pipeline.generation.proposals import STRATEGIES, DigitDistribution, propose, reading_order_reduction
-from pipeline.levels.puzzle import GENERATOR_NAME, Puzzle
+from pipeline.formats.puzzle import GENERATOR_NAME, Puzzle
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
 from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
@@ -273,7 +273,7 @@ def generate(
     judge = _Judge(count, params, exclude_ids)
     workers: Counter[str] = Counter()
     # closing the stream as soon as the target is met stops the executor handing out work
-    with closing(executor.outcomes(params, limit)) as outcomes:
+    with closing(executor.outcomes(run_attempt, params, limit)) as outcomes:
         for outcome, worker in outcomes:
             workers[worker] += 1
             judge.take(outcome, progress)

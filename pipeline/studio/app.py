@@ -38,7 +38,7 @@ from pipeline.engine.board import WIDTH, parse
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rulesets import SHIPPED, ruleset_for
 from pipeline.errors import IllegalMoveError, NumberMatchError
-from pipeline.levels.puzzle import Puzzle
+from pipeline.formats.puzzle import Puzzle
 from pipeline.rating.tiers import tier_for
 from pipeline.solver import SOLVED, UNSOLVABLE
 from pipeline.studio import game
@@ -54,8 +54,8 @@ LOCAL_HOSTS = ["127.0.0.1", "localhost"]
 
 
 def board_picture(cells: bytes, highlight: tuple[int, ...] = ()) -> Markup:
-    """The designers' board picture (`pipeline.levels.picture`), inlined in a card."""
-    from pipeline.levels.picture import board_svg
+    """The designers' board picture (`pipeline.jobs.picture`), inlined in a card."""
+    from pipeline.jobs.picture import board_svg
 
     return Markup(board_svg(cells, highlight=highlight, numbers=False, cell=20))
 
@@ -368,7 +368,7 @@ class Studio:
 
 def curve(slots: Iterable[StageSlot]) -> Markup:
     """The designers' curve chart (report.html's) over these Stages, Levels side by side."""
-    from pipeline.levels.report_html import curve_svg
+    from pipeline.jobs.report_html import curve_svg
 
     points: list[tuple[str, float, float | None, str]] = []
     ticks: list[str] = []

@@ -11,7 +11,7 @@ reload never loses it. Meaning of each edit:
 
 Save re-reads the bundle and refuses when its hash is not the draft's base (someone changed it
 since it was opened: nothing is written, the draft stays in the address). Otherwise each swap is
-made with `pipeline.levels.swap` (which edits only that Stage's text and validates the whole
+made with `pipeline.jobs.swap` (which edits only that Stage's text and validates the whole
 bundle), on a hidden work copy next to the bundle, and the result is validated once more and
 written atomically over the bundle. Every other Stage stays byte-identical.
 """
@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from pipeline.errors import NumberMatchError
-from pipeline.levels.puzzle import Puzzle
+from pipeline.formats.puzzle import Puzzle
 from pipeline.studio.library import content_hash
 
 _AT = r"[1-9]\d{0,3}\.[1-9]\d{0,3}"
@@ -126,7 +126,7 @@ def offer_pool(pool: Sequence[Puzzle], draft: Draft, used: set[str]) -> list[Puz
 def nearest(bundle: Path, at: str, pool: Sequence[Puzzle]) -> tuple[Puzzle | None, str | None]:
     """The swap module's choice for Stage `at` from `pool` (nearest score in the target's tier),
     or None and its reason; nothing is written."""
-    from pipeline.levels.swap import SwapError, swap_stage
+    from pipeline.jobs.swap import SwapError, swap_stage
 
     level, stage = split_at(at)
     try:
@@ -138,7 +138,7 @@ def nearest(bundle: Path, at: str, pool: Sequence[Puzzle]) -> tuple[Puzzle | Non
 def apply(bundle: Path, base: str, draft: Draft, pool: Sequence[Puzzle]) -> tuple[str, list[str]]:
     """The bundle text with the draft's swaps made, and one line per swap; writes nothing
     outside a hidden work copy in the bundle's folder, which it removes. Raises DraftError."""
-    from pipeline.levels.swap import SwapError, swap_stage
+    from pipeline.jobs.swap import SwapError, swap_stage
 
     raw = bundle.read_bytes()
     if content_hash(raw) != base:

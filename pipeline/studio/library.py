@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import NumberMatchError
-from pipeline.levels.files import YAML_SUFFIXES
-from pipeline.levels.puzzle import Puzzle
+from pipeline.formats.files import YAML_SUFFIXES
+from pipeline.formats.puzzle import Puzzle
 from pipeline.rating.tiers import TIER_NAMES, UNSOLVABLE
 from pipeline.studio.paths import relative
 
@@ -37,7 +37,7 @@ def content_hash(raw: bytes) -> str:
 
 def read_document(path: Path, name: str) -> tuple[dict[str, Any], bytes]:
     """The mapping in a level file and its bytes; raises LibraryError with one line."""
-    from pipeline.validator.loader import load_bytes, MAX_BYTES
+    from pipeline.formats.loader import load_bytes, MAX_BYTES
 
     if not path.is_file():
         raise LibraryError(f"{name}: no such file")

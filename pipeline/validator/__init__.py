@@ -16,9 +16,9 @@ from pathlib import Path
 
 from pipeline.engine.rulesets import SHIPPED
 from pipeline.errors import NumberMatchError
-from pipeline.levels.files import level_files
-from pipeline.validator.loader import Loaded, load_file, load_text
-from pipeline.validator.problems import CODES, Problem, ValidationReport, internal_error
+from pipeline.formats.files import level_files
+from pipeline.formats.loader import Loaded, load_file, load_text
+from pipeline.problems import CODES, Problem, ValidationReport, internal_error
 from pipeline.validator.schema_layer import check as check_schema, classify
 from pipeline.validator.semantics import Semantics
 

@@ -1,13 +1,13 @@
 """Layer 3 for curve files: what the curve schema cannot say (tier names, dips in order, a
 target given one way, unique curve names, a job naming a curve that exists). The checks are the
-curve reader's own (`pipeline.levels.curves.problems`), so a file `validate` accepts is a file
+curve reader's own (`pipeline.formats.curves.problems`), so a file `validate` accepts is a file
 `assemble --curve` and `nightly --curve` can read."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pipeline.levels.curves import problems
+from pipeline.formats.curves import problems
 
 Parts = tuple[Any, ...]
 CODE = "NM320"

@@ -16,11 +16,11 @@ from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.errors import NumberMatchError
 from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.tiers import TIERS_BY_VERSION, tier_range
-from pipeline.validator.semantics import DEEP_TIER_MARGIN, SCORE_TOLERANCE, Parts, _Context
+from pipeline.validator.context import DEEP_TIER_MARGIN, SCORE_TOLERANCE, Context, Parts
 
 
 def deep_check(
-    ctx: _Context,
+    ctx: Context,
     board: str,
     adds: int,
     p: dict[str, Any],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from pipeline.validator.problems import Problem, ValidationReport
+from pipeline.problems import Problem, ValidationReport
 
 FORMATS = ("text", "json", "github")
 

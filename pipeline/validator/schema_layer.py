@@ -17,9 +17,9 @@ from pipeline import schemas
 from pipeline.engine.board import parse
 from pipeline.errors import NumberMatchError, shorten
 from pipeline.engine.moves import Move
-from pipeline.levels.puzzle import SCHEMA_VERSION
-from pipeline.validator.loader import Document, find_node, position
-from pipeline.validator.problems import Problem, json_path
+from pipeline.formats.puzzle import SCHEMA_VERSION
+from pipeline.formats.loader import Document, find_node, position
+from pipeline.problems import Problem, json_path
 
 _RANGE = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems",
           "minLength", "maxLength", "minProperties", "maxProperties"}

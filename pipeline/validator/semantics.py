@@ -16,18 +16,14 @@ from pipeline.engine.board import format_board, parse
 from pipeline.errors import IllegalMoveError, NumberMatchError
 from pipeline.limits import LimitError
 from pipeline.engine.moves import Move
-from pipeline.levels.puzzle import puzzle_id
+from pipeline.formats.puzzle import puzzle_id
 from pipeline.engine.rulesets import DEFAULT, SHIPPED, Ruleset, ruleset_for
 from pipeline.engine.stage import apply_move
 from pipeline.rating.tiers import TIERS_BY_VERSION, tier_for
-from pipeline.validator.loader import Document, find_node, position
-from pipeline.validator.problems import Problem, json_path
+from pipeline.validator.context import SCORE_TOLERANCE, Context, Parts
+from pipeline.formats.loader import Document
+from pipeline.problems import Problem, json_path
 
-SCORE_TOLERANCE = 0.01
-DEEP_TIER_MARGIN = 5.0  # --deep without a recorded rating seed: how far outside the tier counts
-
-Parts = tuple[Any, ...]
-CORE_FIELDS = ("id", "ruleset", "board", "adds", "solution", "difficulty")
 
 
 def _score_from_metrics() -> Callable[[Mapping[str, Any]], float] | None:
@@ -63,7 +59,7 @@ class Semantics:
 
     def check(self, doc: Document, kind: str, name: str, bad: set[Parts]) -> list[Problem]:
         """Problems of a schema-checked document; parts under a schema problem are skipped."""
-        ctx = _Context(doc, name, bad)
+        ctx = Context(doc, name, bad)
         data = doc.data
         if kind == "puzzle":
             self._unique(ctx, self.puzzle_ids, (), "id", "puzzle")
@@ -78,7 +74,7 @@ class Semantics:
             self._bundle(ctx, data)
         return ctx.problems
 
-    def _unique(self, ctx: "_Context", seen: dict[str, _Where], parts: Parts, key: str, what: str) -> None:
+    def _unique(self, ctx: Context, seen: dict[str, _Where], parts: Parts, key: str, what: str) -> None:
         mapping = ctx.get(parts)
         value = mapping.get(key) if isinstance(mapping, dict) else None
         if not isinstance(value, str) or ctx.is_bad(parts + (key,)):
@@ -90,7 +86,7 @@ class Semantics:
             return
         ctx.add(parts + (key,), "NM304", f"duplicate {what} id {value!r}: already used at {first.describe(ctx.name)}")
 
-    def _bundle(self, ctx: "_Context", data: dict[str, Any]) -> None:
+    def _bundle(self, ctx: Context, data: dict[str, Any]) -> None:
         self._unique(ctx, self.bundle_ids, (), "id", "bundle")
         ruleset = data.get("ruleset")
         bundle_ruleset = None
@@ -128,7 +124,7 @@ class Semantics:
                             f"puzzle ruleset {puzzle.get('ruleset')!r} differs from the bundle's ruleset {bundle_ruleset}")
                 self._puzzle(ctx, puzzle, pparts, None)
 
-    def _puzzle(self, ctx: "_Context", p: dict[str, Any], parts: Parts, provenance: Any) -> None:
+    def _puzzle(self, ctx: Context, p: dict[str, Any], parts: Parts, provenance: Any) -> None:
         """Every check of one schema-valid puzzle mapping at `parts`."""
         try:
             ruleset = ruleset_for(p["ruleset"], self.rulesets)
@@ -157,7 +153,7 @@ class Semantics:
                 self.on_deep(ctx.name)
 
 
-def _numbered(ctx: "_Context", item: dict[str, Any], parts: Parts, key: str, index: int, first: int = 1) -> None:
+def _numbered(ctx: Context, item: dict[str, Any], parts: Parts, key: str, index: int, first: int = 1) -> None:
     number = item.get(key)
     if ctx.is_bad(parts + (key,)) or not isinstance(number, int) or number == index + first:
         return
@@ -169,7 +165,7 @@ def _numbered(ctx: "_Context", item: dict[str, Any], parts: Parts, key: str, ind
 
 
 def _replay(
-    ctx: "_Context", cells: bytes, adds: int, solution: Sequence[str], parts: Parts, ruleset: Ruleset = DEFAULT
+    ctx: Context, cells: bytes, adds: int, solution: Sequence[str], parts: Parts, ruleset: Ruleset = DEFAULT
 ) -> bool:
     """Replay the certificate; report the first bad move, or an unfinished board. True if won."""
     adds_left = adds
@@ -205,7 +201,7 @@ def _replay(
     return True
 
 
-def _difficulty(ctx: "_Context", d: dict[str, Any], adds: int, parts: Parts) -> None:
+def _difficulty(ctx: Context, d: dict[str, Any], adds: int, parts: Parts) -> None:
     score, tier = d["score"], d["tier"]
     version = d.get("version", 1)  # the rating version that made the block: its own tier table
     known = isinstance(version, int) and not isinstance(version, bool) and version in TIERS_BY_VERSION
@@ -230,7 +226,7 @@ def _difficulty(ctx: "_Context", d: dict[str, Any], adds: int, parts: Parts) -> 
         ctx.add(parts + ("min_adds",), "NM311", f"min_adds {min_adds} is larger than the puzzle's adds {adds}")
 
 
-def _derived(ctx: "_Context", d: dict[str, Any], solution: Sequence[str], won: bool, parts: Parts) -> None:
+def _derived(ctx: Context, d: dict[str, Any], solution: Sequence[str], won: bool, parts: Parts) -> None:
     """The metrics that the file itself can check: the (winning) certificate's length and adds,
     and each player's counts (a share of `playouts` games, rounded as stored)."""
     length = d["certificate_length"]
@@ -262,35 +258,3 @@ def _derived(ctx: "_Context", d: dict[str, Any], solution: Sequence[str], won: b
                 what = "games won" if key == "win_rate" else "moves in all"
                 ctx.add(where + (key,), "NM315",
                         f"player {name!r}: {key} {value} over {games} games is not a whole number of {what}")
-
-
-class _Context:
-    """One document being checked: where things are, what to skip, what was found."""
-
-    def __init__(self, doc: Document, name: str, bad: set[Parts]) -> None:
-        self.doc, self.name = doc, name
-        self.bad = bad
-        self.under_bad = {b[:n] for b in bad for n in range(len(b) + 1)}
-        self.problems: list[Problem] = []
-
-    def is_bad(self, parts: Parts) -> bool:
-        """Whether a schema problem lies at or under `parts` (then layer 3 leaves it alone)."""
-        return parts in self.under_bad
-
-    def core_ok(self, parts: Parts) -> bool:
-        """Whether the puzzle mapping at `parts` and its core fields passed the schema."""
-        return parts not in self.bad and not any(self.is_bad(parts + (f,)) for f in CORE_FIELDS)
-
-    def get(self, parts: Parts) -> Any:
-        value = self.doc.data
-        for part in parts:
-            value = value[part]
-        return value
-
-    def pos(self, parts: Parts) -> tuple[int | None, int | None]:
-        node, _, _ = find_node(self.doc.node, list(parts))
-        return position(node)
-
-    def add(self, parts: Parts, code: str, message: str) -> None:
-        line, col = self.pos(parts)
-        self.problems.append(Problem(self.name, line, col, code, message, json_path(parts)))

@@ -4,15 +4,52 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pipeline import __version__
-from pipeline.levels.assembler import Assembly, digit_layout
-from pipeline.levels.curves import shape_text
+from pipeline.jobs.assembler import Assembly, digit_layout
+from pipeline.formats.curves import shape_text
 from pipeline.rating.tiers import TIER_NAMES
 
-if TYPE_CHECKING:
-    from pipeline.levels.nightly import NightlyOptions, TierStats
+
+
+class NightlyOptions(Protocol):
+    """What the heading says about a night (`nightly.NightlyOptions`; a protocol, so the report
+    does not import the job that calls it)."""
+
+    @property
+    def date_text(self) -> str: ...
+    @property
+    def curve_text(self) -> str: ...
+    @property
+    def levels(self) -> int: ...
+    @property
+    def stages(self) -> int: ...
+    @property
+    def seed(self) -> int: ...
+
+
+class _Plan(Protocol):
+    @property
+    def cells(self) -> int: ...
+    @property
+    def adds(self) -> int: ...
+
+
+class TierStats(Protocol):
+    """What generation and validation did for one tier (`nightly.TierStats`)."""
+
+    @property
+    def plan(self) -> _Plan: ...
+    @property
+    def generated(self) -> int: ...
+    @property
+    def attempts(self) -> int: ...
+    @property
+    def invalid(self) -> int: ...
+    @property
+    def rejected(self) -> Mapping[str, int]: ...
+
 
 BUNDLE_FILE, REPORT_FILE, LOG_FILE = "bundle.yaml", "report.md", "run.log"
 

@@ -15,7 +15,7 @@ from typing import Any
 from pipeline.engine.board import format_board
 from pipeline.errors import NumberMatchError
 from pipeline.engine.rulesets import DEFAULT
-from pipeline.levels.puzzle import GENERATOR_NAME, PUZZLE_KIND, SCHEMA_VERSION, Puzzle, dump_yaml
+from pipeline.formats.puzzle import GENERATOR_NAME, PUZZLE_KIND, SCHEMA_VERSION, Puzzle, dump_yaml
 from pipeline.rating import DEFAULT_SEED
 from pipeline.schemas import schema_hint
 from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
@@ -118,7 +118,7 @@ class Refresh:
 
 def refresh(path: Path, *, budget_nodes: int | None = DEFAULT_BUDGET_NODES) -> Refresh:
     """Re-derive id, certificate and difficulty of a (hand-edited) puzzle file; nothing written."""
-    from pipeline.levels.source import SourceError, puzzle_file
+    from pipeline.formats.source import SourceError, puzzle_file
 
     try:
         source = puzzle_file(path)

@@ -116,9 +116,9 @@ def _split_stage(text: str) -> tuple[Path, int, int] | None:
     return Path(head), int(m.group(1)), int(m.group(2))
 
 
-def load_document(path: Path):  # -> pipeline.validator.loader.Document (data and node tree)
+def load_document(path: Path):  # -> pipeline.formats.loader.Document (data and node tree)
     """A file's YAML document, read safely; SourceError names the file, line and problem."""
-    from pipeline.validator.loader import load_file  # the validator is a heavy import; only for files
+    from pipeline.formats.loader import load_file  # the validator is a heavy import; only for files
 
     if not path.exists():
         raise SourceError(f"{path}: no such file")
@@ -205,7 +205,7 @@ def bundle_stage(path: Path, level: int, stage: int) -> Source:
 
 def find_id(puzzle_id: str, search: Iterable[str | Path]) -> Source:
     """The puzzle with this id in the given files and folders (puzzle files and bundles)."""
-    from pipeline.levels.files import level_files
+    from pipeline.formats.files import level_files
 
     places = list(search)
     if not places:

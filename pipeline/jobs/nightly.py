@@ -2,11 +2,11 @@
 
 One night's output is a folder `<out>/<date>/` holding
 
-- `bundle.yaml`: the bundle (see `pipeline.levels.bundle`);
+- `bundle.yaml`: the bundle (see `pipeline.jobs.bundle`);
 - `report.md`: a short human report: Puzzles per tier, acceptance rates, the work each phase
   did, and the difficulty curve of each Level;
 - `report.html`: the same night for a browser: curves as charts, every Stage's board drawn, its
-  metrics explained (`pipeline.levels.report_html`);
+  metrics explained (`pipeline.jobs.report_html`);
 - `pool/<id>.yaml`: the validated Puzzles the bundle did not use, the first place `swap` looks;
 - `run.log`: the one summary line per phase that the job also logs, with its wall-clock time.
 
@@ -39,16 +39,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.levels.assembler import Assembly, assemble
+from pipeline.jobs.assembler import Assembly, assemble
 from pipeline.atomic import write_atomic
-from pipeline.levels.bundle import bundle_document, write_bundle
-from pipeline.levels.curves import Curve, CurveError, curve_from_data, curve_params, load_curve, shape_text, tier_needs
-from pipeline.levels.publish import PublishError, locked, make_staging, publish, sweep
+from pipeline.jobs.bundle import bundle_document, write_bundle
+from pipeline.formats.curves import Curve, CurveError, curve_from_data, curve_params, shape_text
+from pipeline.jobs.curve_specs import load_curve, tier_needs
+from pipeline.jobs.publish import PublishError, locked, make_staging, publish, sweep
 from pipeline.limits import MAX_LEVELS, MAX_STAGES
-from pipeline.levels.report_html import REPORT_HTML, render_report_html
-from pipeline.levels.report import BUNDLE_FILE, LOG_FILE, REPORT_FILE, per_tier, percent, render_report
+from pipeline.jobs.report_html import REPORT_HTML, render_report_html
+from pipeline.jobs.report import BUNDLE_FILE, LOG_FILE, REPORT_FILE, per_tier, percent, render_report
 from pipeline.errors import NumberMatchError
-from pipeline.levels.puzzle import Puzzle, dump_yaml
+from pipeline.formats.puzzle import Puzzle, dump_yaml
 
 if TYPE_CHECKING:
     from pipeline.generation.executors import Executor
@@ -159,7 +160,7 @@ def previous_night(out: Path, before: _dt.date) -> Previous | None:
     problems = _validate_files([path])
     if problems:
         raise NightlyError("continue", f"{path} is not a valid bundle: {problems[0]}")
-    from pipeline.validator.loader import load_file  # the one loader of level files, as validated
+    from pipeline.formats.loader import load_file  # the one loader of level files, as validated
 
     loaded = load_file(path)
     if loaded.document is None:  # changed since it was validated
@@ -218,7 +219,7 @@ Log = Callable[[str], None]
 
 def read_job(path: Path) -> dict[str, Any]:
     """A curve file's `job:` settings, its curve as a spec that loads from anywhere."""
-    from pipeline.levels.curves import read_curve_file
+    from pipeline.jobs.curve_specs import read_curve_file
 
     try:
         data = read_curve_file(path)
@@ -377,7 +378,7 @@ def _build(options: NightlyOptions, staging: Path, log: Log, progress: Progress 
 
 def _write_pool(staging: Path, assembly: Assembly) -> None:
     """The validated Puzzles the bundle did not use, as `pool/<id>.yaml`: what `swap` takes first."""
-    from pipeline.levels.files import write_puzzles
+    from pipeline.formats.files import write_puzzles
 
     write_puzzles(sorted(assembly.unused, key=lambda p: p.id), staging / POOL_DIR)
 

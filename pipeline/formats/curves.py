@@ -19,7 +19,7 @@ in the game's sequence: a night that continues at Level 51 asks the curve for Le
 (0-based inside this module, 1-based in files and bundles).
 
 The three built-in curves (`ramp`, `sawtooth`, `flat`) and the example `campaign` are curve
-files shipped in the package (`pipeline/levels/curve_files/builtin.yaml`), expanded by the same
+files shipped in the package (`pipeline/formats/curve_files/builtin.yaml`), expanded by the same
 code as any designer's file.
 """
 
@@ -465,55 +465,6 @@ def builtin_curves() -> dict[str, Curve]:
     return parse_curves(data, str(BUILTIN_FILE))
 
 
-def read_curve_file(path: str | Path) -> dict[str, Any]:
-    """A curve file's data after the validator accepted it; refuses with line and column."""
-    from pipeline.validator import validate_paths  # jsonschema loads only when a file is read
-
-    path = Path(path)
-    if not path.is_file():
-        raise CurveError(f"{path}: no such curve file")
-    report = validate_paths([path])
-    if not report.ok:
-        first = report.problems[0]
-        more = f" (and {len(report.problems) - 1} more: `numbermatch validate {path}`)" if len(report.problems) > 1 else ""
-        raise CurveError(f"invalid curve file {first.file}:{first.line or 0}:{first.column or 0}: {first.message}{more}")
-    from pipeline.validator.loader import load_file  # the one loader of level files, as validated
-
-    loaded = load_file(path)
-    data = loaded.document.data if loaded.document is not None else None
-    if not isinstance(data, dict) or data.get("kind") != CURVE_KIND:
-        raise CurveError(f"{path}: not a curve file (expected `kind: {CURVE_KIND}`)")
-    return data
-
-
-def load_curve(spec: str | Curve) -> Curve:
-    """A curve by spec: a built-in name (`ramp`), `FILE` (its only curve, or its job's curve)
-    or `FILE:NAME`."""
-    if isinstance(spec, Curve):
-        return spec
-    builtins = builtin_curves()
-    if spec in builtins:
-        return builtins[spec]
-    path, name = (spec, None) if Path(spec).is_file() or ":" not in spec else spec.rsplit(":", 1)
-    if not Path(path).is_file():
-        raise CurveError(
-            f"unknown curve {spec!r}: expected a built-in curve ({', '.join(builtins)}) or FILE[:NAME]"
-        )
-    data = read_curve_file(path)
-    curves = parse_curves(data, str(path))
-    if name is None:
-        job = data.get("job") or {}
-        if isinstance(job.get("curve"), str):
-            name = job["curve"]
-        elif len(curves) == 1:
-            name = next(iter(curves))
-        else:
-            raise CurveError(f"{path} holds curves {', '.join(curves)}: name one as {path}:NAME")
-    if name in curves:
-        return curves[name]
-    if name in builtins or (":" in name and name != spec):  # a job may name a curve elsewhere
-        return load_curve(name)
-    raise CurveError(f"{path}: no curve named {name!r}; it holds {', '.join(curves) or 'none'}")
 
 
 def curve_from_data(name: str, data: Mapping[str, Any]) -> Curve:
@@ -524,20 +475,11 @@ def curve_from_data(name: str, data: Mapping[str, Any]) -> Curve:
         raise CurveError(f"recorded curve {name!r}: {_json_path(exc.parts)}: {exc.message}") from None
 
 
-def targets(curve: str | Curve, levels: int, stages: int, first_level: int = 1) -> list[list[Target]]:
-    """The curve's targets, one list of Stage targets per Level; scores rounded to 2 decimals."""
-    return load_curve(curve).targets(levels, stages, first_level)
-
 
 def shape_text(levels: int, stages: int) -> str:
     """`2 levels x 5 stages`, with the right plurals, for messages and reports."""
     return f"{levels} level{'s' if levels != 1 else ''} x {stages} stage{'s' if stages != 1 else ''}"
 
-
-def tier_needs(curve: str | Curve, levels: int, stages: int, first_level: int = 1) -> dict[str, int]:
-    """How many Puzzles of each tier the curve needs, in tier order (tiers it needs none of left out)."""
-    counts = Counter(t.tier for row in targets(curve, levels, stages, first_level) for t in row)
-    return {name: counts[name] for name in TIER_NAMES if counts[name]}
 
 
 CURVE_METAVAR = "ramp|sawtooth|flat|campaign|FILE[:NAME]"  # the built-ins (a test checks they match)

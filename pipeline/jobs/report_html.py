@@ -20,7 +20,7 @@ from typing import Any
 
 from pipeline.engine.board import parse
 from pipeline.engine.moves import Move
-from pipeline.levels.picture import board_svg
+from pipeline.jobs.picture import board_svg
 from pipeline.rating.tiers import TIERS, tier_for
 
 REPORT_HTML = "report.html"

@@ -21,7 +21,7 @@ from typing import Any
 
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.errors import NumberMatchError
-from pipeline.levels.puzzle import Puzzle, dump_yaml
+from pipeline.formats.puzzle import Puzzle, dump_yaml
 
 
 class SwapError(NumberMatchError):
@@ -55,7 +55,7 @@ def _score_text(score: Any) -> str:
 
 def _load(path: Path) -> tuple[str, Any]:
     """The bundle's text and its YAML node tree (read with the validator's safe loader)."""
-    from pipeline.levels.source import SourceError, load_document
+    from pipeline.formats.source import SourceError, load_document
 
     try:
         document = load_document(path)
@@ -104,7 +104,7 @@ def _replacement_text(node: Any, text: str, puzzle: Puzzle) -> tuple[int, int, s
 
 
 def _layout(board: str, ruleset: int) -> str:
-    from pipeline.levels.assembler import digit_layout
+    from pipeline.jobs.assembler import digit_layout
 
     return digit_layout(board, ruleset)
 
@@ -174,7 +174,7 @@ def keep_in_pool(result: SwapResult, folder: Path) -> Path | None:
     """Write the puzzle a swap took out into the pool folder as `<id>.yaml`, so the swap can be
     undone; None when a file of that name is already there or it would not validate."""
     from pipeline.atomic import write_atomic
-    from pipeline.levels.puzzle import SCHEMA_VERSION, PUZZLE_KIND
+    from pipeline.formats.puzzle import SCHEMA_VERSION, PUZZLE_KIND
     from pipeline.validator import validate_texts
 
     if not result.old_puzzle:

@@ -31,11 +31,11 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import __version__
-from pipeline.levels.assembler import Assembly
+from pipeline.jobs.assembler import Assembly
 from pipeline.atomic import write_atomic
 from pipeline.errors import shorten
 from pipeline.engine.rulesets import DEFAULT
-from pipeline.levels.puzzle import BUNDLE_KIND, SCHEMA_VERSION, dump_yaml
+from pipeline.formats.puzzle import BUNDLE_KIND, SCHEMA_VERSION, dump_yaml
 from pipeline.schemas import schema_hint
 
 

@@ -38,7 +38,7 @@ import time
 from random import Random
 from typing import Any
 
-from pipeline.bench.study_rating import DIGITS, GROUPS, MIXED_GROUPS, SOLVE_NODES, env_jobs, load_dump, pooled_spearman, spearman
+from research.study_rating import DIGITS, GROUPS, MIXED_GROUPS, SOLVE_NODES, env_jobs, load_dump, pooled_spearman, spearman
 from pipeline.generation.proposals import propose, reading_order_reduction
 from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.players import PLAYERS_V3 as PLAYERS, play_many

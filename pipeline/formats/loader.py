@@ -29,7 +29,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pipeline.errors import shorten
 from pipeline.limits import MAX_FILE_BYTES
-from pipeline.validator.problems import Problem, json_path
+from pipeline.problems import Problem, json_path
 
 try:  # libyaml's parser when PyYAML was built with it
     from yaml import CSafeLoader as Loader

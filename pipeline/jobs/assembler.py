@@ -1,7 +1,7 @@
 """The Level assembler: which validated Puzzle fills which Stage of which Level.
 
 The assembler places Puzzles into L Levels of S Stages following a target curve
-(`pipeline.levels.curves`). It solves the placement exactly, as an assignment problem:
+(`pipeline.formats.curves`). It solves the placement exactly, as an assignment problem:
 
     minimise   sum over slots s of |score(puzzle at s) - target(s)|     (in hundredths of a point)
     subject to every slot gets exactly one Puzzle and no Puzzle is used twice;
@@ -43,9 +43,10 @@ import networkx as nx
 
 from pipeline.engine.board import WIDTH, parse
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
-from pipeline.levels.curves import Curve, Target, load_curve, shape_text
+from pipeline.formats.curves import Curve, Target, shape_text
+from pipeline.jobs.curve_specs import load_curve
 from pipeline.errors import NumberMatchError
-from pipeline.levels.puzzle import Puzzle
+from pipeline.formats.puzzle import Puzzle
 from pipeline.rating.tiers import TIER_NAMES
 
 DEFAULT_NODE_BUDGET = 2000

@@ -1,0 +1,48 @@
+"""Level file I/O: which files a set of paths names, and writing Puzzles out. The assembler and
+the generator work on values; this module is where they meet the file system (reading validated
+Puzzles needs the validator, a layer up: `pipeline.jobs.inputs`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from pipeline.atomic import write_atomic
+from pipeline.formats.puzzle import Puzzle, dump_yaml
+from pipeline.schemas import schema_hint
+
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+def level_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The level files named: a file as given (whether or not it exists: callers report that), a
+    folder's `*.yaml`/`*.yml` files recursively, skipping hidden folders such as `.git`, each
+    folder's in sorted order; each file once."""
+    out: list[Path] = []
+    seen: set[Path] = set()
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found: list[Path] = []
+            for root, dirs, files in os.walk(path):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                found.extend(Path(root) / f for f in files if f.endswith(YAML_SUFFIXES))
+            candidates = sorted(found)
+        else:
+            candidates = [path]
+        for c in candidates:
+            key = c.resolve()
+            if key not in seen:
+                seen.add(key)
+                out.append(c)
+    return out
+
+
+def write_puzzles(puzzles: Iterable[Puzzle], folder: str | os.PathLike[str]) -> list[Path]:
+    """Write each puzzle to `<folder>/<id>.yaml` atomically; returns the paths."""
+    hint = schema_hint("puzzle", folder)
+    return [write_atomic(Path(folder) / f"{p.id}.yaml", dump_yaml(p.to_document(), hint)) for p in puzzles]
+
+
+__all__ = ["YAML_SUFFIXES", "level_files", "write_puzzles"]

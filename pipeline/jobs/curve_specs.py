@@ -1,0 +1,74 @@
+"""A curve by spec: a built-in name, `FILE` or `FILE:NAME`. Reading a designer's curve file goes
+through the validator first (so a file `validate` accepts is a file `assemble --curve` and
+`nightly --curve` can read), which is why this lives above the curve language in `formats`."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pipeline.formats.curves import CURVE_KIND, Curve, CurveError, Target, builtin_curves, parse_curves
+from pipeline.rating.tiers import TIER_NAMES
+
+
+def read_curve_file(path: str | Path) -> dict[str, Any]:
+    """A curve file's data after the validator accepted it; refuses with line and column."""
+    from pipeline.validator import validate_paths  # jsonschema loads only when a file is read
+
+    path = Path(path)
+    if not path.is_file():
+        raise CurveError(f"{path}: no such curve file")
+    report = validate_paths([path])
+    if not report.ok:
+        first = report.problems[0]
+        more = f" (and {len(report.problems) - 1} more: `numbermatch validate {path}`)" if len(report.problems) > 1 else ""
+        raise CurveError(f"invalid curve file {first.file}:{first.line or 0}:{first.column or 0}: {first.message}{more}")
+    from pipeline.formats.loader import load_file  # the one loader of level files, as validated
+
+    loaded = load_file(path)
+    data = loaded.document.data if loaded.document is not None else None
+    if not isinstance(data, dict) or data.get("kind") != CURVE_KIND:
+        raise CurveError(f"{path}: not a curve file (expected `kind: {CURVE_KIND}`)")
+    return data
+
+
+def load_curve(spec: str | Curve) -> Curve:
+    """A curve by spec: a built-in name (`ramp`), `FILE` (its only curve, or its job's curve)
+    or `FILE:NAME`."""
+    if isinstance(spec, Curve):
+        return spec
+    builtins = builtin_curves()
+    if spec in builtins:
+        return builtins[spec]
+    path, name = (spec, None) if Path(spec).is_file() or ":" not in spec else spec.rsplit(":", 1)
+    if not Path(path).is_file():
+        raise CurveError(
+            f"unknown curve {spec!r}: expected a built-in curve ({', '.join(builtins)}) or FILE[:NAME]"
+        )
+    data = read_curve_file(path)
+    curves = parse_curves(data, str(path))
+    if name is None:
+        job = data.get("job") or {}
+        if isinstance(job.get("curve"), str):
+            name = job["curve"]
+        elif len(curves) == 1:
+            name = next(iter(curves))
+        else:
+            raise CurveError(f"{path} holds curves {', '.join(curves)}: name one as {path}:NAME")
+    if name in curves:
+        return curves[name]
+    if name in builtins or (":" in name and name != spec):  # a job may name a curve elsewhere
+        return load_curve(name)
+    raise CurveError(f"{path}: no curve named {name!r}; it holds {', '.join(curves) or 'none'}")
+
+
+def targets(curve: str | Curve, levels: int, stages: int, first_level: int = 1) -> list[list[Target]]:
+    """The curve's targets, one list of Stage targets per Level; scores rounded to 2 decimals."""
+    return load_curve(curve).targets(levels, stages, first_level)
+
+
+def tier_needs(curve: str | Curve, levels: int, stages: int, first_level: int = 1) -> dict[str, int]:
+    """How many Puzzles of each tier the curve needs, in tier order (tiers it needs none of left out)."""
+    counts = Counter(t.tier for row in targets(curve, levels, stages, first_level) for t in row)
+    return {name: counts[name] for name in TIER_NAMES if counts[name]}

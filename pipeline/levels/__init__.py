@@ -1,1 +1,0 @@
-"""Levels: the puzzle file format, curves, the assembler, bundles and the nightly job."""

@@ -1,0 +1,1 @@
+"""Research tools (the rating study, its calibration): run by make targets, not installed."""
