@@ -31,6 +31,11 @@ MAX_STAGES = 100
 MAX_JOBS = 64
 # Level files (YAML) read by the validator and the assembler.
 MAX_FILE_BYTES = 16 * 1024 * 1024
+# The studio: a POST body (its forms are a few hundred bytes), and how long a client may take to
+# send a request's headers (and body) or keep an idle connection open.
+MAX_FORM_BYTES = 8 * 1024
+HEADER_TIMEOUT_S = 10.0
+KEEPALIVE_TIMEOUT_S = 5
 
 
 class LimitError(NumberMatchError):

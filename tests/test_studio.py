@@ -11,6 +11,7 @@ import time
 import urllib.request
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -28,11 +29,17 @@ from pipeline.studio.curate import Draft, DraftError  # noqa: E402
 from pipeline.studio.paths import PathRefused, inside  # noqa: E402
 
 BUNDLE = "2026-01-02/bundle.yaml"
+ORIGIN = "http://127.0.0.1:8765"
 
 
 @pytest.fixture
 def client(night_copy: Path) -> TestClient:
     return TestClient(create_app(night_copy), base_url="http://127.0.0.1:8765", raise_server_exceptions=False)
+
+
+def post(client: TestClient, route: str, data: dict[str, str]) -> Any:
+    """A POST as the studio's own page sends it: its origin and its per-run token."""
+    return client.post(route, data={"token": client.app.token, **data}, headers={"Origin": ORIGIN})  # type: ignore[attr-defined]
 
 
 def message(html: str) -> str:
@@ -93,7 +100,7 @@ def test_hostile_stage_requests_get_one_line_and_no_traceback(client: TestClient
 
 def test_a_save_with_nothing_to_save_writes_nothing(client: TestClient, night_copy: Path) -> None:
     before = (night_copy / BUNDLE).read_bytes()
-    r = client.post("/save", data={"path": BUNDLE, "base": "x", "draft": ""})
+    r = post(client, "/save", {"path": BUNDLE, "base": "x", "draft": ""})
     assert r.status_code == 400 and "nothing to save" in message(r.text)
     assert (night_copy / BUNDLE).read_bytes() == before
 
@@ -219,7 +226,7 @@ def test_stuck_and_won_are_shown_plainly(client: TestClient, night_copy: Path) -
 def test_exclude_swaps_in_the_pools_best_and_pin_refuses_swaps(client: TestClient, night_copy: Path) -> None:
     doc = yaml.safe_load((night_copy / BUNDLE).read_text())
     old = doc["levels"][0]["stages"][0]["puzzle"]["id"]
-    r = client.get("/draft", params={"path": BUNDLE, "op": "exclude", "at": "1.1", "id": old})
+    r = post(client, "/draft", {"path": BUNDLE, "op": "exclude", "at": "1.1", "id": old})
     draft = Draft.parse(re.search(r'name="draft" value="([^"]*)"', r.text).group(1))  # type: ignore[union-attr]
     assert old in draft.excludes
     if draft.swaps:  # the pool had a fitting puzzle: it is drafted for the Stage and never the excluded one
@@ -228,15 +235,15 @@ def test_exclude_swaps_in_the_pools_best_and_pin_refuses_swaps(client: TestClien
         assert "no replacement" in r.text
     # Excluding a pool puzzle offered for a Stage only stops offering it; the Stage keeps its puzzle.
     offered = sorted(p.stem for p in (night_copy / "2026-01-02" / "pool").glob("*.yaml"))[0]
-    r = client.get("/draft", params={"path": BUNDLE, "op": "exclude", "at": "1.3", "id": offered})
+    r = post(client, "/draft", {"path": BUNDLE, "op": "exclude", "at": "1.3", "id": offered})
     only = Draft.parse(re.search(r'name="draft" value="([^"]*)"', r.text).group(1))  # type: ignore[union-attr]
     assert only.excludes == (offered,) and only.swaps == ()
     swap_page = client.get("/swap", params={"path": BUNDLE, "at": "1.3", "draft": str(only)}).text
     assert f'data-id="{offered}"' not in swap_page
-    pinned = client.get("/draft", params={"path": BUNDLE, "op": "pin", "at": "1.2", "draft": str(draft)})
+    pinned = post(client, "/draft", {"path": BUNDLE, "op": "pin", "at": "1.2", "draft": str(draft)})
     pinned_draft = Draft.parse(re.search(r'name="draft" value="([^"]*)"', pinned.text).group(1))  # type: ignore[union-attr]
     assert "1.2" in pinned_draft.pins
-    r = client.get("/draft", params={"path": BUNDLE, "op": "swap", "at": "1.2", "id": "nm1-x", "draft": str(pinned_draft)})
+    r = post(client, "/draft", {"path": BUNDLE, "op": "swap", "at": "1.2", "id": "nm1-x", "draft": str(pinned_draft)})
     assert r.status_code == 400 and "pinned" in message(r.text)
     assert "pinned" in client.get("/swap", params={"path": BUNDLE, "at": "1.2", "draft": str(pinned_draft)}).text
 

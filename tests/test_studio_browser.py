@@ -260,7 +260,7 @@ def _swap_first_offer(page: Any, url: str, at: str) -> str:
     offer = page.locator("li.offer").first
     pid = offer.get_attribute("data-id")
     assert pid
-    offer.locator("a.use").click()
+    offer.locator(".use").click()
     page.wait_for_selector("#curve svg")
     assert page.locator(f'article[data-at="{at}"].changed').count() == 1
     return pid

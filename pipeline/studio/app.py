@@ -9,10 +9,11 @@ Routes (all pages take `path`, a file or folder relative to the studio's folder)
                     and the certificate step by step (`sol=K`)
     GET  /act       one click or button of the stage page; redirects to the new /stage address
     GET  /swap      the pool's candidates for one Stage, nearest first
-    GET  /draft     change the draft (no file is written); redirects to /bundle
+    POST /draft     change the draft (no file is written); redirects to /bundle
     POST /save      apply the draft, validate, write atomically; refuses a stale base
 
-Every rules decision is the engine's; the browser only sends the cell it clicked.
+Every rules decision is the engine's; the browser only sends the cell it clicked. Every POST
+passes `guard.Guard` first (own origin, per-run token, a small urlencoded body): see guard.py.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
@@ -46,11 +47,11 @@ from pipeline.studio.curate import Draft, DraftError, StaleSave, nearest, offer_
 from pipeline.studio.library import (
     POOL_DIR, Library, LibraryError, StageSlot, bundle_stages, content_hash, difficulty_of, score_of, tier_of,
 )
+from pipeline.studio.guard import LOCAL_HOSTS, Guard, new_token
 from pipeline.studio.paths import PathRefused, inside, relative
 
 log = logging.getLogger("numbermatch.studio")
 STATIC = Path(__file__).resolve().parent / "static"
-LOCAL_HOSTS = ["127.0.0.1", "localhost"]
 
 
 def board_picture(cells: bytes, highlight: tuple[int, ...] = ()) -> Markup:
@@ -78,8 +79,9 @@ class Studio:
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
         self.library = Library(self.root)
+        self.token = new_token()  # put in every form; a POST without it is refused (guard.py)
         self.env = Environment(loader=PackageLoader("pipeline.studio", "templates"), autoescape=select_autoescape(default=True))
-        self.env.globals.update(url=url, picture=board_picture, explained=explained, WIDTH=WIDTH)
+        self.env.globals.update(url=url, picture=board_picture, explained=explained, WIDTH=WIDTH, token=self.token)
 
     # -- helpers -------------------------------------------------------------------------
     def page(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -311,8 +313,9 @@ class Studio:
         )
 
     def draft_edit(self, request: Request) -> Response:
-        path, rel = self.file(request)
-        q = request.query_params
+        q: dict[str, str] = request.scope.get("form", {})
+        rel = q.get("path", "")
+        path = inside(self.root, rel)
         draft = Draft.parse(q.get("draft", ""))
         op, at, pid = q.get("op", ""), q.get("at", ""), q.get("id", "")
         msg = ""
@@ -351,9 +354,11 @@ class Studio:
         return RedirectResponse("/bundle?" + urlencode({k: v for k, v in query.items() if v}), status_code=303)
 
     async def save_post(self, request: Request) -> Response:
-        form = await request.form()
-        rel, base, draft_text = (str(form.get(k, "")) for k in ("path", "base", "draft"))
+        form: dict[str, str] = request.scope.get("form", {})
+        rel, base, draft_text = (form.get(k, "") for k in ("path", "base", "draft"))
         path = inside(self.root, rel)
+        if not path.is_file():
+            raise LibraryError(f"{rel}: no such file (a Save names the bundle it changes)")
         draft = Draft.parse(draft_text)
         try:
             from starlette.concurrency import run_in_threadpool
@@ -420,8 +425,12 @@ def _reason(text: str) -> str:
 
 
 def _pool_rel(root: Path, bundle: Path) -> str | None:
+    """The pool folder's name under PATH, or None when there is none (or it links outside)."""
     pool = bundle.parent / POOL_DIR
-    return relative(root, pool) if pool.is_dir() else None
+    try:
+        return relative(root, pool) if pool.is_dir() else None
+    except (ValueError, OSError, RuntimeError):
+        return None
 
 
 def url(route: str, /, **params: Any) -> str:
@@ -443,6 +452,8 @@ def _guard(studio: Studio, handler: Callable[[Request], Any]) -> Callable[[Reque
                 return studio.error(403, str(exc))
             except NumberMatchError as exc:
                 return studio.error(400, str(exc))
+            except OSError as exc:  # the message names no path: the page already shows the user's
+                return studio.error(400, f"cannot use that file: {exc.strerror or type(exc).__name__}")
 
         return run_async
 
@@ -453,28 +464,14 @@ def _guard(studio: Studio, handler: Callable[[Request], Any]) -> Callable[[Reque
             return studio.error(403, str(exc))
         except NumberMatchError as exc:
             return studio.error(400, str(exc))
+        except OSError as exc:
+            return studio.error(400, f"cannot use that file: {exc.strerror or type(exc).__name__}")
 
     return run
 
 
-class _SameOrigin:
-    """Refuse a POST whose Origin is another site (a page elsewhere cannot save for you)."""
-
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["method"] == "POST":
-            headers = dict(scope["headers"])
-            origin = headers.get(b"origin", b"").decode("latin-1")
-            if origin and origin != "null" and urlsplit(origin).hostname not in LOCAL_HOSTS:
-                await HTMLResponse("refused: cross-site request", status_code=403)(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
-
-
-def create_app(root: str | Path) -> Starlette:
-    """The studio over folder `root` (which must exist)."""
+def create_app(root: str | Path) -> Guard:
+    """The studio over folder `root` (which must exist), behind its guard (guard.py)."""
     folder = Path(root)
     if not folder.is_dir():
         raise LibraryError(f"{root}: no such folder")
@@ -487,7 +484,7 @@ def create_app(root: str | Path) -> Starlette:
         Route("/stage", g(studio.stage_page)),
         Route("/act", g(studio.act)),
         Route("/swap", g(studio.swap_page)),
-        Route("/draft", g(studio.draft_edit)),
+        Route("/draft", g(studio.draft_edit), methods=["POST"]),
         Route("/save", g(studio.save_post), methods=["POST"]),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -499,8 +496,9 @@ def create_app(root: str | Path) -> Starlette:
         log.exception("studio: %s", request.url)
         return studio.error(500, f"internal error ({type(exc).__name__}); the files on disk are unchanged")
 
-    return Starlette(
+    app = Starlette(
         routes=routes,
-        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=LOCAL_HOSTS), Middleware(_SameOrigin)],
+        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=list(LOCAL_HOSTS))],
         exception_handlers={404: not_found, 500: server_error},
     )
+    return Guard(app, studio.token, studio.error)

@@ -39,11 +39,14 @@ def read_document(path: Path, name: str) -> tuple[dict[str, Any], bytes]:
     """The mapping in a level file and its bytes; raises LibraryError with one line."""
     from pipeline.formats.loader import load_bytes, MAX_BYTES
 
-    if not path.is_file():
-        raise LibraryError(f"{name}: no such file")
-    if path.stat().st_size > MAX_BYTES:
-        raise LibraryError(f"{name}: the file is larger than {MAX_BYTES:,} bytes")
-    raw = path.read_bytes()
+    try:
+        if not path.is_file():
+            raise LibraryError(f"{name}: no such file")
+        if path.stat().st_size > MAX_BYTES:
+            raise LibraryError(f"{name}: the file is larger than {MAX_BYTES:,} bytes")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise LibraryError(f"{name}: cannot read it ({exc.strerror or type(exc).__name__})") from exc
     loaded = load_bytes(raw, name)
     if loaded.document is None:
         p = loaded.problems[0]
@@ -162,14 +165,16 @@ class Library:
         self._docs[path] = (key, got)
         return got
 
-    def _kind_and_tiers(self, path: Path) -> tuple[str, str, list[str]] | str:
+    def _kind_and_tiers(self, path: Path, name: str) -> tuple[str, str, list[str]] | str:
         """("bundle", id, stage tiers) or ("puzzle", id, [tier]), or a problem line."""
-        st = path.stat()
+        try:
+            st = path.stat()
+        except OSError as exc:
+            return f"{name}: cannot read it ({exc.strerror or type(exc).__name__})"
         key = (st.st_size, st.st_mtime_ns)
         hit = self._cache.get(path)
         if hit is not None and hit[0] == key:
             return hit[1]  # type: ignore[no-any-return]
-        name = relative(self.root, path)
         value: Any
         try:
             data, _ = self.document(path, name)
@@ -200,14 +205,19 @@ class Library:
             problems: list[str] = []
             for f in yaml_files:
                 path = here / f
-                if not path.resolve().is_relative_to(self.root):  # a link that leads outside
+                name = f if rel == "." else f"{rel}/{f}"
+                where = _resolved(path)
+                if where is None:
+                    problems.append(f"{name}: a link that loops")
                     continue
-                got = self._kind_and_tiers(path)
+                if not where.is_relative_to(self.root):  # a link that leads outside
+                    continue
+                got = self._kind_and_tiers(path, name)
                 if isinstance(got, str):
                     problems.append(got)
                 elif got[0] == "bundle":
                     kind, bid, tiers = got
-                    folder.items.append(Item("bundle", relative(self.root, path), f"{f} ({bid})", tier_counts(tiers), len(tiers)))
+                    folder.items.append(Item("bundle", name, f"{f} ({bid})", tier_counts(tiers), len(tiers)))
                 else:
                     puzzle_tiers.extend(got[2])
             if puzzle_tiers or (problems and not folder.items):
@@ -224,10 +234,11 @@ class Library:
     def puzzle_files(self, folder: Path) -> list[tuple[str, Puzzle | None, str | None]]:
         """(relative name, Puzzle or None, problem) for each puzzle file directly in `folder`."""
         out: list[tuple[str, Puzzle | None, str | None]] = []
-        if not folder.is_dir():
-            return out
+        where = _resolved(folder)
+        if where is None or not where.is_relative_to(self.root) or not folder.is_dir():
+            return out  # a pool/ that links outside PATH is not read
         files = (p for p in folder.iterdir() if p.name.endswith(SUFFIXES) and not p.name.startswith("."))
-        for path in sorted(p for p in files if p.is_file() and p.resolve().is_relative_to(self.root)):
+        for path in sorted(p for p in files if _is_file_inside(p, self.root)):
             name = relative(self.root, path)
             try:
                 data, _ = self.document(path, name)
@@ -241,3 +252,19 @@ class Library:
     def pool(self, bundle_path: Path) -> list[tuple[str, Puzzle]]:
         """The night's pool next to a bundle: (file name, Puzzle) of every readable puzzle file."""
         return [(n, p) for n, p, _ in self.puzzle_files(bundle_path.parent / POOL_DIR) if p is not None]
+
+
+def _resolved(path: Path) -> Path | None:
+    """The path with its links followed, or None for a link loop."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a link loop, before Python 3.13
+        return None
+
+
+def _is_file_inside(path: Path, root: Path) -> bool:
+    where = _resolved(path)
+    try:
+        return where is not None and where.is_relative_to(root) and path.is_file()
+    except OSError:
+        return False

@@ -1,7 +1,8 @@
 """Every path a request names is relative to the studio's folder and must stay inside it.
 
-The studio reads and writes only under PATH: an absolute path, a `..` part, a NUL byte, or a
-symbolic link that leads out of PATH is refused before any file is opened.
+The studio reads and writes only under PATH: an absolute path, a `..` part, a NUL byte, a name
+longer than the file system allows, or a symbolic link that leads out of PATH or loops is
+refused before any file is opened.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from pathlib import Path, PurePosixPath
 from pipeline.errors import NumberMatchError
 
 MAX_PATH_CHARS = 1000
+MAX_NAME_BYTES = 255  # one path component (NAME_MAX on Linux and macOS)
 
 
 class PathRefused(NumberMatchError):
@@ -24,8 +26,13 @@ def inside(root: Path, rel: str) -> Path:
     pure = PurePosixPath(rel)
     if pure.is_absolute() or ".." in pure.parts:
         raise PathRefused(f"path {rel!r} refused: it leads outside the studio folder")
+    if any(len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for part in pure.parts):
+        raise PathRefused(f"path {rel[:80]!r}... refused: a name in it is longer than {MAX_NAME_BYTES} bytes")
     base = root.resolve()
-    full = (base / pure).resolve()
+    try:
+        full = (base / pure).resolve()
+    except (OSError, RuntimeError):  # a link loop (RuntimeError before Python 3.13)
+        raise PathRefused(f"path {rel!r} refused: it is a link that loops or cannot be followed") from None
     if full != base and not full.is_relative_to(base):
         raise PathRefused(f"path {rel!r} refused: it leads outside the studio folder")
     return full
