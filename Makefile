@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test bench rating-study rating-calibration nightly fuzz schemas clean
+.PHONY: install test docs docs-examples bench rating-study rating-calibration nightly fuzz schemas clean
 
 install: $(STAMP)
 
@@ -19,6 +19,16 @@ test: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
+
+# The documentation site into site/ (not committed); --strict turns every warning (a broken link,
+# a page missing from the nav) into a failure, as in `make test`.
+docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# Rewrite the output of every console example in README.md and docs/ with what it prints now
+# (keeping `...` lines that still match): run after a change of output, then review the diff.
+docs-examples: $(STAMP)
+	$(BIN)/python -m tests.docs_examples --rewrite
 
 # The long fuzz campaign against the validator (NM_FUZZ_EXAMPLES mutants per strategy); prints counts.
 fuzz: $(STAMP)
@@ -43,4 +53,4 @@ nightly: $(STAMP)
 	$(BIN)/numbermatch nightly
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) build site *.egg-info .pytest_cache .hypothesis

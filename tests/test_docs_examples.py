@@ -1,0 +1,113 @@
+"""The docs are tested: every console example of README.md and docs/ prints what it shows, the
+site builds with `mkdocs build --strict`, and the collector itself fails on a wrong example."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sybil.example import SybilFailure
+
+from tests.docs_examples import (
+    ROOT,
+    console_regions,
+    doc_files,
+    examples,
+    matches,
+    merge,
+    parse_block,
+    rewrite,
+    scratch_copy,
+)
+
+REGENERATE = "the docs are out of date: run `make docs-examples` and review the diff"
+
+
+def _with_examples() -> list[Path]:
+    return [path for path in doc_files() if console_regions(path)]
+
+
+@pytest.mark.parametrize("path", _with_examples(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_console_examples_print_what_they_show(path: Path, tmp_path: Path) -> None:
+    cwd = scratch_copy(tmp_path / "repo")
+    failures = []
+    for example in examples(path, cwd):
+        try:
+            example.evaluate()
+        except SybilFailure as failure:
+            failures.append(str(failure))
+    assert not failures, "\n\n".join([*failures, REGENERATE])
+
+
+def test_mkdocs_builds_strict(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "site" / "index.html").is_file()
+
+
+# --- the collector itself -------------------------------------------------------------------
+
+
+def test_a_block_is_commands_each_with_the_output_shown_after_it() -> None:
+    steps = parse_block("$ echo a \\\n    b\na b\n$ true\n\n$ echo c\nc\n")
+    assert [(s.command, s.shown, s.blank_after) for s in steps] == [
+        ("echo a \\\n    b", "a b", 0),
+        ("true", "", 1),
+        ("echo c", "c", 0),
+    ]
+    with pytest.raises(ValueError, match="starts with output"):
+        parse_block("output first\n$ echo\n")
+
+
+def test_three_dots_match_any_text_but_a_board_gap_run_is_literal() -> None:
+    assert matches("took ... s", "took 0.25 s")
+    assert matches("a\n...\nz", "a\nb\nc\nz")
+    assert matches('{"moves": ["0,1-1,1", ...], "nodes": 16}', '{"moves": ["0,1-1,1", "0,2-1,2"], "nodes": 16}')
+    assert not matches("took ... s", "took 0.25 ms")
+    assert matches("1.......9/3.5", "1.......9/3.5")
+    assert not matches("1.......9/3.5", "1..xxxx..9/3.5")
+    assert matches("trailing   \n\n", "trailing")
+
+
+def test_a_wrong_example_fails_and_rewrite_fixes_it_keeping_its_dots(tmp_path: Path) -> None:
+    doc = tmp_path / "page.md"
+    doc.write_text(
+        "Some text.\n\n```console\n$ echo one; echo took 3.2 s\nzero\ntook ... s\n$ echo fine\nfine\n```\n\n"
+        "<!-- skip: next -->\n```console\n$ echo never run\nwrong on purpose\n```\n"
+        "```sh\n$ echo not a console block\n```\n",
+        encoding="utf-8",
+    )
+    failures = []
+    for example in examples(doc, tmp_path):
+        try:
+            example.evaluate()
+        except SybilFailure as failure:
+            failures.append(str(failure))
+    assert len(failures) == 1 and "$ echo one; echo took 3.2 s" in failures[0] and "zero" in failures[0]
+    assert rewrite(doc, tmp_path) == (True, [])
+    text = doc.read_text(encoding="utf-8")
+    assert "$ echo one; echo took 3.2 s\none\ntook ... s\n$ echo fine\nfine\n```" in text
+    assert "wrong on purpose" in text  # the skipped block is left alone
+    assert rewrite(doc, tmp_path) == (False, [])  # now up to date
+
+
+def test_merge_keeps_shown_dots_only_where_they_still_match() -> None:
+    assert merge("a\n...\nz", "a\nb\nz") == "a\n...\nz"  # matches as a whole: kept as shown
+    assert merge("score 12.28\nnodes ... \nend", "score 14.68\nnodes 16\nend") == "score 14.68\nnodes ...\nend"
+
+
+def test_rewrite_names_a_command_that_now_fails(tmp_path: Path) -> None:
+    doc = tmp_path / "page.md"
+    doc.write_text("```console\n$ sh -c 'echo gone; exit 3'\nit worked\n\n$ echo ok\nok\n```\n", encoding="utf-8")
+    changed, failed = rewrite(doc, tmp_path)
+    assert changed and len(failed) == 1 and "exit status 3" in failed[0] and "gone" in failed[0]
+    assert doc.read_text(encoding="utf-8") == "```console\n$ sh -c 'echo gone; exit 3'\ngone\n\n$ echo ok\nok\n```\n"
