@@ -30,15 +30,20 @@ def _with_examples() -> list[Path]:
     return [path for path in doc_files() if console_regions(path)]
 
 
-@pytest.mark.parametrize("path", _with_examples(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_console_examples_print_what_they_show(path: Path, tmp_path: Path) -> None:
-    cwd = scratch_copy(tmp_path / "repo")
+def _failures(path: Path, cwd: Path) -> list[str]:
+    """Run a file's examples in order in cwd; what each failing one reports."""
     failures = []
     for example in examples(path, cwd):
         try:
             example.evaluate()
         except SybilFailure as failure:
             failures.append(str(failure))
+    return failures
+
+
+@pytest.mark.parametrize("path", _with_examples(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_console_examples_print_what_they_show(path: Path, tmp_path: Path) -> None:
+    failures = _failures(path, scratch_copy(tmp_path / "repo"))
     assert not failures, "\n\n".join([*failures, REGENERATE])
 
 
@@ -86,12 +91,7 @@ def test_a_wrong_example_fails_and_rewrite_fixes_it_keeping_its_dots(tmp_path: P
         "```sh\n$ echo not a console block\n```\n",
         encoding="utf-8",
     )
-    failures = []
-    for example in examples(doc, tmp_path):
-        try:
-            example.evaluate()
-        except SybilFailure as failure:
-            failures.append(str(failure))
+    failures = _failures(doc, tmp_path)
     assert len(failures) == 1 and "$ echo one; echo took 3.2 s" in failures[0] and "zero" in failures[0]
     assert rewrite(doc, tmp_path) == (True, [])
     text = doc.read_text(encoding="utf-8")
