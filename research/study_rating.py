@@ -53,7 +53,8 @@ from pipeline.engine.rules import add_numbers, legal_pairs
 from pipeline.generation.proposals import DigitDistribution, propose, reading_order_reduction
 from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.players import Chooser, Pair, Player, PlayerStats, RandomPlayer, play_many, remove_and_track
-from pipeline.rating.score import DEFAULT_PLAYOUTS, PLAYERS_BY_VERSION, games_for, score_from_metrics
+from pipeline.rating.score import DEFAULT_PLAYOUTS, PLAYERS_BY_VERSION, games_for
+from pipeline.rating.versions import score_from_metrics
 from pipeline.rating.tiers import TIER_NAMES, tier_for
 from pipeline.solver.search import SOLVED, solve
 

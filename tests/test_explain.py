@@ -11,7 +11,8 @@ from typer.testing import CliRunner
 
 from pipeline.cli import app
 from pipeline.rating.explain import Explanation, explain
-from pipeline.rating.score import rate, weights_for
+from pipeline.rating.score import rate
+from pipeline.rating.versions import weights_for
 from pipeline.rating.tiers import TIERS_BY_VERSION
 
 BOARDS = [

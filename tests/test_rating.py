@@ -19,16 +19,8 @@ from pipeline.rating.players import (
     remove_and_track,
 )
 from pipeline.rating.players import PLAYERS
-from pipeline.rating.score import (
-    DIFFICULTY_KEYS,
-    PLAYERS_BY_VERSION,
-    WEIGHTS,
-    WEIGHTS_BY_VERSION,
-    WEIGHTS_V1,
-    playouts_for,
-    rate,
-    score_from_metrics,
-)
+from pipeline.rating.score import PLAYERS_BY_VERSION, WEIGHTS, playouts_for, rate
+from pipeline.rating.versions import DIFFICULTY_KEYS, WEIGHTS_BY_VERSION, WEIGHTS_V1, score_from_metrics
 from pipeline.engine.rules import legal_pairs, remove_pair
 from pipeline.engine.rulesets import Ruleset
 from pipeline.engine.stage import replay

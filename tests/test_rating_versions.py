@@ -16,7 +16,8 @@ from pipeline.formats.puzzle import dump_yaml
 from pipeline.rating.explain import explain
 from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.players import LocalPlayer, OpenerPlayer, PlannerPlayer, Player, ProximityPlayer, RandomPlayer, play, play_many
-from pipeline.rating.score import DEFAULT_PLAYOUTS, WEIGHTS_V3, games_for, rate, score_from_metrics, stored_playouts
+from pipeline.rating.score import DEFAULT_PLAYOUTS, games_for, rate, stored_playouts
+from pipeline.rating.versions import WEIGHTS_V3, score_from_metrics
 from pipeline.rating.tiers import tier_for
 from pipeline.validator import validate_texts
 

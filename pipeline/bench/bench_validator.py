@@ -23,6 +23,7 @@ from pipeline.engine.board import format_board
 from pipeline.engine.moves import ADD, Move
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.rating.tiers import tier_for
+from pipeline.rating.versions import score_from_metrics
 from pipeline.validator import Validator, collect_files, validate_paths
 from pipeline.formats.loader import Loader
 
@@ -65,13 +66,8 @@ def _difficulty(rng: Random, length: int, min_adds: int) -> dict[str, Any]:
         "mean_branching": round(rng.uniform(1, 8), 2),
         "collapse_openings": round(rng.random(), 4),
     }
-    try:
-        from pipeline.rating.score import score_from_metrics
-
-        d["score"] = score_from_metrics(d)
-    except ImportError:  # pragma: no cover
-        d["score"] = round(rng.uniform(0, 100), 2)
-    d["tier"] = tier_for(d["score"])
+    score = score_from_metrics(d)
+    d["score"], d["tier"] = score, tier_for(score)
     return d
 
 

@@ -62,10 +62,9 @@ def puzzle(
         write_atomic(target, text)
     except OSError as exc:
         fail(f"cannot write {target}: {exc.strerror or exc}")
-    d = made.difficulty
     typer.echo(
         f"{target}: {made.id} {made.board} with {made.adds} add{'s' if made.adds != 1 else ''}:"
-        f" {d['tier']} (score {d['score']:.2f}), certificate {len(made.solution)} moves"
+        f" {made.rated}, certificate {len(made.solution)} moves"
     )
 
 

@@ -17,6 +17,7 @@ from pipeline.engine.rules import legal_pairs
 from pipeline.engine.stage import Stage
 from pipeline.errors import NumberMatchError, clip
 from pipeline.limits import MAX_CELLS
+from pipeline.formats.difficulty import Difficulty
 
 _NAMES = [f"{i // WIDTH},{i % WIDTH}" for i in range(WIDTH * 512)]
 
@@ -127,9 +128,8 @@ def show(board: str, search: Sequence[Path] | None = None) -> int:
     b = Board(source.cells)
     out = []
     if source.puzzle is not None:
-        d = source.puzzle.get("difficulty") or {}
-        score = d.get("score")
-        rated = f", {d.get('tier')} (score {score:.2f})" if isinstance(score, (int, float)) else ""
+        d = Difficulty.from_dict(source.puzzle.get("difficulty"))
+        rated = f", {d}" if d.score is not None else ""
         out.append(f"{source.label}: {source.adds} add{'s' if source.adds != 1 else ''}{rated}")
     if b.is_empty:
         out.append("(empty board: the Stage is won)")

@@ -26,6 +26,7 @@ import yaml
 
 from pipeline import __version__
 from pipeline.engine.rulesets import DEFAULT
+from pipeline.formats.difficulty import Difficulty
 
 SCHEMA_VERSION = 1
 PUZZLE_KIND = "puzzle"
@@ -60,8 +61,13 @@ class Puzzle:
         return puzzle_id(self.board, self.adds, self.ruleset)
 
     @property
+    def rated(self) -> Difficulty:
+        """The difficulty block as a value: where its score and tier are read."""
+        return Difficulty.from_dict(self.difficulty)
+
+    @property
     def tier(self) -> str:
-        return str(self.difficulty.get("tier"))
+        return self.rated.tier
 
     def core_dict(self) -> dict[str, Any]:
         """The puzzle as a bundle embeds it: no schema header, no provenance."""

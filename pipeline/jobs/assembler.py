@@ -67,10 +67,10 @@ def digit_layout(board: str, ruleset: Ruleset | int = DEFAULT) -> str:
 
 def puzzle_score(puzzle: Puzzle) -> float:
     """The rating score a Puzzle carries; refuses a Puzzle without one."""
-    score = puzzle.difficulty.get("score")
-    if not isinstance(score, (int, float)) or isinstance(score, bool):
+    score = puzzle.rated.score
+    if score is None:
         raise AssemblyError(f"puzzle {puzzle.id} has no difficulty score (tier {puzzle.tier!r})")
-    return float(score)
+    return score
 
 
 def slot_cost(score: float, target: float) -> int:

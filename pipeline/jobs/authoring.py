@@ -14,6 +14,7 @@ from typing import Any
 
 from pipeline.engine.board import format_board
 from pipeline.errors import NumberMatchError
+from pipeline.formats.difficulty import Difficulty
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.formats.puzzle import GENERATOR_NAME, PUZZLE_KIND, SCHEMA_VERSION, Puzzle, dump_yaml
 from pipeline.rating import DEFAULT_SEED
@@ -156,10 +157,11 @@ def _changes(old: dict[str, Any], new: Puzzle) -> list[str]:
     stored = old.get("difficulty")
     d_old: dict[str, Any] = stored if isinstance(stored, dict) else {}
     d_new = new.difficulty
-    if d_old.get("tier") != d_new.get("tier"):
-        out.append(f"tier {d_old.get('tier')} -> {d_new.get('tier')}")
-    if d_old.get("score") != d_new.get("score"):
-        out.append(f"score {d_old.get('score')} -> {d_new.get('score')}")
+    was, now = Difficulty.from_dict(d_old), new.rated
+    if was.tier != now.tier:
+        out.append(f"tier {was.tier} -> {now.tier}")
+    if was.score != now.score:
+        out.append(f"score {was.score} -> {now.score}")
     others = sorted(k for k in set(d_old) | set(d_new) if k not in ("tier", "score") and d_old.get(k) != d_new.get(k))
     if others:
         out.append("metrics changed: " + ", ".join(others))

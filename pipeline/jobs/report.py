@@ -136,7 +136,7 @@ def _targets(assembly: Assembly) -> list[str]:
     ]
     for n, level in enumerate(assembly.levels, assembly.first_level):
         targets = " ".join(f"{p.target.score:.1f}" for p in level)
-        placed = " ".join(f"{float(p.puzzle.difficulty['score']):.1f}" for p in level)
+        placed = " ".join(p.puzzle.rated.score_text(1) for p in level)
         tiers = " ".join(p.puzzle.tier for p in level)
         out.append(f"| {n} | {targets} | {placed} | {tiers} | {sum(p.cost for p in level) / 100:.2f} |")
     return out
@@ -154,7 +154,7 @@ def _curve(assembly: Assembly) -> list[str]:
             "|---:|---:|---:|---|---|---|---:|---|",
         ]
         for p in level:
-            score = float(p.puzzle.difficulty["score"])
+            score = p.puzzle.rated.score or 0.0  # placed puzzles are solvable: they have a score
             out.append(
                 f"| {p.target.stage + 1} | {p.target.score:.2f} | {score:.2f} | {p.puzzle.tier} |"
                 f" `{_bar(score)}` | `{p.puzzle.board}` | {p.puzzle.adds} | `{p.puzzle.id}` |"

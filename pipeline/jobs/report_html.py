@@ -20,6 +20,7 @@ from typing import Any
 
 from pipeline.engine.board import parse
 from pipeline.engine.moves import Move
+from pipeline.formats.difficulty import Difficulty
 from pipeline.jobs.picture import board_svg
 from pipeline.rating.tiers import TIERS, tier_for
 
@@ -179,8 +180,8 @@ def _stage_card(level: int, stage: Mapping[str, Any]) -> str:
     number = stage.get("stage")
     puzzle = stage.get("puzzle") or {}
     d = puzzle.get("difficulty") or {}
-    tier = str(d.get("tier"))
-    score = d.get("score")
+    rated = Difficulty.from_dict(d)
+    tier, score = rated.tier, rated.score
     target = stage.get("target_score")
     board = str(puzzle.get("board", ""))
     cells = parse(board)
@@ -211,11 +212,8 @@ def render_report_html(doc: Mapping[str, Any]) -> str:
     params = gen.get("params") or {}
     title = f"Bundle {doc.get('id')}"
     stages = [s for lv in levels for s in lv.get("stages") or []]
-    deviation = sum(
-        abs(float(s["puzzle"]["difficulty"]["score"]) - float(s["target_score"]))
-        for s in stages
-        if isinstance((s.get("puzzle") or {}).get("difficulty", {}).get("score"), (int, float))
-    )
+    scores = [(Difficulty.from_dict((s.get("puzzle") or {}).get("difficulty")).score, s.get("target_score")) for s in stages]
+    deviation = sum(abs(score - float(target)) for score, target in scores if score is not None)
     shape = f"{len(levels)} Level{'s' if len(levels) != 1 else ''} of {len(levels[0].get('stages') or []) if levels else 0} Stages"
     meta = (
         f"{shape} on curve {escape(str(params.get('curve', '?')))}, seed {escape(str(gen.get('seed')))},"
@@ -275,12 +273,11 @@ def _points(level: Mapping[str, Any], full: bool = False) -> list[tuple[str, flo
     """Chart points of a Level's Stages; `full` labels them L<level>.S<stage>, else S<stage>."""
     out = []
     for s in level.get("stages") or []:
-        d = (s.get("puzzle") or {}).get("difficulty") or {}
-        score = d.get("score")
+        rated = Difficulty.from_dict((s.get("puzzle") or {}).get("difficulty"))
         out.append((
             f"L{level.get('level')}.S{s.get('stage')}" if full else f"S{s.get('stage')}",
             float(s.get("target_score", 0.0)),
-            float(score) if isinstance(score, (int, float)) else None,
-            str(d.get("tier")),
+            rated.score,
+            rated.tier,
         ))
     return out

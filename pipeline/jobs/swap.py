@@ -21,6 +21,7 @@ from typing import Any
 
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.errors import NumberMatchError
+from pipeline.formats.difficulty import Difficulty
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 
 
@@ -45,7 +46,7 @@ class SwapResult:
 
     def summary(self) -> str:
         old = f"{self.old_id} ({self.old_tier}, {_score_text(self.old_score)})"
-        new = f"{self.new.id} ({self.new.tier}, {_score_text(self.new.difficulty.get('score'))})"
+        new = f"{self.new.id} ({self.new.tier}, {_score_text(self.new.rated.score)})"
         return f"{self.path}: L{self.level}.S{self.stage} {old} -> {new}, target {self.target_score:.2f}"
 
 
@@ -164,9 +165,9 @@ def swap_stage(
         raise SwapError(f"the swapped bundle would not validate: {p.file}:{p.line or 0}: {p.path}: {p.message}")
     if write:
         write_atomic(path, new_text)
+    was = Difficulty.from_dict(old.get("difficulty"))
     return SwapResult(
-        path, level, stage, float(target), str(old.get("id")), str((old.get("difficulty") or {}).get("tier")),
-        (old.get("difficulty") or {}).get("score"), new, new_text, dict(old),
+        path, level, stage, float(target), str(old.get("id")), was.tier, was.score, new, new_text, dict(old),
     )
 
 
@@ -212,4 +213,4 @@ def _nearest(
             f"every unused {tier} puzzle in the pool repeats the digit layout of a neighbour of"
             f" L{level}.S{stage}; name one with --with ID to take it anyway"
         )
-    return min(varied, key=lambda p: (abs(float(p.difficulty["score"]) - target), p.id))
+    return min(varied, key=lambda p: (abs((p.rated.score or 0.0) - target), p.id))

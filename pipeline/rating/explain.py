@@ -14,22 +14,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pipeline.rating.score import MIN_ADDS_CAP, metric_value, rating_version, score_points, weights_for
+from pipeline.rating.versions import (
+    LABELS,
+    MIN_ADDS_CAP,
+    metric_value,
+    rating_version,
+    score_points,
+    stored_score,
+    stored_tier,
+    weights_for,
+)
 from pipeline.rating.tiers import UNSOLVABLE, tier_range
-
-# Plain names of the metrics the score weighs (players by their habit, not their code name).
-LABELS: dict[str, str] = {
-    "random": "a blind player (random pairs)",
-    "scanner": "a hasty reader (first pair in reading order)",
-    "lookahead": "a careful player (one move ahead)",
-    "opener": "an early adder (adds when pairs run low)",
-    "local": "a narrow-sighted player (rows near its last move)",
-    "planner": "a planning player (two moves ahead)",
-    "proximity": "a near-sighted reader (closest pair in reading order)",
-    "trap_density": "fatal first pairs",
-    "trap_density_sampled": "fatal pairs along the way",
-    "min_adds": "adds the board needs",
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,8 +156,8 @@ def explain(difficulty: Mapping[str, Any]) -> Explanation:
     try:
         version = rating_version(difficulty)
         weights = weights_for(difficulty)
-        tier = difficulty["tier"]
-        score = difficulty.get("score")
+        tier = stored_tier(difficulty)
+        score = stored_score(difficulty)
         if tier == UNSOLVABLE or score is None:
             parts = tuple(Part(name, metric_value(difficulty, name), w, 0.0) for name, w in weights.items())
             return Explanation(UNSOLVABLE if score is None else tier, None, version, parts, (), _summary(parts, UNSOLVABLE))

@@ -28,6 +28,8 @@ Metrics (the `difficulty` mapping, `Rating.to_dict()`):
 
 The score (`score_from_metrics`) is 100 times a weighted sum of hardness terms, each 0-1 and
 higher when harder, with the weights of the block's rating version (`WEIGHTS_BY_VERSION`):
+The weights, game counts, tier tables and stored keys of each version are one record each in
+`pipeline.rating.versions`, with the formula (`score_from_metrics`):
 - version 3 (current, `WEIGHTS_V3`): the share of games a player drawn from the stated mix of
   seven players loses (one minus each player's win rate, weighted). Each player plays the games
   `PLAYOUT_SHARE_BY_VERSION` gives it (cheap players more, costly ones fewer; counts stored).
@@ -58,7 +60,7 @@ from pipeline.engine.board import Board, cells_of
 from pipeline.engine.moves import Move
 from pipeline.limits import MAX_RATE_CELLS, check_adds, check_cells, check_playouts
 from pipeline.rating import DEFAULT_SEED
-from pipeline.rating.players import PLAYERS_V1, PLAYERS_V2, PLAYERS_V3, Player, Playout, play_many
+from pipeline.rating.players import PLAYERS, Player, Playout, play_many
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.solver.budgets import (
     MIN_ADDS_BUDGET_NODES,
@@ -70,75 +72,24 @@ from pipeline.solver.budgets import (
 from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, Status, solve
 from pipeline.engine.stage import replay
 from pipeline.rating.tiers import RATING_VERSION, UNSOLVABLE as TIER_UNSOLVABLE, tier_for
+from pipeline.rating.versions import PLAYOUT_SHARE_BY_VERSION, TRAPS_UNTIL, VERSIONS, WEIGHTS_BY_VERSION, rating_version, score_from_metrics
 
 DEFAULT_PLAYOUTS = 64
 SAMPLED_POSITIONS = 4  # positions from the random player's games checked for traps
-MIN_ADDS_CAP = 3  # min_adds at or above this counts as fully hard
 
-# Version 1's hardness terms and weights (sum 1), kept to re-check stored version-1 blocks.
-WEIGHTS_V1: dict[str, float] = {
-    "random": 0.34,  # 1 - random player's win rate
-    "scanner": 0.20,  # 1 - scanner's win rate
-    "lookahead": 0.28,  # 1 - lookahead player's win rate
-    "trap_density": 0.08,
-    "trap_density_sampled": 0.055,
-    "min_adds": 0.045,  # min(min_adds, MIN_ADDS_CAP) / MIN_ADDS_CAP; unknown counts as 1
+# One record per rating version (players, weights, game counts, tier table, stored keys):
+# `pipeline.rating.versions`. These names are its views, for the code that plays the games.
+_PLAYER_BY_NAME = {p.name: p for p in PLAYERS}
+PLAYERS_BY_VERSION: dict[int, tuple[Player, ...]] = {
+    n: tuple(_PLAYER_BY_NAME[name] for name in v.players) for n, v in VERSIONS.items()
 }
-
-# The weights of each rating version (the `version` key of a difficulty block; absent means 1).
-# A stored rating is re-checked with its own version's weights and tier table, so older files
-# stay valid.
-# Version 2 (formula: the module docstring): the mix of simulated players a game is drawn from
-# (`pipeline.rating.players.PLAYERS`); the mix is the only place the
-# players' weights are stated. It leans on the blind and the planning ends of the population
-# (the two habits the others sit between) and on the early adder (add timing moves loss rates
-# the most at a fixed adds allocation). Traps and min_adds stay in the file as metrics but do
-# not count: on the calibration boards they added nothing the players did not already show.
-WEIGHTS_V2: dict[str, float] = {
-    "random": 0.25,  # blind: random pairs
-    "scanner": 0.10,  # hasty: first pair in reading order from where its eyes are
-    "lookahead": 0.15,  # careful: one move ahead
-    "opener": 0.20,  # careful, but adds early when the board runs dry
-    "local": 0.10,  # narrow attention: pairs near the rows it last played
-    "planner": 0.20,  # strongest: two moves ahead on its best candidates
-}
-# Version 3 (current, `WEIGHTS_V3`): version 2's population plus the proximity habit, mixed
-# with the weights `make rating-calibration` measured on its own calibration sample (the mix of
-# the other players that best predicts each player's loss rate, leave-one-player-out; the
-# study's models are never read). Traps are not measured any more (`trap_density` null).
-# Blind and narrow play carry the mix: their loss rates are what the other habits share most
-# (each player's loss rate is best predicted by a mix that leans on them); every other habit keeps
-# the calibration's floor of 0.05.
-WEIGHTS_V3: dict[str, float] = {
-    "random": 0.45,  # blind: random pairs
-    "scanner": 0.05,  # hasty: first pair in reading order from where its eyes are
-    "lookahead": 0.05,  # careful: one move ahead
-    "opener": 0.05,  # careful, but adds early when the board runs dry
-    "local": 0.30,  # narrow attention: pairs near the rows it last played
-    "planner": 0.05,  # strongest: two moves ahead on its best candidates
-    "proximity": 0.05,  # near-sighted: the closest pair in reading order
-}
-WEIGHTS_BY_VERSION: dict[int, dict[str, float]] = {1: WEIGHTS_V1, 2: WEIGHTS_V2, 3: WEIGHTS_V3}
 WEIGHTS = WEIGHTS_BY_VERSION[RATING_VERSION]
-
-# Which simulated players each version plays, and what share of `playouts` each gets (costly
-# players play fewer games; the counts are stored, so a rating can be re-checked).
-# Version 3's game counts (at the default 64 playouts) are the calibration's: for the CPU a
-# version-2 rating took, the counts that make the score's sampling error smallest.
-PLAYERS_BY_VERSION: dict[int, tuple[Player, ...]] = {1: PLAYERS_V1, 2: PLAYERS_V2, 3: PLAYERS_V3}
-PLAYOUT_SHARE_BY_VERSION: dict[int, dict[str, float]] = {
-    1: {},
-    2: {"opener": 0.5, "planner": 0.25},
-    # at 64: random 416, scanner 32, lookahead 16, opener 16, local 256, planner 16, proximity 24
-    3: {"random": 6.5, "scanner": 0.5, "lookahead": 0.25, "opener": 0.25, "local": 4.0, "planner": 0.25, "proximity": 0.375},
-}
-TRAPS_UNTIL = 2  # the last rating version that measures trap densities
 PLAYOUT_SHARE = PLAYOUT_SHARE_BY_VERSION[RATING_VERSION]
 
 
 def games_for(name: str, playouts: int, version: int = RATING_VERSION) -> int:
     """Games player `name` plays in a rating by `version` asked for `playouts` games per player."""
-    return max(1, round(playouts * PLAYOUT_SHARE_BY_VERSION[version].get(name, 1.0)))
+    return VERSIONS[version].games(name, playouts)
 
 
 def playouts_for(name: str, playouts: int) -> int:
@@ -157,18 +108,6 @@ def stored_playouts(difficulty: Mapping[str, Any], default: int = DEFAULT_PLAYOU
     guess = max(1, round(games / share))
     return next((n for n in range(max(1, guess - 2), guess + 3) if games_for("random", n, version) == games), guess)
 
-DIFFICULTY_KEYS = (
-    "version",
-    "tier",
-    "score",
-    "min_adds",
-    "players",
-    "trap_density",
-    "trap_density_sampled",
-    "certificate_length",
-    "mean_branching",
-    "collapse_openings",
-)
 
 
 @dataclass(frozen=True)
@@ -208,53 +147,16 @@ class Rating:
         return out
 
 
-def rating_version(difficulty: Mapping[str, Any]) -> int:
-    """The rating version a difficulty block was made by (no `version` key: version 1)."""
-    version = difficulty.get("version", 1)
-    if isinstance(version, bool) or version not in WEIGHTS_BY_VERSION:
-        known = ", ".join(str(v) for v in WEIGHTS_BY_VERSION)
-        raise ValueError(f"rating version {version!r} is not known (known: {known})")
-    return int(version)
 
 
-def weights_for(difficulty: Mapping[str, Any]) -> dict[str, float]:
-    """The weights of the rating version that made `difficulty`."""
-    return WEIGHTS_BY_VERSION[rating_version(difficulty)]
 
 
-def metric_value(difficulty: Mapping[str, Any], name: str) -> Any:
-    """The stored value a hardness term is read from: a player's win rate, or the metric itself."""
-    players = difficulty["players"]
-    if name in players and name not in difficulty:
-        return players[name]["win_rate"]
-    return difficulty.get(name)
 
 
-def hardness_terms(difficulty: Mapping[str, Any]) -> dict[str, float]:
-    """The 0-1 hardness terms the score weighs, from stored metric values alone."""
-    terms: dict[str, float] = {}
-    for name in weights_for(difficulty):
-        value = metric_value(difficulty, name)
-        if name == "min_adds":
-            terms[name] = 1.0 if value is None else min(int(value), MIN_ADDS_CAP) / MIN_ADDS_CAP
-        elif name in difficulty:
-            terms[name] = float(value)
-        else:  # a player: its loss rate
-            terms[name] = 1.0 - float(value)
-    return terms
 
 
-def score_points(difficulty: Mapping[str, Any]) -> dict[str, float]:
-    """Per hardness term, the points (0-100 scale, unrounded) it adds to the score."""
-    weights = weights_for(difficulty)
-    terms = hardness_terms(difficulty)
-    return {name: 100.0 * weights[name] * terms[name] for name in weights}
 
 
-def score_from_metrics(difficulty: Mapping[str, Any]) -> float:
-    """The score 0-100 recomputed from a `difficulty` mapping's stored values (2 decimals)."""
-    raw = sum(score_points(difficulty).values())
-    return round(min(100.0, max(0.0, raw)), 2)
 
 
 def _moves(solution: Sequence[Move | str]) -> tuple[Move, ...]:

@@ -302,8 +302,8 @@ class Studio:
         target = slot.target if slot.target is not None else 0.0
 
         def order(p: Puzzle) -> tuple[int, float, str]:
-            score = p.difficulty.get("score")
-            off = abs(float(score) - target) if isinstance(score, (int, float)) else 1e9
+            score = p.rated.score
+            off = abs(score - target) if score is not None else 1e9
             return (0 if p.tier == tier else 1, off, p.id)
 
         others = sorted((p for p in offered if best is None or p.id != best.id), key=order)

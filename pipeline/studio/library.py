@@ -18,6 +18,7 @@ from typing import Any
 from pipeline.errors import NumberMatchError
 from pipeline.formats.files import YAML_SUFFIXES
 from pipeline.formats.puzzle import Puzzle
+from pipeline.formats.difficulty import Difficulty
 from pipeline.rating.tiers import TIER_NAMES, UNSOLVABLE
 from pipeline.studio.paths import relative
 
@@ -64,13 +65,12 @@ def difficulty_of(puzzle: Any) -> dict[str, Any]:
 
 
 def score_of(puzzle: Any) -> float | None:
-    score = difficulty_of(puzzle).get("score")
-    return float(score) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
+    return Difficulty.from_dict(difficulty_of(puzzle)).score
 
 
 def tier_of(puzzle: Any) -> str:
-    tier = difficulty_of(puzzle).get("tier")
-    return str(tier) if tier is not None else "?"
+    """The stored tier; `?` when the block names none."""
+    return Difficulty.from_dict(difficulty_of(puzzle)).tier if "tier" in difficulty_of(puzzle) else "?"
 
 
 def tier_counts(tiers: list[str]) -> list[tuple[str, int]]:

@@ -16,6 +16,7 @@ from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.errors import NumberMatchError
 from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.tiers import TIERS_BY_VERSION, tier_range
+from pipeline.rating.versions import stored_score, stored_tier
 from pipeline.validator.context import DEEP_TIER_MARGIN, SCORE_TOLERANCE, Context, Parts
 
 
@@ -60,15 +61,16 @@ def deep_check(
     dparts = parts + ("difficulty",)
     if rating.min_adds != stored["min_adds"]:
         ctx.add(dparts + ("min_adds",), "NM404", f"min_adds {stored['min_adds']} is stored, re-rating gives {rating.min_adds}")
+    tier, score = stored_tier(stored), stored_score(stored)
     if exact:
-        if rating.tier != stored["tier"]:
-            ctx.add(dparts + ("tier",), "NM402", f"tier {stored['tier']!r} is stored, re-rating (seed {seed}) gives {rating.tier!r}")
-        if rating.score is None or abs(rating.score - stored["score"]) > SCORE_TOLERANCE + 1e-9:
-            ctx.add(dparts + ("score",), "NM403", f"score {stored['score']} is stored, re-rating (seed {seed}) gives {rating.score}")
+        if rating.tier != tier:
+            ctx.add(dparts + ("tier",), "NM402", f"tier {tier!r} is stored, re-rating (seed {seed}) gives {rating.tier!r}")
+        if rating.score is None or score is None or abs(rating.score - score) > SCORE_TOLERANCE + 1e-9:
+            ctx.add(dparts + ("score",), "NM403", f"score {score} is stored, re-rating (seed {seed}) gives {rating.score}")
         return
-    span = tier_range(stored["tier"], version)
-    if rating.tier != stored["tier"] and span is not None and rating.score is not None:
+    span = tier_range(tier, version)
+    if rating.tier != tier and span is not None and rating.score is not None:
         low, high = span
         if rating.score < low - DEEP_TIER_MARGIN or rating.score >= high + DEEP_TIER_MARGIN:
             ctx.add(dparts + ("tier",), "NM402",
-                    f"tier {stored['tier']!r} is stored, re-rating (seed {DEFAULT_SEED}) gives {rating.tier!r} with score {rating.score}")
+                    f"tier {tier!r} is stored, re-rating (seed {DEFAULT_SEED}) gives {rating.tier!r} with score {rating.score}")

@@ -8,7 +8,7 @@ itself, so no search is needed unless `--deep` asks for a second opinion.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,18 +20,11 @@ from pipeline.formats.puzzle import puzzle_id
 from pipeline.engine.rulesets import DEFAULT, SHIPPED, Ruleset, ruleset_for
 from pipeline.engine.stage import apply_move
 from pipeline.rating.tiers import TIERS_BY_VERSION, tier_for
+from pipeline.rating.versions import score_from_metrics, stored_score, stored_tier
 from pipeline.validator.context import SCORE_TOLERANCE, Context, Parts
 from pipeline.formats.loader import Document
 from pipeline.problems import Problem, json_path
 
-
-
-def _score_from_metrics() -> Callable[[Mapping[str, Any]], float] | None:
-    try:
-        from pipeline.rating.score import score_from_metrics
-    except ImportError:  # pragma: no cover - the rating module ships with the package
-        return None
-    return score_from_metrics
 
 
 @dataclass
@@ -202,25 +195,23 @@ def _replay(
 
 
 def _difficulty(ctx: Context, d: dict[str, Any], adds: int, parts: Parts) -> None:
-    score, tier = d["score"], d["tier"]
+    score, tier = stored_score(d), stored_tier(d)
     version = d.get("version", 1)  # the rating version that made the block: its own tier table
     known = isinstance(version, int) and not isinstance(version, bool) and version in TIERS_BY_VERSION
-    if known and isinstance(score, (int, float)) and math.isfinite(score) and 0 <= score <= 100:
+    if known and score is not None and math.isfinite(score) and 0 <= score <= 100:
         expected = tier_for(score, version)
         if tier != expected:
             ranges = ", ".join(f"{name} {low:g}-{high:g}" for name, low, high in TIERS_BY_VERSION[version])
             ctx.add(parts + ("tier",), "NM309", f"tier {tier!r} does not match score {score}, which is {expected!r} ({ranges})")
-    if isinstance(score, (int, float)) and math.isfinite(score) and 0 <= score <= 100:
-        recompute = _score_from_metrics()
-        if recompute is not None:
-            try:
-                again = recompute(d)
-            except (ValueError, KeyError, TypeError) as exc:
-                ctx.add(parts + ("score",), "NM310", f"cannot recompute the score from the stored metrics: {exc!r}")
-            else:
-                if abs(again - score) > SCORE_TOLERANCE + 1e-9:
-                    ctx.add(parts + ("score",), "NM310",
-                            f"score {score} does not match the stored metrics, which give {again}")
+    if score is not None and math.isfinite(score) and 0 <= score <= 100:
+        try:
+            again = score_from_metrics(d)
+        except (ValueError, KeyError, TypeError) as exc:
+            ctx.add(parts + ("score",), "NM310", f"cannot recompute the score from the stored metrics: {exc!r}")
+        else:
+            if abs(again - score) > SCORE_TOLERANCE + 1e-9:
+                ctx.add(parts + ("score",), "NM310",
+                        f"score {score} does not match the stored metrics, which give {again}")
     min_adds = d["min_adds"]
     if isinstance(min_adds, int) and min_adds > adds:
         ctx.add(parts + ("min_adds",), "NM311", f"min_adds {min_adds} is larger than the puzzle's adds {adds}")
