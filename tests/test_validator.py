@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -151,8 +152,30 @@ def test_cli_text_json_and_github_formats() -> None:
     as_json = runner.invoke(app, ["validate", broken, "--format", "json"])
     data = json.loads(as_json.stdout)
     assert as_json.exit_code == 1 and data["ok"] is False and data["problems"][0]["path"] == "$.difficulty.tier"
-    github = runner.invoke(app, ["validate", broken, "--format", "github"])
-    assert github.stdout.startswith(f"::error file={broken},line=24,col=9,title=NM309::NM309: tier")
+    github = runner.invoke(app, ["validate", broken, "--format", "github"], env={"GITHUB_WORKSPACE": str(BROKEN.parent)})
+    assert github.stdout.startswith("::error file=broken/wrong_tier.yaml,line=24,col=9,title=NM309::NM309: tier")
+
+
+def test_github_annotations_name_files_relative_to_the_workspace_else_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GitHub attaches an annotation only to a path relative to the repository root (23.5)."""
+    levels = tmp_path / "repo" / "levels"
+    levels.mkdir(parents=True)
+    shutil.copy(BROKEN / "wrong_tier.yaml", levels / "x.yaml")
+    outside = tmp_path / "elsewhere.yaml"
+    shutil.copy(BROKEN / "wrong_tier.yaml", outside)
+    monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path / "repo"))
+    monkeypatch.chdir(levels)
+    result = runner.invoke(app, ["validate", str(levels), str(outside), "--format", "github"])
+    files = sorted({line.split(",")[0] for line in result.stdout.splitlines()})
+    assert files == [f"::error file={outside}", "::error file=levels/x.yaml"]  # outside the workspace: as given
+    monkeypatch.delenv("GITHUB_WORKSPACE")
+    result = runner.invoke(app, ["validate", str(levels / "x.yaml"), "--format", "github"])
+    assert result.stdout.startswith("::error file=x.yaml,line=24")
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["validate", "repo/levels", "--format", "github"])
+    assert result.stdout.startswith("::error file=repo/levels/x.yaml,line=24")
 
 
 def test_github_annotations_escape_their_delimiters() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 from pipeline.problems import Problem, ValidationReport
 
@@ -46,9 +48,20 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github_line(p: Problem) -> str:
-    """A workflow command: `::error file=F,line=L,col=C,title=CODE::message`."""
-    props = [f"file={_escape_property(p.file)}"]
+def workspace_path(file: str, base: str | None = None) -> str:
+    """The file as GitHub attaches annotations to it: relative to the repository root
+    ($GITHUB_WORKSPACE when set, else the current folder); a file outside it as given."""
+    root = Path(base or os.environ.get("GITHUB_WORKSPACE") or os.getcwd()).resolve()
+    try:
+        return Path(file).resolve().relative_to(root).as_posix()
+    except (ValueError, OSError):
+        return file
+
+
+def github_line(p: Problem, base: str | None = None) -> str:
+    """A workflow command: `::error file=F,line=L,col=C,title=CODE::message`, F relative to
+    the workspace (`workspace_path`)."""
+    props = [f"file={_escape_property(workspace_path(p.file, base))}"]
     if p.line is not None:
         props.append(f"line={p.line}")
         if p.column is not None:
