@@ -243,6 +243,27 @@ def test_nightly_refuses_a_bad_date_in_one_line(tmp_path: Path) -> None:
     assert "Traceback" not in result.output
 
 
+def test_not_on_a_terminal_a_night_prints_a_line_per_phase_as_it_goes(tmp_path: Path) -> None:
+    """Unattended (stderr is a pipe) the job is not silent until the end: each tier's generation
+    and each later phase is one line when it is done, while the rest is still running (23.7)."""
+    argv = [sys.executable, "-m", "pipeline.cli", "nightly", "--date", "2026-01-02", "--levels", "1",
+            "--stages", "3", "--curve", "ramp", "--jobs", "1", "--out", str(tmp_path)]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    assert proc.stderr is not None
+    lines, running_after_first_tier = [], False
+    for line in proc.stderr:
+        lines.append(line.rstrip("\n"))
+        if line.startswith("nightly: generate easy:"):
+            running_after_first_tier = proc.poll() is None
+    proc.wait(timeout=300)
+    assert proc.returncode == 0, lines
+    assert running_after_first_tier  # printed as it went, not all at the end
+    phases = [line.split(":")[1].strip() for line in lines[1:-1]]
+    assert phases == ["generate easy", "generate medium", "generate hard", "generate", "validate", "assemble", "write"]
+    assert lines[0].startswith("nightly: 2026-01-02: seed") and lines[-1].startswith("nightly: published")
+    assert all("\r" not in line and "\x1b" not in line for line in lines)  # no terminal control codes
+
+
 def test_assemble_writes_a_valid_bundle_from_validated_puzzles(published: Path, tmp_path: Path) -> None:
     source = published / DATE.isoformat() / "bundle.yaml"
     out = tmp_path / "again.yaml"

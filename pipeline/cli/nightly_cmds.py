@@ -7,6 +7,7 @@ import os
 import re
 import signal
 import sys
+import time
 from pathlib import Path
 from types import FrameType
 
@@ -30,17 +31,21 @@ _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 
 
 class _Terminal:
-    """Progress on a terminal (one rewritten line); nothing but summary lines otherwise."""
+    """Progress on a terminal (one rewritten line); otherwise (a log file, cron's mail) a line
+    as each part of the generation is done, so a long night is never minutes of silence."""
 
     def __init__(self) -> None:
         self.tty = sys.stderr.isatty()
         self.open = False
+        self.since = time.perf_counter()
 
     def progress(self, what: str, done: int, total: int) -> None:
         if self.tty:
             sys.stderr.write(f"\r\x1b[Knightly: {what}: {done}/{total}")
             sys.stderr.flush()
             self.open = True
+        elif done == total:
+            self.log(f"{what}: {done} of {total} puzzles ({time.perf_counter() - self.since:.1f} s)")
 
     def log(self, line: str) -> None:
         if self.open:
@@ -48,6 +53,7 @@ class _Terminal:
             self.open = False
         sys.stderr.write(f"nightly: {line}\n")
         sys.stderr.flush()
+        self.since = time.perf_counter()
 
 
 _MAIN_PID = os.getpid()
