@@ -1,4 +1,4 @@
-"""Run the benchmarks: `python -m pipeline.bench [NAME...]` (names: engine solver rating generator validator dask startup studio)."""
+"""Run the benchmarks: `python -m pipeline.bench [NAME...]` (names: engine solver rating generator validator dask startup studio nightly)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import importlib
 import sys
 import time
 
-ORDER = ("engine", "solver", "rating", "generator", "validator", "dask", "startup", "studio")
+ORDER = ("engine", "solver", "rating", "generator", "validator", "dask", "startup", "studio", "nightly")
 
 
 def main(argv: list[str]) -> int:
