@@ -110,3 +110,23 @@ def studio(night_copy: Path) -> Iterator[Any]:
 
     with Background(night_copy) as served:
         yield served
+
+
+STUDIO_ORIGIN = "http://127.0.0.1:8765"  # the origin a studio_client's requests come from
+
+
+@pytest.fixture
+def studio_client(night_copy: Path) -> Any:
+    """A starlette TestClient on the studio over a private copy of the night (no server)."""
+    pytest.importorskip("starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')")
+    from starlette.testclient import TestClient
+
+    from pipeline.studio.app import create_app
+
+    return TestClient(create_app(night_copy), base_url=STUDIO_ORIGIN, raise_server_exceptions=False)
+
+
+def studio_post(client: Any, route: str, data: dict[str, str], *, follow: bool = False) -> Any:
+    """A POST as the studio's own page sends it: its origin and its per-run token."""
+    headers = {"Origin": STUDIO_ORIGIN}
+    return client.post(route, data={"token": client.app.token, **data}, headers=headers, follow_redirects=follow)

@@ -27,6 +27,7 @@ from pipeline.studio import game  # noqa: E402
 from pipeline.studio.app import create_app  # noqa: E402
 from pipeline.studio.curate import Draft, DraftError  # noqa: E402
 from pipeline.studio.paths import PathRefused, inside  # noqa: E402
+from tests.conftest import studio_post  # noqa: E402
 
 BUNDLE = "2026-01-02/bundle.yaml"
 ORIGIN = "http://127.0.0.1:8765"
@@ -38,8 +39,7 @@ def client(night_copy: Path) -> TestClient:
 
 
 def post(client: TestClient, route: str, data: dict[str, str]) -> Any:
-    """A POST as the studio's own page sends it: its origin and its per-run token."""
-    return client.post(route, data={"token": client.app.token, **data}, headers={"Origin": ORIGIN})  # type: ignore[attr-defined]
+    return studio_post(client, route, data, follow=True)
 
 
 def message(html: str) -> str:
@@ -255,3 +255,87 @@ def test_the_pool_folder_page_lists_each_puzzle_to_play(client: TestClient, nigh
     for f in pool:
         assert f.stem in page and f"2026-01-02%2Fpool%2F{f.name}" in page
     assert client.get("/stage", params={"path": f"2026-01-02/pool/{pool[0].name}"}).status_code == 200
+
+
+def test_the_swap_page_offers_swaps_own_choice_without_reading_the_bundle_twice(
+    client: TestClient, night_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline.jobs import swap as swap_module
+    from pipeline.jobs.inputs import load_puzzles
+
+    pool = load_puzzles([night_copy / "2026-01-02" / "pool"])
+    doc = yaml.safe_load((night_copy / BUNDLE).read_text())
+    stages = [s for lv in doc["levels"] for s in lv["stages"]]
+    for flat in range(len(stages)):
+        at = f"1.{flat + 1}"
+        try:
+            expected: str | None = swap_module.swap_stage(night_copy / BUNDLE, 1, flat + 1, pool, write=False).new.id
+        except swap_module.SwapError:
+            expected = None
+        chosen = None
+        try:
+            chosen = swap_module.choose_replacement(stages, flat, pool, f"L1.S{flat + 1}").id
+        except swap_module.SwapError:
+            pass
+        assert chosen == expected, at  # one choice, shared
+        with monkeypatch.context() as m:  # the studio asks the pure choice, never swap_stage
+            m.setattr(swap_module, "swap_stage", lambda *a, **k: pytest.fail("the studio called swap_stage"))
+            page = client.get("/swap", params={"path": BUNDLE, "at": at}).text
+        best = re.search(r'<ul class="offers" id="best">\s*<li class="offer" data-id="([^"]+)"', page)
+        assert (best.group(1) if best else None) == expected, at
+
+
+def test_stages_are_named_l1_s2_everywhere_and_a_refused_save_lists_the_draft_in_words(client: TestClient, night_copy: Path) -> None:
+    pool = sorted(p.stem for p in (night_copy / "2026-01-02" / "pool").glob("*.yaml"))
+    draft = f"s:1.2={pool[0]};p:1.3;x:{pool[1]}"
+    page = client.get("/bundle", params={"path": BUNDLE, "draft": draft}).text
+    assert "L1.S2" in page and not re.search(r"L1\.2\b", page)
+    r = post(client, "/save", {"path": BUNDLE, "base": "0" * 64, "draft": draft})
+    assert r.status_code == 409
+    listed = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", r.text[r.text.index('id="draft"'):]))
+    assert f"put {pool[0]} in L1.S2" in listed and "keep L1.S3 as it is (pinned)" in listed and f"never offer {pool[1]}" in listed
+    assert draft not in re.sub(r"<a [^>]*>", "", r.text)  # the raw address form is not shown
+    assert "s:1.2=" not in re.sub(r'href="[^"]*"', "", r.text)
+
+
+def test_tier_colours_are_the_reports_and_ids_do_not_break_in_report_html(client: TestClient, night_copy: Path) -> None:
+    from pipeline.formats.source import read_document
+    from pipeline.jobs.report_html import TIER_COLOURS, render_report_html
+
+    page = client.get("/bundle", params={"path": BUNDLE}).text
+    for tier, colour in TIER_COLOURS.items():
+        assert re.search(rf"\.tier\.t-{tier} {{ background: {colour};", page), tier  # the badge
+    css = client.get("/static/studio.css").text
+    assert not re.search(r"\.t-(easy|medium|hard|expert)\s*{\s*background", css)  # no second palette
+    html = render_report_html(read_document(night_copy / BUNDLE))
+    ids = re.findall(r"id <code class='id'>([^<]+)</code>", html)
+    assert ids and re.search(r"\.facts code\.id \{[^}]*white-space: nowrap", html)
+
+
+def test_a_favicon_is_served_and_linked(client: TestClient, night_copy: Path) -> None:
+    from pipeline.formats.source import read_document
+    from pipeline.jobs.report_html import render_report_html
+
+    page = client.get("/").text
+    icon = re.search(r'<link rel="icon" href="([^"]+)"', page)
+    assert icon
+    r = client.get(icon.group(1))
+    assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml") and "<svg" in r.text
+    assert client.get("/favicon.ico").status_code == 200
+    assert '<link rel="icon" href="data:image/svg+xml,' in render_report_html(read_document(night_copy / BUNDLE))
+
+
+def test_showing_the_solution_keeps_the_game_in_progress(client: TestClient, night_copy: Path) -> None:
+    doc = yaml.safe_load((night_copy / BUNDLE).read_text())
+    first = doc["levels"][0]["stages"][0]["puzzle"]["solution"][0]
+    page = client.get("/stage", params={"path": BUNDLE, "at": "1.1", "m": first}).text
+    link = re.search(r'id="solution"[^>]*|href="([^"]+)" id="solution"', page)
+    assert link and link.group(1)
+    href = link.group(1).replace("&amp;", "&")
+    solution = client.get(href).text
+    back = re.search(r'href="([^"]+)" id="back-to-game"', solution)
+    assert back, "the solution page leads back to the game"
+    game_page = client.get(back.group(1).replace("&amp;", "&")).text
+    assert re.search(r'<ol id="moves"><li>' + re.escape(first) + "</li></ol>", game_page)
+    nxt = re.search(r'href="([^"]+)" id="next"', solution)
+    assert nxt and 'id="back-to-game"' in client.get(nxt.group(1).replace("&amp;", "&")).text  # kept while stepping

@@ -24,8 +24,8 @@ ORIGIN = "http://127.0.0.1:8765"
 
 
 @pytest.fixture
-def client(night_copy: Path) -> TestClient:
-    return TestClient(create_app(night_copy), base_url=ORIGIN, raise_server_exceptions=False)
+def client(studio_client: TestClient) -> TestClient:
+    return studio_client
 
 
 def snapshot(root: Path) -> dict[str, bytes]:

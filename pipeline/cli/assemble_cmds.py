@@ -37,6 +37,7 @@ def assemble(
     seed: int = typer.Option(0, "--seed", help="Seed recorded in the bundle's generator block."),
     pin: Optional[list[str]] = typer.Option(None, "--pin", metavar="L.S=ID", help="Put this puzzle at Level L, Stage S (from 1), whatever its tier (repeatable)."),
     exclude: Optional[list[str]] = typer.Option(None, "--exclude", metavar="ID", help="Leave this puzzle out (repeatable)."),
+    curation: Optional[Path] = typer.Option(None, "--curation", metavar="FILE", help="Pins and excludes saved by the studio (BUNDLE.curation.txt), added to --pin and --exclude."),
 ) -> None:
     """Order validated Puzzles into Levels along a difficulty curve and write a YAML bundle.
     """
@@ -48,9 +49,16 @@ def assemble(
         pins = dict(parse_pin(text) for text in pin or [])
         if len(pins) != len(pin or []):
             fail("--pin names the same stage twice")
+        excluded = list(exclude or ())
+        if curation is not None:
+            from pipeline.jobs.curation import read_curation
+
+            saved = read_curation(curation)
+            pins = {**dict(saved.pins), **pins}  # a --pin given here wins over the file's
+            excluded += [pid for pid in saved.excludes if pid not in excluded]
         pool = load_puzzles(puzzles)
         result = assemble_puzzles(pool, levels=levels, stages=stages, curve=curve, first_level=first_level,
-                                  pins=pins, exclude=exclude or ())
+                                  pins=pins, exclude=excluded)
     except NumberMatchError as exc:
         fail(str(exc))
     params = {**curve_params(curve, spec), "levels": levels, "stages": stages, "candidates": len(pool)}

@@ -15,6 +15,7 @@ number formatting, so the same bundle gives byte-identical HTML.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from html import escape
 from typing import Any
 
@@ -28,6 +29,26 @@ REPORT_HTML = "report.html"
 
 TIER_COLOURS = {"easy": "#2f9e44", "medium": "#1c7ed6", "hard": "#e8590c", "expert": "#c2255c", "unsolvable": "#495057"}
 TIER_BANDS = {"easy": "#ebfbee", "medium": "#e7f5ff", "hard": "#fff4e6", "expert": "#fff0f6"}
+# The icon of report.html and of the studio: a 3x3 board with a matched pair.
+FAVICON_SVG = (
+    '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 30 30"><rect width="30" height="30" rx="5" fill="#1f2933"/>'
+    '<g font-family="Helvetica,Arial,sans-serif" font-size="9" font-weight="bold" text-anchor="middle">'
+    '<text x="6" y="10" fill="#fff">3</text><text x="15" y="10" fill="#fff">7</text><text x="24" y="10" fill="#fff">5</text>'
+    '<text x="6" y="19" fill="#fff">1</text><text x="15" y="19" fill="#ffd43b">5</text><text x="24" y="19" fill="#ffd43b">5</text>'
+    '<text x="6" y="28" fill="#fff">9</text><text x="15" y="28" fill="#fff">2</text><text x="24" y="28" fill="#fff">8</text></g></svg>'
+)
+
+
+def tier_badge_css() -> str:
+    """The tier badges' colours, shared by report.html and the studio (one palette)."""
+    return " ".join(f".tier.t-{name} {{ background: {colour}; color: #fff; }}" for name, colour in TIER_COLOURS.items())
+
+
+def favicon_link() -> str:
+    """A <link rel="icon"> carrying FAVICON_SVG, so the self-contained report needs no file."""
+    from urllib.parse import quote
+
+    return f'<link rel="icon" href="data:image/svg+xml,{quote(FAVICON_SVG)}">'
 
 CSS = """
 body { font-family: Helvetica, Arial, sans-serif; color: #1f2933; margin: 24px; max-width: 1180px; }
@@ -41,6 +62,7 @@ nav a { margin-right: 10px; }
 .stage h3 { margin: 0 0 6px 0; font-size: 16px; }
 .facts { font-size: 13px; margin: 6px 0; }
 .facts code { font-size: 11px; word-break: break-all; }
+.facts code.id { white-space: nowrap; word-break: normal; }
 .summary { font-size: 13px; font-style: italic; margin: 6px 0; }
 table.metrics { border-collapse: collapse; font-size: 12px; width: 100%; }
 table.metrics th, table.metrics td { padding: 2px 4px; border-bottom: 1px solid #e4e7eb; text-align: right; }
@@ -197,7 +219,7 @@ def _stage_card(level: int, stage: Mapping[str, Any]) -> str:
         f"<h3>Stage {number} {_tier_chip(tier)} score {_num(score)}</h3>",
         picture,
         f'<p class="facts">target {_num(target)} ({escape(tier_for(float(target)) if isinstance(target, (int, float)) and 0 <= target <= 100 else "?")}){dev};'
-        f" {_num(puzzle.get('adds'))} add{'s' if puzzle.get('adds') != 1 else ''}; id <code>{escape(str(puzzle.get('id')))}</code>;"
+        f" {_num(puzzle.get('adds'))} add{'s' if puzzle.get('adds') != 1 else ''}; id <code class='id'>{escape(str(puzzle.get('id')))}</code>;"
         f" board <code>{escape(board)}</code>{'; first move marked' if pair else ''}</p>",
         f'<p class="facts">{metrics}</p>',
         _explain_block(d),
@@ -229,6 +251,7 @@ def render_report_html(doc: Mapping[str, Any]) -> str:
         "<head>",
         '<meta charset="utf-8">',
         f"<title>{escape(title)}</title>",
+        favicon_link(),
         f"<style>{CSS}</style>",
         "</head>",
         "<body>",
@@ -281,3 +304,35 @@ def _points(level: Mapping[str, Any], full: bool = False) -> list[tuple[str, flo
             rated.tier,
         ))
     return out
+
+
+STALE_MARK = "> **Stale:**"
+
+
+def refresh_reports(bundle: Path, doc: Mapping[str, Any], what: str) -> list[str]:
+    """After an edit of a night's bundle (`what`, e.g. "L1.S2 swapped"): re-render the night's
+    report.html from the bundle, and mark its report.md stale (it reports the nightly run's own
+    figures, which cannot be re-derived from the bundle). Only files that are already there are
+    touched; returns one line per file, naming it as `<folder>/<name>` relative to the bundle's."""
+    from pipeline.atomic import write_atomic
+    from pipeline.jobs.report import BUNDLE_FILE, REPORT_FILE
+
+    if bundle.name != BUNDLE_FILE:
+        return []
+    lines = []
+    html = bundle.with_name(REPORT_HTML)
+    if html.is_file():
+        write_atomic(html, render_report_html(doc))
+        lines.append(f"{REPORT_HTML} re-rendered")
+    md = bundle.with_name(REPORT_FILE)
+    if md.is_file():
+        text = md.read_text(encoding="utf-8")
+        if STALE_MARK not in text:
+            head, sep, rest = text.partition("\n")
+            note = (
+                f"\n{STALE_MARK} {BUNDLE_FILE} was edited after this report was written ({what}); the figures below"
+                f" describe the night as the nightly job made it. {REPORT_HTML} shows the bundle as it is now.\n"
+            )
+            write_atomic(md, head + sep + note + rest)
+        lines.append(f"{REPORT_FILE} marked stale (it describes the night as generated; {REPORT_HTML} is current)")
+    return lines

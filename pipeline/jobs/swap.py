@@ -5,16 +5,18 @@ a different night. `swap` instead edits only the text of that Stage's `puzzle:` 
 bundle file (found through the YAML node marks), so every other byte, comments included, stays
 as it was. The new text is validated as a whole bundle before it is written atomically.
 
-The replacement is the named Puzzle, or the pool's Puzzle nearest the Stage's target score in
-the target's tier that is not already in the bundle and does not repeat a neighbour's digit
-layout (the assembler's variety rule); ties go to the smaller id.
+The replacement is the named Puzzle, or `choose_replacement`'s: the pool's Puzzle nearest the
+Stage's target score in the target's tier that is not already in the bundle and does not repeat
+a neighbour's digit layout (the assembler's variety rule); ties go to the smaller id. That choice
+is a pure function of the Stages and the pool, so the studio offers exactly what `swap` takes
+without reading or validating the file.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,7 +124,6 @@ def swap_stage(
     """Replace Stage `stage` of Level `level` (both from 1) by a pool Puzzle; see the module
     docstring. Writes the bundle atomically unless `write` is False; raises SwapError."""
     from pipeline.atomic import write_atomic
-    from pipeline.rating.tiers import tier_for
     from pipeline.validator import validate_texts
 
     path = Path(bundle)
@@ -153,7 +154,7 @@ def swap_stage(
         if new.id in used:
             raise SwapError(f"--with {with_id}: the puzzle is already in the bundle; a bundle uses each puzzle once")
     else:
-        new = _nearest(pool, float(target), tier_for(float(target)), used, stages, flat, path, level, stage)
+        new = choose_replacement(stages, flat, pool, f"L{level}.S{stage}")
     puzzle_node = _mapping_value(nodes[at][stage - 1], "puzzle")
     if puzzle_node is None:
         raise SwapError(f"{path}: L{level}.S{stage} has no puzzle")
@@ -191,26 +192,47 @@ def keep_in_pool(result: SwapResult, folder: Path) -> Path | None:
     return write_atomic(target, text)
 
 
-def _nearest(
-    pool: Sequence[Puzzle], target: float, tier: str, used: set[str], stages: list[dict[str, Any]],
-    flat: int, path: Path, level: int, stage: int,
-) -> Puzzle:
+def candidate_order(target: float) -> Callable[[Puzzle], tuple[int, float, str]]:
+    """How candidates for a Stage of this target rank: its tier first, then the nearest score,
+    then the smaller id (the studio lists the pool in this order)."""
+    from pipeline.rating.tiers import tier_for
+
+    tier = tier_for(target) if 0 <= target <= 100 else None
+
+    def key(p: Puzzle) -> tuple[int, float, str]:
+        score = p.rated.score
+        return (0 if p.tier == tier else 1, abs(score - target) if score is not None else 1e9, p.id)
+
+    return key
+
+
+def choose_replacement(stages: Sequence[Mapping[str, Any]], flat: int, pool: Sequence[Puzzle], name: str) -> Puzzle:
+    """The Puzzle `swap` puts in Stage number `flat` (0-based over the whole bundle) of a bundle
+    whose Stage mappings are `stages`, named `name` in messages: see the module docstring. Pure:
+    reads and writes nothing. Raises SwapError saying why no pool Puzzle fits."""
+    from pipeline.rating.tiers import tier_for
+
+    target = stages[flat].get("target_score")
+    if not isinstance(target, (int, float)) or isinstance(target, bool):
+        raise SwapError(f"{name} has no target_score")
+    tier = tier_for(float(target))
+    used = {str((s.get("puzzle") or {}).get("id")) for s in stages}
     same_tier = [p for p in pool if p.tier == tier and p.id not in used]
     if not same_tier:
         tiers = sorted({p.tier for p in pool})
         raise SwapError(
-            f"the pool has no unused {tier} puzzle for L{level}.S{stage} (target {target:.2f});"
+            f"the pool has no unused {tier} puzzle for {name} (target {target:.2f});"
             f" its tiers: {', '.join(tiers) or 'none'}. Name one with --with ID"
         )
-    neighbours = {
-        _layout(str(stages[k]["puzzle"]["board"]), int(stages[k]["puzzle"].get("ruleset", DEFAULT.number)))
-        for k in (flat - 1, flat + 1)
-        if 0 <= k < len(stages) and isinstance(stages[k].get("puzzle"), dict)
-    }
+    neighbours = set()
+    for k in (flat - 1, flat + 1):
+        puzzle = stages[k].get("puzzle") if 0 <= k < len(stages) else None
+        if isinstance(puzzle, Mapping):
+            neighbours.add(_layout(str(puzzle["board"]), int(puzzle.get("ruleset", DEFAULT.number))))
     varied = [p for p in same_tier if _layout(p.board, p.ruleset) not in neighbours]
     if not varied:
         raise SwapError(
             f"every unused {tier} puzzle in the pool repeats the digit layout of a neighbour of"
-            f" L{level}.S{stage}; name one with --with ID to take it anyway"
+            f" {name}; name one with --with ID to take it anyway"
         )
-    return min(varied, key=lambda p: (abs((p.rated.score or 0.0) - target), p.id))
+    return min(varied, key=candidate_order(float(target)))

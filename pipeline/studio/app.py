@@ -40,10 +40,15 @@ from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rulesets import SHIPPED, ruleset_for
 from pipeline.errors import IllegalMoveError, NumberMatchError
 from pipeline.formats.puzzle import Puzzle
+from pipeline.jobs.curation import curation_beside, curation_path
+from pipeline.jobs.report_html import FAVICON_SVG, tier_badge_css
+from pipeline.jobs.swap import candidate_order
 from pipeline.rating.tiers import tier_for
 from pipeline.solver import SOLVED, UNSOLVABLE
 from pipeline.studio import game
-from pipeline.studio.curate import Draft, DraftError, StaleSave, nearest, offer_pool, save, split_at
+from pipeline.studio.curate import (
+    Draft, DraftError, SaveStopped, StaleSave, curation_of, draft_from, nearest, offer_pool, save, split_at, stage_name,
+)
 from pipeline.studio.library import (
     POOL_DIR, Library, LibraryError, StageSlot, bundle_stages, content_hash, difficulty_of, score_of, tier_of,
 )
@@ -81,7 +86,10 @@ class Studio:
         self.library = Library(self.root)
         self.token = new_token()  # put in every form; a POST without it is refused (guard.py)
         self.env = Environment(loader=PackageLoader("pipeline.studio", "templates"), autoescape=select_autoescape(default=True))
-        self.env.globals.update(url=url, picture=board_picture, explained=explained, WIDTH=WIDTH, token=self.token)
+        self.env.globals.update(
+            url=url, picture=board_picture, explained=explained, WIDTH=WIDTH, token=self.token, stage_name=stage_name,
+            tier_css=Markup(tier_badge_css()),
+        )
 
     # -- helpers -------------------------------------------------------------------------
     def page(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -110,7 +118,12 @@ class Studio:
         data, raw, slots = self.bundle(path, rel)
         current = content_hash(raw)
         base = request.query_params.get("base") or current
-        draft = Draft.parse(request.query_params.get("draft", ""))
+        saved = curation_beside(path)  # the pins and excludes kept by an earlier Save
+        if "draft" in request.query_params:
+            draft = Draft.parse(request.query_params["draft"])
+        else:
+            draft = draft_from(saved)
+        changes = bool(draft.swaps) or curation_of(draft, {s.at: str(s.puzzle.get("id")) for s in slots}) != saved
         pool = {p.id: p for p in self.pool(path)}
         shown: list[tuple[StageSlot, dict[str, Any] | None]] = []
         for slot in slots:
@@ -122,7 +135,8 @@ class Studio:
         cards = [card(s, old) for s, old in shown]
         return self.page(
             "bundle.html", rel=rel, data=data, cards=cards, chart=curve(s for s, _ in shown),
-            draft=draft, draft_text=str(draft), base=base, stale=base != current, pool_size=len(pool),
+            draft=draft, draft_text=str(draft), base=base, stale=base != current, pool_size=len(pool), changes=changes,
+            curation_name=curation_path(path).name,
             message=request.query_params.get("msg", "")[:300], pool_rel=_pool_rel(self.root, path),
         )
 
@@ -178,9 +192,12 @@ class Studio:
             pos, nxt = game.certificate_step(src["start"], src["adds"], solution, step, src["ruleset"])
             step = len(pos.moves)
             highlight: tuple[int, ...] = () if nxt is None or nxt.first is None or nxt.second is None else (nxt.first, nxt.second)
+            game_text = q.get("game", "")  # the game in progress when the solution was opened: kept
+            game_moves = len(game.parse_moves(game_text)) if game_text else 0
             return self.page(
                 "solution.html", src=src, pos=pos, step=step, total=len(solution), next_move=nxt,
                 cells=_cells(pos.cells, highlight=highlight), q=base_query, solution=solution,
+                game=game_text if game_moves else "", game_moves=game_moves,
             )
         pos = game.replay(src["start"], src["adds"], game.parse_moves(q.get("m", "")), src["ruleset"])
         sel = _int(q.get("sel"), None)
@@ -295,21 +312,19 @@ class Studio:
             raise LibraryError(f"{rel}: has no Stage L{level}.S{stage}")
         base = request.query_params.get("base") or content_hash(raw)
         used = {str(s.puzzle.get("id")) for s in slots}
-        files = {p.id: name for name, p in self.library.pool(path)}
-        offered = offer_pool(self.pool(path), draft.without_swap(at), used)
-        best, why = nearest(path, at, offered) if offered else (None, "the pool has no unused puzzle")
+        accepted, refused = self.library.pool_checked(path)
+        files = {p.id: name for name, p in accepted}
+        pool = [p for _, p in accepted]
+        offered = offer_pool(pool, draft.without_swap(at), used)
+        flat = slots.index(slot)
+        stages = drafted_stages(slots, draft.without_swap(at), pool)
+        best, why = nearest(stages, flat, at, offered) if offered else (None, "the pool has no unused puzzle")
         tier = tier_for(slot.target) if slot.target is not None and 0 <= slot.target <= 100 else None
-        target = slot.target if slot.target is not None else 0.0
-
-        def order(p: Puzzle) -> tuple[int, float, str]:
-            score = p.rated.score
-            off = abs(score - target) if score is not None else 1e9
-            return (0 if p.tier == tier else 1, off, p.id)
-
+        order = candidate_order(slot.target if slot.target is not None else 0.0)
         others = sorted((p for p in offered if best is None or p.id != best.id), key=order)
         return self.page(
             "swap.html", rel=rel, at=at, slot=slot, tier=tier, best=best, why=why, others=others, draft=draft,
-            draft_text=str(draft), base=base, pinned=at in draft.pins, current=draft.swap_for(at), files=files,
+            draft_text=str(draft), base=base, pinned=at in draft.pins, current=draft.swap_for(at), files=files, refused=refused,
         )
 
     def draft_edit(self, request: Request) -> Response:
@@ -322,7 +337,7 @@ class Studio:
         if op == "swap":
             split_at(at)
             draft = draft.with_swap(at, pid)
-            msg = f"L{at}: {pid} in the draft (not saved yet)"
+            msg = f"{stage_name(at)}: {pid} in the draft (not saved yet)"
         elif op == "unswap":
             draft = draft.without_swap(at)
         elif op == "pin":
@@ -339,36 +354,59 @@ class Studio:
             if was or not at or not in_stage:
                 msg = f"{pid} {'included again' if was else 'excluded: it is not offered any more'}"
             elif at in draft.pins:
-                msg = f"{pid} excluded; L{at} is pinned, so it keeps its puzzle"
+                msg = f"{pid} excluded; {stage_name(at)} is pinned, so it keeps its puzzle"
             else:
                 used = set(on_disk.values())
-                best, why = nearest(path, at, offer_pool(self.pool(path), draft.without_swap(at), used))
+                pool = self.pool(path)
+                rest = draft.without_swap(at)
+                flat = next((k for k, s in enumerate(slots) if s.at == at), None)
+                if flat is None:
+                    raise DraftError(f"{rel}: has no Stage {stage_name(at)}")
+                best, why = nearest(drafted_stages(slots, rest, pool), flat, at, offer_pool(pool, rest, used))
                 if best is not None:
                     draft = draft.with_swap(at, best.id)
-                    msg = f"{pid} excluded; L{at} takes {best.id} in the draft (not saved yet)"
+                    msg = f"{pid} excluded; {stage_name(at)} takes {best.id} in the draft (not saved yet)"
                 else:
-                    msg = f"{pid} excluded; no replacement for L{at}: {why}"
+                    msg = f"{pid} excluded; no replacement for {stage_name(at)}: {why}"
         else:
             raise DraftError(f"unknown draft operation {op[:20]!r}")
-        query = {"path": rel, "base": q.get("base", ""), "draft": str(draft), "msg": msg}
-        return RedirectResponse("/bundle?" + urlencode({k: v for k, v in query.items() if v}), status_code=303)
+        query = {"path": rel, "base": q.get("base", ""), "draft": str(draft), "msg": msg}  # an empty draft too: it
+        return RedirectResponse("/bundle?" + urlencode({k: v for k, v in query.items() if v or k == "draft"}), status_code=303)
 
     async def save_post(self, request: Request) -> Response:
+        from starlette.concurrency import run_in_threadpool
+
         form: dict[str, str] = request.scope.get("form", {})
         rel, base, draft_text = (form.get(k, "") for k in ("path", "base", "draft"))
         path = inside(self.root, rel)
         if not path.is_file():
             raise LibraryError(f"{rel}: no such file (a Save names the bundle it changes)")
         draft = Draft.parse(draft_text)
-        try:
-            from starlette.concurrency import run_in_threadpool
 
-            new_hash, lines = await run_in_threadpool(save, path, base, draft, self.pool(path))
+        def refused(status: int, message: str, left: Draft, base: str) -> Response:
+            return self.page("stale.html", status=status, rel=rel, message=message, draft=left, draft_text=str(left), base=base)
+
+        try:
+            done = await run_in_threadpool(save, path, rel, base, draft, self.pool(path), curation_beside(path))
         except StaleSave as exc:
-            return self.page("stale.html", status=409, rel=rel, message=str(exc), draft=draft, draft_text=draft_text)
-        rest = Draft((), draft.pins, draft.excludes)
-        query = {"path": rel, "base": new_hash, "draft": str(rest), "msg": "Saved (validated, written atomically): " + "; ".join(lines)}
-        return RedirectResponse("/bundle?" + urlencode({k: v for k, v in query.items() if v}), status_code=303)
+            return refused(409, str(exc), draft, "")
+        except SaveStopped as exc:
+            return refused(400, str(exc), exc.saved.left, exc.saved.base)
+        except NumberMatchError as exc:  # nothing written; the draft is kept
+            return refused(400, str(exc), draft, base)
+        query = {"path": rel, "base": done.base, "msg": "Saved (validated, written atomically): " + "; ".join(done.lines)}
+        return RedirectResponse("/bundle?" + urlencode(query), status_code=303)
+
+
+def drafted_stages(slots: list[StageSlot], draft: Draft, pool: list[Puzzle]) -> list[dict[str, Any]]:
+    """The bundle's Stage mappings as the draft would make them (what `swap` would see)."""
+    by_id = {p.id: p for p in pool}
+    out = []
+    for s in slots:
+        pid = draft.swap_for(s.at)
+        puzzle = by_id[pid].core_dict() if pid in by_id else s.puzzle
+        out.append({"target_score": s.target, "puzzle": puzzle})
+    return out
 
 
 def curve(slots: Iterable[StageSlot]) -> Markup:
@@ -470,6 +508,11 @@ def _guard(studio: Studio, handler: Callable[[Request], Any]) -> Callable[[Reque
     return run
 
 
+def favicon(request: Request) -> Response:
+    """The studio's icon (report.html's), also where browsers look without being told."""
+    return Response(FAVICON_SVG, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
+
+
 def create_app(root: str | Path) -> Guard:
     """The studio over folder `root` (which must exist), behind its guard (guard.py)."""
     folder = Path(root)
@@ -486,6 +529,8 @@ def create_app(root: str | Path) -> Guard:
         Route("/swap", g(studio.swap_page)),
         Route("/draft", g(studio.draft_edit), methods=["POST"]),
         Route("/save", g(studio.save_post), methods=["POST"]),
+        Route("/favicon.svg", favicon),
+        Route("/favicon.ico", favicon),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
 

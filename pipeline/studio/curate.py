@@ -11,24 +11,26 @@ reload never loses it. Meaning of each edit:
 
 Save re-reads the bundle and refuses when its hash is not the draft's base (someone changed it
 since it was opened: nothing is written, the draft stays in the address). Otherwise each swap is
-made with `pipeline.jobs.swap` (which edits only that Stage's text and validates the whole
-bundle), on a hidden work copy next to the bundle, and the result is validated once more and
-written atomically over the bundle. Every other Stage stays byte-identical.
+made exactly as `numbermatch swap BUNDLE L.S --with ID` makes it (`pipeline.jobs.swap`: only
+that Stage's text changes, the whole bundle is validated first, the old puzzle goes back to the
+night's pool so the swap can be undone), the night's report.html is re-rendered and report.md
+marked stale. Pins and excludes are kept in the bundle's curation file (`pipeline.jobs.curation`),
+which the bundle page opens with and `assemble --curation` reads. A refused Save keeps the draft.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from pipeline.errors import NumberMatchError
 from pipeline.formats.puzzle import Puzzle
-from pipeline.studio.library import content_hash
+from pipeline.jobs.curation import Curation
+from pipeline.studio.library import POOL_DIR, content_hash
 
 _AT = r"[1-9]\d{0,3}\.[1-9]\d{0,3}"
 _ID = r"[A-Za-z0-9_.-]{1,80}"
@@ -90,7 +92,7 @@ class Draft:
 
     def with_swap(self, at: str, pid: str) -> "Draft":
         if at in self.pins:
-            raise DraftError(f"L{at.replace('.', '.S')} is pinned; unpin it to swap it")
+            raise DraftError(f"{stage_name(at)} is pinned; unpin it to swap it")
         swaps = dict(self.swaps)
         swaps[at] = pid
         return replace(self, swaps=tuple(swaps.items()))
@@ -123,69 +125,143 @@ def offer_pool(pool: Sequence[Puzzle], draft: Draft, used: set[str]) -> list[Puz
     return [p for p in pool if p.id not in taken]
 
 
-def nearest(bundle: Path, at: str, pool: Sequence[Puzzle]) -> tuple[Puzzle | None, str | None]:
-    """The swap module's choice for Stage `at` from `pool` (nearest score in the target's tier),
-    or None and its reason; nothing is written."""
-    from pipeline.jobs.swap import SwapError, swap_stage
+def nearest(stages: Sequence[Mapping[str, Any]], flat: int, at: str, pool: Sequence[Puzzle]) -> tuple[Puzzle | None, str | None]:
+    """`swap`'s own choice (`choose_replacement`) for Stage `at`, number `flat` of `stages` (the
+    bundle's Stage mappings with the draft's swaps made), or None and its reason. Reads nothing."""
+    from pipeline.jobs.swap import SwapError, choose_replacement
 
-    level, stage = split_at(at)
     try:
-        return swap_stage(bundle, level, stage, pool, write=False).new, None
+        return choose_replacement(stages, flat, pool, stage_name(at)), None
     except SwapError as exc:
-        return None, str(exc)
+        return None, str(exc).replace(". Name one with --with ID", "").replace("; name one with --with ID to take it anyway", "")
 
 
-def apply(bundle: Path, base: str, draft: Draft, pool: Sequence[Puzzle]) -> tuple[str, list[str]]:
-    """The bundle text with the draft's swaps made, and one line per swap; writes nothing
-    outside a hidden work copy in the bundle's folder, which it removes. Raises DraftError."""
+def stage_name(at: str) -> str:
+    """`L1.S2` for the address form `1.2`: the one spelling in every message."""
+    level, stage = split_at(at)
+    return f"L{level}.S{stage}"
+
+
+@dataclass(frozen=True)
+class Saved:
+    """What a Save did: the bundle's new content hash, one line per change, and the draft left
+    (the swaps not made when it stopped at a refusal; pins and excludes are then on disk)."""
+
+    base: str
+    lines: tuple[str, ...]
+    left: Draft
+
+
+class SaveStopped(DraftError):
+    """A Save that made some swaps and then met a refusal: the rest of the draft is kept."""
+
+    def __init__(self, message: str, saved: Saved) -> None:
+        super().__init__(message)
+        self.saved = saved
+
+
+def save(bundle: Path, rel: str, base: str, draft: Draft, pool: Sequence[Puzzle], saved: Curation) -> Saved:
+    """Make the draft's swaps one by one with `swap`'s own implementation (the old puzzle goes
+    back to the pool first, the whole bundle is validated before each write), then keep its pins
+    and excludes in the bundle's curation file. Refuses (StaleSave, nothing written) when the
+    bundle is not the one the draft was based on; a refusal after some swaps raises SaveStopped
+    with what was saved and the draft left. Messages name the bundle as `rel` only."""
+    from pipeline.jobs.curation import curation_path
     from pipeline.jobs.swap import SwapError, swap_stage
 
-    raw = bundle.read_bytes()
-    if content_hash(raw) != base:
-        raise StaleSave(
-            f"{bundle.name} changed on disk since you opened it; nothing was written."
-            " Reopen the bundle to see the new file, then make your changes again"
-        )
+    if not draft.swaps and curation_of(draft, bundle_ids(bundle)) == saved:
+        raise DraftError("nothing to save: the draft changes nothing")
+    pool_dir = bundle.parent / POOL_DIR
     by_id = {p.id: p for p in pool}
-    fd, work = tempfile.mkstemp(prefix=f".{bundle.name}.studio-", suffix=".tmp", dir=bundle.parent)
-    lines = []
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-        for at, pid in draft.swaps:
-            if at in draft.pins:
-                raise DraftError(f"L{at} is pinned and cannot be swapped")
-            if pid not in by_id:
-                raise DraftError(f"L{at}: puzzle {pid} is not in the pool")
-            level, stage = split_at(at)
-            try:
-                result = swap_stage(work, level, stage, [by_id[pid]], with_id=pid, write=True)
-            except SwapError as exc:
-                raise DraftError(f"L{level}.S{stage}: {exc}") from None
-            lines.append(f"L{level}.S{stage}: {result.old_id} -> {pid}")
-        return Path(work).read_text(encoding="utf-8"), lines
-    finally:
-        try:
-            os.unlink(work)
-        except FileNotFoundError:
-            pass
-
-
-def save(bundle: Path, base: str, draft: Draft, pool: Sequence[Puzzle]) -> tuple[str, list[str]]:
-    """Apply the draft, validate the whole bundle, and write it atomically; returns the new
-    content hash and one line per swap. A stale base or an invalid result writes nothing."""
-    from pipeline.atomic import write_atomic
-    from pipeline.validator import validate_texts
-
-    if not draft.changes_file:
-        raise DraftError("nothing to save: the draft swaps no Stage")
+    lines: list[str] = []
     with _SAVE_LOCK:
-        text, lines = apply(bundle, base, draft, pool)
-        report = validate_texts([(bundle.name, text)])
-        if not report.ok:
-            p = report.problems[0]
-            raise DraftError(f"the saved bundle would not validate ({p.path}: {p.message}); nothing was written")
-        if content_hash(bundle.read_bytes()) != base:  # changed while we worked
-            raise StaleSave(f"{bundle.name} changed on disk while saving; nothing was written")
-        write_atomic(bundle, text)
-    return content_hash(text.encode("utf-8")), lines
+        current = content_hash(bundle.read_bytes())
+        if current != base:
+            raise StaleSave(
+                f"{rel} changed on disk since you opened it; nothing was written."
+                " Reopen the bundle to see the new file, then make your changes again"
+            )
+        done: list[str] = []
+        try:
+            for at, pid in draft.swaps:
+                name = stage_name(at)
+                if at in draft.pins:
+                    raise DraftError(f"{name} is pinned and cannot be swapped")
+                if pid not in by_id:
+                    raise DraftError(f"{name}: puzzle {pid} is not in the pool (or the validator refuses its file)")
+                level, stage = split_at(at)
+                try:
+                    result = swap_stage(bundle, level, stage, [by_id[pid]], with_id=pid, write=False)
+                    kept = _commit(result, pool_dir, current)
+                except SwapError as exc:
+                    raise DraftError(f"{name}: {_plain(str(exc), bundle, rel)}") from exc
+                current = content_hash(result.text.encode("utf-8"))
+                done.append(at)
+                back = f"; {result.old_id} back in the pool" if kept else ""
+                lines.append(f"{name}: {result.old_id} -> {pid}{back}")
+            wanted = curation_of(draft, bundle_ids(bundle))
+            if wanted != saved:
+                _write_curation(curation_path(bundle), wanted, bundle.name)
+                lines.append(f"pins and excludes kept in {Path(rel).with_name(curation_path(bundle).name).as_posix()}")
+        except DraftError as exc:
+            if not done:
+                raise
+            lines += _reports(bundle, done)
+            left = Draft(tuple((a, p) for a, p in draft.swaps if a not in done), draft.pins, draft.excludes)
+            raise SaveStopped(f"{exc} (saved before it: {'; '.join(lines)})", Saved(current, tuple(lines), left)) from exc
+        lines += _reports(bundle, done)
+    return Saved(current, tuple(lines), Draft((), draft.pins, draft.excludes))
+
+
+def _reports(bundle: Path, done: list[str]) -> list[str]:
+    """Bring the night's reports up to date after the swaps `done` (none: nothing to do)."""
+    from pipeline.jobs.report_html import refresh_reports
+    from pipeline.studio.library import read_document
+
+    if not done:
+        return []
+    data, _ = read_document(bundle, bundle.name)
+    return refresh_reports(bundle, data, ", ".join(stage_name(at) for at in done) + " swapped in the studio")
+
+
+def _commit(result: Any, pool_dir: Path, expected: str) -> Path | None:
+    """Write one swap as the CLI does: the old puzzle into the pool first, then the bundle, only
+    if the bundle is still the one the swap read."""
+    from pipeline.atomic import write_atomic
+    from pipeline.jobs.swap import SwapError, keep_in_pool
+
+    if content_hash(result.path.read_bytes()) != expected:
+        raise SwapError("the bundle changed on disk while saving; nothing more was written")
+    kept = keep_in_pool(result, pool_dir) if pool_dir.is_dir() else None
+    write_atomic(result.path, result.text)
+    return kept
+
+
+def _write_curation(path: Path, curation: Curation, bundle_name: str) -> None:
+    from pipeline.atomic import write_atomic
+
+    write_atomic(path, curation.text(bundle_name))
+
+
+def _plain(message: str, bundle: Path, rel: str) -> str:
+    """A message with the bundle's absolute path replaced by the name the user knows."""
+    return message.replace(str(bundle), rel)
+
+
+def bundle_ids(bundle: Path) -> dict[str, str]:
+    """Stage (`L.S`) -> puzzle id, as the bundle on disk has them."""
+    from pipeline.studio.library import bundle_stages, read_document
+
+    data, _ = read_document(bundle, bundle.name)
+    return {s.at: str(s.puzzle.get("id")) for s in bundle_stages(data, bundle.name)}
+
+
+def curation_of(draft: Draft, ids: Mapping[str, str]) -> Curation:
+    """The curation file a draft's pins and excludes make (a pin keeps the Stage's puzzle)."""
+    pins = tuple(sorted((split_at(at), ids[at]) for at in draft.pins if at in ids))
+    return Curation(pins, tuple(draft.excludes))
+
+
+def draft_from(curation: Curation) -> Draft:
+    """The draft a bundle opens with: the pins and excludes kept in its curation file."""
+    return Draft((), tuple(f"{lv}.{st}" for (lv, st), _ in curation.pins), curation.excludes)

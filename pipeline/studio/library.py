@@ -146,6 +146,7 @@ class Library:
         self.root = root.resolve()
         self._cache: dict[Path, tuple[tuple[int, int], Any]] = {}
         self._docs: dict[Path, tuple[tuple[int, int, int], tuple[dict[str, Any], bytes]]] = {}
+        self._pools: dict[Path, tuple[Any, tuple[list[tuple[str, Puzzle]], list[str]]]] = {}
 
     def document(self, path: Path, name: str) -> tuple[dict[str, Any], bytes]:
         """`read_document`, parsed once per version of the file (size, mtime and inode): every
@@ -250,8 +251,42 @@ class Library:
         return out
 
     def pool(self, bundle_path: Path) -> list[tuple[str, Puzzle]]:
-        """The night's pool next to a bundle: (file name, Puzzle) of every readable puzzle file."""
-        return [(n, p) for n, p, _ in self.puzzle_files(bundle_path.parent / POOL_DIR) if p is not None]
+        """The night's pool next to a bundle: (file name, Puzzle) of every puzzle file the
+        validator accepts (only those are offered: a Save must not fail on them)."""
+        return self.pool_checked(bundle_path)[0]
+
+    def pool_checked(self, bundle_path: Path) -> tuple[list[tuple[str, Puzzle]], list[str]]:
+        """The pool's accepted puzzles, and one line per file the validator refuses (a hand-edited
+        score, an id used twice, ...), checked in one run and again whenever a file changes."""
+        from pipeline.validator import Validator
+
+        files = self.puzzle_files(bundle_path.parent / POOL_DIR)
+        key = []
+        for name, _, _ in files:
+            try:
+                st = (self.root / name).stat()
+            except OSError:
+                continue
+            key.append((name, st.st_size, st.st_mtime_ns, st.st_ino))
+        folder = bundle_path.parent / POOL_DIR
+        hit = self._pools.get(folder)
+        if hit is not None and hit[0] == key:
+            return hit[1]
+        run = Validator()
+        accepted: list[tuple[str, Puzzle]] = []
+        refused: list[str] = []
+        for name, puzzle, problem in files:
+            if puzzle is None:
+                refused.append(problem or f"{name}: not a puzzle file")
+                continue
+            found = run.add_file(self.root / name, name)
+            if found:
+                p = found[0]
+                refused.append(f"{name}:{p.line or 0}: {p.code} {p.message}")
+            else:
+                accepted.append((name, puzzle))
+        self._pools[folder] = (key, (accepted, refused))
+        return accepted, refused
 
 
 def _resolved(path: Path) -> Path | None:

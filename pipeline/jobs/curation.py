@@ -1,0 +1,96 @@
+"""A bundle's curation file: the pins and excludes a designer made in the studio, kept for the assembler.
+
+The studio's draft lives in the page address, so without a file its pins and excludes would be
+lost with the tab. A Save writes them beside the bundle (`bundle.yaml` -> `bundle.curation.txt`),
+one per line, in the words of `assemble`'s own options, and `numbermatch assemble --curation
+FILE` reads them back:
+
+    # numbermatch curation: pins and excludes for bundle.yaml (assemble --curation FILE)
+    pin L1.S3=nm1-3f2a9c0d1e7b
+    exclude nm1-0a1b2c3d4e5f
+
+A pin names the Stage and the Puzzle it keeps, so re-assembling puts that Puzzle back there; an
+exclude is never placed. Plain text rather than YAML, so no tool mistakes it for a level file.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pipeline.errors import NumberMatchError
+
+CURATION_SUFFIX = ".curation.txt"
+MAX_CURATION_BYTES = 64 * 1024
+_ID = re.compile(r"[A-Za-z0-9_.-]{1,80}\Z")
+_PIN = re.compile(r"L([1-9]\d{0,3})\.S([1-9]\d{0,3})=([A-Za-z0-9_.-]{1,80})\Z")
+
+
+class CurationError(NumberMatchError):
+    """A curation file that cannot be read: names the file and the line."""
+
+
+@dataclass(frozen=True)
+class Curation:
+    """Pins ((level, stage) -> puzzle id, both from 1) and excluded puzzle ids."""
+
+    pins: tuple[tuple[tuple[int, int], str], ...] = ()
+    excludes: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str, name: str = "curation") -> "Curation":
+        """A curation from its text form; raises CurationError naming the line."""
+        pins: dict[tuple[int, int], str] = {}
+        excludes: list[str] = []
+        for number, raw in enumerate(text.splitlines(), 1):
+            line = raw.strip()
+            if not line or line.startswith("#"):
+                continue
+            word, _, rest = line.partition(" ")
+            rest = rest.strip()
+            pin = _PIN.match(rest) if word == "pin" else None
+            if pin:
+                pins[(int(pin[1]), int(pin[2]))] = pin[3]
+            elif word == "exclude" and _ID.match(rest):
+                excludes.append(rest)
+            else:
+                raise CurationError(f"{name}:{number}: {line[:60]!r} is not `pin L<level>.S<stage>=ID` or `exclude ID`")
+        return cls(tuple(sorted(pins.items())), tuple(dict.fromkeys(excludes)))
+
+    def __str__(self) -> str:
+        lines = [f"pin L{level}.S{stage}={pid}" for (level, stage), pid in self.pins]
+        return "\n".join(lines + [f"exclude {pid}" for pid in self.excludes])
+
+    def text(self, bundle_name: str) -> str:
+        """The file's content: a header line naming the bundle, then the pins and excludes."""
+        return f"# numbermatch curation: pins and excludes for {bundle_name} (assemble --curation FILE)\n{self}\n"
+
+    @property
+    def empty(self) -> bool:
+        return not (self.pins or self.excludes)
+
+
+def read_curation(path: str | Path) -> Curation:
+    """The curation in a file; raises CurationError in one line (missing, too large, malformed)."""
+    given = Path(path)
+    try:
+        if given.stat().st_size > MAX_CURATION_BYTES:
+            raise CurationError(f"{given}: larger than {MAX_CURATION_BYTES:,} bytes; not a curation file")
+        text = given.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CurationError(f"{given}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CurationError(f"{given}: cannot read it ({getattr(exc, 'strerror', None) or type(exc).__name__})") from exc
+    return Curation.parse(text, str(given))
+
+
+def curation_path(bundle: Path) -> Path:
+    """Where a bundle's curation is kept: `<bundle stem>.curation.txt` beside it."""
+    return bundle.with_name(bundle.stem + CURATION_SUFFIX)
+
+
+def curation_beside(bundle: Path) -> Curation:
+    """The curation kept beside a bundle, or an empty one when there is none."""
+    path = curation_path(bundle)
+    return read_curation(path) if path.is_file() else Curation()

@@ -1,0 +1,126 @@
+"""Curating in the studio (issue 22 items 13 and 14): a Save is `swap`'s own swap (the old puzzle
+back in the pool, validation before offering), a refused Save keeps the draft and names no hidden
+file, pins and excludes are kept where `assemble` reads them, and the night's reports follow."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+pytest.importorskip("starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')")
+
+from starlette.testclient import TestClient  # noqa: E402
+
+from pipeline.jobs.curation import Curation, CurationError, read_curation  # noqa: E402
+from pipeline.studio.library import content_hash  # noqa: E402
+from tests.conftest import studio_post  # noqa: E402
+
+BUNDLE = "2026-01-02/bundle.yaml"
+
+
+@pytest.fixture
+def client(studio_client: TestClient) -> TestClient:
+    return studio_client
+
+
+def save(client: TestClient, root: Path, draft: str) -> Any:
+    return studio_post(client, "/save", {"path": BUNDLE, "base": content_hash((root / BUNDLE).read_bytes()), "draft": draft})
+
+
+def stage_ids(root: Path) -> list[str]:
+    doc = yaml.safe_load((root / BUNDLE).read_text())
+    return [s["puzzle"]["id"] for lv in doc["levels"] for s in lv["stages"]]
+
+
+def pool_files(root: Path) -> list[Path]:
+    return sorted((root / "2026-01-02" / "pool").glob("*.yaml"))
+
+
+def test_a_studio_swap_returns_the_old_puzzle_to_the_pool_and_can_be_undone(client: TestClient, night_copy: Path) -> None:
+    original = (night_copy / BUNDLE).read_bytes()
+    old = stage_ids(night_copy)[0]
+    new = next(p.stem for p in pool_files(night_copy) if p.stem not in stage_ids(night_copy))
+    assert not (night_copy / "2026-01-02" / "pool" / f"{old}.yaml").exists()
+    r = save(client, night_copy, f"s:1.1={new}")
+    assert r.status_code == 303, r.text
+    assert stage_ids(night_copy)[0] == new
+    assert (night_copy / "2026-01-02" / "pool" / f"{old}.yaml").is_file()  # as `swap` does
+    assert f"{old} back in the pool" in client.get(r.headers["location"]).text
+    assert save(client, night_copy, f"s:1.1={old}").status_code == 303  # undo
+    assert (night_copy / BUNDLE).read_bytes() == original
+
+
+def test_the_studio_offers_only_pool_puzzles_the_validator_accepts(client: TestClient, night_copy: Path) -> None:
+    files = [p for p in pool_files(night_copy) if p.stem not in stage_ids(night_copy)]
+    edited, copied = files[0], files[1]
+    text = edited.read_text()
+    edited.write_text(re.sub(r"score: [0-9.]+", "score: 1.5", text, count=1))  # a hand-edited score
+    (copied.parent / "copy-of-another.yaml").write_text(copied.read_text())  # its id twice in the pool
+    page = client.get("/swap", params={"path": BUNDLE, "at": "1.1"}).text
+    offered = set(re.findall(r'<li class="offer" data-id="([^"]+)"', page))
+    assert edited.stem not in offered
+    refused = re.findall(r'<li class="problem">([^<]+)</li>', page)
+    assert any(edited.name in line for line in refused)
+    assert any("copy-of-another.yaml" in line and "NM304" in line for line in refused)
+    before = (night_copy / BUNDLE).read_bytes()
+    r = save(client, night_copy, f"s:1.1={edited.stem}")  # a draft naming it anyway is refused...
+    assert r.status_code == 400 and "validator refuses" in r.text
+    assert (night_copy / BUNDLE).read_bytes() == before
+    assert str(night_copy) not in r.text and ".tmp" not in r.text  # ...naming no hidden or absolute path
+    kept = re.search(r'href="([^"]+)" id="with-draft"', r.text)  # ...and keeping the draft
+    assert kept and f"s%3A1.1%3D{edited.stem}" in kept.group(1)
+    assert f"put {edited.stem} in L1.S1" in r.text
+
+
+def test_pins_and_excludes_are_kept_beside_the_bundle_and_assemble_reads_them(client: TestClient, night_copy: Path) -> None:
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    ids = stage_ids(night_copy)
+    spare = next(p.stem for p in pool_files(night_copy) if p.stem not in ids)
+    r = save(client, night_copy, f"p:1.2;x:{spare}")
+    assert r.status_code == 303, r.text
+    kept = read_curation(night_copy / "2026-01-02" / "bundle.curation.txt")
+    assert kept == Curation((((1, 2), ids[1]),), (spare,))
+    assert stage_ids(night_copy) == ids  # the bundle is unchanged
+    page = client.get("/bundle", params={"path": BUNDLE}).text  # a fresh page opens with them
+    assert 'title="pinned"' in page and f"exclude {spare}" in page
+    assert 'id="save" disabled' in page  # nothing new to save
+    out = night_copy / "again.yaml"
+    done = CliRunner().invoke(app, [
+        "assemble", str(night_copy / "2026-01-02" / "pool"), str(night_copy / BUNDLE), "--levels", "1", "--stages", "4",
+        "--curve", "ramp", "--out", str(out), "--curation", str(night_copy / "2026-01-02" / "bundle.curation.txt"),
+    ])
+    assert done.exit_code == 0, done.output
+    again = yaml.safe_load(out.read_text())
+    placed = [s["puzzle"]["id"] for lv in again["levels"] for s in lv["stages"]]
+    assert placed[1] == ids[1] and spare not in placed
+
+
+def test_a_curation_file_is_read_strictly() -> None:
+    assert Curation.parse("# note\npin L1.S2=nm1-abc\nexclude nm1-def\n") == Curation((((1, 2), "nm1-abc"),), ("nm1-def",))
+    text = Curation((((2, 1), "nm1-x"),), ("nm1-y",)).text("bundle.yaml")
+    assert Curation.parse(text) == Curation((((2, 1), "nm1-x"),), ("nm1-y",))
+    with pytest.raises(CurationError, match=r"f:2: 'pin 1.2=x'"):
+        Curation.parse("exclude a\npin 1.2=x\n", "f")
+
+
+def test_after_a_studio_save_report_html_is_current_and_report_md_marked_stale(client: TestClient, night_copy: Path) -> None:
+    night = night_copy / "2026-01-02"
+    assert (night / "report.html").is_file() and (night / "report.md").is_file()
+    new = next(p.stem for p in pool_files(night_copy) if p.stem not in stage_ids(night_copy))
+    assert new not in (night / "report.html").read_text()
+    r = save(client, night_copy, f"s:1.3={new}")
+    assert r.status_code == 303
+    assert new in (night / "report.html").read_text()
+    md = (night / "report.md").read_text()
+    assert md.startswith("# Nightly bundle") and "**Stale:** bundle.yaml was edited after this report" in md and "L1.S3" in md
+    message = client.get(r.headers["location"]).text
+    assert "report.html re-rendered" in message and "report.md marked stale" in message
+    save(client, night_copy, f"s:1.3={stage_ids(night_copy)[2]}")  # a second edit marks it once
+    assert (night / "report.md").read_text().count("**Stale:**") <= 1
