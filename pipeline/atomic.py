@@ -1,13 +1,52 @@
-"""Atomic file writes: a temp file in the same folder, fsync, then rename over the target.
+"""Atomic file writes, and the one guarded write every writer of a level file uses.
 
-A reader (or a crashed run) sees either the old file or the new one, never half of one.
+`write_atomic`: a temp file in the same folder, fsync, then rename over the target. A reader (or
+a crashed run) sees either the old file or the new one, never half of one.
+
+`write_guarded` (swap, puzzle --out/--refresh, studio Save, report/render --out, assemble --out,
+the nightly's bundle) adds what keeps a designer's work when several writers meet one file:
+
+- links: a symlink is written through to the file it names (the link stays a link, the shared
+  file changes); a dangling link, a folder or a device is refused;
+- lock: an advisory `flock` on the target file itself, held from the re-check to the rename. No
+  lock file is left beside it (a lock file could never be deleted safely, and "only ever delete
+  what we made" would leave it forever). A rename replaces the inode, so a writer that waited
+  on the old inode sees that the path moved on and locks the new file instead. A file that does
+  not exist yet is created with `link()`, which refuses when someone else created it meanwhile;
+- hash re-check: an edit passes the `Snapshot` it read; under the lock the file's bytes are read
+  again, and when they changed the write is refused ("X changed on disk since it was read;
+  nothing written"), so a writer that reports success has its edit on disk;
+- mode: the new file keeps the old one's permission bits (a 0600 file stays private); a file
+  with no write bit at all is refused rather than replaced (rename would ignore the bits);
+- kind: an output (`kinds=` given, no snapshot) never replaces a file of another kind (a bundle,
+  a designer's notes) unless `force=True`;
+- fsync of the file and of its folder before returning.
+
+Every refusal is a WriteRefused (a NumberMatchError: the CLI prints one line) naming the path as
+the user gave it.
 """
 
 from __future__ import annotations
 
+import errno
+import fcntl
+import hashlib
 import os
+import re
+import stat
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
+
+from pipeline.errors import NumberMatchError
+
+LOCK_WAIT_SECONDS = 30.0  # how long a writer waits for another writer of the same file
+_KIND = re.compile(rb"^kind:[ \t]*['\"]?([A-Za-z_]+)", re.MULTILINE)
+
+
+class WriteRefused(NumberMatchError):
+    """A guarded write that was refused; nothing was written."""
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
@@ -37,3 +76,209 @@ def current_umask() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def content_hash(data: bytes) -> str:
+    """The SHA-256 of a file's bytes, as hex (what a Snapshot and the studio's `base` hold)."""
+    return hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """A file as an edit read it: the name the user gave, the file writes go to, its bytes."""
+
+    path: Path
+    target: Path
+    data: bytes | None  # None: there was no file
+
+    @property
+    def digest(self) -> str | None:
+        return None if self.data is None else content_hash(self.data)
+
+    @property
+    def text(self) -> str:
+        return (self.data or b"").decode("utf-8")
+
+
+def os_message(exc: OSError) -> str:
+    """An OSError as a short phrase, without the errno prefix or the (absolute) file name."""
+    if exc.errno == errno.ENAMETOOLONG:
+        return "a name in the path is longer than the file system allows (255 bytes)"
+    return exc.strerror or str(exc)
+
+
+def resolve_target(path: str | os.PathLike[str]) -> Path:
+    """Where a write to `path` goes: through symlinks to the file they name. Refuses in one line a
+    dangling link, a loop, a folder, or anything but a regular file."""
+    given = Path(path)
+    try:
+        target = Path(os.path.realpath(given, strict=False))
+        info = os.stat(target) if os.path.lexists(target) else None
+    except OSError as exc:
+        raise WriteRefused(f"{given}: {os_message(exc)}; nothing written") from None
+    if info is None and os.path.islink(given):
+        raise WriteRefused(f"{given}: is a link to a missing file; nothing written")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        what = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+        raise WriteRefused(f"{given}: is {what}; nothing written")
+    return target
+
+
+def snapshot(path: str | os.PathLike[str]) -> Snapshot:
+    """Read a file for an edit (the bytes whose hash `write_guarded` re-checks)."""
+    target = resolve_target(path)
+    try:
+        data = target.read_bytes()
+    except FileNotFoundError:
+        data = None
+    except OSError as exc:
+        raise WriteRefused(f"{path}: {os_message(exc)}") from None
+    return Snapshot(Path(path), target, data)
+
+
+def file_kind(data: bytes, name: str) -> str:
+    """What an existing file is, for refusing to overwrite it: a level file's `kind` (bundle,
+    puzzle, curves), `html`/`svg` by content, else `other`."""
+    head = data[:65536]
+    found = _KIND.search(head)
+    if found:
+        return found.group(1).decode("ascii")
+    lowered = head.lstrip().lower()
+    if lowered.startswith((b"<!doctype html", b"<html")):
+        return "html"
+    if lowered.startswith((b"<svg", b"<?xml")) and b"<svg" in lowered:
+        return "svg"
+    return "empty" if not head.strip() else "other"
+
+
+def write_guarded(
+    path: str | os.PathLike[str],
+    data: str | bytes,
+    *,
+    base: Snapshot | None = None,
+    kinds: tuple[str, ...] = (),
+    force: bool = False,
+    wait: float = LOCK_WAIT_SECONDS,
+) -> Path:
+    """Write `data` to `path` as the module docstring says; returns the file written (links
+    resolved). `base`: the snapshot an edit started from (refused if the file changed since);
+    without it the write is an output, which may replace only a file whose kind is in `kinds`
+    (and an empty file) unless `force`. Raises WriteRefused; nothing is written then."""
+    given = Path(path)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    target = resolve_target(given)
+    if base is not None and base.target != target:
+        raise WriteRefused(f"{given}: now names another file than when it was read; nothing written")
+    try:
+        fd = _lock(given, target, wait)
+    except OSError as exc:
+        raise WriteRefused(f"{given}: {os_message(exc)}; nothing written") from None
+    try:
+        current = _read_locked(fd)
+        if base is not None and (None if current is None else content_hash(current)) != base.digest:
+            raise WriteRefused(f"{given} changed on disk since it was read; nothing written")
+        if base is None and current is not None and not force:
+            kind = file_kind(current, target.name)
+            if kind not in kinds and kind != "empty":
+                shown = {"other": "a file of another kind", "html": "an HTML file", "svg": "an SVG file"}.get(kind, f"a {kind} file")
+                raise WriteRefused(f"{given}: exists and is {shown}; nothing written (--force replaces it)")
+        mode = 0o666 & ~current_umask()
+        if fd is not None:
+            mode = stat.S_IMODE(os.fstat(fd).st_mode)
+            if not mode & 0o222:
+                raise WriteRefused(f"{given}: is read-only (mode {mode:04o}); nothing written")
+        try:
+            _replace(target, raw, mode, create=fd is None)
+        except FileExistsError:
+            raise WriteRefused(f"{given}: was created by someone else meanwhile; nothing written") from None
+        except OSError as exc:
+            raise WriteRefused(f"cannot write {given}: {os_message(exc)}") from None
+    finally:
+        if fd is not None:
+            os.close(fd)  # closing releases the lock
+    return target
+
+
+def _lock(given: Path, target: Path, wait: float) -> int | None:
+    """An open descriptor of `target` holding an exclusive flock, re-opened until the path still
+    names the locked inode; None when there is no file (the write then creates it exclusively)."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fd = os.open(target, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError:
+            return None
+        try:
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() > deadline:
+                        raise WriteRefused(f"{given}: another writer holds it (waited {wait:.0f} s); nothing written") from None
+                    time.sleep(0.02)
+            try:
+                same = os.stat(target).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+        except BaseException:
+            os.close(fd)
+            raise
+        if same:
+            return fd
+        os.close(fd)  # replaced (or removed) while we waited: lock what is there now
+
+
+def _read_locked(fd: int | None) -> bytes | None:
+    if fd is None:
+        return None
+    os.lseek(fd, 0, os.SEEK_SET)
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _replace(target: Path, raw: bytes, mode: int, *, create: bool) -> None:
+    folder = target.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:200]}.", suffix=".tmp", dir=folder)
+    try:
+        os.fchmod(fd, mode)
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if create:
+            try:
+                os.link(tmp, target)  # refuses (FileExistsError) when another writer created it meanwhile
+            except FileExistsError:
+                raise
+            except OSError:  # a file system without hard links: check, then rename
+                if os.path.lexists(target):
+                    raise FileExistsError(errno.EEXIST, "exists", str(target)) from None
+                os.replace(tmp, target)
+            else:
+                os.unlink(tmp)
+        else:
+            os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    _fsync_dir(folder)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - a folder we just wrote into
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover - some file systems refuse fsync on folders
+        pass
+    finally:
+        os.close(fd)

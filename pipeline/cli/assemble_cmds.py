@@ -10,7 +10,7 @@ import typer
 from pipeline.jobs.assembler import assemble as assemble_puzzles
 from pipeline.jobs.assembler import parse_pin
 from pipeline.jobs.inputs import load_puzzles
-from pipeline.atomic import write_atomic
+from pipeline.atomic import write_guarded
 from pipeline.jobs.bundle import bundle_document, bundle_id_problem, bundle_text, default_bundle_id
 from pipeline.formats.curves import curve_params
 from pipeline.jobs.curve_specs import load_curve
@@ -38,6 +38,7 @@ def assemble(
     pin: Optional[list[str]] = typer.Option(None, "--pin", metavar="L.S=ID", help="Put this puzzle at Level L, Stage S (from 1), whatever its tier (repeatable)."),
     exclude: Optional[list[str]] = typer.Option(None, "--exclude", metavar="ID", help="Leave this puzzle out (repeatable)."),
     curation: Optional[Path] = typer.Option(None, "--curation", metavar="FILE", help="Pins and excludes saved by the studio (BUNDLE.curation.txt), added to --pin and --exclude."),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out file (a bundle, or a file of another kind)."),
 ) -> None:
     """Order validated Puzzles into Levels along a difficulty curve and write a YAML bundle.
     """
@@ -69,9 +70,9 @@ def assemble(
         p = problems[0]
         fail(f"the bundle would not pass validation, nothing written: {p.code} {p.path}: {p.message}")
     try:
-        write_atomic(out, text)
-    except OSError as exc:
-        fail(f"cannot write {out}: {exc.strerror or exc}")
+        write_guarded(out, text, force=force)  # an existing bundle is a night's work: only with --force
+    except NumberMatchError as exc:
+        fail(str(exc))
     typer.echo(
         f"{out}: {shape_text(levels, stages)}"
         f" from {len(pool)} puzzles on curve {curve}, total deviation {result.cost / 100:.2f} points",

@@ -22,6 +22,7 @@ def puzzle(
     refresh: bool = typer.Option(False, "--refresh", help="Re-derive id, certificate and difficulty of hand-edited puzzle files."),
     budget_nodes: int = typer.Option(5_000_000, "--budget-nodes", min=0, help="Solver node budget (0: no limit)."),
     search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
+    force: bool = typer.Option(False, "--force", help="Replace an existing --out file that is not a puzzle file (a bundle, notes)."),
 ) -> None:
     """Author a puzzle file from a board: solved, rated, id derived, validated, written atomically.
 
@@ -56,12 +57,12 @@ def puzzle(
     problem = validation_problem(str(target), text)
     if problem is not None:  # pragma: no cover - author() makes valid puzzles; this guards the file
         fail(f"the puzzle would not validate: {problem}")
-    from pipeline.atomic import write_atomic
+    from pipeline.atomic import write_guarded
 
     try:
-        write_atomic(target, text)
-    except OSError as exc:
-        fail(f"cannot write {target}: {exc.strerror or exc}")
+        write_guarded(target, text, kinds=("puzzle",), force=force)
+    except NumberMatchError as exc:
+        fail(str(exc))
     typer.echo(
         f"{target}: {made.id} {made.board} with {made.adds} add{'s' if made.adds != 1 else ''}:"
         f" {made.rated}, certificate {len(made.solution)} moves"
@@ -69,7 +70,7 @@ def puzzle(
 
 
 def _refresh(files: list[str], budget: int | None, out: str | None, adds: int | None) -> None:
-    from pipeline.atomic import write_atomic
+    from pipeline.atomic import WriteRefused, write_guarded
     from pipeline.jobs.authoring import refresh, validation_problem
 
     if not files:
@@ -90,14 +91,14 @@ def _refresh(files: list[str], budget: int | None, out: str | None, adds: int | 
             bad += 1
             typer.echo(f"numbermatch: error: {path}: not rewritten, it would not validate: {problem}", err=True)
             continue
-        if path.read_text(encoding="utf-8") == result.text:
+        if result.base is not None and result.base.text == result.text:
             typer.echo(f"{path}: unchanged ({result.puzzle.id})")
             continue
         try:
-            write_atomic(path, result.text)
-        except OSError as exc:
+            write_guarded(path, result.text, base=result.base)
+        except WriteRefused as exc:
             bad += 1
-            typer.echo(f"numbermatch: error: cannot write {path}: {exc.strerror or exc}", err=True)
+            typer.echo(f"numbermatch: error: {exc}", err=True)
             continue
         renamed = ""
         old_id = result.old_id
@@ -120,7 +121,8 @@ def swap(
     """
     from pipeline.jobs.assembler import parse_slot
     from pipeline.jobs.inputs import load_puzzles
-    from pipeline.jobs.swap import swap_stage
+    from pipeline.atomic import os_message
+    from pipeline.jobs.swap import commit_swap, swap_stage
 
     try:
         level, number = parse_slot(stage)
@@ -136,18 +138,16 @@ def swap(
         places = [default]
     try:
         candidates = load_puzzles(places)
-        result = swap_stage(bundle, level, number, candidates, with_id=with_id, write=not dry_run)
+        result = swap_stage(bundle, level, number, candidates, with_id=with_id, write=False)
+        # the bundle's own pool/ takes back what the swap took out, before the bundle is written
+        kept = None if dry_run else commit_swap(result, None if pool else places[0])
     except NumberMatchError as exc:
         fail(str(exc))
     except OSError as exc:
-        fail(f"cannot write {bundle}: {exc.strerror or exc}")
+        fail(f"cannot read {exc.filename or bundle}: {os_message(exc)}")
     typer.echo(("(dry run) " if dry_run else "") + result.summary())
-    if not dry_run and not pool:  # the bundle's own pool/ takes back what the swap took out
-        from pipeline.jobs.swap import keep_in_pool
-
-        kept = keep_in_pool(result, places[0])
-        if kept is not None:
-            typer.echo(f"{result.old_id} kept in {kept} (swap it back with --with {result.old_id})")
+    if kept is not None:
+        typer.echo(f"{result.old_id} kept in {kept} (swap it back with --with {result.old_id})")
 
 
 @app.command()
@@ -161,7 +161,7 @@ def render(
 ) -> None:
     """Draw a board as the game shows it, as an SVG picture.
     """
-    from pipeline.atomic import write_atomic
+    from pipeline.atomic import write_guarded
     from pipeline.jobs.picture import board_svg
 
     if out.suffix.lower() != ".svg":
@@ -174,9 +174,9 @@ def render(
         highlight, note = _next_pair(src, src.adds_or(adds))
     svg = board_svg(src.cells, highlight=highlight, numbers=numbers, title=src.label)
     try:
-        write_atomic(out, svg)
-    except OSError as exc:
-        fail(f"cannot write {out}: {exc.strerror or exc}")
+        write_guarded(out, svg, kinds=("svg",))
+    except NumberMatchError as exc:
+        fail(str(exc))
     typer.echo(f"{out}: {src.label}" + note)
 
 
@@ -206,7 +206,7 @@ def report(
 
     The nightly job writes one next to each bundle; run this after a swap to see the new night.
     """
-    from pipeline.atomic import write_atomic
+    from pipeline.atomic import write_guarded
     from pipeline.jobs.report_html import render_report_html
     from pipeline.formats.source import read_document
     from pipeline.validator import validate_paths
@@ -228,7 +228,7 @@ def report(
     if doc.get("kind") != "bundle":
         fail(f"{path}: is a {doc.get('kind')}, not a bundle")
     try:
-        write_atomic(out, render_report_html(doc))
-    except OSError as exc:
-        fail(f"cannot write {out}: {exc.strerror or exc}")
+        write_guarded(out, render_report_html(doc), kinds=("html",))
+    except NumberMatchError as exc:
+        fail(str(exc))
     typer.echo(f"{out}: {doc.get('id')}")

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.engine.board import parse
-from pipeline.errors import NumberMatchError
+from pipeline.errors import NumberMatchError, shorten
 
 ID_PATTERN = re.compile(r"nm\d+-[0-9a-f]{12}\Z")
 STAGE_PATTERN = re.compile(r"L(\d+)\.S(\d+)\Z", re.IGNORECASE)
@@ -167,9 +167,17 @@ def _kind(value: Any) -> str:
 
 def puzzle_file(path: Path) -> Source:
     """The puzzle in a puzzle file (a bundle needs a stage: `bundle.yaml:L1.S1`)."""
-    data = read_document(path)
+    return puzzle_source(read_document(path), path)
+
+
+def puzzle_source(data: Any, path: Path) -> Source:
+    """The puzzle in the document read from a puzzle file at `path`."""
+    if not isinstance(data, dict):
+        raise SourceError(f"{path}: expected a puzzle or bundle mapping, found {type(data).__name__}")
     if data.get("kind") == "bundle":
         raise SourceError(f"{path}: is a bundle; name one stage as {path}:L1.S1 ({STAGE_FORM})")
+    if data.get("kind") not in (None, "puzzle") and isinstance(data.get("kind"), str) and "board" not in data:
+        raise SourceError(f"{path}: is a {shorten(data['kind'], 20)} file, not a puzzle file")
     label = str(data.get("id") or path.name)
     return _puzzle_source(data, f"{path}: $", label, path)
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.atomic import Snapshot
 from pipeline.engine.board import format_board
 from pipeline.errors import NumberMatchError
 from pipeline.formats.difficulty import Difficulty
@@ -115,14 +116,28 @@ class Refresh:
     text: str
     changes: list[str]
     old_id: str | None = None
+    base: Snapshot | None = None  # the file as read: the write re-checks it (pipeline.atomic)
 
 
 def refresh(path: Path, *, budget_nodes: int | None = DEFAULT_BUDGET_NODES) -> Refresh:
-    """Re-derive id, certificate and difficulty of a (hand-edited) puzzle file; nothing written."""
-    from pipeline.formats.source import SourceError, puzzle_file
+    """Re-derive id, certificate and difficulty of a (hand-edited) puzzle file; nothing written.
 
+    The new text changes only the values that changed (`edit_values`): comments, the modeline
+    and the layout of untouched fields stay byte-identical. A field the puzzle format does not
+    have (a designer's `notes:`) is refused with its line, never silently dropped."""
+    from pipeline.atomic import snapshot
+    from pipeline.formats.source import SourceError, puzzle_source
+    from pipeline.formats.loader import load_bytes
+
+    base = snapshot(path)
+    if base.data is None:
+        raise AuthoringError(f"{path}: no such file")
+    loaded = load_bytes(base.data, str(path))
+    if loaded.document is None:
+        p = loaded.problems[0]
+        raise AuthoringError(f"{p.file}:{p.line}: {p.message}" if p.line else f"{p.file}: {p.message}")
     try:
-        source = puzzle_file(path)
+        source = puzzle_source(loaded.document.data, path)
     except SourceError as exc:
         raise AuthoringError(str(exc)) from None
     old: dict[str, Any] = source.puzzle or {}
@@ -142,7 +157,57 @@ def refresh(path: Path, *, budget_nodes: int | None = DEFAULT_BUDGET_NODES) -> R
     except AuthoringError as exc:
         raise AuthoringError(f"{path}: {exc}") from None
     old_id = old.get("id") if isinstance(old.get("id"), str) else None
-    return Refresh(path, puzzle, puzzle_text(puzzle, path.parent), _changes(old, puzzle), old_id)
+    text = edit_values(base.text, loaded.document, puzzle.to_document(), path)
+    return Refresh(path, puzzle, text, _changes(old, puzzle), old_id, base)
+
+
+def edit_values(text: str, document: Any, new: dict[str, Any], path: Path) -> str:
+    """`text` (one top-level block mapping) with each top-level value that differs from `new`
+    rewritten in place and keys missing from the file appended; every other byte is kept.
+    Raises AuthoringError listing the fields the file has and `new` does not (they would be
+    lost or invalid), or when the file's layout cannot be edited in place."""
+    from yaml.nodes import MappingNode, ScalarNode
+
+    from pipeline.formats.loader import load_text
+
+    root = document.node
+    old = document.data
+    extra = [(k.value, k.start_mark.line + 1) for k, _ in root.value if isinstance(k, ScalarNode) and k.value not in new]
+    if extra:
+        listed = ", ".join(f"{key!r} (line {line})" for key, line in extra)
+        raise AuthoringError(
+            f"{path}: not rewritten: {listed} {'is not a puzzle field' if len(extra) == 1 else 'are not puzzle fields'}"
+            " and would be lost; move the text into a # comment, which a refresh keeps"
+        )
+    if not isinstance(root, MappingNode) or root.flow_style:
+        raise AuthoringError(f"{path}: not rewritten: a refresh edits a file written as a block mapping (key: value lines)")
+    spans = []
+    for key_node, value_node in root.value:
+        key = key_node.value
+        if old.get(key) == new[key] and type(old.get(key)) is type(new[key]):
+            continue
+        start = key_node.start_mark.index
+        if isinstance(value_node, ScalarNode) or value_node.flow_style:
+            end = value_node.end_mark.index
+            body = dump_yaml({key: new[key]}).rstrip("\n")
+        else:  # a block: up to the end of the line holding its last value (later comments stay)
+            last = value_node
+            while not isinstance(last, ScalarNode) and not getattr(last, "flow_style", False) and last.value:
+                last = last.value[-1][1] if isinstance(last, MappingNode) else last.value[-1]
+            end = text.find("\n", last.end_mark.index)
+            end = len(text) if end < 0 else end + 1
+            body = dump_yaml({key: new[key]})
+        spans.append((start, end, body))
+    out = text
+    for start, end, body in sorted(spans, reverse=True):
+        out = out[:start] + body + out[end:]
+    missing = {k: v for k, v in new.items() if k not in old}
+    if missing:
+        out = out + ("" if out.endswith("\n") else "\n") + dump_yaml(missing)
+    check = load_text(out, str(path))
+    if check.document is None or check.document.data != new:
+        raise AuthoringError(f"{path}: not rewritten: its layout cannot be edited in place (write it as plain key: value lines)")
+    return out
 
 
 def _changes(old: dict[str, Any], new: Puzzle) -> list[str]:

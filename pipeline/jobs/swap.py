@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pipeline.atomic import Snapshot
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.errors import NumberMatchError
 from pipeline.formats.difficulty import Difficulty
@@ -45,6 +46,7 @@ class SwapResult:
     new: Puzzle
     text: str
     old_puzzle: dict[str, Any] | None = None
+    base: Snapshot | None = None  # the bundle as read: the write re-checks it (pipeline.atomic)
 
     def summary(self) -> str:
         old = f"{self.old_id} ({self.old_tier}, {_score_text(self.old_score)})"
@@ -56,18 +58,23 @@ def _score_text(score: Any) -> str:
     return f"score {score:.2f}" if isinstance(score, (int, float)) and not isinstance(score, bool) else "no score"
 
 
-def _load(path: Path) -> tuple[str, Any]:
-    """The bundle's text and its YAML node tree (read with the validator's safe loader)."""
-    from pipeline.formats.source import SourceError, load_document
+def _load(path: Path) -> tuple[Snapshot, Any]:
+    """The bundle as read (its bytes are re-checked before the write) and its YAML node tree
+    (read with the validator's safe loader from those same bytes)."""
+    from pipeline.atomic import snapshot
+    from pipeline.formats.loader import load_bytes
 
-    try:
-        document = load_document(path)
-    except SourceError as exc:
-        raise SwapError(str(exc)) from None
-    data = document.data
+    snap = snapshot(path)
+    if snap.data is None:
+        raise SwapError(f"{path}: no such file")
+    loaded = load_bytes(snap.data, str(path))
+    if loaded.document is None:
+        p = loaded.problems[0]
+        raise SwapError(f"{p.file}:{p.line}: {p.message}" if p.line else f"{p.file}: {p.message}")
+    data = loaded.document.data
     if not isinstance(data, dict) or data.get("kind") != "bundle":
         raise SwapError(f"{path}: is not a bundle (a swap replaces a Stage of a bundle file)")
-    return path.read_text(encoding="utf-8"), document
+    return snap, loaded.document
 
 
 def _mapping_value(node: Any, key: str) -> Any:
@@ -122,12 +129,14 @@ def swap_stage(
     write: bool = True,
 ) -> SwapResult:
     """Replace Stage `stage` of Level `level` (both from 1) by a pool Puzzle; see the module
-    docstring. Writes the bundle atomically unless `write` is False; raises SwapError."""
-    from pipeline.atomic import write_atomic
+    docstring. Writes the bundle (guarded: `pipeline.atomic.write_guarded`) unless `write` is
+    False (then `commit_swap` writes it, pool first); raises SwapError."""
+    from pipeline.atomic import write_guarded
     from pipeline.validator import validate_texts
 
     path = Path(bundle)
-    text, document = _load(path)
+    snap, document = _load(path)
+    text = snap.text
     before = validate_texts([(str(path), text)])
     if not before.ok:
         p = before.problems[0]
@@ -165,17 +174,39 @@ def swap_stage(
         p = report.problems[0]
         raise SwapError(f"the swapped bundle would not validate: {p.file}:{p.line or 0}: {p.path}: {p.message}")
     if write:
-        write_atomic(path, new_text)
+        write_guarded(path, new_text, base=snap)
     was = Difficulty.from_dict(old.get("difficulty"))
     return SwapResult(
-        path, level, stage, float(target), str(old.get("id")), was.tier, was.score, new, new_text, dict(old),
+        path, level, stage, float(target), str(old.get("id")), was.tier, was.score, new, new_text, dict(old), snap,
     )
+
+
+def commit_swap(result: SwapResult, pool: Path | None) -> Path | None:
+    """Write a swap made with `write=False`: the old puzzle into the `pool` folder first (so a
+    failure or a kill never leaves it in neither place), then the bundle, guarded against a
+    change since it was read; a refused bundle write takes back the pool file it made. Returns
+    the pool file written (None: no pool, or the puzzle was there already). Raises SwapError
+    (a WriteRefused or any OSError as one line)."""
+    from pipeline.atomic import WriteRefused, os_message, write_guarded
+
+    kept = None
+    try:
+        if pool is not None:
+            kept = keep_in_pool(result, pool)
+        write_guarded(result.path, result.text, base=result.base)
+    except (WriteRefused, OSError) as exc:
+        if kept is not None:
+            kept.unlink(missing_ok=True)  # ours, made a moment ago: the bundle still has that puzzle
+        what = str(exc) if isinstance(exc, WriteRefused) else f"cannot write {exc.filename or result.path}: {os_message(exc)}"
+        raise SwapError(what if "nothing written" in what else f"{what}; nothing written") from None
+    return kept
 
 
 def keep_in_pool(result: SwapResult, folder: Path) -> Path | None:
     """Write the puzzle a swap took out into the pool folder as `<id>.yaml`, so the swap can be
-    undone; None when a file of that name is already there or it would not validate."""
-    from pipeline.atomic import write_atomic
+    undone; None when a file of that name is already there or it would not validate. Raises
+    WriteRefused or OSError when it cannot be written."""
+    from pipeline.atomic import WriteRefused, snapshot, write_guarded
     from pipeline.formats.puzzle import SCHEMA_VERSION, PUZZLE_KIND
     from pipeline.validator import validate_texts
 
@@ -189,7 +220,10 @@ def keep_in_pool(result: SwapResult, folder: Path) -> Path | None:
     text = dump_yaml(doc)
     if not validate_texts([(str(target), text)]).ok:
         return None
-    return write_atomic(target, text)
+    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK) or not folder.stat().st_mode & 0o222:
+        raise WriteRefused(f"cannot write into {folder}: it is not a writable folder")
+    write_guarded(target, text, base=snapshot(target))
+    return target
 
 
 def candidate_order(target: float) -> Callable[[Puzzle], tuple[int, float, str]]:

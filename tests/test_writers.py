@@ -1,0 +1,327 @@
+"""The guarded write every writer of a level file uses (pipeline.atomic.write_guarded): links,
+lock and hash re-check, modes, kinds; and writers racing on one bundle."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from pipeline.atomic import WriteRefused, file_kind, snapshot, write_guarded
+
+PUZZLE = b"schema_version: 1\nkind: puzzle\nid: nm1-x\n"
+BUNDLE = b"schema_version: 1\nkind: bundle\nid: b\nlevels: []\n"
+
+
+def test_an_edit_lands_when_nobody_changed_the_file(tmp_path: Path) -> None:
+    f = tmp_path / "b.yaml"
+    f.write_bytes(BUNDLE)
+    snap = snapshot(f)
+    assert write_guarded(f, "new\n", base=snap) == f
+    assert f.read_text() == "new\n"
+
+
+def test_an_edit_is_refused_when_the_file_changed_since_it_was_read(tmp_path: Path) -> None:
+    f = tmp_path / "b.yaml"
+    f.write_bytes(BUNDLE)
+    snap = snapshot(f)
+    f.write_bytes(BUNDLE + b"# someone else's edit\n")
+    with pytest.raises(WriteRefused, match=r"b.yaml changed on disk since it was read; nothing written"):
+        write_guarded(f, "mine\n", base=snap)
+    assert f.read_bytes().endswith(b"# someone else's edit\n")
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640, 0o664])
+def test_the_mode_is_kept(tmp_path: Path, mode: int) -> None:
+    f = tmp_path / "b.yaml"
+    f.write_bytes(BUNDLE)
+    os.chmod(f, mode)
+    write_guarded(f, "new\n", base=snapshot(f))
+    assert stat.S_IMODE(f.stat().st_mode) == mode
+
+
+def test_a_read_only_file_is_refused(tmp_path: Path) -> None:
+    f = tmp_path / "b.yaml"
+    f.write_bytes(BUNDLE)
+    os.chmod(f, 0o444)
+    with pytest.raises(WriteRefused, match=r"b.yaml: is read-only \(mode 0444\); nothing written"):
+        write_guarded(f, "new\n", base=snapshot(f))
+    assert f.read_bytes() == BUNDLE and stat.S_IMODE(f.stat().st_mode) == 0o444
+
+
+def test_a_link_is_written_through_and_stays_a_link(tmp_path: Path) -> None:
+    real = tmp_path / "shared" / "b.yaml"
+    real.parent.mkdir()
+    real.write_bytes(BUNDLE)
+    link = tmp_path / "mine.yaml"
+    link.symlink_to(real)
+    assert write_guarded(link, "new\n", base=snapshot(link)) == real
+    assert link.is_symlink() and real.read_text() == "new\n"
+
+
+@pytest.mark.parametrize("make", ["dangling", "folder", "loop"])
+def test_what_is_not_a_file_is_refused(tmp_path: Path, make: str) -> None:
+    f = tmp_path / "b.yaml"
+    if make == "dangling":
+        f.symlink_to(tmp_path / "gone.yaml")
+    elif make == "folder":
+        f.mkdir()
+    else:
+        f.symlink_to(f)
+    with pytest.raises(WriteRefused, match=r"b.yaml: .*nothing written"):
+        write_guarded(f, "new\n")
+    assert not (tmp_path / "gone.yaml").exists()
+
+
+def test_an_output_never_replaces_a_file_of_another_kind_without_force(tmp_path: Path) -> None:
+    bundle = tmp_path / "night.yaml"
+    bundle.write_bytes(BUNDLE)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    with pytest.raises(WriteRefused, match=r"night.yaml: exists and is a bundle file; nothing written \(--force"):
+        write_guarded(bundle, PUZZLE, kinds=("puzzle",))
+    with pytest.raises(WriteRefused, match=r"notes.txt: exists and is a file of another kind"):
+        write_guarded(notes, PUZZLE, kinds=("puzzle",))
+    assert bundle.read_bytes() == BUNDLE and notes.read_text() == "my notes\n"
+    old = tmp_path / "old.yaml"
+    old.write_bytes(PUZZLE)
+    write_guarded(old, PUZZLE + b"# new\n", kinds=("puzzle",))  # same kind: replaced
+    write_guarded(bundle, PUZZLE, kinds=("puzzle",), force=True)
+    assert bundle.read_bytes() == PUZZLE
+
+
+def test_file_kind() -> None:
+    assert file_kind(BUNDLE, "x") == "bundle"
+    assert file_kind(b"# c\nkind: 'curves'\n", "x") == "curves"
+    assert file_kind(b"<!DOCTYPE html><html>", "x") == "html"
+    assert file_kind(b"<svg xmlns='http://www.w3.org/2000/svg'>", "x") == "svg"
+    assert file_kind(b"hello", "x") == "other"
+    assert file_kind(b"", "x") == "empty"
+
+
+def test_a_new_file_created_meanwhile_is_not_replaced(tmp_path: Path) -> None:
+    f = tmp_path / "new.yaml"
+    snap = snapshot(f)
+    assert snap.data is None
+    f.write_bytes(BUNDLE)
+    with pytest.raises(WriteRefused, match="changed on disk since it was read"):
+        write_guarded(f, PUZZLE, base=snap)
+    assert f.read_bytes() == BUNDLE
+
+
+def _edit(path: str, marker: str, start, results) -> None:  # type: ignore[no-untyped-def]
+    """A read-modify-write of `path` appending `marker` (what swap and Save do, in miniature)."""
+    snap = snapshot(path)
+    start.wait()
+    try:
+        write_guarded(path, snap.text + marker + "\n", base=snap)
+        results.put((marker, "ok"))
+    except WriteRefused as exc:
+        results.put((marker, str(exc)))
+
+
+def test_racing_edits_never_lose_one_silently(tmp_path: Path) -> None:
+    """Many trials of 4 processes editing one file at once: every edit reported as written is in
+    the file; every other one was refused in one line."""
+    ctx = multiprocessing.get_context("fork")
+    trials = int(os.environ.get("NM_WRITER_TRIALS", "20"))
+    for trial in range(trials):
+        f = tmp_path / f"race{trial}.yaml"
+        f.write_text("start\n")
+        start = ctx.Barrier(4)
+        results = ctx.Queue()
+        procs = [ctx.Process(target=_edit, args=(str(f), f"w{k}", start, results)) for k in range(4)]
+        for p in procs:
+            p.start()
+        outcomes = dict(results.get(timeout=30) for _ in procs)
+        for p in procs:
+            p.join(timeout=30)
+        lines = f.read_text().splitlines()
+        landed = [m for m, o in outcomes.items() if o == "ok"]
+        assert landed, outcomes
+        for marker, outcome in outcomes.items():
+            if outcome == "ok":
+                assert marker in lines, (trial, outcomes, lines)
+            else:
+                assert outcome.endswith("changed on disk since it was read; nothing written") and "\n" not in outcome
+                assert marker not in lines
+        assert lines == ["start", *[m for m in lines[1:] if m in landed]] and len(lines) == 1 + len(landed)
+
+
+# --- every writer of a level file, through the CLI ----------------------------------------------
+
+def run(*args: str):  # type: ignore[no-untyped-def]
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    return CliRunner().invoke(app, list(args))
+
+
+def one_line_error(result, text: str) -> None:  # type: ignore[no-untyped-def]
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("numbermatch: error: ") and result.output.count("\n") == 1, result.output
+    assert text in result.output, result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.fixture
+def night(night_copy: Path) -> Path:
+    """A private copy of the conftest night: `bundle.yaml` (1 Level of 4 Stages) and `pool/`."""
+    return night_copy / "2026-01-02"
+
+
+def stage_ids(bundle: Path) -> list[str]:
+    import yaml
+
+    doc = yaml.safe_load(bundle.read_text())
+    return [s["puzzle"]["id"] for lv in doc["levels"] for s in lv["stages"]]
+
+
+def test_two_swaps_from_one_reading_never_lose_one(night: Path) -> None:
+    """Item 7: the second of two swaps made from the same reading of the bundle is refused in
+    one line instead of writing over the first (it used to print success and lose it)."""
+    from pipeline.jobs.inputs import load_puzzles
+    from pipeline.jobs.swap import SwapError, commit_swap, swap_stage
+
+    bundle = night / "bundle.yaml"
+    pool = load_puzzles([night / "pool"])
+    first = swap_stage(bundle, 1, 1, pool, write=False)
+    second = swap_stage(bundle, 1, 3, pool, write=False)
+    commit_swap(first, night / "pool")
+    with pytest.raises(SwapError, match=r"bundle.yaml changed on disk since it was read; nothing written"):
+        commit_swap(second, night / "pool")
+    ids = stage_ids(bundle)
+    assert ids[0] == first.new.id and ids[2] == second.old_id
+    assert not (night / "pool" / f"{second.old_id}.yaml").exists()  # its pool copy was taken back
+    assert (night / "pool" / f"{first.old_id}.yaml").exists()
+
+
+@pytest.mark.parametrize("mode", [0o600, 0o640])
+def test_swap_and_refresh_keep_the_mode(night: Path, mode: int) -> None:
+    """Item 8: a private file stays private."""
+    bundle = night / "bundle.yaml"
+    os.chmod(bundle, mode)
+    assert run("swap", str(bundle), "L1.S2").exit_code == 0
+    assert stat.S_IMODE(bundle.stat().st_mode) == mode
+    puzzle = sorted((night / "pool").glob("*.yaml"))[0]
+    puzzle.write_text(puzzle.read_text().replace("score:", "score: 9.5\n  old_score:", 1).replace("  old_score:", "  #", 1))
+    os.chmod(puzzle, mode)
+    result = run("puzzle", "--refresh", str(puzzle))
+    assert result.exit_code == 0 and "rewritten" in result.output, result.output
+    assert stat.S_IMODE(puzzle.stat().st_mode) == mode
+
+
+def test_a_read_only_bundle_or_puzzle_is_refused(night: Path) -> None:
+    """Item 8: a 0444 file is not made writable by replacing it."""
+    bundle = night / "bundle.yaml"
+    before = bundle.read_bytes()
+    pool_before = sorted(p.name for p in (night / "pool").iterdir())
+    os.chmod(bundle, 0o444)
+    one_line_error(run("swap", str(bundle), "L1.S2"), "bundle.yaml: is read-only (mode 0444); nothing written")
+    assert bundle.read_bytes() == before and stat.S_IMODE(bundle.stat().st_mode) == 0o444
+    assert sorted(p.name for p in (night / "pool").iterdir()) == pool_before  # no puzzle left behind in the pool
+    puzzle = sorted((night / "pool").glob("*.yaml"))[0]
+    puzzle.write_text(puzzle.read_text().replace("score:", "score: 9.5\n  #", 1))
+    edited = puzzle.read_bytes()
+    os.chmod(puzzle, 0o444)
+    result = run("puzzle", "--refresh", str(puzzle))
+    assert result.exit_code == 1 and "is read-only (mode 0444); nothing written" in result.output
+    assert puzzle.read_bytes() == edited
+
+
+def test_swap_and_refresh_write_through_a_link(night: Path, tmp_path: Path) -> None:
+    """Item 9: the shared file changes; the link stays a link (it used to become a private copy)."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (night / "bundle.yaml").rename(shared / "bundle.yaml")
+    (night / "bundle.yaml").symlink_to(shared / "bundle.yaml")
+    before = stage_ids(shared / "bundle.yaml")
+    assert run("swap", str(night / "bundle.yaml"), "L1.S2").exit_code == 0
+    assert (night / "bundle.yaml").is_symlink()
+    after = stage_ids(shared / "bundle.yaml")
+    assert after[1] != before[1] and (night / "pool" / f"{before[1]}.yaml").exists()
+    puzzle = sorted((night / "pool").glob("*.yaml"))[0]
+    puzzle.rename(shared / puzzle.name)
+    puzzle.symlink_to(shared / puzzle.name)
+    (shared / puzzle.name).write_text((shared / puzzle.name).read_text().replace("score:", "score: 9.5\n  #", 1))
+    assert run("puzzle", "--refresh", str(puzzle)).exit_code == 0
+    assert puzzle.is_symlink() and "score: 9.5" not in (shared / puzzle.name).read_text()
+
+
+def test_refresh_keeps_comments_and_refuses_to_drop_a_field(night: Path) -> None:
+    """Item 10: only the values that changed are rewritten; a `notes:` field is refused with its
+    line (it used to vanish under "rewritten: formatting only")."""
+    puzzle = sorted((night / "pool").glob("*.yaml"))[0]
+    text = puzzle.read_text()
+    edited = "# Ann's favourite; do not ship before March\n" + text.replace("adds:", "adds:", 1)
+    edited = edited.replace("\nboard: ", "\n# the board below was redrawn by hand\nboard: ", 1)
+    edited = edited.replace("score:", "score: 9.5  # guessed\n  #", 1)
+    puzzle.write_text(edited)
+    result = run("puzzle", "--refresh", str(puzzle))
+    assert result.exit_code == 0 and "rewritten: score 9.5 ->" in result.output, result.output
+    after = puzzle.read_text()
+    assert after.startswith("# Ann's favourite; do not ship before March\n")
+    assert "# the board below was redrawn by hand\n" in after and "9.5" not in after
+    assert after.replace("# Ann's favourite; do not ship before March\n", "").replace(
+        "# the board below was redrawn by hand\n", "") == text
+    puzzle.write_text(text + "notes: keep this one\n")
+    result = run("puzzle", "--refresh", str(puzzle))
+    assert result.exit_code == 1 and "'notes' (line" in result.output and "is not a puzzle field" in result.output
+    assert puzzle.read_text() == text + "notes: keep this one\n"
+
+
+def test_swap_puts_the_old_puzzle_into_the_pool_before_the_bundle(night: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Item 11: pool first, so a kill between the writes never loses the old puzzle."""
+    import pipeline.atomic
+
+    bundle = night / "bundle.yaml"
+    old = stage_ids(bundle)[1]
+    order: list[str] = []
+    real = pipeline.atomic.write_guarded
+
+    def spy(path, data, **kw):  # type: ignore[no-untyped-def]
+        order.append(Path(path).name)
+        return real(path, data, **kw)
+
+    monkeypatch.setattr(pipeline.atomic, "write_guarded", spy)
+    assert run("swap", str(bundle), "L1.S2").exit_code == 0
+    assert order == [f"{old}.yaml", "bundle.yaml"]
+
+
+def test_swap_with_an_unwritable_pool_is_one_line_and_writes_nothing(night: Path) -> None:
+    """Item 11: no PermissionError traceback, the bundle untouched."""
+    bundle = night / "bundle.yaml"
+    before = bundle.read_bytes()
+    os.chmod(night / "pool", 0o555)
+    try:
+        one_line_error(run("swap", str(bundle), "L1.S2"), "pool: it is not a writable folder")
+    finally:
+        os.chmod(night / "pool", 0o755)
+    assert bundle.read_bytes() == before
+
+
+def test_outputs_never_clobber_a_bundle_or_another_kind_without_force(night: Path, tmp_path: Path) -> None:
+    """Item 12: `puzzle --out` and `assemble --out` onto a bundle or notes used to overwrite them."""
+    bundle = night / "bundle.yaml"
+    before = bundle.read_bytes()
+    notes = night / "notes.txt"
+    notes.write_text("my notes\n")
+    one_line_error(run("puzzle", "123456789/987654321", "--adds", "1", "--out", str(bundle)),
+                   "bundle.yaml: exists and is a bundle file; nothing written (--force replaces it)")
+    one_line_error(run("puzzle", "123456789/987654321", "--adds", "1", "--out", str(notes)),
+                   "notes.txt: exists and is a file of another kind; nothing written")
+    assemble = ["assemble", str(bundle), str(night / "pool"), "--levels", "1", "--stages", "4", "--curve", "ramp"]
+    one_line_error(run(*assemble, "--out", str(bundle)), "bundle.yaml: exists and is a bundle file; nothing written")
+    assert bundle.read_bytes() == before and notes.read_text() == "my notes\n"
+    assert run(*assemble, "--out", str(bundle), "--force").exit_code == 0
+    assert bundle.read_bytes() != before
+    (night / "mine.html").write_text("my page\n")
+    one_line_error(run("report", str(bundle), "--out", str(night / "mine.html")), "mine.html: exists and is a file of another kind")
+    assert run("report", str(bundle), "--out", str(night / "report.html")).exit_code == 0  # its own kind: replaced
+    made = run("puzzle", "123456789/987654321", "--adds", "1", "--out", str(tmp_path / "p.yaml"))
+    again = run("puzzle", "123456789/987654321", "--adds", "1", "--out", str(tmp_path / "p.yaml"))
+    assert made.exit_code == 0 and again.exit_code == 0  # a puzzle file may replace a puzzle file
