@@ -50,24 +50,10 @@ class WriteRefused(NumberMatchError):
 
 
 def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
-    """Write `data` to `path` atomically, creating parent folders; returns the path."""
+    """Write `data` to `path` atomically, creating parent folders; returns the path (for files
+    only this program writes: a night's staging folder, schema text)."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        os.fchmod(fd, 0o666 & ~current_umask())  # mkstemp makes 0600; give the usual mode of a new file
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
+    _replace(target, data.encode("utf-8") if isinstance(data, str) else data, 0o666 & ~current_umask(), create=False)
     return target
 
 
@@ -163,7 +149,7 @@ def write_guarded(
     """Write `data` to `path` as the module docstring says; returns the file written (links
     resolved). `base`: the snapshot an edit started from (refused if the file changed since);
     without it the write is an output, which may replace only a file whose kind is in `kinds`
-    (and an empty file) unless `force`. Raises WriteRefused; nothing is written then."""
+    (and an empty file, or one holding the same bytes) unless `force`. Raises WriteRefused; nothing is written then."""
     given = Path(path)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     target = resolve_target(given)
@@ -177,6 +163,8 @@ def write_guarded(
         current = _read_locked(fd)
         if base is not None and (None if current is None else content_hash(current)) != base.digest:
             raise WriteRefused(f"{given} changed on disk since it was read; nothing written")
+        if base is None and current == raw:  # the same bytes again (a rerun): nothing to replace
+            return target
         if base is None and current is not None and not force:
             kind = file_kind(current, target.name)
             if kind not in kinds and kind != "empty":

@@ -325,3 +325,12 @@ def test_outputs_never_clobber_a_bundle_or_another_kind_without_force(night: Pat
     made = run("puzzle", "123456789/987654321", "--adds", "1", "--out", str(tmp_path / "p.yaml"))
     again = run("puzzle", "123456789/987654321", "--adds", "1", "--out", str(tmp_path / "p.yaml"))
     assert made.exit_code == 0 and again.exit_code == 0  # a puzzle file may replace a puzzle file
+
+
+def test_an_output_rewritten_with_the_same_bytes_needs_no_force(tmp_path: Path) -> None:
+    """A rerun that writes the same bundle again (deterministic output) is no clobbering."""
+    f = tmp_path / "b.yaml"
+    f.write_bytes(BUNDLE)
+    write_guarded(f, BUNDLE)
+    with pytest.raises(WriteRefused, match="exists and is a bundle file"):
+        write_guarded(f, BUNDLE + b"# other\n")

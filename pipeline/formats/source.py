@@ -130,6 +130,22 @@ def load_document(path: Path):  # -> pipeline.formats.loader.Document (data and 
     return loaded.document
 
 
+def snapshot_document(path: Path):  # -> (pipeline.atomic.Snapshot, pipeline.formats.loader.Document)
+    """A file read for an edit: its bytes (which the guarded write re-checks) and the YAML
+    document parsed from those same bytes; SourceError names the file, line and problem."""
+    from pipeline.atomic import snapshot
+    from pipeline.formats.loader import load_bytes
+
+    base = snapshot(path)
+    if base.data is None:
+        raise SourceError(f"{path}: no such file")
+    loaded = load_bytes(base.data, str(path))
+    if loaded.document is None:
+        p = loaded.problems[0]
+        raise SourceError(f"{p.file}:{p.line}: {p.message}" if p.line else f"{p.file}: {p.message}")
+    return base, loaded.document
+
+
 def read_document(path: Path) -> dict[str, Any]:
     """One YAML mapping from a file (see `load_document`)."""
     data = load_document(path).data

@@ -125,19 +125,11 @@ def refresh(path: Path, *, budget_nodes: int | None = DEFAULT_BUDGET_NODES) -> R
     The new text changes only the values that changed (`edit_values`): comments, the modeline
     and the layout of untouched fields stay byte-identical. A field the puzzle format does not
     have (a designer's `notes:`) is refused with its line, never silently dropped."""
-    from pipeline.atomic import snapshot
-    from pipeline.formats.source import SourceError, puzzle_source
-    from pipeline.formats.loader import load_bytes
+    from pipeline.formats.source import SourceError, puzzle_source, snapshot_document
 
-    base = snapshot(path)
-    if base.data is None:
-        raise AuthoringError(f"{path}: no such file")
-    loaded = load_bytes(base.data, str(path))
-    if loaded.document is None:
-        p = loaded.problems[0]
-        raise AuthoringError(f"{p.file}:{p.line}: {p.message}" if p.line else f"{p.file}: {p.message}")
     try:
-        source = puzzle_source(loaded.document.data, path)
+        base, document = snapshot_document(path)
+        source = puzzle_source(document.data, path)
     except SourceError as exc:
         raise AuthoringError(str(exc)) from None
     old: dict[str, Any] = source.puzzle or {}
@@ -157,7 +149,7 @@ def refresh(path: Path, *, budget_nodes: int | None = DEFAULT_BUDGET_NODES) -> R
     except AuthoringError as exc:
         raise AuthoringError(f"{path}: {exc}") from None
     old_id = old.get("id") if isinstance(old.get("id"), str) else None
-    text = edit_values(base.text, loaded.document, puzzle.to_document(), path)
+    text = edit_values(base.text, document, puzzle.to_document(), path)
     return Refresh(path, puzzle, text, _changes(old, puzzle), old_id, base)
 
 

@@ -61,20 +61,16 @@ def _score_text(score: Any) -> str:
 def _load(path: Path) -> tuple[Snapshot, Any]:
     """The bundle as read (its bytes are re-checked before the write) and its YAML node tree
     (read with the validator's safe loader from those same bytes)."""
-    from pipeline.atomic import snapshot
-    from pipeline.formats.loader import load_bytes
+    from pipeline.formats.source import SourceError, snapshot_document
 
-    snap = snapshot(path)
-    if snap.data is None:
-        raise SwapError(f"{path}: no such file")
-    loaded = load_bytes(snap.data, str(path))
-    if loaded.document is None:
-        p = loaded.problems[0]
-        raise SwapError(f"{p.file}:{p.line}: {p.message}" if p.line else f"{p.file}: {p.message}")
-    data = loaded.document.data
+    try:
+        snap, document = snapshot_document(path)
+    except SourceError as exc:
+        raise SwapError(str(exc)) from None
+    data = document.data
     if not isinstance(data, dict) or data.get("kind") != "bundle":
         raise SwapError(f"{path}: is not a bundle (a swap replaces a Stage of a bundle file)")
-    return snap, loaded.document
+    return snap, document
 
 
 def _mapping_value(node: Any, key: str) -> Any:
