@@ -144,30 +144,6 @@ def test_hint_and_winnable_agree_with_the_solver() -> None:
     assert game.winnable(game.replay(parse("12"), 0, ())).status == UNSOLVABLE
 
 
-def test_a_hint_is_a_pair_when_a_pair_keeps_the_stage_winnable(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline.engine.moves import ADD
-    from pipeline.solver import SolveResult
-
-    real = game.solve
-    start = parse("123456789/987654321/135")
-
-    def add_first(cells: bytes, adds: int, **kw: object) -> SolveResult:
-        result = real(cells, adds, **kw)  # type: ignore[arg-type]
-        if cells == start and result.moves is not None:  # a winning line that adds first
-            line = real(cells + cells.replace(b"\x00", b""), adds - 1, **kw)  # type: ignore[arg-type]
-            if line.moves is not None:
-                return SolveResult(SOLVED, (ADD, *line.moves), result.nodes + line.nodes, 0.0)
-        return result
-
-    monkeypatch.setattr(game, "solve", add_first)
-    pos = game.replay(start, 2, ())
-    assert add_first(start, 2).moves[0].is_add  # type: ignore[index]
-    h = game.hint(pos)
-    assert h.status == SOLVED and h.move is not None and not h.move.is_add
-    after = pos.then(h.move)
-    assert real(after.cells, after.adds_left).status == SOLVED
-
-
 def test_the_cli_serves_on_localhost_and_stops_cleanly_on_ctrl_c(night_copy: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "pipeline.cli", "studio", str(night_copy), "--port", "0"],

@@ -148,32 +148,21 @@ class Game:
                 raise NumberMatchError(f"cannot read {text!r}: column {c} is off the board (columns 0-{WIDTH - 1})")
         return Move.pair(r1 * WIDTH + c1, r2 * WIDTH + c2)
 
-    def _solve(self, cells: bytes, adds: int) -> str:
-        from pipeline.solver.search import solve
-
-        return solve(cells, adds, ruleset=self.stage.ruleset, budget_nodes=self.hint_nodes).status
-
     def _hint(self) -> str:
-        from pipeline.solver.search import SOLVED, solve
+        from pipeline.solver.advice import hint
+        from pipeline.solver.search import SOLVED
 
-        rules = self.stage.ruleset
         cells, left = self.stage.cells, self.stage.adds_left
         if not cells:
             return "the Stage is won: nothing to hint"
-        result = solve(cells, left, ruleset=rules, budget_nodes=self.hint_nodes)
-        candidates = rules.legal_pairs(cells)
-        if result.status == SOLVED and result.moves and not result.moves[0].is_add:
-            first = result.moves[0]
-            candidates = [(first.first, first.second)]  # type: ignore[list-item]
-        elif result.status != SOLVED:
-            candidates = []  # unwinnable (or unknown): no pair is known to keep it winnable
-        for i, j in candidates:
-            if self._solve(rules.remove_pair(cells, i, j), left) == SOLVED:
-                self.hint = (i, j)
-                return f"hint: {Move.pair(i, j)} keeps the Stage winnable\n{self.picture()}"
-        if result.status == SOLVED:
+        found = hint(cells, left, ruleset=self.stage.ruleset, budget=self.hint_nodes)
+        move = found.move
+        if found.status == SOLVED and move is not None and move.first is not None and move.second is not None:
+            self.hint = (move.first, move.second)
+            return f"hint: {move} keeps the Stage winnable\n{self.picture()}"
+        if found.status == SOLVED:
             return "hint: + (add numbers): no pair found that keeps the Stage winnable without adding first"
-        return f"no hint: {self._verdict(result.status)}"
+        return f"no hint: {self._verdict(found.status)}"
 
     def _verdict(self, status: str) -> str:
         from pipeline.solver.search import UNSOLVABLE
@@ -183,21 +172,19 @@ class Game:
         return f"the solver could not decide within {self.hint_nodes} nodes (raise --hint-nodes)"
 
     def _winnable(self) -> str:
+        from pipeline.solver.advice import fewest_adds
         from pipeline.solver.search import SOLVED, UNKNOWN
 
         cells, left = self.stage.cells, self.stage.adds_left
         if not cells:
             return "won"
-        status = self._solve(cells, left)
-        if status != SOLVED:
-            return f"not winnable: {self._verdict(status)}" if status != UNKNOWN else f"unknown: {self._verdict(status)}"
-        for k in range(left + 1):  # fewest adds that still win, up to what is left
-            s = self._solve(cells, k)
-            if s == SOLVED:
-                return f"winnable with {k} of the {left} add{'s' if left != 1 else ''} left"
-            if s == UNKNOWN:
-                return f"winnable with the {left} adds left; with fewer the solver could not decide within {self.hint_nodes} nodes"
-        return f"winnable with {left} adds"  # pragma: no cover - the loop reaches k == left, which is SOLVED
+        found = fewest_adds(cells, left, ruleset=self.stage.ruleset, budget=self.hint_nodes)
+        if found.status != SOLVED:
+            return f"not winnable: {self._verdict(found.status)}" if found.status != UNKNOWN else f"unknown: {self._verdict(found.status)}"
+        text = f"winnable with {found.fewest} of the {left} add{'s' if left != 1 else ''} left"
+        if not found.exact:
+            text += f"; with fewer the solver could not decide within {self.hint_nodes} nodes"
+        return text
 
 
 @app.command()

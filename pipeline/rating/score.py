@@ -69,6 +69,7 @@ from pipeline.solver.budgets import (
     TRAP_BUDGET_NODES,
     TRAP_POOL_NODES,
 )
+from pipeline.solver.advice import fewest_adds
 from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, Status, solve
 from pipeline.engine.stage import replay
 from pipeline.rating.tiers import RATING_VERSION, UNSOLVABLE as TIER_UNSOLVABLE, tier_for
@@ -189,24 +190,6 @@ def _trap_share(pool: _Pool, cells: bytes, adds: int, pairs: Sequence[tuple[int,
         elif status == UNKNOWN:
             unknown += 1
     return traps, len(pairs), unknown
-
-
-def _min_adds(
-    cells: bytes, certificate: Sequence[Move], budget: int, ruleset: Ruleset
-) -> tuple[int | None, tuple[Move, ...]]:
-    """Fewest adds that still win, searching down from a certificate's count; and the
-    certificate that uses them. None when the solver cannot prove one fewer impossible."""
-    best = tuple(certificate)
-    used = sum(m.is_add for m in best)
-    while used > 0:
-        result = solve(cells, used - 1, ruleset=ruleset, budget_nodes=budget)
-        if result.status == UNSOLVABLE:
-            return used, best
-        if result.status == UNKNOWN or result.moves is None:
-            return None, best
-        best = result.moves
-        used = sum(m.is_add for m in best)
-    return 0, best
 
 
 def _sample_positions(games: Sequence[Playout], count: int, rng: Random) -> list[tuple[bytes, int, list, bool]]:
@@ -330,7 +313,7 @@ def rate(
     solvable = certificate is not None
     min_adds: int | None = None
     if certificate is not None:
-        min_adds, _ = _min_adds(cells, certificate, MIN_ADDS_BUDGET_NODES, rs)
+        min_adds = fewest_adds(cells, adds, ruleset=rs, budget=MIN_ADDS_BUDGET_NODES, certificate=certificate).proved
     trap_density: float | None = None
     trap_sampled: float | None = None
     trap_unknown = sampled_unknown = trap_nodes = 0

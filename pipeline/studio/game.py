@@ -15,7 +15,8 @@ from pipeline.engine.moves import Move
 from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.engine.stage import apply_move, status_of
 from pipeline.errors import IllegalMoveError, MoveSyntaxError
-from pipeline.solver import SOLVED, UNSOLVABLE, solve
+from pipeline.solver import advice
+from pipeline.solver.advice import Fewest as Winnable, Hint
 from pipeline.solver.budgets import HINT_BUDGET_NODES
 
 SEPARATOR = ";"
@@ -81,66 +82,15 @@ def replay(start: bytes, adds: int, moves: Sequence[Move], ruleset: Ruleset = DE
     return Position(start, adds, tuple(moves), cells, left, ruleset)
 
 
-@dataclass(frozen=True)
-class Hint:
-    """A move after which the Stage is still winnable (`status` solved), or why there is none."""
-
-    status: str
-    move: Move | None
-    nodes: int
-
-
 def hint(pos: Position, budget: int = HINT_BUDGET_NODES) -> Hint:
-    """A move after which the Stage is still winnable, found by the solver within `budget` nodes.
-
-    The first move of the solver's winning line; when that is an Add and the board has legal
-    pairs, each pair is tried with what is left of the budget, since a designer asking for a
-    hint expects a pair when one keeps the Stage winnable."""
-    result = solve(pos.cells, pos.adds_left, ruleset=pos.ruleset, budget_nodes=budget)
-    nodes = result.nodes
-    move = result.moves[0] if result.status == SOLVED and result.moves else None
-    if move is not None and move.is_add:
-        for i, j in pos.ruleset.legal_pairs(pos.cells):
-            left = budget - nodes
-            if left <= 0:
-                break
-            after = pos.then(Move(i, j))
-            tried = solve(after.cells, after.adds_left, ruleset=pos.ruleset, budget_nodes=left)
-            nodes += tried.nodes
-            if tried.status == SOLVED:
-                return Hint(SOLVED, Move(i, j), nodes)
-    return Hint(result.status, move, nodes)
-
-
-@dataclass(frozen=True)
-class Winnable:
-    """Whether the position can still be won and with how few adds.
-
-    `status` is the solver's answer with all adds left; when solved, `fewest` is the fewest adds
-    found to be enough and `exact` says whether one add fewer was proved not to be."""
-
-    status: str
-    fewest: int | None
-    exact: bool
-    nodes: int
+    """A move after which the Stage is still winnable (the solver layer's one hint)."""
+    return advice.hint(pos.cells, pos.adds_left, ruleset=pos.ruleset, budget=budget)
 
 
 def winnable(pos: Position, budget: int = HINT_BUDGET_NODES) -> Winnable:
-    """Solve with every add left, then with one add fewer than the best line, until refuted."""
-    cells, ruleset = pos.cells, pos.ruleset
-    result = solve(cells, pos.adds_left, ruleset=ruleset, budget_nodes=budget)
-    nodes = result.nodes
-    if result.status != SOLVED or result.moves is None:
-        return Winnable(result.status, None, False, nodes)
-    fewest = sum(m.is_add for m in result.moves)
-    while fewest > 0:
-        fewer = solve(cells, fewest - 1, ruleset=ruleset, budget_nodes=budget)
-        nodes += fewer.nodes
-        if fewer.status == SOLVED and fewer.moves is not None:
-            fewest = sum(m.is_add for m in fewer.moves)
-        else:
-            return Winnable(SOLVED, fewest, fewer.status == UNSOLVABLE, nodes)
-    return Winnable(SOLVED, 0, True, nodes)
+    """Whether the position can still be won and with how few adds (the solver layer's one
+    fewest-adds search)."""
+    return advice.fewest_adds(pos.cells, pos.adds_left, ruleset=pos.ruleset, budget=budget)
 
 
 def certificate_step(
