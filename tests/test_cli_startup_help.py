@@ -146,3 +146,52 @@ def test_validate_deep_shows_progress_on_a_terminal_only(tmp_path) -> None:  # t
     os.close(master)
     assert proc.wait(timeout=60) == piped.exit_code
     assert b"deep check: file 1 of 1" in seen and b"deep check: 1 puzzle re-solved and re-rated" in seen
+
+
+_SAMPLES = ("0", "5", "16", "17", "-1", "+3", "007", "x", "", " 5", "1.5", "1e3", "٣", "9" * 30, "ramp", "RAMP",
+            "bogus", "text", "a/b", "-", "tests", "pyproject.toml", "nul\x00byte")
+
+
+def _outcome(runtime: object, value: object, param: object, ctx: object) -> tuple[str, object]:
+    try:
+        return "value", runtime.coerce(value, param=param, ctx=ctx)  # type: ignore[attr-defined]
+    except Exception as exc:  # noqa: BLE001 - the exception itself is what is compared
+        return type(exc).__name__, getattr(exc, "message", str(exc))
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_plain_coercion_gives_what_typers_pydantic_coercion_gives(name: str) -> None:
+    """Every parameter of every command, over awkward values: the same value or the same error."""
+    from typer import _coercion
+
+    from pipeline.cli.base import click
+    from pipeline.cli.coercion import PlainParam
+
+    group = typer.main.get_command(app)
+    command = group.commands[name]  # type: ignore[attr-defined]
+    ctx = click.Context(command)
+    for param in command.params:
+        if not hasattr(param, "type_descriptor"):
+            continue
+        plain = PlainParam(param.type_descriptor, _coercion.build_runtime_param)
+        reference = _coercion.build_runtime_param(param.type_descriptor)
+        multi = param.multiple or param.nargs == -1
+        values: list[object] = [None, param.default]
+        values += [(v,) if multi else v for v in _SAMPLES]
+        values += [("1", "2"), ["tests", "x"]] if multi else []
+        for value in values:
+            assert _outcome(plain, value, param, ctx) == _outcome(reference, value, param, ctx), (name, param.name, value)
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("solve", "--help"), ("solve", "19", "--adds", "1"), ("rate", "--help")])
+def test_typer_commands_start_without_pydantic_or_rich(argv: tuple[str, ...]) -> None:
+    loaded = _modules_after(*argv)
+    assert "typer" in loaded
+    for heavy in ("pydantic", "pydantic_core", "rich"):
+        assert heavy not in loaded, f"numbermatch {' '.join(argv)} imports {heavy}"
+
+
+def test_a_bad_value_still_gets_typers_message() -> None:
+    result = runner.invoke(app, ["solve", "19", "--adds", "17"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--adds': Input should be less than or equal to 16" in result.stderr

@@ -18,7 +18,10 @@ try:  # typer >= 0.2x carries its own copy of click; older ones use click itself
 except ImportError:  # pragma: no cover - depends on the typer version
     import click  # type: ignore[no-redef]
 
+from pipeline.cli import coercion
 from pipeline.errors import NumberMatchError, shorten
+
+coercion.install()
 
 # A signed whole number written with digits other than ASCII 0-9 (int() and click read ٣ as 3).
 _FOREIGN_NUMBER = re.compile(r"(?:--[\w-]+=)?[+-]?\d+(?:\.\d*)?")
@@ -67,6 +70,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,  # plain help: loading rich (and markdown-it) for it tripled `--help`'s start-up
 )
 
 

@@ -35,9 +35,11 @@ _done = False
 
 
 def type_name(param: Any, ctx: Any) -> str | None:
-    """The plain type shown for an option or argument; None for a flag."""
-    if param.metavar is not None and getattr(param, "param_type_name", "") != "argument":
-        return str(param.metavar)  # an option's metavar names its value; an argument's is its name
+    """The plain type shown for an option; None for a flag and for an argument."""
+    if getattr(param, "param_type_name", "") == "argument":
+        return None  # an argument's name (its metavar) says what it is; its help says the rest
+    if param.metavar is not None:
+        return str(param.metavar)  # an option's metavar names its value
     if getattr(param, "is_flag", False):
         return None
     shown = str(param.display_type(ctx)).strip("<>")
