@@ -80,7 +80,7 @@ def test_source_resolves_notation_files_stages_and_ids(night: Path) -> None:
         ("{bundle}:L9.S1", "there is no L9"),
         ("{bundle}:L1.S9", "there is no S9"),
         ("{bundle}:stage2", "not of the form L<level>.S<stage>"),
-        ("nm1-000000000000", "say where to look with --in"),
+        ("nm1-000000000000", "--in PATH"),
         ("12/3", "row 0 has 2 cells"),
     ],
 )

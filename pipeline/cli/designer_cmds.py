@@ -4,6 +4,7 @@ and pictures of boards."""
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -153,7 +154,7 @@ def swap(
 @app.command()
 def render(
     source: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP),
-    out: Path = typer.Option(..., "--out", help="SVG file to write (atomically)."),
+    out: Path = typer.Option(..., "--out", help="SVG file to write (atomically); - writes the picture to standard output."),
     next_move: bool = typer.Option(False, "--next", help="Highlight the next move of the certificate (the puzzle's, else the solver's)."),
     numbers: bool = typer.Option(True, "--numbers/--no-numbers", help="Draw row and column numbers."),
     adds: Optional[int] = typer.Option(None, "--adds", min=0, help="Adds for the solver with --next on a bare board (default: the puzzle's, else 0)."),
@@ -164,15 +165,22 @@ def render(
     from pipeline.atomic import write_guarded
     from pipeline.jobs.picture import board_svg
 
-    if out.suffix.lower() != ".svg":
-        fail(f"--out {out}: name an .svg file")
-    writable_folder(out.parent, "--out")
+    to_stdout = str(out) == "-"
+    if not to_stdout and out.suffix.lower() != ".svg":
+        fail(f"--out {out}: name an .svg file (or - for standard output)")
+    if not to_stdout:
+        writable_folder(out.parent, "--out")
     src = load_source(source, search)
     highlight: tuple[int, ...] = ()
     note = ""
     if next_move and src.cells:
         highlight, note = _next_pair(src, src.adds_or(adds))
     svg = board_svg(src.cells, highlight=highlight, numbers=numbers, title=src.label)
+    if to_stdout:
+        sys.stdout.write(svg)
+        if note:  # stdout carries the picture alone
+            typer.echo(f"{src.label}{note}", err=True)
+        return
     try:
         write_guarded(out, svg, kinds=("svg",))
     except NumberMatchError as exc:

@@ -114,12 +114,22 @@ def apply(
     return 0
 
 
-def render_grid(cells: bytes) -> str:
-    """The board as rows of digits with row and column numbers; gaps shown as '.'."""
-    lines = ["     " + " ".join(str(c) for c in range(WIDTH))]
-    for r in range(0, len(cells), WIDTH):
-        row = " ".join(str(v) if v else "." for v in cells[r : r + WIDTH])
-        lines.append(f"{r // WIDTH:>3}  {row}")
+def render_grid(cells: bytes, hint: Sequence[int] = (), last: Sequence[int] = ()) -> str:
+    """The board as rows of digits with row and column numbers, three columns a cell (what `show`
+    and `play` both draw): gaps '.', the cells of the last pair played '*' (now gaps), the
+    hinted pair `[d]`."""
+    lines = ["     " + "".join(f"{c:^3}" for c in range(WIDTH)).rstrip()]
+    for start in range(0, len(cells), WIDTH):
+        row = []
+        for i in range(start, min(start + WIDTH, len(cells))):
+            v = cells[i]
+            if i in hint:
+                row.append(f"[{v}]")
+            elif not v:
+                row.append(" * " if i in last else " . ")
+            else:
+                row.append(f" {v} ")
+        lines.append(f"{start // WIDTH:>3}  " + "".join(row).rstrip())
     return "\n".join(lines)
 
 

@@ -15,6 +15,7 @@ import typer
 
 from pipeline.cli.base import app
 from pipeline.cli.common import IN_HELP, SOURCE_HELP, fail, load_source
+from pipeline.cli.engine_run import render_grid
 from pipeline.engine.board import WIDTH, format_board
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rulesets import DEFAULT
@@ -59,21 +60,7 @@ class Game:
         cells = self.stage.cells
         if not cells:
             return "(empty board)"
-        last = set(self.last or ())
-        hint = set(self.hint or ())
-        lines = ["     " + "".join(f"{c:^3}" for c in range(WIDTH)).rstrip()]
-        for start in range(0, len(cells), WIDTH):
-            row = []
-            for i in range(start, min(start + WIDTH, len(cells))):
-                v = cells[i]
-                if i in hint:
-                    row.append(f"[{v}]")
-                elif not v:
-                    row.append(" * " if i in last else " . ")
-                else:
-                    row.append(f" {v} ")
-            lines.append(f"{start // WIDTH:>3}  " + "".join(row).rstrip())
-        return "\n".join(lines)
+        return render_grid(cells, hint=self.hint or (), last=self.last or ())
 
     def status_line(self) -> str:
         status = self.stage.status

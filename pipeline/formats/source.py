@@ -3,7 +3,8 @@
 A SOURCE is one of (tried in this order):
 
 - a **puzzle id** such as `nm1-3f2a9c0d1e7b`: looked up in the puzzle files and bundles given
-  as `search` paths (files or folders; the CLI's `--in PATH`);
+  as `search` paths (files or folders; the CLI's `--in PATH`), by default in `generated/` (where
+  the nightly job writes its nights);
 - a **bundle stage** `BUNDLE:L<level>.S<stage>`, e.g. `generated/2026-11-29/bundle.yaml:L3.S2`
   (Level 3, Stage 2, both numbered from 1 as in the bundle file);
 - **board notation**, e.g. `123456789/98765` (only digits, `.` and `/`); `''` is the empty board;
@@ -31,6 +32,7 @@ ID_PATTERN = re.compile(r"nm\d+-[0-9a-f]{12}\Z")
 STAGE_PATTERN = re.compile(r"L(\d+)\.S(\d+)\Z", re.IGNORECASE)
 _NOTATION = re.compile(r"[1-9./]*\Z")
 STAGE_FORM = "BUNDLE:L<level>.S<stage>"
+NIGHTS_FOLDER = "generated"  # where the nightly job writes by default, and where a puzzle id is looked up by default
 
 
 class SourceError(NumberMatchError):
@@ -232,8 +234,12 @@ def find_id(puzzle_id: str, search: Iterable[str | Path]) -> Source:
     from pipeline.formats.files import level_files
 
     places = list(search)
-    if not places:
-        raise SourceError(f"puzzle id {puzzle_id}: say where to look with --in PATH (puzzle files, bundles or folders)")
+    defaulted = not places
+    if defaulted:
+        if not Path(NIGHTS_FOLDER).is_dir():
+            raise SourceError(f"puzzle id {puzzle_id}: there is no {NIGHTS_FOLDER}/ folder here to look in;"
+                              " say where to look with --in PATH (puzzle files, bundles or folders)")
+        places = [NIGHTS_FOLDER]
     for raw in places:
         if not Path(raw).exists():
             raise SourceError(f"{raw}: no such file or folder")
@@ -254,4 +260,5 @@ def find_id(puzzle_id: str, search: Iterable[str | Path]) -> Source:
         elif data.get("id") == puzzle_id:
             return _puzzle_source(data, f"{path}: $", puzzle_id, path)
     shown = ", ".join(str(p) for p in places)
-    raise SourceError(f"puzzle id {puzzle_id} is in none of the {len(files)} YAML files under {shown}")
+    elsewhere = " (looked in the default folder; --in PATH looks elsewhere)" if defaulted else ""
+    raise SourceError(f"puzzle id {puzzle_id} is in none of the {len(files)} YAML files under {shown}{elsewhere}")
