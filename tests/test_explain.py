@@ -90,3 +90,38 @@ def test_rate_explain_text_and_json() -> None:
     assert sum(m["points"] for m in doc["explain"]["metrics"]) == pytest.approx(doc["score"], abs=0.05)
     out = runner.invoke(app, ["rate", "12x", "--explain"])
     assert out.exit_code == 1 and "Traceback" not in out.output
+
+
+def _named(e: Explanation) -> set[str]:
+    """The metrics the summary names (by their plain label)."""
+    return {p.name for p in e.parts if p.label in e.summary}
+
+
+def test_summary_names_exactly_the_metrics_that_decide_the_tier(rated) -> None:
+    committed = [dict(b) for b in _committed_blocks()]
+    for d in rated + committed:
+        e = explain(d)
+        if e.tier != "unsolvable":
+            assert _named(e) == set(e.decide), (e.summary, e.decide)
+
+
+def test_an_easy_tier_decided_by_the_blind_player_says_so() -> None:
+    """The issue's case: random decides easy (the table's mark) while the careful player and the
+    early adder win every game and score 0 points; the sentence named those two."""
+    d = {"version": 3, "tier": "easy", "score": 14.68, "min_adds": 1, "players": {
+        "random": {"win_rate": 0.8101}, "scanner": {"win_rate": 0.875}, "lookahead": {"win_rate": 1.0},
+        "opener": {"win_rate": 1.0}, "local": {"win_rate": 0.8164}, "planner": {"win_rate": 1.0},
+        "proximity": {"win_rate": 1.0}}}
+    e = explain(d)
+    assert e.decide == ("random",)
+    assert e.summary == "Easy because a blind player (random pairs) wins 81% of games."
+    assert "careful player" not in e.summary and "early adder" not in e.summary
+
+
+def _committed_blocks() -> list[dict]:
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    return [yaml.safe_load(p.read_text())["difficulty"] for p in sorted(root.glob("generated/*/pool/*.yaml"))[:40]]

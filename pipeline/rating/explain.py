@@ -132,22 +132,17 @@ def _phrase(p: Part) -> str:
     return f"{who} loses {loss:.0%} of games" if loss >= 0.5 else f"{who} wins {1 - loss:.0%} of games"
 
 
-def _summary(parts: tuple[Part, ...], tier: str) -> str:
+def _summary(parts: tuple[Part, ...], tier: str, decide: tuple[str, ...]) -> str:
+    """One line naming the metrics that decide the tier (the table's `<- decides the tier`), the
+    weightiest first: the reason given is always the one the score acted on."""
     if tier == UNSOLVABLE:
         return "Unsolvable: it cannot be won with its adds."
-    hard = sorted(parts, key=lambda p: (-p.points, p.name))
-    easy = sorted(parts, key=lambda p: (p.share, -p.weight, p.name))
-    if tier in ("hard", "expert"):
-        picks = [p for p in hard if p.points > 0][:2]
-        reason = " and ".join(_phrase(p) for p in picks) or "every metric is at its hardest"
-        return f"{tier.capitalize()} because {reason}."
-    if tier == "easy":
-        picks = easy[:2]
-        return f"Easy because {' and '.join(_phrase(p) for p in picks)}."
-    top, low = hard[0], easy[0]
-    if top.name == low.name:
-        low = easy[1]
-    return f"{tier.capitalize()}: {_phrase(top)}, but {_phrase(low)}."
+    deciding = sorted((p for p in parts if p.name in decide), key=lambda p: (-p.points, p.name))
+    if not deciding:  # no tier table for this score: the weightiest metrics stand in
+        deciding = sorted(parts, key=lambda p: (-p.points, p.name))[:2]
+    phrases = [_phrase(p) for p in deciding]
+    reason = phrases[0] if len(phrases) == 1 else ", ".join(phrases[:-1]) + " and " + phrases[-1]
+    return f"{tier.capitalize()} because {reason}."
 
 
 def explain(difficulty: Mapping[str, Any]) -> Explanation:
@@ -160,9 +155,10 @@ def explain(difficulty: Mapping[str, Any]) -> Explanation:
         score = stored_score(difficulty)
         if tier == UNSOLVABLE or score is None:
             parts = tuple(Part(name, metric_value(difficulty, name), w, 0.0) for name, w in weights.items())
-            return Explanation(UNSOLVABLE if score is None else tier, None, version, parts, (), _summary(parts, UNSOLVABLE))
+            return Explanation(UNSOLVABLE if score is None else tier, None, version, parts, (), _summary(parts, UNSOLVABLE, ()))
         points = score_points(difficulty)
         parts = tuple(Part(name, metric_value(difficulty, name), w, points[name]) for name, w in weights.items())
     except (KeyError, TypeError) as exc:
         raise ValueError(f"difficulty block lacks what the score needs: {exc!r}") from None
-    return Explanation(tier, score, version, parts, _decide(parts, tier, version), _summary(parts, tier))
+    decide = _decide(parts, tier, version)
+    return Explanation(tier, score, version, parts, decide, _summary(parts, tier, decide))
