@@ -56,9 +56,9 @@ def parse_board_arg(text: str) -> Board:
 
 SOURCE_HELP = (
     "Board notation (123456789/98765), a puzzle file, a bundle stage (bundle.yaml:L3.S2)"
-    " or a puzzle id (with --in)."
+    " or a puzzle id (looked up in generated/, or where --in says)."
 )
-IN_HELP = "Where to look up a puzzle id SOURCE: puzzle files, bundles or folders (repeatable)."
+IN_HELP = "Where to look up a puzzle id SOURCE instead of generated/: puzzle files, bundles or folders (repeatable)."
 
 
 def load_source(text: str, search: list[Path] | None = None):  # -> pipeline.formats.source.Source

@@ -13,12 +13,15 @@ import typer
 from pipeline.cli.base import app
 from pipeline.cli.common import IN_HELP, SOURCE_HELP, fail, load_source, writable_folder
 from pipeline.errors import NumberMatchError
+from pipeline.limits import MAX_ADDS
+
+_PUZZLE_SOURCES = "The board to author: " + SOURCE_HELP[0].lower() + SOURCE_HELP[1:] + " With --refresh: the puzzle files to refresh."
 
 
 @app.command()
 def puzzle(
-    sources: Optional[list[str]] = typer.Argument(None, metavar="BOARD | FILE...", help="A board (" + SOURCE_HELP + ") or, with --refresh, puzzle files."),
-    adds: Optional[int] = typer.Option(None, "--adds", min=0, help="Adds each Stage gets (required for board notation)."),
+    sources: Optional[list[str]] = typer.Argument(None, metavar="BOARD | FILE...", help=_PUZZLE_SOURCES),
+    adds: Optional[int] = typer.Option(None, "--adds", min=0, max=MAX_ADDS, help="Adds each Stage gets (required for board notation)."),
     out_text: Optional[str] = typer.Option(None, "--out", metavar="PATH", help="Puzzle file to write, or a folder (existing, or ending in /) for <id>.yaml."),
     refresh: bool = typer.Option(False, "--refresh", help="Re-derive id, certificate and difficulty of hand-edited puzzle files."),
     budget_nodes: int = typer.Option(5_000_000, "--budget-nodes", min=0, help="Solver node budget (0: no limit)."),
@@ -157,7 +160,7 @@ def render(
     out: Path = typer.Option(..., "--out", help="SVG file to write (atomically); - writes the picture to standard output."),
     next_move: bool = typer.Option(False, "--next", help="Highlight the next move of the certificate (the puzzle's, else the solver's)."),
     numbers: bool = typer.Option(True, "--numbers/--no-numbers", help="Draw row and column numbers."),
-    adds: Optional[int] = typer.Option(None, "--adds", min=0, help="Adds for the solver with --next on a bare board (default: the puzzle's, else 0)."),
+    adds: Optional[int] = typer.Option(None, "--adds", min=0, max=MAX_ADDS, help="Adds for the solver with --next on a bare board (default: the puzzle's, else 0)."),
     search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:
     """Draw a board as the game shows it, as an SVG picture.

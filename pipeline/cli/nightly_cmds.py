@@ -88,7 +88,8 @@ def nightly(
         "(needs the optional dask extra; --jobs is then unused). Same bundle as the process pool.",
     ),
 ) -> None:
-    """Generate, validate and assemble tonight's bundle into OUT/<date>/ (bundle.yaml, report.md, run.log)."""
+    """Generate, validate and assemble tonight's bundle into OUT/<date>/: bundle.yaml, report.md,
+    report.html, run.log, and pool/ (the valid puzzles the bundle did not use, for swaps)."""
     try:
         if date is not None and not _DATE.fullmatch(date):  # fromisoformat also takes 2026-W09-1, 20260302
             raise ValueError

@@ -21,6 +21,7 @@ from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.engine.stage import IN_PLAY, WON, Stage
 from pipeline.errors import NumberMatchError
+from pipeline.limits import MAX_ADDS
 from pipeline.solver.budgets import HINT_NODES
 
 _CELL = re.compile(r"(\d+)\s*,\s*(\d+)")
@@ -177,7 +178,7 @@ class Game:
 @app.command()
 def play(
     source: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP),
-    adds: Optional[int] = typer.Option(None, "--adds", min=0, help="Adds allocation (default: the puzzle's, else 0)."),
+    adds: Optional[int] = typer.Option(None, "--adds", min=0, max=MAX_ADDS, help="Adds allocation (default: the puzzle's, else 0)."),
     search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
     hint_nodes: int = typer.Option(HINT_NODES, "--hint-nodes", min=1, help="Solver node budget behind each hint and winnable check."),
 ) -> None:

@@ -60,8 +60,7 @@ def rate_cmd(
     ),
     search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:
-    """Rate a Stage: simulated players' win rates, traps, min adds, a score 0-100 and a tier.
-    """
+    """Rate a Stage: simulated players' win rates, the fewest adds that win, a score 0-100 and a tier."""
 
     def as_json(r: Rating) -> dict:
         out = r.to_json()
