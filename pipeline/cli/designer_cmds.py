@@ -15,7 +15,7 @@ from pipeline.cli.common import IN_HELP, SOURCE_HELP, fail, load_source, writabl
 from pipeline.errors import NumberMatchError
 from pipeline.limits import MAX_ADDS
 
-_PUZZLE_SOURCES = "The board to author: " + SOURCE_HELP[0].lower() + SOURCE_HELP[1:] + " With --refresh: the puzzle files to refresh."
+_PUZZLE_SOURCES = "The board to author: " + SOURCE_HELP[0].lower() + SOURCE_HELP[1:] + " With --refresh: the puzzle files, or bundle stages (bundle.yaml:L1.S2), to refresh."
 
 
 @app.command()
@@ -23,15 +23,16 @@ def puzzle(
     sources: Optional[list[str]] = typer.Argument(None, metavar="BOARD | FILE...", help=_PUZZLE_SOURCES),
     adds: Optional[int] = typer.Option(None, "--adds", min=0, max=MAX_ADDS, help="Adds each Stage gets (required for board notation)."),
     out_text: Optional[str] = typer.Option(None, "--out", metavar="PATH", help="Puzzle file to write, or a folder (existing, or ending in /) for <id>.yaml."),
-    refresh: bool = typer.Option(False, "--refresh", help="Re-derive id, certificate and difficulty of hand-edited puzzle files."),
+    refresh: bool = typer.Option(False, "--refresh", help="Re-derive id, certificate and difficulty of hand-edited puzzle files or bundle stages."),
     budget_nodes: int = typer.Option(5_000_000, "--budget-nodes", min=0, help="Solver node budget (0: no limit)."),
     search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file that is not a puzzle file (a bundle, notes)."),
 ) -> None:
     """Author a puzzle file from a board: solved, rated, id derived, validated, written atomically.
 
-    With --refresh FILE..., re-derive id, certificate and difficulty of hand-edited puzzle files,
-    print what changed, and rewrite each only when it is valid afterwards.
+    With --refresh FILE..., re-derive id, certificate and difficulty of hand-edited puzzle files
+    or bundle stages (bundle.yaml:L1.S2: only that Stage's puzzle is rewritten), print what
+    changed, and rewrite each only when it is valid afterwards.
     """
     from pipeline.jobs.authoring import AuthoringError, author, puzzle_text, validation_problem
 
@@ -78,11 +79,15 @@ def _refresh(files: list[str], budget: int | None, out: str | None, adds: int | 
     from pipeline.jobs.authoring import refresh, validation_problem
 
     if not files:
-        fail("--refresh needs one or more puzzle files")
+        fail("--refresh needs one or more puzzle files or bundle stages (bundle.yaml:L1.S2)")
     if out is not None or adds is not None:
         fail("--refresh rewrites each file in place; --out and --adds do not apply (edit adds in the file)")
     bad = 0
     for name in files:
+        stage = _bundle_stage(name)
+        if stage is not None:
+            bad += _refresh_stage(name, *stage, budget)
+            continue
         path = Path(name)
         try:
             result = refresh(path, budget_nodes=budget)
@@ -111,6 +116,37 @@ def _refresh(files: list[str], budget: int | None, out: str | None, adds: int | 
         typer.echo(f"{path}: rewritten: " + ("; ".join(result.changes) or "formatting only") + renamed)
     if bad:
         raise typer.Exit(1)
+
+
+def _bundle_stage(name: str) -> tuple[Path, int, int] | None:
+    """(bundle, level, stage) when NAME is `BUNDLE:L<level>.S<stage>` and not a file itself."""
+    from pipeline.levels.source import STAGE_PATTERN
+
+    head, sep, tail = name.rpartition(":")
+    match = STAGE_PATTERN.match(tail) if sep and head else None
+    if match is None or Path(name).exists():
+        return None
+    return Path(head), int(match.group(1)), int(match.group(2))
+
+
+def _refresh_stage(name: str, bundle: Path, level: int, stage: int, budget: int | None) -> int:
+    """Refresh one Stage of a bundle in place; 1 if it failed (said on stderr), else 0."""
+    from pipeline.levels.swap import refresh_stage
+
+    try:
+        before = bundle.read_text(encoding="utf-8")
+        text, made, changes = refresh_stage(bundle, level, stage, budget_nodes=budget)
+    except NumberMatchError as exc:
+        typer.echo(f"numbermatch: error: {exc}", err=True)
+        return 1
+    except OSError as exc:
+        typer.echo(f"numbermatch: error: cannot rewrite {bundle}: {exc.strerror or exc}", err=True)
+        return 1
+    if text == before:
+        typer.echo(f"{name}: unchanged ({made.id})")
+    else:
+        typer.echo(f"{name}: rewritten: " + ("; ".join(changes) or "formatting only"))
+    return 0
 
 
 @app.command()

@@ -132,6 +132,17 @@ def refresh(path: Path, *, budget_nodes: int | None = DEFAULT_BUDGET_NODES) -> R
         source = puzzle_source(document.data, path)
     except SourceError as exc:
         raise AuthoringError(str(exc)) from None
+    puzzle, changes, old_id = refreshed(source, str(path), budget_nodes)
+    text = edit_values(base.text, document, puzzle.to_document(), path)
+    return Refresh(path, puzzle, text, changes, old_id, base)
+
+
+def refreshed(
+    source: Any, where: str, budget_nodes: int | None, *, embedded: bool = False
+) -> tuple[Puzzle, list[str], str | None]:
+    """The puzzle of a `pipeline.formats.source.Source` (a file's, or with `embedded` a bundle
+    stage's, which has no file header) re-derived: the new Puzzle, what changed, and its old id.
+    `where` names it in errors."""
     old: dict[str, Any] = source.puzzle or {}
     stored = old.get("provenance")
     provenance: dict[str, Any] = stored if isinstance(stored, dict) else {}
@@ -147,10 +158,9 @@ def refresh(path: Path, *, budget_nodes: int | None = DEFAULT_BUDGET_NODES) -> R
             certificate=source.solution, rating_seed=seed, ruleset=source.ruleset,
         )
     except AuthoringError as exc:
-        raise AuthoringError(f"{path}: {exc}") from None
+        raise AuthoringError(f"{where}: {exc}") from None
     old_id = old.get("id") if isinstance(old.get("id"), str) else None
-    text = edit_values(base.text, document, puzzle.to_document(), path)
-    return Refresh(path, puzzle, text, _changes(old, puzzle), old_id, base)
+    return puzzle, _changes(old, puzzle, header=not embedded), old_id
 
 
 def edit_values(text: str, document: Any, new: dict[str, Any], path: Path) -> str:
@@ -202,7 +212,7 @@ def edit_values(text: str, document: Any, new: dict[str, Any], path: Path) -> st
     return out
 
 
-def _changes(old: dict[str, Any], new: Puzzle) -> list[str]:
+def _changes(old: dict[str, Any], new: Puzzle, *, header: bool = True) -> list[str]:
     out = []
     if old.get("id") != new.id:
         out.append(f"id {old.get('id')} -> {new.id}")
@@ -222,6 +232,8 @@ def _changes(old: dict[str, Any], new: Puzzle) -> list[str]:
     others = sorted(k for k in set(d_old) | set(d_new) if k not in ("tier", "score") and d_old.get(k) != d_new.get(k))
     if others:
         out.append("metrics changed: " + ", ".join(others))
-    if old.get("ruleset") != new.ruleset or old.get("schema_version") != SCHEMA_VERSION or old.get("kind") != PUZZLE_KIND:
+    if header and (old.get("schema_version") != SCHEMA_VERSION or old.get("kind") != PUZZLE_KIND):
         out.append("header (schema_version, kind, ruleset) rewritten")
+    elif old.get("ruleset") != new.ruleset:
+        out.append(f"ruleset {old.get('ruleset')} -> {new.ruleset}")
     return out

@@ -115,6 +115,49 @@ def _layout(board: str, ruleset: int) -> str:
     return digit_layout(board, ruleset)
 
 
+def _level_at(data: Any, nodes: list[list[Any]], path: Path, level: int, stage: int) -> int:
+    """The position in the bundle of Level `level` (named as the bundle numbers its Levels),
+    which has a Stage `stage`."""
+    first = data.get("first_level", 1)
+    at = level - first
+    if not 0 <= at < len(nodes):
+        raise SwapError(f"{path}: has Levels {first}-{first + len(nodes) - 1}; there is no L{level}")
+    if not 1 <= stage <= len(nodes[at]):
+        raise SwapError(f"{path}: Level {level} has Stages 1-{len(nodes[at])}; there is no S{stage}")
+    return at
+
+
+def refresh_stage(
+    bundle: str | os.PathLike[str], level: int, stage: int, *, budget_nodes: int | None, write: bool = True
+) -> tuple[str, Puzzle, list[str]]:
+    """Re-derive id, certificate and difficulty of the puzzle of one Stage in a bundle (after its
+    board or adds were edited by hand), editing only that `puzzle:` mapping as a swap does.
+    Unlike a swap, the bundle need not validate before (the stale Stage is why it does not), but
+    it must after; nothing is written otherwise. Returns the new text, the Puzzle and what changed."""
+    from pipeline.atomic import write_atomic
+    from pipeline.levels.authoring import refreshed
+    from pipeline.levels.source import bundle_stage
+    from pipeline.validator import validate_texts
+
+    path = Path(bundle)
+    text, document = _load(path)
+    nodes = _stage_nodes(document, path)
+    at = _level_at(document.data, nodes, path, level, stage)
+    puzzle_node = _mapping_value(nodes[at][stage - 1], "puzzle")
+    if puzzle_node is None:
+        raise SwapError(f"{path}: L{level}.S{stage} has no puzzle")
+    puzzle, changes, _ = refreshed(bundle_stage(path, level, stage), f"{path}:L{level}.S{stage}", budget_nodes, embedded=True)
+    start, end, body = _replacement_text(puzzle_node, text, puzzle)
+    new_text = text[:start] + body + text[end:]
+    report = validate_texts([(str(path), new_text)])
+    if not report.ok:
+        p = report.problems[0]
+        raise SwapError(f"the refreshed bundle would not validate: {p.file}:{p.line or 0}: {p.path}: {p.message}")
+    if write and new_text != text:
+        write_atomic(path, new_text)
+    return new_text, puzzle, changes
+
+
 def swap_stage(
     bundle: str | os.PathLike[str],
     level: int,
@@ -139,12 +182,7 @@ def swap_stage(
         raise SwapError(f"the bundle does not validate before the swap: {p.file}:{p.line or 0}: {p.path}: {p.message}")
     data = document.data
     nodes = _stage_nodes(document, path)
-    first = data.get("first_level", 1)  # Levels are named as the bundle numbers them
-    at = level - first  # position of the Level in the bundle
-    if not 0 <= at < len(nodes):
-        raise SwapError(f"{path}: has Levels {first}-{first + len(nodes) - 1}; there is no L{level}")
-    if not 1 <= stage <= len(nodes[at]):
-        raise SwapError(f"{path}: Level {level} has Stages 1-{len(nodes[at])}; there is no S{stage}")
+    at = _level_at(data, nodes, path, level, stage)
     stages = [s for lv in data["levels"] for s in lv["stages"]]
     flat = sum(len(lv) for lv in nodes[:at]) + stage - 1
     old = stages[flat].get("puzzle") or {}

@@ -115,10 +115,11 @@ class Semantics:
                 if bundle_ruleset is not None and puzzle.get("ruleset") in self.rulesets and puzzle.get("ruleset") != bundle_ruleset:
                     ctx.add(pparts + ("ruleset",), "NM313",
                             f"puzzle ruleset {puzzle.get('ruleset')!r} differs from the bundle's ruleset {bundle_ruleset}")
-                self._puzzle(ctx, puzzle, pparts, None)
+                self._puzzle(ctx, puzzle, pparts, None, f"{ctx.name}:L{first + li}.S{si + 1}")
 
-    def _puzzle(self, ctx: Context, p: dict[str, Any], parts: Parts, provenance: Any) -> None:
-        """Every check of one schema-valid puzzle mapping at `parts`."""
+    def _puzzle(self, ctx: Context, p: dict[str, Any], parts: Parts, provenance: Any, stage: str | None = None) -> None:
+        """Every check of one schema-valid puzzle mapping at `parts` (a bundle's `stage`, named
+        as `puzzle --refresh` takes it, or a puzzle file)."""
         try:
             ruleset = ruleset_for(p["ruleset"], self.rulesets)
         except NumberMatchError as exc:
@@ -134,7 +135,8 @@ class Semantics:
         if p["id"] != expected:
             ctx.add(parts + ("id",), "NM303",
                     f"id {p['id']!r} does not match the puzzle's content, which gives {expected!r}: "
-                    "the board, adds or ruleset changed after the id was made")
+                    "the board, adds or ruleset changed after the id was made;"
+                    f" `numbermatch puzzle --refresh {stage or ctx.name}` re-derives id, certificate and rating")
         won = _replay(ctx, cells, adds, p["solution"], parts + ("solution",), ruleset)
         _difficulty(ctx, p["difficulty"], adds, parts + ("difficulty",))
         _derived(ctx, p["difficulty"], p["solution"], won, parts + ("difficulty",))
