@@ -363,3 +363,23 @@ def test_a_bad_curve_file_is_refused_in_one_line_naming_the_place(tmp_path: Path
         read_curve_file(bad)
     message = str(caught.value)
     assert "\n" not in message and f"{bad}:" in message
+
+
+def test_every_problem_of_one_curve_is_reported(tmp_path: Path) -> None:
+    """Issue 23.4: a curve with two NM320 problems (an unknown tier in its shape's finish and a
+    dip that rises) reported only the first; a bad Level target and bad constraints beside them too."""
+    path = tmp_path / "curves.yaml"
+    path.write_text(BAD_CURVES.replace("at: 1.5", "at: 0.5").replace("101", "hard"))
+    by_line = {(p.line, p.column): p.message for p in validate_paths([path]).problems}
+    assert "unknown tier 'hardest'" in by_line[(7, 13)]
+    assert "must be below `peak`" in by_line[(9, 32)]
+    doc = curve_doc({"name": "many", "levels": [["easy", "easiest"], {"stages": ["hard"], "constraints": {"at_least": {"hard": 2}, "at_most": {"hard": 1}}}],
+                     "shape": {"start": "easy", "finish": "hard", "dips": [{"at": 0.5, "peak": 0.1, "to": 0.2}, {"at": 0.2, "peak": 0.3, "to": 0.1}]},
+                     "constraints": {"at_most": {"hard": 1}, "at_least": {"hard": 2}}})
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    problems = validate_paths([path]).problems
+    assert {p.code for p in problems} == {"NM320"}
+    assert sorted(p.path for p in problems) == sorted([
+        "$.curves[0].levels[0][1]", "$.curves[0].levels[1].constraints.at_most.hard", "$.curves[0].shape.dips[0].to",
+        "$.curves[0].constraints.at_most.hard",
+    ])

@@ -82,6 +82,21 @@ class _Problem(Exception):
         self.parts, self.message = parts, message
 
 
+Found = list[tuple[Parts, str]]
+
+
+def _each(found: Found | None, read: Callable[..., Any], *args: Any) -> Any:
+    """`read(*args)`; when collecting (`found` is a list), a problem is added to it and None is
+    read instead, so the parts after it are still checked (the validator reports every one)."""
+    if found is None:
+        return read(*args)
+    try:
+        return read(*args)
+    except _Problem as exc:
+        found.append((exc.parts, exc.message))
+        return None
+
+
 @dataclass(frozen=True)
 class Point:
     """A target: an explicit score, or a position `at` (0-1) inside a tier's range."""
@@ -326,40 +341,55 @@ def _constraints(value: Any, parts: Parts) -> Constraints:
     return Constraints(least, most, layouts)
 
 
-def _shape(value: Any, parts: Parts) -> Shape:
+def _rise(r: Any, rp: Parts, start: Point, finish: Point) -> Rise:
+    if not isinstance(r, dict) or "step" not in r:
+        raise _Problem(rp, "a rise needs `step` and at least one of `start`, `finish`")
+    return Rise(
+        start=_point(r["start"], rp + ("start",)) if "start" in r else start,
+        finish=_point(r["finish"], rp + ("finish",)) if "finish" in r else finish,
+        step=_number(r["step"], rp + ("step",), "step"),
+    )
+
+
+def _dip(d: Any, dp: Parts, before: Dip | None) -> Dip:
+    if not isinstance(d, dict):
+        raise _Problem(dp, "a dip is a mapping {at, peak, to}")
+    dip = Dip(
+        at=_number(d.get("at"), dp + ("at",), "at"),
+        peak=_number(d.get("peak"), dp + ("peak",), "peak"),
+        to=_number(d.get("to"), dp + ("to",), "to"),
+    )
+    if not 0 < dip.at < 1:
+        raise _Problem(dp + ("at",), f"a dip sits inside the Level: 0 < at < 1, got {dip.at:g}")
+    if before is not None and dip.at <= before.at:
+        raise _Problem(dp + ("at",), "dips go in order: each `at` above the one before")
+    if dip.to >= dip.peak:
+        raise _Problem(dp + ("to",), f"a dip drops: `to` ({dip.to:g}) must be below `peak` ({dip.peak:g})")
+    return dip
+
+
+def _shape(value: Any, parts: Parts, found: Found | None = None) -> Shape:
+    """The shape at `parts`; with `found`, every problem of its parts is collected there."""
     if not isinstance(value, dict):
         raise _Problem(parts, "a shape must be a mapping")
     for key in ("start", "finish"):
         if key not in value:
             raise _Problem(parts, f"a shape needs `{key}`")
-    start, finish = _point(value["start"], parts + ("start",)), _point(value["finish"], parts + ("finish",))
+    start = _each(found, _point, value["start"], parts + ("start",))
+    finish = _each(found, _point, value["finish"], parts + ("finish",))
     rise = None
     if value.get("rise") is not None:
-        r, rp = value["rise"], parts + ("rise",)
-        if not isinstance(r, dict) or "step" not in r:
-            raise _Problem(rp, "a rise needs `step` and at least one of `start`, `finish`")
-        rise = Rise(
-            start=_point(r["start"], rp + ("start",)) if "start" in r else start,
-            finish=_point(r["finish"], rp + ("finish",)) if "finish" in r else finish,
-            step=_number(r["step"], rp + ("step",), "step"),
-        )
+        rise = _each(found, _rise, value["rise"], parts + ("rise",), start, finish)
     dips: list[Dip] = []
     for i, d in enumerate(value.get("dips") or ()):
-        dp = parts + ("dips", i)
-        if not isinstance(d, dict):
-            raise _Problem(dp, "a dip is a mapping {at, peak, to}")
-        dip = Dip(
-            at=_number(d.get("at"), dp + ("at",), "at"),
-            peak=_number(d.get("peak"), dp + ("peak",), "peak"),
-            to=_number(d.get("to"), dp + ("to",), "to"),
-        )
-        if not 0 < dip.at < 1:
-            raise _Problem(dp + ("at",), f"a dip sits inside the Level: 0 < at < 1, got {dip.at:g}")
-        if dips and dip.at <= dips[-1].at:
-            raise _Problem(dp + ("at",), "dips go in order: each `at` above the one before")
-        if dip.to >= dip.peak:
-            raise _Problem(dp + ("to",), f"a dip drops: `to` ({dip.to:g}) must be below `peak` ({dip.peak:g})")
-        dips.append(dip)
+        dip = _each(found, _dip, d, parts + ("dips", i), dips[-1] if dips else None)
+        if dip is not None:
+            dips.append(dip)
+    boss = _each(found, _boss, value, parts)
+    return Shape(start, finish, rise, tuple(dips), boss)
+
+
+def _boss(value: dict[str, Any], parts: Parts) -> Boss | None:
     boss = None
     if value.get("boss") is not None:
         b, bp = value["boss"], parts + ("boss",)
@@ -374,29 +404,32 @@ def _shape(value: Any, parts: Parts) -> Shape:
         if isinstance(from_level, bool) or not isinstance(from_level, int) or from_level < 1:
             raise _Problem(bp + ("from_level",), f"from_level is a Level number >= 1, got {from_level!r}")
         boss = Boss(stage, point, from_level)
-    return Shape(start, finish, rise, tuple(dips), boss)
+    return boss
 
 
-def _curve(value: Any, parts: Parts) -> Curve:
+def _level(lv: Any, lp: Parts, found: Found | None) -> LevelSpec:
+    raw, cons = (lv.get("stages"), lv.get("constraints")) if isinstance(lv, dict) else (lv, None)
+    sp = lp + ("stages",) if isinstance(lv, dict) else lp
+    if not isinstance(raw, list) or not raw:
+        raise _Problem(sp, "a Level lists its Stage targets (at least one)")
+    return LevelSpec(tuple(_each(found, _point, v, sp + (k,)) for k, v in enumerate(raw)),
+                     _each(found, _constraints, cons, lp + ("constraints",)))
+
+
+def _curve(value: Any, parts: Parts, found: Found | None = None) -> Curve:
+    """The curve at `parts`; with `found`, every problem of its parts is collected there (its
+    Levels, each target, the shape's parts and the constraints are read apart)."""
     if not isinstance(value, dict) or not isinstance(value.get("name"), str):
         raise _Problem(parts, "a curve is a mapping with a `name`")
-    levels = []
-    for i, lv in enumerate(value.get("levels") or ()):
-        lp = parts + ("levels", i)
-        raw, cons = (lv.get("stages"), lv.get("constraints")) if isinstance(lv, dict) else (lv, None)
-        sp = lp + ("stages",) if isinstance(lv, dict) else lp
-        if not isinstance(raw, list) or not raw:
-            raise _Problem(sp, "a Level lists its Stage targets (at least one)")
-        levels.append(LevelSpec(tuple(_point(v, sp + (k,)) for k, v in enumerate(raw)),
-                                _constraints(cons, lp + ("constraints",))))
-    shape = _shape(value["shape"], parts + ("shape",)) if value.get("shape") is not None else None
-    if not levels and shape is None:
+    levels = [_each(found, _level, lv, parts + ("levels", i), found) for i, lv in enumerate(value.get("levels") or ())]
+    shape = _each(found, _shape, value["shape"], parts + ("shape",), found) if value.get("shape") is not None else None
+    if not levels and value.get("shape") is None:
         raise _Problem(parts, f"curve {value['name']} has neither `levels` nor a `shape`")
     return Curve(
         name=value["name"],
         levels=tuple(levels),
         shape=shape,
-        constraints=_constraints(value.get("constraints"), parts + ("constraints",)),
+        constraints=_each(found, _constraints, value.get("constraints"), parts + ("constraints",)),
         description=str(value.get("description", "")),
         data=value,
     )
@@ -417,7 +450,7 @@ def problems(data: Any, skip: Callable[[Parts], bool] = lambda parts: False) -> 
             skipped.add(i)
         else:
             try:
-                _curve(raw, ("curves", i))
+                _curve(raw, ("curves", i), out)
             except _Problem as exc:
                 out.append((exc.parts, exc.message))
         name = raw.get("name") if isinstance(raw, dict) else None
