@@ -1,43 +1,100 @@
-"""Start-up time of the CLI: engine commands (typer-free fast path), a typer command, `--help`
-(every command module), each against `python -c pass` measured in the same run.
+"""Start-up time of every command against `python -c pass`, measured in the same run.
 
-Target: the engine commands (`show`, `moves`, `apply`) start in under 0.1 s. Each figure is the
-fastest of N interleaved runs, so background load affects every row alike.
+Target (issue 23.3): each command's fixed cost at most 0.1 s over bare Python: `numbermatch
+--help`, `COMMAND --help` for every command, and `solve`, `rate`, `validate FILE`, `generate`,
+`play`, `render` on the smallest input they take (a two-cell board, one puzzle file), so what is
+left is start-up, not work. Each row is the median of RUNS runs, the rows interleaved so that
+background load shifts every row alike; one warm-up run per row first. Python writes its
+bytecode caches as on any user's second run (PYTHONDONTWRITEBYTECODE is dropped for the runs:
+without the caches every row would measure compiling the package).
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 RUNS = 10
-TARGET = 0.1
+TARGET = 0.1  # seconds over `python -c pass`
+ROOT = Path(__file__).resolve().parents[2]
 
 
-def _cli(*args: str) -> list[str]:
-    code = f"import sys; sys.argv = ['numbermatch', *{list(args)!r}]; from pipeline.cli import main; main()"
-    return [sys.executable, "-c", code]
+def _numbermatch() -> list[str]:
+    """The console script next to this Python (what users run), else the same entry point by -c."""
+    script = Path(sys.executable).parent / "numbermatch"
+    if script.is_file():
+        return [str(script)]
+    return [sys.executable, "-c", "import sys; from pipeline.cli import main; sys.argv[0] = 'numbermatch'; main()"]
+
+
+def _puzzle_file(folder: Path) -> Path | None:
+    """One committed puzzle file (the newest night's pool), copied to `folder`."""
+    pools = sorted((ROOT / "generated").glob("*/pool/*.yaml"))
+    if not pools:
+        return None
+    return Path(shutil.copy(pools[-1], folder / "puzzle.yaml"))
+
+
+def cases(folder: Path) -> dict[str, tuple[list[str], str | None]]:
+    """Row name -> (command line, stdin)."""
+    from pipeline.cli import COMMANDS
+
+    nm = _numbermatch()
+    rows: dict[str, tuple[list[str], str | None]] = {"python -c pass (baseline)": ([sys.executable, "-c", "pass"], None)}
+    rows["numbermatch --help"] = ([*nm, "--help"], None)
+    for name in COMMANDS:
+        rows[f"numbermatch {name} --help"] = ([*nm, name, "--help"], None)
+    rows["numbermatch solve 19"] = ([*nm, "solve", "19"], None)
+    rows["numbermatch rate 19 --playouts 1"] = ([*nm, "rate", "19", "--playouts", "1"], None)
+    puzzle = _puzzle_file(folder)
+    if puzzle is not None:
+        rows["numbermatch validate PUZZLE.yaml"] = ([*nm, "validate", str(puzzle)], None)
+    out = folder / "generated"
+    # one attempt rebuilt (attempt 7 of seed 1 is a puzzle today; a rejected one costs the same)
+    rows["numbermatch generate --attempt 7 --playouts 1"] = ([
+        *nm, "generate", "--cells", "10", "--adds", "0", "--seed", "1", "--strategy", "constructive",
+        "--attempt", "7", "--playouts", "1", "--out", str(out)], None)
+    rows["numbermatch play 19 (q)"] = ([*nm, "play", "19"], "q\n")
+    rows["numbermatch render 19 --out -"] = ([*nm, "render", "19", "--out", "-"], None)
+    return rows
+
+
+def _run(cmd: list[str], stdin: str | None, env: dict[str, str], cwd: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, input=stdin, text=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd, check=False)
+    return time.perf_counter() - start
 
 
 def main() -> None:
-    cases = {
-        "python -c pass (baseline)": [sys.executable, "-c", "pass"],
-        "numbermatch show 123456789/98765": _cli("show", "123456789/98765"),
-        "numbermatch moves 1.......9/3.5 --json": _cli("moves", "1.......9/3.5", "--json"),
-        "numbermatch apply 19 0,0-0,1": _cli("apply", "19", "0,0-0,1"),
-        "numbermatch solve 19 (typer, one module)": _cli("solve", "19"),
-        "numbermatch --help (every module)": _cli("--help"),
-    }
-    best = {name: float("inf") for name in cases}
-    for _ in range(RUNS):
-        for name, cmd in cases.items():
-            start = time.perf_counter()
-            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-            best[name] = min(best[name], time.perf_counter() - start)
-    base = best["python -c pass (baseline)"]
-    for name, seconds in best.items():
-        print(f"   {name:<44} {1000 * seconds:7.1f} ms  {seconds / base:5.1f}x baseline")
-    engine = max(best[n] for n in list(cases)[1:4])
-    verdict = "met" if engine < TARGET else "NOT met (a loaded machine inflates every row; compare the ratios)"
-    print(f"   slowest engine command {1000 * engine:.1f} ms: target < {1000 * TARGET:.0f} ms {verdict}")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["COLUMNS"] = "80"
+    with tempfile.TemporaryDirectory(prefix="nm-startup-") as tmp:
+        folder = Path(tmp)
+        rows = cases(folder)
+        times: dict[str, list[float]] = {name: [] for name in rows}
+        for cmd, stdin in rows.values():  # warm-up: bytecode caches, file system caches
+            _run(cmd, stdin, env, folder)
+        for _ in range(RUNS):
+            for name, (cmd, stdin) in rows.items():
+                shutil.rmtree(folder / "generated", ignore_errors=True)  # generate writes a fresh file each run
+                times[name].append(_run(cmd, stdin, env, folder))
+    median = {name: statistics.median(t) for name, t in times.items()}
+    base = median["python -c pass (baseline)"]
+    print(f"   median of {RUNS} runs each; target: at most {1000 * TARGET:.0f} ms over the baseline")
+    over = []
+    for name, seconds in median.items():
+        extra = seconds - base
+        verdict = "" if name.startswith("python") else ("ok" if extra <= TARGET else "OVER")
+        if verdict == "OVER":
+            over.append(name)
+        print(f"   {name:<46} {1000 * seconds:7.1f} ms  +{1000 * extra:6.1f} ms  {seconds / base:5.1f}x  {verdict}")
+    if over:
+        print(f"   {len(over)} of {len(median) - 1} commands over the target (a loaded machine inflates every row; compare the ratios)")
+    else:
+        print(f"   every command within {1000 * TARGET:.0f} ms of bare Python")
