@@ -120,7 +120,7 @@ def _refresh(files: list[str], budget: int | None, out: str | None, adds: int | 
 
 def _bundle_stage(name: str) -> tuple[Path, int, int] | None:
     """(bundle, level, stage) when NAME is `BUNDLE:L<level>.S<stage>` and not a file itself."""
-    from pipeline.levels.source import STAGE_PATTERN
+    from pipeline.formats.source import STAGE_PATTERN
 
     head, sep, tail = name.rpartition(":")
     match = STAGE_PATTERN.match(tail) if sep and head else None
@@ -131,7 +131,7 @@ def _bundle_stage(name: str) -> tuple[Path, int, int] | None:
 
 def _refresh_stage(name: str, bundle: Path, level: int, stage: int, budget: int | None) -> int:
     """Refresh one Stage of a bundle in place; 1 if it failed (said on stderr), else 0."""
-    from pipeline.levels.swap import refresh_stage
+    from pipeline.jobs.swap import refresh_stage
 
     try:
         before = bundle.read_text(encoding="utf-8")

@@ -50,6 +50,7 @@ from pipeline.jobs.report_html import REPORT_HTML, render_report_html
 from pipeline.jobs.report import BUNDLE_FILE, LOG_FILE, REPORT_FILE, per_tier, percent, render_report
 from pipeline.errors import NumberMatchError
 from pipeline.formats.puzzle import Puzzle, dump_yaml
+from pipeline.formats.source import NIGHTS_FOLDER
 
 if TYPE_CHECKING:
     from pipeline.generation.executors import Executor
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
 DEFAULT_LEVELS = 10
 DEFAULT_STAGES = 6
 DEFAULT_CURVE = "ramp"
-DEFAULT_OUT = "generated"
+DEFAULT_OUT = NIGHTS_FOLDER  # where a puzzle id is looked up without --in, too
 POOL_DIR = "pool"  # <out>/<date>/pool/<id>.yaml: validated Puzzles the bundle did not use
 SPARE = 0.5  # generate this share more than the curve needs per tier, so the assignment can choose
 

@@ -135,8 +135,8 @@ def refresh_stage(
     Unlike a swap, the bundle need not validate before (the stale Stage is why it does not), but
     it must after; nothing is written otherwise. Returns the new text, the Puzzle and what changed."""
     from pipeline.atomic import write_atomic
-    from pipeline.levels.authoring import refreshed
-    from pipeline.levels.source import bundle_stage
+    from pipeline.jobs.authoring import refreshed
+    from pipeline.formats.source import bundle_stage
     from pipeline.validator import validate_texts
 
     path = Path(bundle)
