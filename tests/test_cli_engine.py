@@ -86,7 +86,7 @@ def test_apply_malformed_move() -> None:
 def test_show_draws_the_grid_and_pairs() -> None:
     result = run("show", "123456789/98.654321/135")
     assert result.exit_code == 0
-    assert "  1  9 8 . 6 5 4 3 2 1" in result.stdout
+    assert "  1   9  8  .  6  5  4  3  2  1" in result.stdout
     assert "legal pairs (11):" in result.stdout
 
 
@@ -96,9 +96,10 @@ def test_version() -> None:
 
 
 def test_a_refusal_no_command_catches_is_one_line_not_a_traceback(tmp_path: Path) -> None:
-    # `puzzle` passes --adds to the solver, whose limit check raises; the CLI's top level turns it into one line
+    # `puzzle` passes the board to the solver, whose size limit raises; the CLI's top level turns it into one line
+    board = "/".join(["123456789"] * 112)  # 1,008 cells: over the solver's limit, within the parser's
     proc = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "puzzle", "12", "--adds", "300", "--out", str(tmp_path / "p.yaml")],
+        [sys.executable, "-m", "pipeline.cli", "puzzle", board, "--adds", "0", "--out", str(tmp_path / "p.yaml")],
         capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 1
