@@ -131,16 +131,17 @@ def _bundle_stage(name: str) -> tuple[Path, int, int] | None:
 
 def _refresh_stage(name: str, bundle: Path, level: int, stage: int, budget: int | None) -> int:
     """Refresh one Stage of a bundle in place; 1 if it failed (said on stderr), else 0."""
+    from pipeline.atomic import os_message
     from pipeline.jobs.swap import refresh_stage
 
     try:
         before = bundle.read_text(encoding="utf-8")
         text, made, changes = refresh_stage(bundle, level, stage, budget_nodes=budget)
-    except NumberMatchError as exc:
+    except NumberMatchError as exc:  # a WriteRefused too: the bundle changed meanwhile
         typer.echo(f"numbermatch: error: {exc}", err=True)
         return 1
     except OSError as exc:
-        typer.echo(f"numbermatch: error: cannot rewrite {bundle}: {exc.strerror or exc}", err=True)
+        typer.echo(f"numbermatch: error: cannot rewrite {bundle}: {os_message(exc)}", err=True)
         return 1
     if text == before:
         typer.echo(f"{name}: unchanged ({made.id})")

@@ -134,13 +134,14 @@ def refresh_stage(
     board or adds were edited by hand), editing only that `puzzle:` mapping as a swap does.
     Unlike a swap, the bundle need not validate before (the stale Stage is why it does not), but
     it must after; nothing is written otherwise. Returns the new text, the Puzzle and what changed."""
-    from pipeline.atomic import write_atomic
-    from pipeline.jobs.authoring import refreshed
+    from pipeline.atomic import write_guarded
     from pipeline.formats.source import bundle_stage
+    from pipeline.jobs.authoring import refreshed
     from pipeline.validator import validate_texts
 
     path = Path(bundle)
-    text, document = _load(path)
+    snap, document = _load(path)
+    text = snap.text
     nodes = _stage_nodes(document, path)
     at = _level_at(document.data, nodes, path, level, stage)
     puzzle_node = _mapping_value(nodes[at][stage - 1], "puzzle")
@@ -154,7 +155,7 @@ def refresh_stage(
         p = report.problems[0]
         raise SwapError(f"the refreshed bundle would not validate: {p.file}:{p.line or 0}: {p.path}: {p.message}")
     if write and new_text != text:
-        write_atomic(path, new_text)
+        write_guarded(path, new_text, base=snap)  # refused if the bundle changed since it was read
     return new_text, puzzle, changes
 
 
