@@ -30,9 +30,10 @@ docs: $(STAMP)
 docs-examples: $(STAMP)
 	$(BIN)/python -m tests.docs_examples --rewrite
 
-# The long fuzz campaign against the validator (NM_FUZZ_EXAMPLES mutants per strategy); prints counts.
+# The long fuzz campaigns: the validator (NM_FUZZ_EXAMPLES mutants per strategy) and the studio
+# (NM_FUZZ_EXAMPLES random requests); prints counts.
 fuzz: $(STAMP)
-	NM_FUZZ_EXAMPLES=$${NM_FUZZ_EXAMPLES:-500} $(BIN)/python -m pytest tests/test_fuzz.py -q -s
+	NM_FUZZ_EXAMPLES=$${NM_FUZZ_EXAMPLES:-500} $(BIN)/python -m pytest tests/test_fuzz.py tests/test_fuzz_studio.py -q -s
 
 # Rewrite the schema text generated from code (the tier boundaries from pipeline/rating/tiers.py).
 schemas: $(STAMP)

@@ -304,3 +304,50 @@ def test_a_path_outside_the_studio_folder_is_refused(studio: Any, page: Any, tmp
         assert response is not None and response.status == 403, rel
         assert "refused" in page.locator("#message").inner_text()
         assert "do-not-serve" not in page.content()
+
+
+def test_a_page_on_another_origin_can_neither_save_nor_frame_the_studio(studio: Any, page: Any, tmp_path: Path) -> None:
+    """Another local site (another port) auto-submits a Save form and frames the bundle page."""
+    import http.server
+    import threading
+    from functools import partial
+
+    from pipeline.studio.library import content_hash
+
+    bundle = studio.root / BUNDLE
+    before = bundle.read_bytes()
+    pid = sorted((studio.root / "2026-01-02" / "pool").glob("*.yaml"))[0].stem
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    (evil / "post.html").write_text(
+        f'<form method="post" action="{studio.url}/save" id="f"><input name="path" value="{BUNDLE}">'
+        f'<input name="base" value="{content_hash(before)}"><input name="draft" value="s:1.1={pid}">'
+        '<input name="token" value="guessed"></form><script>document.getElementById("f").submit()</script>'
+    )
+    (evil / "frame.html").write_text(f'<iframe id="x" src="{studio.url}/bundle?path={BUNDLE}"></iframe>')
+    handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(evil))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        other = f"http://127.0.0.1:{server.server_address[1]}"
+        with page.expect_response(lambda r: r.url.endswith("/save")) as answer:
+            page.goto(f"{other}/post.html")
+        assert answer.value.status == 403
+        assert bundle.read_bytes() == before
+        page.goto(f"{other}/frame.html")
+        page.wait_for_timeout(500)
+        framed = [f for f in page.frames if f != page.main_frame]
+        assert framed and all("Bundle" not in f.content() for f in framed)  # the browser refused to show it
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_the_studios_own_save_carries_its_token(studio: Any, page: Any) -> None:
+    pid = _swap_first_offer(page, studio.url, "1.4")
+    token = page.locator('form.save input[name="token"]').get_attribute("value")
+    assert token and len(token) >= 32
+    page.locator("#save").click()
+    page.wait_for_selector("#message")
+    assert "Saved" in page.locator("#message").inner_text()
+    assert stages(studio.root)[3]["puzzle"]["id"] == pid
