@@ -36,6 +36,12 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_FORM_BYTES = 8 * 1024
 HEADER_TIMEOUT_S = 10.0
 KEEPALIVE_TIMEOUT_S = 5
+# ... a path a request names (characters, and bytes per name: NAME_MAX on Linux and macOS), the
+# edits of a draft, the moves of a game in its address.
+MAX_PATH_CHARS = 1000
+MAX_NAME_BYTES = 255
+MAX_DRAFT_EDITS = 500
+MAX_STUDIO_MOVES = 1000  # far more than a 36-cell board with a few adds can take
 
 
 class LimitError(NumberMatchError):

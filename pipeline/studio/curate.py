@@ -30,12 +30,12 @@ from typing import Any
 from pipeline.errors import NumberMatchError
 from pipeline.formats.puzzle import Puzzle
 from pipeline.jobs.curation import Curation
+from pipeline.limits import MAX_DRAFT_EDITS
 from pipeline.studio.library import POOL_DIR, content_hash
 
 _AT = r"[1-9]\d{0,3}\.[1-9]\d{0,3}"
 _ID = r"[A-Za-z0-9_.-]{1,80}"
 _PART = re.compile(rf"(?:s:(?P<swap_at>{_AT})=(?P<swap_id>{_ID})|p:(?P<pin>{_AT})|x:(?P<exclude>{_ID}))\Z")
-MAX_EDITS = 500
 _SAVE_LOCK = threading.Lock()  # one save at a time per studio process
 
 
@@ -60,8 +60,8 @@ class Draft:
         pins: list[str] = []
         excludes: list[str] = []
         parts = [p for p in (text or "").split(";") if p]
-        if len(parts) > MAX_EDITS:
-            raise DraftError(f"the draft has {len(parts)} edits; at most {MAX_EDITS}")
+        if len(parts) > MAX_DRAFT_EDITS:
+            raise DraftError(f"the draft has {len(parts)} edits; at most {MAX_DRAFT_EDITS}")
         for part in parts:
             m = _PART.match(part)
             if not m:

@@ -15,19 +15,19 @@ from pipeline.engine.moves import Move
 from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.engine.stage import apply_move, status_of
 from pipeline.errors import IllegalMoveError, MoveSyntaxError
+from pipeline.limits import MAX_STUDIO_MOVES
 from pipeline.solver import advice
 from pipeline.solver.advice import Fewest as Winnable, Hint
 from pipeline.solver.budgets import HINT_BUDGET_NODES
 
 SEPARATOR = ";"
-MAX_MOVES = 1000  # far more than a 36-cell board with a few adds can take
 
 
 def parse_moves(text: str) -> tuple[Move, ...]:
     """Moves from `m1;m2;...` (empty text: no moves); raises MoveSyntaxError."""
     parts = [p for p in text.split(SEPARATOR) if p.strip()] if text else []
-    if len(parts) > MAX_MOVES:
-        raise MoveSyntaxError(f"{len(parts)} moves given; a game in the studio has at most {MAX_MOVES}")
+    if len(parts) > MAX_STUDIO_MOVES:
+        raise MoveSyntaxError(f"{len(parts)} moves given; a game in the studio has at most {MAX_STUDIO_MOVES}")
     return tuple(Move.parse(p) for p in parts)
 
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 from pipeline.errors import NumberMatchError
+from pipeline.limits import MAX_NAME_BYTES, MAX_PATH_CHARS
 
-MAX_PATH_CHARS = 1000
-MAX_NAME_BYTES = 255  # one path component (NAME_MAX on Linux and macOS)
 
 
 class PathRefused(NumberMatchError):
