@@ -124,3 +124,25 @@ def test_after_a_studio_save_report_html_is_current_and_report_md_marked_stale(c
     assert "report.html re-rendered" in message and "report.md marked stale" in message
     save(client, night_copy, f"s:1.3={stage_ids(night_copy)[2]}")  # a second edit marks it once
     assert (night / "report.md").read_text().count("**Stale:**") <= 1
+
+
+def test_a_save_racing_another_writer_never_reports_success_for_a_lost_edit(
+    client: TestClient, night_copy: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline.jobs import swap as swap_module
+
+    real = swap_module.swap_stage
+    bundle = night_copy / BUNDLE
+
+    def then_someone_writes(*args: Any, **kwargs: Any) -> Any:
+        result = real(*args, **kwargs)
+        bundle.write_bytes(bundle.read_bytes() + b"# another writer's edit\n")  # e.g. a CLI swap
+        return result
+
+    monkeypatch.setattr(swap_module, "swap_stage", then_someone_writes)
+    new = next(p.stem for p in pool_files(night_copy) if p.stem not in stage_ids(night_copy))
+    r = save(client, night_copy, f"s:1.1={new}")
+    assert r.status_code == 400 and "changed on disk" in r.text
+    assert bundle.read_bytes().endswith(b"# another writer's edit\n") and new not in bundle.read_text()
+    assert str(night_copy) not in r.text
+    assert f"put {new} in L1.S1" in r.text  # the draft is kept

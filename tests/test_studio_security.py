@@ -170,7 +170,7 @@ def _closed_within(sock: socket.socket, seconds: float) -> bool:
 def test_a_client_that_never_finishes_its_headers_is_dropped(night_copy: Path) -> None:
     from pipeline.studio.server import Background
 
-    with Background(night_copy, header_timeout=1.0) as served:
+    with Background(night_copy, header_timeout=1.0, keep_alive=1) as served:
         port = int(served.url.rsplit(":", 1)[1])
         silent = socket.create_connection(("127.0.0.1", port))
         trickle = socket.create_connection(("127.0.0.1", port))
@@ -186,3 +186,8 @@ def test_a_client_that_never_finishes_its_headers_is_dropped(night_copy: Path) -
         with socket.create_connection(("127.0.0.1", port), timeout=10) as ok:
             ok.sendall(f"GET /static/studio.css HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
             assert ok.recv(20).startswith(b"HTTP/1.1 200")
+            ok.settimeout(5)
+            start = time.monotonic()
+            while ok.recv(65536):  # the rest of the response, then the server closes the idle connection
+                pass
+            assert time.monotonic() - start < 4

@@ -201,7 +201,10 @@ def save(bundle: Path, rel: str, base: str, draft: Draft, pool: Sequence[Puzzle]
                 lines.append(f"{name}: {result.old_id} -> {pid}{back}")
             wanted = curation_of(draft, bundle_ids(bundle))
             if wanted != saved:
-                _write_curation(curation_path(bundle), wanted, bundle.name)
+                try:
+                    _write_curation(curation_path(bundle), wanted, bundle.name)
+                except NumberMatchError as exc:  # WriteRefused: a read-only folder or file, a link
+                    raise DraftError(f"pins and excludes not kept: {_plain(str(exc), bundle, rel)}") from exc
                 lines.append(f"pins and excludes kept in {Path(rel).with_name(curation_path(bundle).name).as_posix()}")
         except DraftError as exc:
             if not done:
@@ -225,27 +228,27 @@ def _reports(bundle: Path, done: list[str]) -> list[str]:
 
 
 def _commit(result: Any, pool_dir: Path, expected: str) -> Path | None:
-    """Write one swap as the CLI does: the old puzzle into the pool first, then the bundle, only
-    if the bundle is still the one the swap read."""
-    from pipeline.atomic import write_atomic
-    from pipeline.jobs.swap import SwapError, keep_in_pool
+    """Write one swap as the CLI does (`commit_swap`: the old puzzle into the pool first, then
+    the bundle under its lock, only if it is still the bytes the swap read), and only if the
+    swap read the bundle this Save expects (the draft's base, or the previous swap's result)."""
+    from pipeline.jobs.swap import SwapError, commit_swap
 
-    if content_hash(result.path.read_bytes()) != expected:
+    if result.base is None or result.base.digest != expected:
         raise SwapError("the bundle changed on disk while saving; nothing more was written")
-    kept = keep_in_pool(result, pool_dir) if pool_dir.is_dir() else None
-    write_atomic(result.path, result.text)
-    return kept
+    return commit_swap(result, pool_dir if pool_dir.is_dir() else None)
 
 
 def _write_curation(path: Path, curation: Curation, bundle_name: str) -> None:
-    from pipeline.atomic import write_atomic
+    from pipeline.atomic import snapshot, write_guarded
 
-    write_atomic(path, curation.text(bundle_name))
+    write_guarded(path, curation.text(bundle_name), base=snapshot(path))
 
 
 def _plain(message: str, bundle: Path, rel: str) -> str:
-    """A message with the bundle's absolute path replaced by the name the user knows."""
-    return message.replace(str(bundle), rel)
+    """A message with the bundle's (and its folder's) absolute path replaced by the names the
+    user knows."""
+    folder = Path(rel).parent.as_posix()
+    return message.replace(str(bundle), rel).replace(str(bundle.parent) + "/", "" if folder == "." else folder + "/")
 
 
 def bundle_ids(bundle: Path) -> dict[str, str]:

@@ -81,14 +81,14 @@ def slow_client_protocol(header_timeout: float) -> type:
     return SlowClientProtocol
 
 
-def uvicorn_server(root: str | Path, *, header_timeout: float = HEADER_TIMEOUT_S) -> Any:
+def uvicorn_server(root: str | Path, *, header_timeout: float = HEADER_TIMEOUT_S, keep_alive: int = KEEPALIVE_TIMEOUT_S) -> Any:
     import uvicorn
 
     from pipeline.studio.app import create_app
 
     config = uvicorn.Config(
         create_app(root), log_level="warning", lifespan="off", http=slow_client_protocol(header_timeout),
-        timeout_keep_alive=KEEPALIVE_TIMEOUT_S,
+        timeout_keep_alive=keep_alive,
     )
     return uvicorn.Server(config)
 
@@ -97,11 +97,11 @@ class Background:
     """The studio over `root` in a thread of this process, for tests and benchmarks:
     `with Background(root) as s: ... s.url ...`."""
 
-    def __init__(self, root: str | Path, *, header_timeout: float = HEADER_TIMEOUT_S) -> None:
+    def __init__(self, root: str | Path, *, header_timeout: float = HEADER_TIMEOUT_S, keep_alive: int = KEEPALIVE_TIMEOUT_S) -> None:
         self.root = Path(root)
         self.sock = listen(0)
         self.url = address(self.sock)
-        self.server = uvicorn_server(root, header_timeout=header_timeout)
+        self.server = uvicorn_server(root, header_timeout=header_timeout, keep_alive=keep_alive)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 
     def __enter__(self) -> "Background":
