@@ -153,7 +153,7 @@ def test_an_unreachable_scheduler_leaves_the_previous_night_intact(tmp_path) -> 
     before = read_folder(out / DATE.isoformat())
     address = f"tcp://127.0.0.1:{free_port()}"
     result = runner.invoke(app, ["nightly", "--date", DATE.isoformat(), "--levels", "1", "--stages", "2",
-                                 "--curve", "flat", "--out", str(out), "--seed", "5"], env={SCHEDULER_ENV: address})
+                                 "--curve", "flat", "--out", str(out), "--seed", "5", "--force"], env={SCHEDULER_ENV: address})
     assert result.exit_code == 1 and "Traceback" not in result.output
     errors = [line for line in result.stderr.splitlines() if line.startswith("numbermatch: error:")]
     assert errors == [

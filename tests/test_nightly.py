@@ -103,12 +103,15 @@ def test_the_same_date_gives_byte_identical_files_whatever_the_worker_count(publ
     assert first["report.md"] == second["report.md"]
 
 
-def test_a_rerun_replaces_the_night_in_place(published: Path, tmp_path: Path) -> None:
+def test_a_rerun_replaces_the_nights_files_in_place_with_force(published: Path, tmp_path: Path) -> None:
     shutil.copytree(published / DATE.isoformat(), tmp_path / DATE.isoformat())
-    (tmp_path / DATE.isoformat() / "stale.txt").write_text("from an older run")
-    run_nightly(night(tmp_path))
+    (tmp_path / DATE.isoformat() / "bundle.yaml").write_text("# an older run's bundle\n")
+    (tmp_path / DATE.isoformat() / "notes.txt").write_text("a designer's file")
+    with pytest.raises(NightlyError, match="is already published; nothing written"):  # 22.6: not without --force
+        run_nightly(night(tmp_path))
+    run_nightly(night(tmp_path, force=True))
     assert snapshot(tmp_path / DATE.isoformat())["bundle.yaml"] == snapshot(published / DATE.isoformat())["bundle.yaml"]
-    assert not (tmp_path / DATE.isoformat() / "stale.txt").exists()
+    assert (tmp_path / DATE.isoformat() / "notes.txt").read_text() == "a designer's file"  # not the job's: kept
     assert hidden(tmp_path) == []
 
 
@@ -125,7 +128,7 @@ def test_a_failure_after_generation_leaves_the_previous_output_intact(
 
     monkeypatch.setattr(nightly, "assemble", broken)
     with pytest.raises(NightlyError, match="assemble: injected failure"):
-        run_nightly(night(tmp_path))
+        run_nightly(night(tmp_path, force=True))
     assert snapshot(tmp_path / DATE.isoformat()) == before
     assert hidden(tmp_path) == []
 
@@ -135,7 +138,7 @@ def test_an_invalid_bundle_is_never_published(published: Path, tmp_path: Path, m
     before = snapshot(tmp_path / DATE.isoformat())
     monkeypatch.setattr(nightly, "_validate_files", lambda paths: ["bundle.yaml:3: $.id: injected problem"])
     with pytest.raises(NightlyError, match="write: the bundle fails validation"):
-        run_nightly(night(tmp_path))
+        run_nightly(night(tmp_path, force=True))
     assert snapshot(tmp_path / DATE.isoformat()) == before
 
 
@@ -149,7 +152,7 @@ def test_an_unreachable_generation_fails_with_the_reason(tmp_path: Path, monkeyp
 def _start(out: Path) -> subprocess.Popen[bytes]:
     # Big enough to still be generating when it is killed (it never gets to finish).
     cmd = [sys.executable, "-m", "pipeline.cli", "nightly", "--date", DATE.isoformat(), "--out", str(out),
-           "--levels", "4", "--stages", "6", "--jobs", "1"]
+           "--levels", "4", "--stages", "6", "--jobs", "1", "--force"]
     return subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -182,7 +185,7 @@ def test_a_run_killed_halfway_leaves_no_partial_bundle(published: Path, tmp_path
         leftovers = [tmp_path / name for name in hidden(tmp_path)]
         assert leftovers and not any((p / "bundle.yaml").exists() for p in leftovers)
     # the next run sweeps away whatever a killed run left
-    run_nightly(night(tmp_path))
+    run_nightly(night(tmp_path, force=True))
     assert hidden(tmp_path) == []
     assert snapshot(old)["bundle.yaml"] == snapshot(published / DATE.isoformat())["bundle.yaml"]
 
@@ -345,7 +348,7 @@ def test_three_nights_continue_the_numbering_and_the_curve_and_ship_expert_stage
     with pytest.raises(SwapError, match="has Levels 3-3"):
         swap_stage(third, 1, 2, [], write=False)
     # a rerun of the middle night continues from the first night, so it is the same night again
-    again = runner.invoke(app, ["nightly", "--continue", str(out), "--date", days[1].isoformat(), "-j", "1"])
+    again = runner.invoke(app, ["nightly", "--continue", str(out), "--date", days[1].isoformat(), "-j", "1", "--force"])
     assert again.exit_code == 0, again.output
     assert yaml.safe_load((out / days[1].isoformat() / "bundle.yaml").read_text()) == docs[1]
 

@@ -334,3 +334,71 @@ def test_an_output_rewritten_with_the_same_bytes_needs_no_force(tmp_path: Path) 
     write_guarded(f, BUNDLE)
     with pytest.raises(WriteRefused, match="exists and is a bundle file"):
         write_guarded(f, BUNDLE + b"# other\n")
+
+
+def test_swap_re_renders_report_html_and_marks_report_md_stale(night: Path) -> None:
+    """Item 14 (CLI side): after `swap` the night's reports no longer describe the old bundle."""
+    bundle = night / "bundle.yaml"
+    os.chmod(night / "report.md", 0o600)
+    result = run("swap", str(bundle), "L1.S2")
+    assert result.exit_code == 0, result.output
+    new = stage_ids(bundle)[1]
+    assert new in (night / "report.html").read_text()
+    assert f"{night / 'report.html'} re-rendered" in result.output
+    assert f"{night / 'report.md'} marked stale" in result.output
+    md = (night / "report.md").read_text()
+    assert "> **Stale:** bundle.yaml was edited after this report was written (L1.S2 swapped)" in md
+    assert stat.S_IMODE((night / "report.md").stat().st_mode) == 0o600
+
+
+# --- the nightly job as a writer ------------------------------------------------------------------
+
+def test_a_rerun_of_a_night_is_refused_without_force_and_keeps_a_designers_files(night_copy: Path) -> None:
+    """Item 6: `nightly --date D` when D/ exists used to replace the whole folder, exit 0."""
+    folder = night_copy / "2026-01-02"
+    (folder / "notes.md").write_text("# my notes\n")
+    (folder / "playtests").mkdir()
+    (folder / "playtests" / "ann.txt").write_text("too hard\n")
+    assert run("swap", str(folder / "bundle.yaml"), "L1.S2").exit_code == 0
+    swapped = (folder / "bundle.yaml").read_bytes()
+    returned = sorted(p.name for p in (folder / "pool").iterdir())
+    args = ["nightly", "--date", "2026-01-02", "--out", str(night_copy), "--levels", "1", "--stages", "4",
+            "--curve", "ramp", "-j", "1"]
+    refused = run(*args)
+    assert refused.exit_code == 1 and "Traceback" not in refused.output
+    assert f"{folder} exists: the night of 2026-01-02 is already published; nothing written (--force" in refused.output
+    assert (folder / "bundle.yaml").read_bytes() == swapped
+    forced = run(*args, "--force")
+    assert forced.exit_code == 0, forced.output
+    assert "publish: replaced" in forced.output and "bundle.yaml" in forced.output
+    assert "kept 3 not made by this run: notes.md, playtests/, pool/" in forced.output
+    assert (folder / "notes.md").read_text() == "# my notes\n"
+    assert (folder / "playtests" / "ann.txt").read_text() == "too hard\n"
+    assert sorted(p.name for p in (folder / "pool").iterdir()) == returned  # the swapped-out puzzle stays too
+    assert (folder / "bundle.yaml").read_bytes() != swapped  # the job's bundle again, as asked
+    assert not [p.name for p in night_copy.iterdir() if p.name.startswith(".")]
+
+
+@pytest.mark.parametrize("make", ["dangling", "folder", "fifo", "puzzle"])
+def test_continue_from_a_broken_newest_night_fails_in_one_line(night_copy: Path, make: str) -> None:
+    """Item 16: it used to continue from the night before (Levels shipped twice) or crash."""
+    import shutil
+
+    older = night_copy / "2026-01-01"
+    shutil.copytree(night_copy / "2026-01-02", older)
+    bundle = night_copy / "2026-01-02" / "bundle.yaml"
+    puzzle = sorted((night_copy / "2026-01-02" / "pool").glob("*.yaml"))[0]
+    bundle.unlink()
+    if make == "dangling":
+        bundle.symlink_to(night_copy / "gone.yaml")
+    elif make == "folder":
+        bundle.mkdir()
+    elif make == "fifo":
+        os.mkfifo(bundle)
+    else:
+        bundle.write_bytes(puzzle.read_bytes())
+    result = run("nightly", "--continue", str(night_copy), "--date", "2026-01-03", "-j", "1")
+    what = {"dangling": "a link to a missing file", "folder": "a folder", "fifo": "not a regular file",
+            "puzzle": "a puzzle file"}[make]
+    one_line_error(result, f"{bundle} is {what}, not a bundle; cannot continue from it")
+    assert not (night_copy / "2026-01-03").exists()

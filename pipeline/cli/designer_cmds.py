@@ -189,6 +189,18 @@ def swap(
     typer.echo(("(dry run) " if dry_run else "") + result.summary())
     if kept is not None:
         typer.echo(f"{result.old_id} kept in {kept} (swap it back with --with {result.old_id})")
+    if not dry_run:  # the night's reports follow the bundle (report.md, which holds the run's figures, is marked stale)
+        from pipeline.formats.loader import load_text
+        from pipeline.jobs.report_html import refresh_reports
+
+        loaded = load_text(result.text, str(bundle))
+        try:
+            lines = refresh_reports(bundle, loaded.document.data if loaded.document else {}, f"L{level}.S{number} swapped")
+        except NumberMatchError as exc:
+            fail(f"the swap is saved, but the night's reports are not updated: {exc}; run"
+                 f" `numbermatch report {bundle} --out {bundle.with_name('report.html')}`")
+        for line in lines:
+            typer.echo(f"{bundle.parent / line}")
 
 
 @app.command()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import os
 import re
@@ -87,6 +88,9 @@ def nightly(
         help="Generate on a Dask cluster: tcp://HOST:PORT, or local:N for N local worker processes "
         "(needs the optional dask extra; --jobs is then unused). Same bundle as the process pool.",
     ),
+    force: bool = typer.Option(
+        False, "--force", help="Rebuild a night that exists: replace the files the job makes, keep every other file."
+    ),
 ) -> None:
     """Generate, validate and assemble tonight's bundle into OUT/<date>/: bundle.yaml, report.md,
     report.html, run.log, and pool/ (the valid puzzles the bundle did not use, for swaps)."""
@@ -103,6 +107,7 @@ def nightly(
             job=job, continue_from=continue_from, out=out or continue_from or Path(DEFAULT_OUT), jobs=jobs,
             scheduler=scheduler or None, log=terminal.log,
         )
+        options = dataclasses.replace(options, force=force)
     except NumberMatchError as exc:
         fail(f"nightly failed {'in ' if isinstance(exc, NightlyError) else ''}{exc}; previous output left intact")
     previous = signal.signal(signal.SIGTERM, on_sigterm)  # clean up the temp folder on kill

@@ -32,6 +32,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import math
+import os
 import shutil
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -40,11 +41,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipeline.jobs.assembler import Assembly, assemble
-from pipeline.atomic import write_atomic
+from pipeline.atomic import WriteRefused, snapshot, write_atomic
 from pipeline.jobs.bundle import bundle_document, write_bundle
 from pipeline.formats.curves import Curve, CurveError, curve_from_data, curve_params, shape_text
 from pipeline.jobs.curve_specs import load_curve, tier_needs
-from pipeline.jobs.publish import PublishError, locked, make_staging, publish, sweep
+from pipeline.jobs.publish import PublishError, locked, make_staging, publish, publish_over, sweep
 from pipeline.limits import MAX_LEVELS, MAX_STAGES
 from pipeline.jobs.report_html import REPORT_HTML, render_report_html
 from pipeline.jobs.report import BUNDLE_FILE, LOG_FILE, REPORT_FILE, per_tier, percent, render_report
@@ -106,6 +107,7 @@ class NightlyOptions:
     jobs: int | None = None
     scheduler: str | None = None  # a Dask scheduler address or local:N (see generation.executors)
     first_level: int = 1  # the game-wide number of the night's first Level
+    force: bool = False  # replace the job's files in a night that exists (others are kept)
 
     @property
     def date_text(self) -> str:
@@ -152,12 +154,17 @@ def previous_night(out: Path, before: _dt.date) -> Previous | None:
             day = _dt.date.fromisoformat(child.name)
         except ValueError:
             continue
-        if day < before and (child / BUNDLE_FILE).is_file():
+        # a night whose bundle is there in any form counts (a broken one is refused below,
+        # never skipped: skipping it would continue from the night before and repeat Levels)
+        if day < before and child.is_dir() and os.path.lexists(child / BUNDLE_FILE):
             nights.append((day, child))
     if not nights:
         return None
     folder = max(nights)[1]
     path = folder / BUNDLE_FILE
+    if not path.is_file():
+        what = ("a link to a missing file" if not path.exists() else "a folder" if path.is_dir() else "not a regular file")
+        raise NightlyError("continue", f"{path} is {what}, not a bundle; cannot continue from it")
     problems = _validate_files([path])
     if problems:
         raise NightlyError("continue", f"{path} is not a valid bundle: {problems[0]}")
@@ -167,6 +174,10 @@ def previous_night(out: Path, before: _dt.date) -> Previous | None:
     if loaded.document is None:  # changed since it was validated
         raise NightlyError("continue", f"{path} cannot be read: {loaded.problems[0].message}")
     doc = loaded.document.data
+    if not isinstance(doc, dict) or doc.get("kind") != "bundle":
+        kind = doc.get("kind") if isinstance(doc, dict) else None
+        raise NightlyError("continue", f"{path} is {'a ' + str(kind) + ' file' if isinstance(kind, str) else 'not a bundle'},"
+                                       " not a bundle; cannot continue from it")
     levels = doc["levels"]
     params = (doc.get("generator") or {}).get("params") or {}
     name = str(params.get("curve", DEFAULT_CURVE))
@@ -297,21 +308,41 @@ def run_nightly(
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NightlyError("setup", f"cannot create output folder {out}: {exc.strerror or exc}") from None
+    final = out / options.date_text
+    _refuse_rerun(final, options)
     try:
         with locked(out):
             sweep(out)
+            _refuse_rerun(final, options)
+            base = snapshot(final / BUNDLE_FILE) if os.path.lexists(final) and final.is_dir() else None
             staging = make_staging(out, options.date_text)
             try:
                 result = _build(options, staging, log, progress)
-                publish(staging, out / options.date_text)
+                if os.path.lexists(final):  # --force: the job's files only
+                    for line in publish_over(staging, final, base):
+                        log(f"publish: {line}")
+                else:
+                    publish(staging, final)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
     except PublishError as exc:
         raise NightlyError("setup", str(exc)) from None
+    except WriteRefused as exc:
+        raise NightlyError("publish", str(exc)) from None
     folder = out / options.date_text
     result.folder = folder
     result.bundle_path = folder / BUNDLE_FILE
     return result
+
+
+def _refuse_rerun(final: Path, options: NightlyOptions) -> None:
+    """A night that exists is a designer's work (swaps, notes, playtests): never replaced
+    without --force, and even then only the files the job makes (`publish_over`)."""
+    if os.path.lexists(final) and not options.force:
+        raise NightlyError(
+            "setup", f"{final} exists: the night of {options.date_text} is already published; nothing written"
+            " (--force replaces the files the job makes and keeps the others)"
+        )
 
 
 # --- the phases ---------------------------------------------------------------------------

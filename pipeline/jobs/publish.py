@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pipeline.atomic import current_umask
+from pipeline.atomic import Snapshot, current_umask, snapshot, write_guarded
 from pipeline.errors import NumberMatchError
 
 STAGING_MARKER = ".numbermatch-staging"  # inside a staging folder
@@ -142,6 +142,49 @@ def publish(staging: Path, final: Path) -> None:
         os.rename(staging, final)
     (final / STAGING_MARKER).unlink(missing_ok=True)  # after the rename: a staging folder stays marked
     _fsync_dir(parent)
+
+
+def publish_over(staging: Path, final: Path, bundle_base: Snapshot | None) -> list[str]:
+    """`nightly --force` onto a night that exists: replace only the files this run made (the
+    bundle first, guarded by `bundle_base`, the snapshot taken when the run started, so an edit
+    made during the run is refused rather than lost), keep every other file in the folder (a
+    designer's notes, playtests, puzzles a swap returned to pool/). Returns what it did, as
+    lines for the log. Raises WriteRefused (nothing replaced when the bundle changed)."""
+    from pipeline.jobs.report import BUNDLE_FILE
+
+    if os.path.islink(final) or not final.is_dir():
+        raise PublishError(f"{final} exists and is not a folder; nothing written")
+    made = sorted(
+        (p.relative_to(staging) for p in staging.rglob("*") if p.is_file() and p.name != STAGING_MARKER),
+        key=lambda rel: (rel.name != BUNDLE_FILE, str(rel)),  # the bundle first: it is the one guarded
+    )
+    replaced: list[str] = []
+    added: list[str] = []
+    for rel in made:
+        data = (staging / rel).read_bytes()
+        target = final / rel
+        existed = os.path.lexists(target)
+        if rel == Path(BUNDLE_FILE):
+            write_guarded(target, data, base=bundle_base if bundle_base is not None else snapshot(target))
+        else:
+            write_guarded(target, data, force=True)
+        (replaced if existed else added).append(str(rel))
+    ours = {rel.parts[0] for rel in made}
+    kept = sorted(
+        [p.name + ("/" if p.is_dir() else "") for p in final.iterdir() if p.name not in ours]
+        + [str(p.relative_to(final)) for d in ours if (final / d).is_dir() for p in (final / d).iterdir()
+           if p.relative_to(final) not in made]
+    )
+    lines = [f"replaced {len(replaced)} file(s) the job makes: " + _listed(replaced)]
+    if added:
+        lines.append(f"added {len(added)}: " + _listed(added))
+    if kept:
+        lines.append(f"kept {len(kept)} not made by this run: " + _listed(kept))
+    return lines
+
+
+def _listed(names: list[str], most: int = 8) -> str:
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "") if names else "none"
 
 
 def _fsync_dir(path: Path) -> None:

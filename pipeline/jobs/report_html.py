@@ -314,7 +314,7 @@ def refresh_reports(bundle: Path, doc: Mapping[str, Any], what: str) -> list[str
     report.html from the bundle, and mark its report.md stale (it reports the nightly run's own
     figures, which cannot be re-derived from the bundle). Only files that are already there are
     touched; returns one line per file, naming it as `<folder>/<name>` relative to the bundle's."""
-    from pipeline.atomic import write_atomic
+    from pipeline.atomic import snapshot, write_guarded
     from pipeline.jobs.report import BUNDLE_FILE, REPORT_FILE
 
     if bundle.name != BUNDLE_FILE:
@@ -322,17 +322,18 @@ def refresh_reports(bundle: Path, doc: Mapping[str, Any], what: str) -> list[str
     lines = []
     html = bundle.with_name(REPORT_HTML)
     if html.is_file():
-        write_atomic(html, render_report_html(doc))
+        write_guarded(html, render_report_html(doc), kinds=("html",))
         lines.append(f"{REPORT_HTML} re-rendered")
     md = bundle.with_name(REPORT_FILE)
     if md.is_file():
-        text = md.read_text(encoding="utf-8")
+        base = snapshot(md)
+        text = base.text
         if STALE_MARK not in text:
             head, sep, rest = text.partition("\n")
             note = (
                 f"\n{STALE_MARK} {BUNDLE_FILE} was edited after this report was written ({what}); the figures below"
                 f" describe the night as the nightly job made it. {REPORT_HTML} shows the bundle as it is now.\n"
             )
-            write_atomic(md, head + sep + note + rest)
+            write_guarded(md, head + sep + note + rest, base=base)
         lines.append(f"{REPORT_FILE} marked stale (it describes the night as generated; {REPORT_HTML} is current)")
     return lines
