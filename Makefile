@@ -26,8 +26,10 @@ docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # Rewrite the output of every console example in README.md and docs/ with what it prints now
-# (keeping `...` lines that still match): run after a change of output, then review the diff.
+# (keeping `...` lines that still match) and the CLI reference (docs/cli.md) from the commands'
+# --help: run after a change of output, then review the diff.
 docs-examples: $(STAMP)
+	$(BIN)/python -m tests.docs_cli
 	$(BIN)/python -m tests.docs_examples --rewrite
 
 # The long fuzz campaigns: the validator (NM_FUZZ_EXAMPLES mutants per strategy) and the studio

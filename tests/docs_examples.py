@@ -206,6 +206,11 @@ def merge(shown: str, actual: str) -> str:
     return "\n".join(best(0, 0, False)[2])
 
 
+def _is_error(output: str) -> bool:
+    """Whether a command's output is the CLI refusing (a stale id, a gone option), not a report."""
+    return "numbermatch: error:" in output or "Error:" in output
+
+
 def rewrite(path: Path, cwd: Path) -> tuple[bool, list[str]]:
     """Run the file's console blocks and write what they print now into it. Returns whether the
     file changed and the commands that now fail where they did not (an id the night no longer
@@ -232,7 +237,7 @@ def rewrite(path: Path, cwd: Path) -> tuple[bool, list[str]]:
             if merged != normalise(step.shown):
                 where = f"{Path(path).relative_to(ROOT) if Path(path).is_relative_to(ROOT) else path}:{example.line}"
                 print(f"{where}: new output for {step}" + (f" (exit status {status})" if status else ""))
-                if status and "error" not in step.shown:
+                if status and _is_error(actual) and not _is_error(step.shown):
                     failed.append(f"{where}: {step} now fails (exit status {status}): {normalise(actual)[:300]}")
             lines.extend([""] * step.blank_after)
         body_start = text.index("\n", example.region.start) + 1

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from sybil.example import SybilFailure
 
+from tests.docs_cli import PAGE, reference
 from tests.docs_examples import (
     ROOT,
     console_regions,
@@ -45,6 +46,10 @@ def _failures(path: Path, cwd: Path) -> list[str]:
 def test_console_examples_print_what_they_show(path: Path, tmp_path: Path) -> None:
     failures = _failures(path, scratch_copy(tmp_path / "repo"))
     assert not failures, "\n\n".join([*failures, REGENERATE])
+
+
+def test_the_cli_reference_is_what_the_commands_print() -> None:
+    assert PAGE.read_text(encoding="utf-8") == reference(), REGENERATE
 
 
 def test_mkdocs_builds_strict(tmp_path: Path) -> None:
@@ -107,7 +112,14 @@ def test_merge_keeps_shown_dots_only_where_they_still_match() -> None:
 
 def test_rewrite_names_a_command_that_now_fails(tmp_path: Path) -> None:
     doc = tmp_path / "page.md"
-    doc.write_text("```console\n$ sh -c 'echo gone; exit 3'\nit worked\n\n$ echo ok\nok\n```\n", encoding="utf-8")
-    changed, failed = rewrite(doc, tmp_path)
+    doc.write_text(
+        "```console\n$ sh -c 'echo numbermatch: error: gone; exit 3'\nit worked\n\n"
+        "$ sh -c 'echo 1 problem; exit 1'\nno problem\n$ echo ok\nok\n```\n",
+        encoding="utf-8",
+    )
+    changed, failed = rewrite(doc, tmp_path)  # a report with exit 1 is output like any other
     assert changed and len(failed) == 1 and "exit status 3" in failed[0] and "gone" in failed[0]
-    assert doc.read_text(encoding="utf-8") == "```console\n$ sh -c 'echo gone; exit 3'\ngone\n\n$ echo ok\nok\n```\n"
+    assert doc.read_text(encoding="utf-8") == (
+        "```console\n$ sh -c 'echo numbermatch: error: gone; exit 3'\nnumbermatch: error: gone\n\n"
+        "$ sh -c 'echo 1 problem; exit 1'\n1 problem\n$ echo ok\nok\n```\n"
+    )
