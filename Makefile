@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test docs docs-examples bench rating-study rating-calibration nightly fuzz schemas clean
+.PHONY: install test docs docs-examples docs-images bench rating-study rating-calibration nightly fuzz schemas clean
 
 install: $(STAMP)
 
@@ -31,6 +31,11 @@ docs: $(STAMP)
 docs-examples: $(STAMP)
 	$(BIN)/python -m tests.docs_cli
 	$(BIN)/python -m tests.docs_examples --rewrite
+
+# Every picture in docs/: the SVGs from `numbermatch render` (make test checks they are current),
+# the studio screenshots from Playwright driving /usr/bin/chromium against the committed night.
+docs-images: $(STAMP)
+	$(BIN)/python -m tests.docs_images
 
 # The long fuzz campaigns: the validator (NM_FUZZ_EXAMPLES mutants per strategy) and the studio
 # (NM_FUZZ_EXAMPLES random requests); prints counts.

@@ -12,6 +12,7 @@ import pytest
 from sybil.example import SybilFailure
 
 from tests.docs_cli import PAGE, reference
+from tests.docs_images import SVGS, render_svg
 from tests.docs_examples import (
     ROOT,
     console_regions,
@@ -50,6 +51,12 @@ def test_console_examples_print_what_they_show(path: Path, tmp_path: Path) -> No
 
 def test_the_cli_reference_is_what_the_commands_print() -> None:
     assert PAGE.read_text(encoding="utf-8") == reference(), REGENERATE
+
+
+@pytest.mark.parametrize("picture", sorted(SVGS))
+def test_each_docs_svg_is_what_render_draws_now(picture: str, tmp_path: Path) -> None:
+    fresh = render_svg(picture, tmp_path / "fresh.svg")
+    assert (ROOT / picture).read_bytes() == fresh, "docs pictures are out of date: run `make docs-images`"
 
 
 def test_mkdocs_builds_strict(tmp_path: Path) -> None:

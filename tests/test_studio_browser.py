@@ -3,7 +3,7 @@
 Playwright cannot download its own browser on our machines, so these tests use the system
 Chromium and skip (with one line) where it is missing; `.ci/run` installs it, so CI runs them.
 Screenshots go to each test's tmp folder, and also to $NM_STUDIO_SCREENSHOTS when set (the
-README's pictures come from `NM_STUDIO_SCREENSHOTS=docs make test`).
+docs' pictures come from `make docs-images`, tests/docs_images.py).
 """
 
 from __future__ import annotations
