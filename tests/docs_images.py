@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 
 from tests.docs_examples import ROOT, environment
+from tests.helpers import click_cell, play
 
 NIGHT = "2026-11-29"  # the committed night every docs example runs on
 BUNDLE = f"{NIGHT}/bundle.yaml"
@@ -69,27 +70,13 @@ def studio_pictures(out: Path) -> list[Path]:
             while solution[half].is_add:  # stop before a pair, to show one cell selected
                 half += 1
             for move in solution[:half]:
-                _play(page, move)
+                play(page, move)
             first = solution[half].first
             assert first is not None
-            _click(page, first)
+            click_cell(page, first)
             written.append(_shot(page, out / "studio-stage.png"))
             browser.close()
     return written
-
-
-def _click(page: Any, cell: int) -> None:
-    with page.expect_navigation():
-        page.locator(f'button.cell[data-i="{cell}"]').click()
-
-
-def _play(page: Any, move: Any) -> None:
-    if move.is_add:
-        with page.expect_navigation():
-            page.locator("#add").click()
-    else:
-        _click(page, move.first)
-        _click(page, move.second)
 
 
 def _shot(page: Any, path: Path) -> Path:

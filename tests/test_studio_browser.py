@@ -24,6 +24,8 @@ from pipeline.engine.moves import Move
 from pipeline.engine.rules import legal_pairs, pair_problem, remove_pair
 from pipeline.solver import SOLVED, solve
 
+from tests.helpers import click_cell, play
+
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -71,21 +73,6 @@ def stages(root: Path) -> list[dict[str, Any]]:
 
 def board_texts(page: Any) -> list[str]:
     return page.locator("#grid .cell").all_inner_texts()  # type: ignore[no-any-return]
-
-
-def click_cell(page: Any, i: int) -> None:
-    with page.expect_navigation():
-        page.locator(f'button.cell[data-i="{i}"]').click()
-
-
-def play(page: Any, move: Move) -> None:
-    if move.is_add:
-        with page.expect_navigation():
-            page.locator("#add").click()
-    else:
-        assert move.first is not None and move.second is not None
-        click_cell(page, move.first)
-        click_cell(page, move.second)
 
 
 def open_stage(page: Any, url: str, at: str = "1.1") -> None:
