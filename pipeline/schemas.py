@@ -16,12 +16,14 @@ from pathlib import Path
 from collections.abc import Callable
 from typing import Any
 
-from jsonschema import Draft202012Validator, validators
-from jsonschema.exceptions import ValidationError
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT202012
+from typing import TYPE_CHECKING
 
 from pipeline.errors import NumberMatchError
+
+if TYPE_CHECKING:  # jsonschema and referencing load only when a document fails the fast check
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import ValidationError
+    from referencing import Registry
 
 PUZZLE_SCHEMA_ID = "https://numbermatch.dev/schemas/puzzle-1.schema.json"
 BUNDLE_SCHEMA_ID = "https://numbermatch.dev/schemas/bundle-1.schema.json"
@@ -81,6 +83,9 @@ def load_schema(kind: str) -> dict[str, Any]:
 @lru_cache(maxsize=None)
 def registry() -> Registry:
     """All schemas, under their `$id`s and their file names; no retrieval from the network."""
+    from referencing import Registry, Resource  # start-up time: only jsonschema's slow path needs it
+    from referencing.jsonschema import DRAFT202012
+
     resources = []
     for kind, name in FILES.items():
         resource = Resource.from_contents(load_schema(kind), default_specification=DRAFT202012)
@@ -89,30 +94,48 @@ def registry() -> Registry:
     return Registry().with_resources(resources).crawl()
 
 
+_KIND_OF_FILE = {name: kind for kind, name in FILES.items()}
+
+
+def _lookup(ref: str, kind: str) -> tuple[Any, str]:
+    """What `$ref` points to from the `kind` schema, and the kind of the file it is in. Our
+    schemas refer only to `#/$defs/NAME` and `FILE.schema.json#/$defs/NAME` (a sibling file), so
+    this is resolved here rather than by `referencing` (whose import was most of `validate`'s
+    start-up); anything else is refused, so a new kind of reference cannot be misread."""
+    file, _, pointer = ref.partition("#")
+    target = _KIND_OF_FILE.get(file) if file else kind
+    parts = pointer.split("/")
+    if target is None or len(parts) != 3 or parts[:2] != ["", "$defs"]:
+        raise SchemaNotFoundError(f"the {kind} schema has a $ref this loader does not resolve: {ref!r}")
+    try:
+        return load_schema(target)["$defs"][parts[2]], target
+    except KeyError:
+        raise SchemaNotFoundError(f"the {kind} schema refers to {ref!r}, which does not exist") from None
+
+
 def inlined(kind: str) -> dict[str, Any]:
     """The schema for `kind` with every `$ref` replaced by what it points to.
 
     Same meaning (the schemas are not recursive), but validation no longer resolves a reference
     at each use, which is most of jsonschema's time on a large bundle.
     """
-    resolver = registry().resolver(base_uri=load_schema(kind)["$id"])
 
-    def walk(node: Any, resolver: Any, depth: int) -> Any:
+    def walk(node: Any, where: str, depth: int) -> Any:
         if depth > 50:
             raise SchemaNotFoundError(f"the {kind} schema refers to itself; it cannot be inlined")
         if isinstance(node, list):
-            return [walk(item, resolver, depth) for item in node]
+            return [walk(item, where, depth) for item in node]
         if not isinstance(node, dict):
             return node
         if isinstance(node.get("$ref"), str):
-            resolved = resolver.lookup(node["$ref"])
-            target = walk(resolved.contents, resolved.resolver, depth + 1)
+            contents, there = _lookup(node["$ref"], where)
+            target = walk(contents, there, depth + 1)
             siblings = {k: v for k, v in node.items() if k != "$ref"}
-            return {**target, **walk(siblings, resolver, depth)}
-        return {k: (v if k in ("$defs", "const", "enum") else walk(v, resolver, depth))
+            return {**target, **walk(siblings, where, depth)}
+        return {k: (v if k in ("$defs", "const", "enum") else walk(v, where, depth))
                 for k, v in node.items() if k != "$defs"}
 
-    return walk(load_schema(kind), resolver, 0)
+    return walk(load_schema(kind), kind, 0)
 
 
 def _strict_integer(checker: Any, instance: Any) -> bool:
@@ -120,6 +143,8 @@ def _strict_integer(checker: Any, instance: Any) -> bool:
 
 
 def _full_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
+    from jsonschema.exceptions import ValidationError  # start-up time (loaded with the validator)
+
     if isinstance(instance, str) and not python_regex(pattern).search(instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
@@ -131,20 +156,25 @@ def python_regex(pattern: str) -> re.Pattern[str]:
     return re.compile(re.sub(r"(?<!\\)\$", r"\\Z", pattern), re.ASCII)
 
 
-# Level files mean what they say: an integer field takes integers only (JSON Schema would take
-# 2.0), and a pattern must match the whole text (see `python_regex`).
-_Strict = validators.extend(
-    Draft202012Validator,
-    validators={"pattern": _full_pattern},
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_integer),
-)
+@lru_cache(maxsize=None)
+def _strict() -> Any:
+    """Level files mean what they say: an integer field takes integers only (JSON Schema would
+    take 2.0), and a pattern must match the whole text (see `python_regex`)."""
+    from jsonschema import Draft202012Validator, validators  # start-up time: valid files never need it
+
+    return validators.extend(
+        Draft202012Validator,
+        validators={"pattern": _full_pattern},
+        type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", _strict_integer),
+    )
 
 
 @lru_cache(maxsize=None)
 def validator(kind: str) -> Draft202012Validator:
     """The compiled validator for `kind`, built once per process (no format checker)."""
-    Draft202012Validator.check_schema(load_schema(kind))
-    return _Strict(inlined(kind), registry=registry())
+    strict = _strict()
+    strict.check_schema(load_schema(kind))
+    return strict(inlined(kind), registry=registry())
 
 
 # Keywords whose meaning is the same in draft-07 (what fastjsonschema compiles) and 2020-12.

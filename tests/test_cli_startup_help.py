@@ -25,7 +25,8 @@ def test_the_command_table_names_every_command_and_its_module() -> None:
         assert callback is not None and callback.__module__ == f"pipeline.cli.{module}"
 
 
-def _modules_after(*argv: str) -> set[str]:
+def _modules_after(*argv: str, stdin: str | None = None, cwd: str | None = None) -> set[str]:
+    """The modules a `numbermatch ARGV` process has imported when it ends."""
     code = (
         "import sys\n"
         f"sys.argv = ['numbermatch', *{list(argv)!r}]\n"
@@ -33,7 +34,7 @@ def _modules_after(*argv: str) -> set[str]:
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    proc = subprocess.run([sys.executable, "-c", code], input=stdin, capture_output=True, text=True, check=True, cwd=cwd)
     return set(proc.stderr.split("\n")[-2].split())
 
 
@@ -195,3 +196,43 @@ def test_a_bad_value_still_gets_typers_message() -> None:
     result = runner.invoke(app, ["solve", "19", "--adds", "17"])
     assert result.exit_code == 2
     assert "Invalid value for '--adds': Input should be less than or equal to 16" in result.stderr
+
+
+# What the work of a heavier command needs, never its help nor the light commands (23.3): the
+# graph library (the assembler), the JSON Schema engine (only a file the fast check rejects), the
+# YAML parser (only files), pydantic and rich (typer's, replaced), the jobs and the validator.
+_HEAVY = ("networkx", "jsonschema", "referencing", "pydantic", "rich")
+_WORK = ("yaml", "pipeline.jobs", "pipeline.validator", "pipeline.generation.generator", "pipeline.solver.search",
+         "pipeline.rating.players")
+
+
+def _heavy(loaded: set[str], names: tuple[str, ...]) -> list[str]:
+    return sorted({m for m in loaded for n in names if m == n or m.startswith(n + ".")})
+
+
+@pytest.mark.parametrize("argv", [("--help",)] + [(name, "--help") for name in sorted(COMMANDS)])
+def test_help_loads_no_heavy_module(argv: tuple[str, ...]) -> None:
+    loaded = _modules_after(*argv)
+    assert _heavy(loaded, _HEAVY + _WORK) == []
+
+
+def test_light_commands_load_only_what_their_work_needs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+    from pathlib import Path
+
+    committed = sorted((Path(__file__).resolve().parent.parent / "generated").glob("*/pool/*.yaml"))[0]
+    puzzle = Path(shutil.copy(committed, tmp_path / "puzzle.yaml"))
+    runs = {
+        "solve": (("solve", "19"), None),
+        "rate": (("rate", "19", "--playouts", "1"), None),
+        "play": (("play", "19"), "q\n"),
+        "render": (("render", "19", "--out", "-"), None),
+        "validate": (("validate", str(puzzle)), None),
+        "generate": (("generate", "--cells", "10", "--adds", "0", "--seed", "1", "--strategy", "constructive",
+                      "--attempt", "7", "--playouts", "1", "--out", str(tmp_path / "out")), None),
+    }
+    for name, (argv, stdin) in runs.items():
+        loaded = _modules_after(*argv, stdin=stdin, cwd=str(tmp_path))
+        assert f"pipeline.cli.{COMMANDS[name]}" in loaded
+        assert _heavy(loaded, _HEAVY) == [], name
+    assert _heavy(_modules_after("solve", "19"), ("yaml", "pipeline.jobs", "pipeline.validator", "pipeline.rating.players")) == []

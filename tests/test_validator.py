@@ -281,6 +281,32 @@ def _replaced(node, path, value):
     return copy
 
 
+def _inlined_by_referencing(kind: str) -> object:
+    """The naive reference: every $ref looked up through the `referencing` registry."""
+
+    def walk(node: object, resolver: object) -> object:
+        if isinstance(node, list):
+            return [walk(item, resolver) for item in node]
+        if not isinstance(node, dict):
+            return node
+        if isinstance(node.get("$ref"), str):
+            resolved = resolver.lookup(node["$ref"])  # type: ignore[attr-defined]
+            target = walk(resolved.contents, resolved.resolver)
+            return {**target, **walk({k: v for k, v in node.items() if k != "$ref"}, resolver)}  # type: ignore[dict-item]
+        return {k: (v if k in ("$defs", "const", "enum") else walk(v, resolver)) for k, v in node.items() if k != "$defs"}
+
+    return walk(schemas.load_schema(kind), schemas.registry().resolver(base_uri=schemas.load_schema(kind)["$id"]))
+
+
+@pytest.mark.parametrize("kind", schemas.KINDS)
+def test_inlined_schemas_resolve_every_ref_as_referencing_does(kind: str) -> None:
+    """`schemas.inlined` resolves our two forms of $ref itself (start-up time: no `referencing`)."""
+    assert schemas.inlined(kind) == _inlined_by_referencing(kind)
+    assert "$ref" not in json.dumps(schemas.inlined(kind))
+    with pytest.raises(schemas.SchemaNotFoundError, match="does not resolve"):
+        schemas._lookup("https://example.com/other.json#/$defs/x", kind)
+
+
 @pytest.mark.parametrize("kind, name", [("puzzle", "puzzle.yaml"), ("bundle", "bundle.yaml")])
 def test_fast_schema_check_is_in_use(kind: str, name: str) -> None:
     fast = schemas.fast_check(kind)

@@ -7,19 +7,8 @@ from typing import Optional
 
 import typer
 
-from pipeline.jobs.assembler import assemble as assemble_puzzles
-from pipeline.jobs.assembler import parse_pin
-from pipeline.jobs.inputs import load_puzzles
 from pipeline.atomic import write_guarded
-from pipeline.jobs.bundle import bundle_document, bundle_id_problem, bundle_text, default_bundle_id
-from pipeline.formats.curves import curve_params
-from pipeline.jobs.curve_specs import load_curve
-from pipeline.formats.curves import CURVE_HELP, CURVE_METAVAR, shape_text
-from pipeline.validator import validate_texts
-from pipeline.errors import NumberMatchError
-from pipeline.jobs.nightly import (
-    DEFAULT_CURVE,
-)
+from pipeline.formats.curves import CURVE_HELP, CURVE_METAVAR, DEFAULT_CURVE
 from pipeline.cli.base import app
 from pipeline.cli.common import fail
 from pipeline.limits import MAX_LEVELS, MAX_STAGES
@@ -42,6 +31,16 @@ def assemble(
 ) -> None:
     """Order validated Puzzles into Levels along a difficulty curve and write a YAML bundle.
     """
+    # start-up time: the assembler (networkx), the loaders and the validator load when assembling, not for --help
+    from pipeline.errors import NumberMatchError
+    from pipeline.formats.curves import curve_params, shape_text
+    from pipeline.jobs.assembler import assemble as assemble_puzzles
+    from pipeline.jobs.assembler import parse_pin
+    from pipeline.jobs.bundle import bundle_document, bundle_id_problem, bundle_text, default_bundle_id
+    from pipeline.jobs.curve_specs import load_curve
+    from pipeline.jobs.inputs import load_puzzles
+    from pipeline.validator import validate_texts
+
     if bundle_id is not None and (problem := bundle_id_problem(bundle_id)) is not None:
         fail(f"--id {problem}", 2)
     try:

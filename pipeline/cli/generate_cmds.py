@@ -4,27 +4,22 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from pipeline.errors import NumberMatchError
 from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
-from pipeline.generation.generator import (
-    GenerateParams,
-    GenerateResult,
-    GenerationError,
-    existing_ids,
-    generate as generate_puzzles,
-    run_attempt,
-)
-from pipeline.formats.files import write_puzzles
-from pipeline.generation.executors import SCHEDULER_ENV, Executor, open_executor
+from pipeline.generation.executors import SCHEDULER_ENV
 from pipeline.cli.base import app
 from pipeline.generation.proposals import STRATEGIES
 from pipeline.rating.tiers import TIER_NAMES
 from pipeline.cli.common import fail, writable_folder
 from pipeline.limits import MAX_COUNT, MAX_JOBS, MAX_PLAYOUTS
+
+if TYPE_CHECKING:
+    from pipeline.generation.executors import Executor
+    from pipeline.generation.generator import GenerateParams, GenerateResult
 
 
 @app.command()
@@ -55,6 +50,10 @@ def generate(
     ),
 ) -> None:
     """Propose, solve and rate boards; write the ones in the tier as puzzle files."""
+    # start-up time: the generator, its executors and the file writer load to generate, not for --help
+    from pipeline.generation.executors import open_executor
+    from pipeline.generation.generator import GenerateParams, GenerationError
+
     if jobs is not None and jobs < 1:
         fail(f"--jobs {jobs} must be at least 1")
     writable_folder(out, "--out")  # before any generation work
@@ -88,6 +87,8 @@ def generate(
 
 
 def _run(count: int, params: GenerateParams, executor: Executor, out: Path) -> GenerateResult:
+    from pipeline.generation.generator import existing_ids, generate as generate_puzzles  # start-up time
+
     exclude = existing_ids(out)
     if not sys.stderr.isatty():
         return generate_puzzles(count, params, exclude_ids=exclude, executor=executor)
@@ -102,11 +103,15 @@ def _run(count: int, params: GenerateParams, executor: Executor, out: Path) -> G
 
 
 def _write(result: GenerateResult, out: Path) -> None:
+    from pipeline.formats.files import write_puzzles  # start-up time
+
     for path in write_puzzles(result.puzzles, out):
         typer.echo(str(path))
 
 
 def _one_attempt(params: GenerateParams, attempt: int, out: Path) -> None:
+    from pipeline.formats.files import write_puzzles  # start-up time
+    from pipeline.generation.generator import run_attempt
     if attempt < 0:
         fail(f"--attempt {attempt} must be 0 or more")
     outcome = run_attempt(params, attempt)

@@ -20,13 +20,7 @@ from pipeline.errors import NumberMatchError, Terminated, shorten
 from pipeline.limits import MAX_JOBS, MAX_LEVELS, MAX_STAGES
 from pipeline.generation.executors import SCHEDULER_ENV
 from pipeline.formats.curves import CURVE_HELP, CURVE_METAVAR, shape_text
-from pipeline.jobs.nightly import (
-    DEFAULT_OUT,
-    NightlyError,
-    default_seed,
-    plan_night,
-    run_nightly,
-)
+from pipeline.formats.source import NIGHTS_FOLDER
 
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 
@@ -94,6 +88,8 @@ def nightly(
 ) -> None:
     """Generate, validate and assemble tonight's bundle into OUT/<date>/: bundle.yaml, report.md,
     report.html, run.log, and pool/ (the valid puzzles the bundle did not use, for swaps)."""
+    from pipeline.jobs.nightly import NightlyError, default_seed, plan_night, run_nightly  # start-up time: not for --help
+
     try:
         if date is not None and not _DATE.fullmatch(date):  # fromisoformat also takes 2026-W09-1, 20260302
             raise ValueError
@@ -104,7 +100,7 @@ def nightly(
     try:
         options = plan_night(
             night, seed=default_seed(night) if seed is None else seed, levels=levels, stages=stages, curve=curve,
-            job=job, continue_from=continue_from, out=out or continue_from or Path(DEFAULT_OUT), jobs=jobs,
+            job=job, continue_from=continue_from, out=out or continue_from or Path(NIGHTS_FOLDER), jobs=jobs,
             scheduler=scheduler or None, log=terminal.log,
         )
         options = dataclasses.replace(options, force=force)

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from pipeline.engine.board import Board
 
 from pipeline.errors import NumberMatchError
-from pipeline.rating import DEFAULT_SEED
-from pipeline.rating.explain import explain
-from pipeline.rating.score import DEFAULT_PLAYOUTS, Rating, rate
+from pipeline.rating import DEFAULT_PLAYOUTS, DEFAULT_SEED
 from pipeline.cli.base import app
 from pipeline.cli.common import IN_HELP, SOURCE_HELP, board_adds_stream, emit_json, fail, load_source
 from pipeline.limits import MAX_ADDS, MAX_PLAYOUTS
+
+if TYPE_CHECKING:
+    from pipeline.rating.score import Rating
 
 
 def _text(board: str, adds: int, r: Rating) -> str:
@@ -61,6 +62,9 @@ def rate_cmd(
     search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:
     """Rate a Stage: simulated players' win rates, the fewest adds that win, a score 0-100 and a tier."""
+    from pipeline.rating.explain import explain  # start-up time: the players and the solver load to rate, not for --help
+    from pipeline.rating.score import rate
+
 
     def as_json(r: Rating) -> dict:
         out = r.to_json()

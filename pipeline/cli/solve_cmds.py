@@ -10,7 +10,6 @@ import typer
 from pipeline.engine.board import Board
 
 from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
-from pipeline.solver.search import SOLVED, solve
 from pipeline.cli.base import app
 from pipeline.cli.common import IN_HELP, SOURCE_HELP, board_adds_stream, emit_json, fail, load_source
 from pipeline.errors import NumberMatchError
@@ -35,6 +34,8 @@ def solve_cmd(
 ) -> None:
     """Solve a Stage: `solved` with a certificate, `unsolvable` (proved) or `unknown` (budget ran out).
     """
+    from pipeline.solver.search import SOLVED, solve  # start-up time: not for --help
+
     if board == "-":
         budget = _budget(budget_nodes)
         board_adds_stream(lambda _t, cells, a: solve(cells, a, budget_nodes=budget, timeout=timeout).to_json())

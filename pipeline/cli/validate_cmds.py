@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
+from typing import TYPE_CHECKING
 
 import typer
 
-from pipeline.validator import PathError, ValidationReport, Validator, collect_files, validate_paths
-from pipeline.validator.reporters import render, summary
 from pipeline.cli.base import app
 from pipeline.cli.common import fail
+
+if TYPE_CHECKING:
+    from pipeline.validator import ValidationReport
 
 
 class Format(str, Enum):
@@ -26,6 +28,9 @@ def validate(
     deep: bool = typer.Option(False, "--deep", help="Also re-run the solver and the rating and report disagreements (slow)."),
 ) -> None:
     """Validate level files. Exit 0: all valid; 1: a file is invalid; 2: usage error."""
+    from pipeline.validator import PathError, validate_paths  # start-up time: not for --help
+    from pipeline.validator.reporters import render, summary
+
     try:
         if deep and sys.stderr.isatty():
             report = _deep_with_progress(paths)
@@ -42,6 +47,8 @@ def validate(
 
 def _deep_with_progress(paths: list[str]) -> ValidationReport:
     """`validate_paths(paths, deep=True)`, showing on the terminal how far the deep checks are."""
+    from pipeline.validator import Validator, collect_files  # start-up time
+
     files = collect_files(paths)
     count = [0]
 

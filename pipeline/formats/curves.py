@@ -33,14 +33,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from pipeline.errors import NumberMatchError
 from pipeline.rating.tiers import TIER_NAMES, tier_for, tier_range
 
 CURVE_KIND = "curves"
 BUILTIN_FILE = Path(__file__).resolve().parent / "curve_files" / "builtin.yaml"
 DEFAULT_AT = 0.5  # a bare tier name aims at the middle of the tier
+DEFAULT_CURVE = "ramp"  # assemble's and the nightly's curve unless told otherwise
 
 
 class CurveError(NumberMatchError):
@@ -494,6 +493,8 @@ def _json_path(parts: Parts) -> str:
 @lru_cache(maxsize=None)
 def builtin_curves() -> dict[str, Curve]:
     """The curves shipped with the package (trusted: the test suite validates the file)."""
+    import yaml  # start-up time: `--help` shows the curve choices without parsing YAML
+
     data = yaml.safe_load(BUILTIN_FILE.read_text(encoding="utf-8"))
     return parse_curves(data, str(BUILTIN_FILE))
 

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any
 from pipeline.jobs.assembler import Assembly, assemble
 from pipeline.atomic import WriteRefused, snapshot, write_atomic
 from pipeline.jobs.bundle import bundle_document, write_bundle
-from pipeline.formats.curves import Curve, CurveError, curve_from_data, curve_params, shape_text
+from pipeline.formats.curves import DEFAULT_CURVE, Curve, CurveError, curve_from_data, curve_params, shape_text
 from pipeline.jobs.curve_specs import load_curve, tier_needs
 from pipeline.jobs.publish import PublishError, locked, make_staging, publish, publish_over, sweep
 from pipeline.limits import MAX_LEVELS, MAX_STAGES
@@ -58,7 +58,6 @@ if TYPE_CHECKING:
 
 DEFAULT_LEVELS = 10
 DEFAULT_STAGES = 6
-DEFAULT_CURVE = "ramp"
 DEFAULT_OUT = NIGHTS_FOLDER  # where a puzzle id is looked up without --in, too
 POOL_DIR = "pool"  # <out>/<date>/pool/<id>.yaml: validated Puzzles the bundle did not use
 SPARE = 0.5  # generate this share more than the curve needs per tier, so the assignment can choose

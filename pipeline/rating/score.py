@@ -59,7 +59,7 @@ from typing import Any
 from pipeline.engine.board import Board, cells_of
 from pipeline.engine.moves import Move
 from pipeline.limits import MAX_RATE_CELLS, check_adds, check_cells, check_playouts
-from pipeline.rating import DEFAULT_SEED
+from pipeline.rating import DEFAULT_PLAYOUTS, DEFAULT_SEED
 from pipeline.rating.players import PLAYERS, Player, Playout, play_many
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.solver.budgets import (
@@ -75,7 +75,6 @@ from pipeline.engine.stage import replay
 from pipeline.rating.tiers import RATING_VERSION, UNSOLVABLE as TIER_UNSOLVABLE, tier_for
 from pipeline.rating.versions import PLAYOUT_SHARE_BY_VERSION, TRAPS_UNTIL, VERSIONS, WEIGHTS_BY_VERSION, rating_version, score_from_metrics
 
-DEFAULT_PLAYOUTS = 64
 SAMPLED_POSITIONS = 4  # positions from the random player's games checked for traps
 
 # One record per rating version (players, weights, game counts, tier table, stored keys):

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
-
-from jsonschema.exceptions import ValidationError
+from typing import TYPE_CHECKING, Any
 
 from pipeline import schemas
 from pipeline.engine.board import parse
@@ -20,6 +18,9 @@ from pipeline.engine.moves import Move
 from pipeline.formats.puzzle import SCHEMA_VERSION
 from pipeline.formats.loader import Document, find_node, position
 from pipeline.problems import Problem, json_path
+
+if TYPE_CHECKING:  # jsonschema loads only when a document fails the fast check (start-up time)
+    from jsonschema.exceptions import ValidationError
 
 _RANGE = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems",
           "minLength", "maxLength", "minProperties", "maxProperties"}
