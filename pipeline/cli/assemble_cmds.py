@@ -7,7 +7,6 @@ from typing import Optional
 
 import typer
 
-from pipeline.atomic import write_guarded
 from pipeline.formats.curves import CURVE_HELP, CURVE_METAVAR, DEFAULT_CURVE
 from pipeline.cli.base import app
 from pipeline.cli.common import fail
@@ -32,6 +31,7 @@ def assemble(
     """Order validated Puzzles into Levels along a difficulty curve and write a YAML bundle.
     """
     # start-up time: the assembler (networkx), the loaders and the validator load when assembling, not for --help
+    from pipeline.atomic import write_guarded
     from pipeline.errors import NumberMatchError
     from pipeline.formats.curves import curve_params, shape_text
     from pipeline.jobs.assembler import assemble as assemble_puzzles

@@ -10,7 +10,7 @@ import typer
 
 from pipeline.errors import NumberMatchError
 from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
-from pipeline.generation.executors import SCHEDULER_ENV
+from pipeline.generation import SCHEDULER_ENV
 from pipeline.cli.base import app
 from pipeline.generation.proposals import STRATEGIES
 from pipeline.rating.tiers import TIER_NAMES

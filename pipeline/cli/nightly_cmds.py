@@ -18,7 +18,7 @@ from pipeline.cli.base import app
 from pipeline.cli.common import fail
 from pipeline.errors import NumberMatchError, Terminated, shorten
 from pipeline.limits import MAX_JOBS, MAX_LEVELS, MAX_STAGES
-from pipeline.generation.executors import SCHEDULER_ENV
+from pipeline.generation import SCHEDULER_ENV
 from pipeline.formats.curves import CURVE_HELP, CURVE_METAVAR, shape_text
 from pipeline.formats.source import NIGHTS_FOLDER
 

@@ -1,1 +1,5 @@
 """Generation: proposals of boards (random, constructive) and the generator that keeps those on target."""
+
+# The environment variable naming a Dask scheduler for `generate` and `nightly` (here, not in
+# `executors`: their --help shows it without loading multiprocessing, sockets and logging).
+SCHEDULER_ENV = "NUMBERMATCH_SCHEDULER"

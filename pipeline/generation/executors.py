@@ -32,9 +32,9 @@ from typing import Any, Protocol
 from pipeline import __version__
 from pipeline.engine.rulesets import SHIPPED
 from pipeline.errors import NumberMatchError
+from pipeline.generation import SCHEDULER_ENV
 from pipeline.procs import die_with_parent
 
-SCHEDULER_ENV = "NUMBERMATCH_SCHEDULER"
 LOCAL_PREFIX = "local:"
 MAX_LOCAL_WORKERS = 64
 CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler before giving up
