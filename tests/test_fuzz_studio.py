@@ -114,3 +114,36 @@ def test_random_requests_get_no_500_and_write_nothing_without_origin_and_token(s
     one()
     if CAMPAIGN:
         print(f"\nstudio fuzz: {sum(statuses.values())} requests, statuses {dict(sorted(statuses.items()))}")
+
+
+def test_random_bytes_on_the_socket_get_a_4xx_or_a_close_and_the_studio_keeps_serving(night_copy: Path) -> None:
+    """Below the framework: whatever arrives on the socket, uvicorn answers 4xx or closes, within
+    the header timeout, and the next well-formed request is served."""
+    import socket
+
+    from pipeline.studio.server import Background
+
+    lines = st.sampled_from([b"GET / HTTP/1.1", b"POST /save HTTP/1.1", b"GET /" + b"a" * 70000 + b" HTTP/1.1", b"\x00\xff", b""])
+    header = st.binary(max_size=200).map(lambda b: b.replace(b"\r\n\r\n", b""))
+    raw = st.tuples(lines, st.lists(header, max_size=4), st.binary(max_size=200)).map(
+        lambda t: t[0] + b"\r\n" + b"\r\n".join(t[1]) + b"\r\n\r\n" + t[2]
+    )
+    with Background(night_copy, header_timeout=0.5) as served:
+        port = int(served.url.rsplit(":", 1)[1])
+
+        @settings(SETTINGS, max_examples=CAMPAIGN or 15)
+        @given(data=raw)
+        def one(data: bytes) -> None:
+            with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+                try:
+                    s.sendall(data)
+                    answer = s.recv(64)
+                except (ConnectionResetError, BrokenPipeError):
+                    return
+                assert answer == b"" or answer.startswith((b"HTTP/1.1 4", b"HTTP/1.1 2", b"HTTP/1.1 3")), answer
+                assert not answer.startswith(b"HTTP/1.1 5")
+
+        one()
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(f"GET /favicon.ico HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            assert s.recv(20).startswith(b"HTTP/1.1 200")
