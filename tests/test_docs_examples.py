@@ -4,6 +4,7 @@ site builds with `mkdocs build --strict`, and the collector itself fails on a wr
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +70,18 @@ def test_mkdocs_builds_strict(tmp_path: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "site" / "index.html").is_file()
+
+
+def test_the_readme_is_a_front_door() -> None:
+    """At most about 200 lines; the set-up Debian needs; the night's time as `make bench`
+    measured it, not a guess; and no pointer to a rules file the repository does not have."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    assert "python3-venv" in text
+    assert "make bench" in text and "wall" in text and "10 s on 2 cores" not in text
+    assert "RULES.md" not in text and (ROOT / "docs" / "rules.md").is_file()
+    for link in re.findall(r"\]\((docs/[^)#]+)", text):
+        assert (ROOT / link).is_file(), link
 
 
 # --- the collector itself -------------------------------------------------------------------
