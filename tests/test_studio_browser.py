@@ -338,3 +338,15 @@ def test_the_studios_own_save_carries_its_token(studio: Any, page: Any) -> None:
     page.wait_for_selector("#message")
     assert "Saved" in page.locator("#message").inner_text()
     assert stages(studio.root)[3]["puzzle"]["id"] == pid
+
+
+def test_a_pin_made_in_the_browser_is_saved_and_still_there_on_a_fresh_page(studio: Any, page: Any) -> None:
+    page.goto(f"{studio.url}/bundle?path={BUNDLE}")
+    page.locator('article[data-at="1.2"] button', has_text="Pin").click()
+    page.wait_for_selector('article[data-at="1.2"] .pin')
+    page.locator("#save").click()
+    page.wait_for_selector("#message")
+    assert "pins and excludes kept in 2026-01-02/bundle.curation.txt" in page.locator("#message").inner_text()
+    page.goto(f"{studio.url}/bundle?path={BUNDLE}")  # a new tab: no draft in the address
+    assert page.locator('article[data-at="1.2"] .pin').count() == 1
+    assert "pin L1.S2=" in (studio.root / "2026-01-02" / "bundle.curation.txt").read_text()
