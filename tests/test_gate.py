@@ -112,6 +112,23 @@ def test_adds_as_a_float_with_its_own_id_is_refused() -> None:
     assert "NM205" in codes(text)
 
 
+@pytest.mark.parametrize("written", ["010", "0_1", "1_", "0b1", "0x1", "+1", "01", "1:30"])
+def test_whole_numbers_are_plain_decimal_digits(written: str) -> None:
+    """22.15: YAML 1.1 reads `010` as 8 (and `0_1`, `0x1`, `+1`, `1:30` as numbers), YAML 1.2 as
+    10 or a string; a file whose numbers two readers read differently is refused."""
+    problems = validate_texts([("p.yaml", _with(PUZZLE, "adds: 1", f"adds: {written}"))]).problems
+    assert [(p.code, p.path, p.line) for p in problems] == [("NM205", "$.adds", 7)], problems
+    assert "is not a plain whole number" in problems[0].message
+    assert "NM205" in codes(_with(BUNDLE, "- level: 1", "- level: 01"))
+    assert "NM205" in codes(_with(PUZZLE, "score:", "score: 1_0.5\n  #"))
+
+
+def test_an_octal_adds_with_the_id_made_for_8_adds_is_refused() -> None:
+    board = "719473731/547335153"
+    text = _with(_with(PUZZLE, "adds: 1", "adds: 010"), "id: nm1-ad6b87a055dd", f"id: {puzzle_id(board, 8)}")
+    assert "NM205" in codes(text)
+
+
 def test_level_and_stage_numbers_must_be_integers() -> None:
     assert "NM205" in codes(_with(BUNDLE, "- level: 1", "- level: 1.0"))
     assert "NM205" in codes(_with(BUNDLE, "  - stage: 1", "  - stage: 1.0"))

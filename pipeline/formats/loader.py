@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,10 @@ MAX_DEPTH = 64  # the formats nest about 10 deep
 MAX_NODES = 1_000_000  # after alias expansion: stops "billion laughs" documents
 MAX_NUMBER_CHARS = 100  # a number written longer than this is refused (Python reads ints of <= 4,300 digits)
 
+# Whole numbers as YAML 1.1 (PyYAML) and YAML 1.2 (editors, other games' readers) both read
+# them: `010` is 8 to one and 10 to the other; `0_1`, `1_`, `0b1`, `0x1`, `+1`, `1:30` are
+# numbers to 1.1 only. Only plain decimal digits mean the same everywhere.
+_PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)", re.ASCII)
 _T = "tag:yaml.org,2002:"
 STR, SEQ, MAP = _T + "str", _T + "seq", _T + "map"
 _CTOR = SafeConstructor()
@@ -165,6 +170,15 @@ class _Builder:
             if tag != _T + "null" and len(node.value) > MAX_NUMBER_CHARS:
                 self.problem(node, "NM112", f"number {shorten(node.value, 40)} is too long: level files allow "
                                             f"at most {MAX_NUMBER_CHARS} characters per number")
+                return None
+            if tag == _T + "int" and not _PLAIN_INT.fullmatch(node.value):
+                self.problem(node, "NM205", f"{shorten(node.value, 40)} is not a plain whole number: write it with the"
+                                            " digits 0-9 only, no leading zero, sign, underscore or base prefix"
+                                            " (YAML 1.1 and 1.2 readers read it differently)")
+                return None
+            if tag == _T + "float" and ("_" in node.value or ":" in node.value):
+                self.problem(node, "NM205", f"{shorten(node.value, 40)} is not a plain number: write it without"
+                                            " underscores or colons (YAML 1.1 and 1.2 readers read it differently)")
                 return None
             try:
                 value = make(node)
