@@ -402,3 +402,64 @@ def test_continue_from_a_broken_newest_night_fails_in_one_line(night_copy: Path,
             "puzzle": "a puzzle file"}[make]
     one_line_error(result, f"{bundle} is {what}, not a bundle; cannot continue from it")
     assert not (night_copy / "2026-01-03").exists()
+
+
+# --- the command line's own edges -----------------------------------------------------------------
+
+def _cli() -> list[str]:
+    import sys
+
+    exe = Path(sys.executable).with_name("numbermatch")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "pipeline.cli"]
+
+
+def test_show_into_a_closed_pipe_exits_quietly() -> None:
+    """Item 22: `numbermatch show BOARD | head -1` printed a BrokenPipeError traceback."""
+    import subprocess
+
+    board = "/".join(["123456789"] * 40)
+    for _ in range(3):
+        proc = subprocess.Popen(_cli() + ["show", board], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        proc.stdout.close()  # what `head -1` does after its line
+        _, err = proc.communicate(timeout=60)
+        assert err == b"" and proc.returncode in (0, 141), (proc.returncode, err)
+
+
+def test_ctrl_c_in_play_exits_130() -> None:
+    """Item 22: Ctrl-C in `play` exited 0."""
+    import signal
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(_cli() + ["play", "1.......9/3...7"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    while b"status: in play" not in proc.stdout.readline():
+        pass
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (out, err)
+    assert b"final: in play" in out and err.decode().strip() == "numbermatch: error: interrupted"
+
+
+def test_play_bounds_a_huge_line_and_cuts_its_echo() -> None:
+    """Item 18: one 10 MB line used ~40x its size in memory and was echoed twice in full."""
+    import subprocess
+
+    line = b"1" * 10_000_000 + b"\n0,0-0,8\nq\n"
+    proc = subprocess.run(_cli() + ["play", "1.......9/3...7"], input=line, capture_output=True, timeout=120)
+    out = proc.stdout.decode()
+    assert proc.returncode == 0 and len(out) < 2_000, out[:300]
+    assert "(10,000,000 characters)" in out and "a line of 10,000,000 characters is no command (at most 200" in out
+    assert "move 1: 0,0-0,8" in out  # the next line is read as usual
+
+
+def test_play_messages_cut_a_long_command() -> None:
+    from pipeline.cli.play_cmds import Game
+    from pipeline.engine.board import parse
+
+    reply = Game(parse("1.......9/3...7"), 0).command("x" * 190)
+    assert len(reply) < 200 and "(190 characters)" in reply

@@ -57,7 +57,22 @@ def __getattr__(name: str) -> Any:
 
 
 def main() -> None:
-    """Console-script entry point: load just the asked command's module when it is known."""
+    """Console-script entry point (see `_main`). A reader that goes away (`numbermatch show B |
+    head -1`) ends the command quietly with 141, as a shell reports a command killed by SIGPIPE."""
+    try:
+        try:
+            _main()
+        finally:
+            sys.stdout.flush()  # inside the try: a closed pipe shows up here at the latest
+    except BrokenPipeError:
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
+        raise SystemExit(141) from None
+
+
+def _main() -> None:
+    """Load just the asked command's module when it is known."""
     args = sys.argv[1:]
     first = args[0] if args else None
     if first is not None and first in _FAST:

@@ -20,11 +20,12 @@ from pipeline.engine.board import WIDTH, format_board
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.engine.stage import IN_PLAY, WON, Stage
-from pipeline.errors import NumberMatchError
+from pipeline.errors import NumberMatchError, shorten
 from pipeline.limits import MAX_ADDS
 from pipeline.solver.budgets import HINT_NODES
 
 _CELL = re.compile(r"(\d+)\s*,\s*(\d+)")
+MAX_COMMAND = 200  # characters of one play command line ("12,3-13,4" is 9); longer lines are refused unread
 
 HELP = """commands:
   R,C-R,C or R,C R,C   remove a pair (two cells, in any order)
@@ -129,11 +130,11 @@ class Game:
         cells = _CELL.findall(text)
         rest = _CELL.sub("", text).replace("-", " ").strip()
         if len(cells) != 2 or rest:
-            raise NumberMatchError(f"cannot read {text!r}: type a pair as R,C-R,C (or two cells R,C R,C), or + to add")
+            raise NumberMatchError(f"cannot read {shorten(text)}: type a pair as R,C-R,C (or two cells R,C R,C), or + to add")
         (r1, c1), (r2, c2) = ((int(r), int(c)) for r, c in cells)
         for c in (c1, c2):
             if c >= WIDTH:
-                raise NumberMatchError(f"cannot read {text!r}: column {c} is off the board (columns 0-{WIDTH - 1})")
+                raise NumberMatchError(f"cannot read {shorten(text)}: column {c} is off the board (columns 0-{WIDTH - 1})")
         return Move.pair(r1 * WIDTH + c1, r2 * WIDTH + c2)
 
     def _hint(self) -> str:
@@ -199,17 +200,41 @@ def play(
     board = format_board(src.cells)
     title = board if src.label == board else f"{src.label}: {board}"
     typer.echo(f"{title} with {game.adds} add{'s' if game.adds != 1 else ''} (h for help)\n{game.screen()}")
+    interrupted = False
     while not game.done:
         try:
-            line = input("> ") if tty else sys.stdin.readline()
-        except (EOFError, KeyboardInterrupt):
+            line, length = (input("> "), 0) if tty else read_command()
+        except EOFError:
             typer.echo("")
             break
+        except KeyboardInterrupt:  # Ctrl-C: the final line, then 130 as every command
+            typer.echo("")
+            interrupted = True
+            break
+        length = length or len(line)
         if not tty:
             if line == "":
                 break
-            typer.echo(f"> {line.rstrip()}")
+            typer.echo(f"> {line.rstrip()}" if length <= MAX_COMMAND else f"> {line[:60]}... ({length:,} characters)")
+        if length > MAX_COMMAND:
+            typer.echo(f"a line of {length:,} characters is no command (at most {MAX_COMMAND}; h for help)")
+            continue
         reply = game.command(line)
         if reply:
             typer.echo(reply)
     typer.echo(f"final: {game.stage.status}, {game.moves_played} moves, adds left {game.stage.adds_left}")
+    if interrupted:
+        fail("interrupted", 130)
+
+
+def read_command() -> tuple[str, int]:
+    """One stdin line cut to MAX_COMMAND + 1 characters, and its full length (the rest of a
+    longer line is read in pieces and dropped, so memory stays bounded whatever comes in);
+    ("", 0) at the end of input."""
+    line = sys.stdin.readline(MAX_COMMAND + 1)
+    length = len(line.rstrip("\r\n"))
+    rest = line
+    while rest and not rest.endswith("\n") and len(rest) > MAX_COMMAND:
+        rest = sys.stdin.readline(1 << 16)
+        length += len(rest.rstrip("\r\n"))
+    return line, length
