@@ -7,11 +7,15 @@ position a third of the way through the certificate. Per position it times
 
 - a move: the click that completes a pair (`GET /act`, the engine replays the game and plays
   the pair, 303) plus the page it redirects to (`GET /stage`, replay and render), end to end;
-- a hint: `GET /stage?note=hint` (replay, solver with the studio's node budget, render).
+- a hint: `GET /stage?note=hint` (replay, solver with the studio's node budget, render);
+- a swap page: `GET /swap` for each Stage of the bundle (the pool, validated once and cached,
+  ranked, and `swap`'s own choice, `choose_replacement`).
 
 Baselines in the same run, on the same positions: the engine's own replay-and-play in-process
 (`game.replay` + `Position.then`) for a move, and `solve` in-process for a hint; the ratios say
-what HTTP, templates and the page cost on top.
+what HTTP, templates and the page cost on top. For the swap page the baseline is
+`choose_replacement` in-process, and the line after it times what the page did before it had a
+pure choice: `swap_stage(write=False)`, which reads and validates the whole bundle twice.
 """
 
 from __future__ import annotations
@@ -160,3 +164,53 @@ def main() -> None:
             served.__exit__(None, None, None)
         print(_line("move", move_t, move_base))
         print(_line("hint", hint_t, hint_base))
+        _swap_pages(root, bundle, doc)
+
+
+def _swap_pages(root: Path, bundle: str, doc: dict) -> None:
+    """GET /swap per Stage against `choose_replacement` in-process, and the old way's cost."""
+    from pipeline.jobs.inputs import load_puzzles
+    from pipeline.jobs.swap import SwapError, choose_replacement, swap_stage
+    from pipeline.studio.server import Background
+
+    pool_dir = root / Path(bundle).parent / "pool"
+    if not pool_dir.is_dir():
+        print("   swap page: skipped (the night has no pool/)")
+        return
+    pool = load_puzzles([pool_dir])
+    stages = [s for level in doc["levels"] for s in level["stages"]]
+    ats = [(level["level"], s["stage"]) for level in doc["levels"] for s in level["stages"]][:MAX_STAGES]
+    page_t: list[float] = []
+    pure_t: list[float] = []
+    old_t: list[float] = []
+    with Background(root) as served:
+        conn = http.client.HTTPConnection("127.0.0.1", int(served.url.rsplit(":", 1)[1]))
+        try:
+            for rnd in range(ROUNDS):
+                for flat, (level, stage) in enumerate(ats):
+                    start = time.perf_counter()
+                    conn.request("GET", "/swap?" + urlencode({"path": bundle, "at": f"{level}.{stage}"}))
+                    response = conn.getresponse()
+                    response.read()
+                    page_t.append(time.perf_counter() - start)
+                    if response.status != 200:
+                        raise RuntimeError(f"/swap {level}.{stage}: HTTP {response.status}")
+                    start = time.perf_counter()
+                    try:
+                        choose_replacement(stages, flat, pool, f"L{level}.S{stage}")
+                    except SwapError:
+                        pass
+                    pure_t.append(time.perf_counter() - start)
+                    if rnd or flat >= 10:  # the old way is slow: ten Stages once is enough to see it
+                        continue
+                    start = time.perf_counter()
+                    try:
+                        swap_stage(root / bundle, level, stage, pool, write=False)
+                    except SwapError:
+                        pass
+                    old_t.append(time.perf_counter() - start)
+        finally:
+            conn.close()
+    print(_line("swap page", page_t, pure_t))
+    print(f"   (before choose_replacement the page ran swap_stage(write=False): median {statistics.median(old_t) * 1000:.1f} ms"
+          f" per Stage in-process, {statistics.median(old_t) / statistics.median(page_t):.1f}x this whole page)")
