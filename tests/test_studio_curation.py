@@ -146,3 +146,16 @@ def test_a_save_racing_another_writer_never_reports_success_for_a_lost_edit(
     assert bundle.read_bytes().endswith(b"# another writer's edit\n") and new not in bundle.read_text()
     assert str(night_copy) not in r.text
     assert f"put {new} in L1.S1" in r.text  # the draft is kept
+
+
+def test_a_save_naming_another_kind_of_file_says_what_it_is(client: TestClient, night_copy: Path) -> None:
+    night = night_copy / "2026-01-02"
+    puzzle = pool_files(night_copy)[0]
+    for rel in ("2026-01-02/report.md", f"2026-01-02/pool/{puzzle.name}"):
+        before = (night_copy / rel).read_bytes()
+        r = studio_post(client, "/save", {"path": rel, "base": content_hash((night / "bundle.yaml").read_bytes()), "draft": "s:1.1=x"})
+        assert r.status_code == 400, (rel, r.status_code)
+        shown = re.search(r'id="message">([^<]*)<', r.text)
+        assert shown and "changed on disk" not in shown.group(1), shown
+        assert "not a bundle" in shown.group(1) or "not a level file" in shown.group(1), shown.group(1)
+        assert (night_copy / rel).read_bytes() == before

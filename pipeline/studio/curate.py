@@ -169,7 +169,8 @@ def save(bundle: Path, rel: str, base: str, draft: Draft, pool: Sequence[Puzzle]
     from pipeline.jobs.curation import curation_path
     from pipeline.jobs.swap import SwapError, swap_stage
 
-    if not draft.swaps and curation_of(draft, bundle_ids(bundle)) == saved:
+    ids = bundle_ids(bundle, rel)  # first: a Save naming report.md or a puzzle file says so, not "changed"
+    if not draft.swaps and curation_of(draft, ids) == saved:
         raise DraftError("nothing to save: the draft changes nothing")
     pool_dir = bundle.parent / POOL_DIR
     by_id = {p.id: p for p in pool}
@@ -199,7 +200,7 @@ def save(bundle: Path, rel: str, base: str, draft: Draft, pool: Sequence[Puzzle]
                 done.append(at)
                 back = f"; {result.old_id} back in the pool" if kept else ""
                 lines.append(f"{name}: {result.old_id} -> {pid}{back}")
-            wanted = curation_of(draft, bundle_ids(bundle))
+            wanted = curation_of(draft, bundle_ids(bundle, rel))
             if wanted != saved:
                 try:
                     _write_curation(curation_path(bundle), wanted, bundle.name)
@@ -251,12 +252,15 @@ def _plain(message: str, bundle: Path, rel: str) -> str:
     return message.replace(str(bundle), rel).replace(str(bundle.parent) + "/", "" if folder == "." else folder + "/")
 
 
-def bundle_ids(bundle: Path) -> dict[str, str]:
-    """Stage (`L.S`) -> puzzle id, as the bundle on disk has them."""
-    from pipeline.studio.library import bundle_stages, read_document
+def bundle_ids(bundle: Path, rel: str) -> dict[str, str]:
+    """Stage (`L.S`) -> puzzle id, as the bundle on disk has them; raises LibraryError naming
+    `rel` for a file that is not a bundle."""
+    from pipeline.studio.library import SUFFIXES, LibraryError, bundle_stages, read_document
 
-    data, _ = read_document(bundle, bundle.name)
-    return {s.at: str(s.puzzle.get("id")) for s in bundle_stages(data, bundle.name)}
+    if not bundle.name.endswith(SUFFIXES):
+        raise LibraryError(f"{rel}: is not a bundle (a Save changes a bundle file, *.yaml)")
+    data, _ = read_document(bundle, rel)
+    return {s.at: str(s.puzzle.get("id")) for s in bundle_stages(data, rel)}
 
 
 def curation_of(draft: Draft, ids: Mapping[str, str]) -> Curation:
