@@ -20,6 +20,13 @@ MAX_SOLVE_CELLS = 1_000
 MAX_RATE_CELLS = 300
 # Adds allocation of a Stage (each add can double the board). Real puzzles use 0-5.
 MAX_ADDS = 16
+# Adds the generator makes puzzles with (`generate --adds`, the nightly's tier plans).
+MAX_GENERATED_ADDS = 5
+# Moves a simulated player may make in one game: a defensive cap (a game is finite anyway: each
+# pair removes two numbers).
+MAX_PLAYER_MOVES = 20_000
+# Moves in a studio game's address: far more than a 36-cell board with a few adds can take.
+MAX_STUDIO_MOVES = 1000
 # Games each simulated player plays in a rating (default 64).
 MAX_PLAYOUTS = 10_000
 # Puzzles one `generate` run may ask for.

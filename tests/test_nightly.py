@@ -361,3 +361,26 @@ def test_nightly_refuses_a_curve_it_cannot_read_before_any_work(tmp_path: Path) 
     result = runner.invoke(app, ["nightly", "--curve", "zigzag", "--out", str(tmp_path / "o"), "--date", "2026-01-02"])
     assert result.exit_code == 1 and "unknown curve 'zigzag'" in result.output
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+def test_a_curve_file_is_read_once_per_night(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The curve is resolved once, before any work: editing the file during the run cannot shift
+    the targets, and the file is validated once (not at every phase)."""
+    import pipeline.jobs.curve_specs as curve_specs
+
+    curves = tmp_path / "curves.yaml"
+    curves.write_text(
+        "schema_version: 1\nkind: curves\ncurves:\n  - name: level\n"
+        "    levels:\n      - stages: [medium, medium]\n",
+        encoding="utf-8",
+    )
+    reads: list[Path] = []
+    real = curve_specs.read_curve_file
+
+    def counted(path: str | Path) -> dict[str, object]:
+        reads.append(Path(path))
+        return real(path)
+
+    monkeypatch.setattr(curve_specs, "read_curve_file", counted)
+    run_nightly(night(tmp_path / "out", curve=f"{curves}:level"))
+    assert reads == [curves]

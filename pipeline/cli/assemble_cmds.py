@@ -57,8 +57,8 @@ def assemble(
             pins = {**dict(saved.pins), **pins}  # a --pin given here wins over the file's
             excluded += [pid for pid in saved.excludes if pid not in excluded]
         pool = load_puzzles(puzzles)
-        result = assemble_puzzles(pool, levels=levels, stages=stages, curve=curve, first_level=first_level,
-                                  pins=pins, exclude=excluded)
+        result = assemble_puzzles(pool, levels=levels, stages=stages, curve=spec, curve_name=curve,
+                                  first_level=first_level, pins=pins, exclude=excluded)
     except NumberMatchError as exc:
         fail(str(exc))
     params = {**curve_params(curve, spec), "levels": levels, "stages": stages, "candidates": len(pool)}

@@ -13,7 +13,9 @@ import typer
 from pipeline.cli.base import app
 from pipeline.cli.common import IN_HELP, SOURCE_HELP, fail, load_source, writable_folder
 from pipeline.errors import NumberMatchError
+from pipeline.formats.night import POOL_DIR
 from pipeline.limits import MAX_ADDS
+from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
 
 _PUZZLE_SOURCES = "The board to author: " + SOURCE_HELP[0].lower() + SOURCE_HELP[1:] + " With --refresh: the puzzle files, or bundle stages (bundle.yaml:L1.S2), to refresh."
 
@@ -24,7 +26,7 @@ def puzzle(
     adds: Optional[int] = typer.Option(None, "--adds", min=0, max=MAX_ADDS, help="Adds each Stage gets (required for board notation)."),
     out_text: Optional[str] = typer.Option(None, "--out", metavar="PATH", help="Puzzle file to write, or a folder (existing, or ending in /) for <id>.yaml."),
     refresh: bool = typer.Option(False, "--refresh", help="Re-derive id, certificate and difficulty of hand-edited puzzle files or bundle stages."),
-    budget_nodes: int = typer.Option(5_000_000, "--budget-nodes", min=0, help="Solver node budget (0: no limit)."),
+    budget_nodes: int = typer.Option(DEFAULT_BUDGET_NODES, "--budget-nodes", min=0, help="Solver node budget (0: no limit)."),
     search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file that is not a puzzle file (a bundle, notes)."),
 ) -> None:
@@ -173,7 +175,7 @@ def swap(
         fail(f"{bundle}: no such file")
     places = list(pool or [])
     if not places:
-        default = bundle.parent / "pool"
+        default = bundle.parent / POOL_DIR
         if not default.is_dir():
             fail(f"--pool PATH is needed: {default} does not exist (the nightly job writes it)")
         places = [default]

@@ -27,9 +27,9 @@ from typing import Any
 
 from pipeline.engine.board import parse
 from pipeline.errors import NumberMatchError, shorten
+from pipeline.formats.slot import FORM, Slot, SlotError
 
 ID_PATTERN = re.compile(r"nm\d+-[0-9a-f]{12}\Z")
-STAGE_PATTERN = re.compile(r"L(\d+)\.S(\d+)\Z", re.IGNORECASE)
 _NOTATION = re.compile(r"[1-9./]*\Z")
 STAGE_FORM = "BUNDLE:L<level>.S<stage>"
 NIGHTS_FOLDER = "generated"  # where the nightly job writes by default, and where a puzzle id is looked up by default
@@ -110,12 +110,13 @@ def _split_stage(text: str) -> tuple[Path, int, int] | None:
     head, sep, tail = text.rpartition(":")
     if not sep or not head:
         return None
-    m = STAGE_PATTERN.match(tail)
-    if m is None:
+    try:
+        slot = Slot.parse(tail)
+    except SlotError:
         if Path(head).suffix in (".yaml", ".yml"):
-            raise SourceError(f"{text!r}: the stage {tail!r} is not of the form L<level>.S<stage> (e.g. {head}:L3.S2)")
+            raise SourceError(f"{text!r}: the stage {tail!r} is not of the form {FORM} (e.g. {head}:L3.S2)") from None
         return None
-    return Path(head), int(m.group(1)), int(m.group(2))
+    return Path(head), slot.level, slot.stage
 
 
 def load_document(path: Path):  # -> pipeline.formats.loader.Document (data and node tree)

@@ -29,7 +29,7 @@ from pipeline.engine.board import format_board
 from pipeline.errors import NumberMatchError
 from pipeline.engine.moves import Move
 from pipeline.generation.executors import Executor, WorkReport, open_executor
-from pipeline.limits import MAX_COUNT, MAX_JOBS
+from pipeline.limits import MAX_COUNT, MAX_GENERATED_ADDS, MAX_JOBS
 from pipeline.generation.proposals import STRATEGIES, DigitDistribution, propose, reading_order_reduction
 from pipeline.formats.puzzle import GENERATOR_NAME, Puzzle
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
@@ -43,7 +43,6 @@ if TYPE_CHECKING:
 from pipeline.rating.tiers import TIER_NAMES, tier_range
 
 MIN_CELLS, MAX_CELLS = 2, 81
-MAX_ADDS = 5
 PILOT_ATTEMPTS = 200
 SCORE_SLACK = 10.0  # how far beyond the scores seen a tier may start and still be tried
 
@@ -99,8 +98,8 @@ class GenerateParams:
         ruleset = self.rules()
         if isinstance(self.cells, bool) or not isinstance(self.cells, int) or not MIN_CELLS <= self.cells <= MAX_CELLS:
             raise GenerationError(f"cells {self.cells!r} is out of range: a board has {MIN_CELLS} to {MAX_CELLS} cells")
-        if isinstance(self.adds, bool) or not isinstance(self.adds, int) or not 0 <= self.adds <= MAX_ADDS:
-            raise GenerationError(f"adds {self.adds!r} is out of range: 0 to {MAX_ADDS}")
+        if isinstance(self.adds, bool) or not isinstance(self.adds, int) or not 0 <= self.adds <= MAX_GENERATED_ADDS:
+            raise GenerationError(f"adds {self.adds!r} is out of range: 0 to {MAX_GENERATED_ADDS}")
         if self.cells % 2 and self.adds == 0:
             raise GenerationError(
                 f"{self.cells} cells with 0 adds can never be won: pairs remove two numbers at a time; "
@@ -173,7 +172,6 @@ class GenerateResult:
 
 # Every puzzle is rated with the rating's own default seed, so that a plain re-rating
 # (`numbermatch rate BOARD --adds N`, `validate --deep`) reproduces the stored difficulty.
-RATING_SEED = DEFAULT_SEED
 
 
 def _rate(
@@ -217,7 +215,7 @@ def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
     assert certificate is not None
     if replay(cells, certificate, params.adds, ruleset)[0]:
         raise AssertionError(f"certificate does not empty {format_board(cells)}")
-    rseed = RATING_SEED
+    rseed = DEFAULT_SEED
     rating = _rate(cells, params.adds, params.playouts, rseed, tuple(certificate), ruleset)
     if rating.score is None or rating.tier not in TIER_NAMES:
         return Outcome(attempt, reason=UNSOLVABLE_REASON)
@@ -379,6 +377,5 @@ __all__ = [
     "Outcome",
     "generate",
     "run_attempt",
-    "RATING_SEED",
     "existing_ids",
 ]

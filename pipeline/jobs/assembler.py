@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -47,11 +46,11 @@ from pipeline.formats.curves import Curve, Target, shape_text
 from pipeline.jobs.curve_specs import load_curve
 from pipeline.errors import NumberMatchError
 from pipeline.formats.puzzle import Puzzle
+from pipeline.formats.slot import Slot
 from pipeline.rating.tiers import TIER_NAMES
 
 DEFAULT_NODE_BUDGET = 2000
 _CLASS_TEXT = "." + "".join(chr(ord("0") + k) for k in range(1, 256))  # class k as a character
-_SLOT = re.compile(r"L?(\d+)\.S?(\d+)\Z", re.IGNORECASE)
 
 
 class AssemblyError(NumberMatchError):
@@ -305,9 +304,13 @@ def assemble(
     node_budget: int = DEFAULT_NODE_BUDGET,
     pins: Mapping[tuple[int, int], str] | None = None,
     exclude: Iterable[str] = (),
+    curve_name: str | None = None,
 ) -> Assembly:
     """Place Puzzles into `levels` Levels of `stages` Stages along `curve` (a built-in name,
     FILE[:NAME] or a Curve), starting at game Level `first_level`, optimally.
+
+    A job passes the Curve it resolved once for the run, with `curve_name`, the spec it was
+    given (for messages and the default bundle id; default: the spec, else the curve's name).
 
     `pins` fixes (level, stage) -> Puzzle id (both numbered from 1, as in the bundle); a pinned
     Puzzle may be of another tier than its slot's target. `exclude` drops Puzzles by id.
@@ -317,7 +320,7 @@ def assemble(
     variety rule that cannot be met; CurveError for a curve that cannot give this shape.
     """
     spec = load_curve(curve)
-    name = curve if isinstance(curve, str) else spec.name
+    name = curve_name or (curve if isinstance(curve, str) else spec.name)
     rows = spec.targets(levels, stages, first_level)
     slots = [t for row in rows for t in row]
     pool: dict[str, Puzzle] = {}
@@ -378,11 +381,9 @@ def _slot_pins(
 
 
 def parse_slot(text: str) -> tuple[int, int]:
-    """`L3.S2` or `3.2` -> (3, 2): a Stage of a bundle, both numbered from 1."""
-    m = _SLOT.match(text.strip())
-    if m is None or int(m.group(1)) < 1 or int(m.group(2)) < 1:
-        raise AssemblyError(f"stage {text!r}: write it as L<level>.S<stage>, both from 1 (e.g. L3.S2)")
-    return int(m.group(1)), int(m.group(2))
+    """`L3.S2` or `3.2` -> (3, 2): a Stage of a bundle, both numbered from 1 (`Slot.parse`)."""
+    slot = Slot.parse(text)
+    return slot.level, slot.stage
 
 
 def parse_pin(text: str) -> tuple[tuple[int, int], str]:

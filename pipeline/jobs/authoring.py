@@ -22,7 +22,6 @@ from pipeline.rating import DEFAULT_SEED
 from pipeline.schemas import schema_hint
 from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
 
-RATING_SEED = DEFAULT_SEED  # the generator's: a plain `numbermatch rate BOARD --adds N` reproduces the tier
 
 
 class AuthoringError(NumberMatchError):
@@ -36,7 +35,7 @@ def author(
     budget_nodes: int | None = DEFAULT_BUDGET_NODES,
     provenance: dict[str, Any] | None = None,
     certificate: tuple[str, ...] | None = None,
-    rating_seed: int = RATING_SEED,
+    rating_seed: int = DEFAULT_SEED,  # the generator's: a plain `numbermatch rate BOARD --adds N` reproduces the tier
     ruleset: int = DEFAULT.number,
 ) -> Puzzle:
     """A rated Puzzle for the board, or AuthoringError with the solver's verdict.
@@ -146,9 +145,9 @@ def refreshed(
     old: dict[str, Any] = source.puzzle or {}
     stored = old.get("provenance")
     provenance: dict[str, Any] = stored if isinstance(stored, dict) else {}
-    seed = provenance.get("rating_seed", RATING_SEED)
+    seed = provenance.get("rating_seed", DEFAULT_SEED)
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        seed = RATING_SEED
+        seed = DEFAULT_SEED
     provenance = dict(provenance) if provenance else {"generator": GENERATOR_NAME, "strategy": "hand"}
     provenance["rating_seed"] = seed
     assert source.adds is not None

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import NumberMatchError
+from pipeline.formats.slot import Slot, SlotError
 
 CURATION_SUFFIX = ".curation.txt"
 MAX_CURATION_BYTES = 64 * 1024
 _ID = re.compile(r"[A-Za-z0-9_.-]{1,80}\Z")
-_PIN = re.compile(r"L([1-9]\d{0,3})\.S([1-9]\d{0,3})=([A-Za-z0-9_.-]{1,80})\Z")
 
 
 class CurationError(NumberMatchError):
@@ -49,9 +49,9 @@ class Curation:
                 continue
             word, _, rest = line.partition(" ")
             rest = rest.strip()
-            pin = _PIN.match(rest) if word == "pin" else None
-            if pin:
-                pins[(int(pin[1]), int(pin[2]))] = pin[3]
+            pin = _pin(rest) if word == "pin" else None
+            if pin is not None:
+                pins[(pin[0].level, pin[0].stage)] = pin[1]
             elif word == "exclude" and _ID.match(rest):
                 excludes.append(rest)
             else:
@@ -59,7 +59,7 @@ class Curation:
         return cls(tuple(sorted(pins.items())), tuple(dict.fromkeys(excludes)))
 
     def __str__(self) -> str:
-        lines = [f"pin L{level}.S{stage}={pid}" for (level, stage), pid in self.pins]
+        lines = [f"pin {Slot(level, stage)}={pid}" for (level, stage), pid in self.pins]
         return "\n".join(lines + [f"exclude {pid}" for pid in self.excludes])
 
     def text(self, bundle_name: str) -> str:
@@ -69,6 +69,17 @@ class Curation:
     @property
     def empty(self) -> bool:
         return not (self.pins or self.excludes)
+
+
+def _pin(text: str) -> tuple[Slot, str] | None:
+    """`L3.S2=ID` -> (Slot, ID), or None."""
+    at, sep, pid = text.partition("=")
+    if not sep or not _ID.match(pid):
+        return None
+    try:
+        return Slot.parse(at), pid
+    except SlotError:
+        return None
 
 
 def read_curation(path: str | Path) -> Curation:

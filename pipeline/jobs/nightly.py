@@ -50,6 +50,7 @@ from pipeline.limits import MAX_LEVELS, MAX_STAGES
 from pipeline.jobs.report_html import REPORT_HTML, render_report_html
 from pipeline.jobs.report import BUNDLE_FILE, LOG_FILE, REPORT_FILE, per_tier, percent, render_report
 from pipeline.errors import NumberMatchError
+from pipeline.formats.night import POOL_DIR
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.formats.source import NIGHTS_FOLDER
 
@@ -59,7 +60,6 @@ if TYPE_CHECKING:
 DEFAULT_LEVELS = 10
 DEFAULT_STAGES = 6
 DEFAULT_OUT = NIGHTS_FOLDER  # where a puzzle id is looked up without --in, too
-POOL_DIR = "pool"  # <out>/<date>/pool/<id>.yaml: validated Puzzles the bundle did not use
 SPARE = 0.5  # generate this share more than the curve needs per tier, so the assignment can choose
 
 
@@ -297,7 +297,8 @@ def run_nightly(
     if options.levels > MAX_LEVELS or options.stages > MAX_STAGES:
         raise NightlyError("setup", f"{options.levels} levels x {options.stages} stages is past the limit of "
                                     f"{MAX_LEVELS:,} levels x {MAX_STAGES} stages (README: Limits)")
-    try:  # refuse a bad curve (or one that cannot give this night's Levels) before any work
+    try:  # the curve, resolved once for the whole run; refused (bad, or unable to give this
+        # night's Levels) before any work
         curve = load_curve(options.curve)
         curve.targets(options.levels, options.stages, options.first_level)
     except CurveError as exc:
@@ -316,7 +317,7 @@ def run_nightly(
             base = snapshot(final / BUNDLE_FILE) if os.path.lexists(final) and final.is_dir() else None
             staging = make_staging(out, options.date_text)
             try:
-                result = _build(options, staging, log, progress)
+                result = _build(options, curve, staging, log, progress)
                 if os.path.lexists(final):  # --force: the job's files only
                     for line in publish_over(staging, final, base):
                         log(f"publish: {line}")
@@ -346,7 +347,7 @@ def _refuse_rerun(final: Path, options: NightlyOptions) -> None:
 
 # --- the phases ---------------------------------------------------------------------------
 
-def _build(options: NightlyOptions, staging: Path, log: Log, progress: Progress | None) -> NightlyResult:
+def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progress: Progress | None) -> NightlyResult:
     seconds: dict[str, float] = {}
     lines: list[str] = []
 
@@ -357,7 +358,7 @@ def _build(options: NightlyOptions, staging: Path, log: Log, progress: Progress 
         log(line)
 
     started = time.perf_counter()
-    stats, puzzles = _generate(options, progress)
+    stats, puzzles = _generate(options, curve, progress)
     total_attempts = sum(s.attempts for s in stats.values())
     summary(
         "generate",
@@ -373,8 +374,8 @@ def _build(options: NightlyOptions, staging: Path, log: Log, progress: Progress 
 
     started = time.perf_counter()
     try:
-        assembly = assemble(valid, levels=options.levels, stages=options.stages, curve=options.curve,
-                            first_level=options.first_level)
+        assembly = assemble(valid, levels=options.levels, stages=options.stages, curve=curve,
+                            curve_name=options.curve_text, first_level=options.first_level)
     except NumberMatchError as exc:
         raise NightlyError("assemble", str(exc)) from None
     summary(
@@ -389,7 +390,7 @@ def _build(options: NightlyOptions, staging: Path, log: Log, progress: Progress 
     final = Path(options.out) / options.date_text
     bundle_path = staging / BUNDLE_FILE
     doc = bundle_document(
-        assembly, bundle_id=f"nightly-{options.date_text}", seed=options.seed, params=_params(options, stats)
+        assembly, bundle_id=f"nightly-{options.date_text}", seed=options.seed, params=_params(options, curve, stats)
     )
     write_bundle(bundle_path, doc, hint_for=final / BUNDLE_FILE)
     problems = _validate_files([bundle_path])
@@ -414,22 +415,24 @@ def _write_pool(staging: Path, assembly: Assembly) -> None:
     write_puzzles(sorted(assembly.unused, key=lambda p: p.id), staging / POOL_DIR)
 
 
-def _generate(options: NightlyOptions, progress: Progress | None) -> tuple[dict[str, TierStats], list[Puzzle]]:
+def _generate(options: NightlyOptions, curve: Curve, progress: Progress | None) -> tuple[dict[str, TierStats], list[Puzzle]]:
     from pipeline.generation.executors import SchedulerError, open_executor
 
     try:  # one executor (pool, or Dask cluster connection) serves every tier
         with open_executor(options.jobs, options.scheduler) as executor:
-            return _generate_tiers(options, progress, executor)
+            return _generate_tiers(options, curve, progress, executor)
     except SchedulerError as exc:
         raise NightlyError("generate", str(exc)) from None
 
 
-def _generate_tiers(options: NightlyOptions, progress: Progress | None, executor: Executor) -> tuple[dict[str, TierStats], list[Puzzle]]:
+def _generate_tiers(
+    options: NightlyOptions, curve: Curve, progress: Progress | None, executor: Executor
+) -> tuple[dict[str, TierStats], list[Puzzle]]:
     from pipeline.generation.generator import GenerateParams, generate  # the generator is a heavy import
 
     stats: dict[str, TierStats] = {}
     puzzles: list[Puzzle] = []
-    for tier, count in generation_counts(options.curve, options.levels, options.stages, options.first_level).items():
+    for tier, count in generation_counts(curve, options.levels, options.stages, options.first_level).items():
         plan = TIER_PLANS[tier]
         st = stats[tier] = TierStats(wanted=count, plan=plan, seed=tier_seed(options.seed, tier))
         params = GenerateParams(cells=plan.cells, adds=plan.adds, tier=tier, strategy=plan.strategy, seed=st.seed)
@@ -470,10 +473,10 @@ def _validate_files(paths: Sequence[Path]) -> list[str]:
     return [f"{Path(p.file).name}:{p.line or 0}: {p.path}: {p.message}" for p in report.problems]
 
 
-def _params(options: NightlyOptions, stats: Mapping[str, TierStats]) -> dict[str, Any]:
+def _params(options: NightlyOptions, curve: Curve, stats: Mapping[str, TierStats]) -> dict[str, Any]:
     return {
         "date": options.date_text,
-        **curve_params(options.curve_text, load_curve(options.curve)),
+        **curve_params(options.curve_text, curve),
         "levels": options.levels,
         "stages": options.stages,
         "tiers": {

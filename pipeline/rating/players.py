@@ -35,12 +35,12 @@ from pipeline.engine.board import CLASS, WIDTH, crossing_lines
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rules import legal_pairs, remove_pair
 from pipeline.engine.rulesets import DEFAULT, Ruleset
+from pipeline.limits import MAX_PLAYER_MOVES
 
 Pair = tuple[int, int]
 # A chooser returns the pair to remove, or None to use Add numbers now (only when an add is left).
 Chooser = Callable[[bytes, list[Pair], int], "Pair | None"]
 
-MAX_MOVES = 20_000  # defensive cap; a game is finite anyway (each pair removes two numbers)
 
 
 # --- incremental legal pairs ---------------------------------------------------------------
@@ -377,7 +377,7 @@ def play(
     *,
     record: bool = False,
     ruleset: Ruleset = DEFAULT,
-    max_moves: int = MAX_MOVES,
+    max_moves: int = MAX_PLAYER_MOVES,
 ) -> Playout:
     """Play one game of `player` from `cells` with `adds` adds; deterministic for `rng`'s state.
 

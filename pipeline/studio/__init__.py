@@ -9,7 +9,6 @@ no sessions, the back button works, and a reload shows the same position.
     paths.py    resolve a request's path inside PATH, or refuse it
     library.py  find nights, bundles and puzzle folders; read them; content hashes
     game.py     a position from a move list; hint, fewest adds, certificate steps
-    chart.py    the difficulty-curve chart (inline SVG)
     curate.py   the draft (swaps, pins, excludes) and the save
     app.py      the Starlette application (routes, templates)
 """

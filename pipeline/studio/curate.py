@@ -30,8 +30,10 @@ from typing import Any
 from pipeline.errors import NumberMatchError
 from pipeline.formats.puzzle import Puzzle
 from pipeline.jobs.curation import Curation
+from pipeline.formats.night import POOL_DIR
+from pipeline.formats.slot import Slot
 from pipeline.limits import MAX_DRAFT_EDITS
-from pipeline.studio.library import POOL_DIR, content_hash
+from pipeline.studio.library import content_hash
 
 _AT = r"[1-9]\d{0,3}\.[1-9]\d{0,3}"
 _ID = r"[A-Za-z0-9_.-]{1,80}"
@@ -138,8 +140,7 @@ def nearest(stages: Sequence[Mapping[str, Any]], flat: int, at: str, pool: Seque
 
 def stage_name(at: str) -> str:
     """`L1.S2` for the address form `1.2`: the one spelling in every message."""
-    level, stage = split_at(at)
-    return f"L{level}.S{stage}"
+    return str(Slot(*split_at(at)))
 
 
 @dataclass(frozen=True)

@@ -17,13 +17,13 @@ from typing import Any
 
 from pipeline.errors import NumberMatchError
 from pipeline.formats.files import YAML_SUFFIXES
+from pipeline.formats.night import POOL_DIR
 from pipeline.formats.puzzle import Puzzle
 from pipeline.formats.difficulty import Difficulty
 from pipeline.rating.tiers import TIER_NAMES, UNSOLVABLE
 from pipeline.studio.paths import relative
 
 SUFFIXES = YAML_SUFFIXES
-POOL_DIR = "pool"  # <night>/pool/*.yaml: the validated Puzzles the nightly job did not use
 TIER_ORDER = (*TIER_NAMES, UNSOLVABLE)
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 

@@ -1,0 +1,43 @@
+"""`Slot.parse`: the one grammar for a stage name, and `L3.S2` in every message."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.formats.slot import Slot, SlotError
+from pipeline.formats.source import SourceError, resolve
+from pipeline.jobs.assembler import parse_pin, parse_slot
+from pipeline.jobs.curation import Curation, CurationError
+
+
+@pytest.mark.parametrize("text", ["L3.S2", "l3.s2", "3.2", " L3.S2 ", "L3.2", "3.S2"])
+def test_every_spelling_reads_the_same_stage(text: str) -> None:
+    assert Slot.parse(text) == Slot(3, 2)
+    assert str(Slot.parse(text)) == "L3.S2" and Slot.parse(text).short == "3.2"
+
+
+@pytest.mark.parametrize("text", ["", "L0.S1", "L1.S0", "L1", "1.2.3", "L1-S2", "L12345.S1", "L１.S2", "x1.2"])
+def test_anything_else_is_refused_naming_the_form(text: str) -> None:
+    with pytest.raises(SlotError, match=r"write it as L<level>\.S<stage>, both from 1"):
+        Slot.parse(text)
+
+
+def test_a_pasteable_repr_and_play_order() -> None:
+    assert eval(repr(Slot(3, 2))) == Slot(3, 2)
+    assert sorted([Slot(2, 1), Slot(1, 3), Slot(1, 2)]) == [Slot(1, 2), Slot(1, 3), Slot(2, 1)]
+
+
+def test_the_commands_share_the_grammar(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    assert parse_slot("3.2") == parse_slot("L3.S2") == (3, 2)
+    assert parse_pin("l3.s2=nm1-abc") == ((3, 2), "nm1-abc")
+    with pytest.raises(SlotError):
+        parse_slot("L3.S0")
+    curation = Curation.parse("pin 1.2=nm1-a\npin L2.S1=nm1-b\n")
+    assert curation.pins == (((1, 2), "nm1-a"), ((2, 1), "nm1-b"))
+    assert str(curation).splitlines() == ["pin L1.S2=nm1-a", "pin L2.S1=nm1-b"]
+    with pytest.raises(CurationError):
+        Curation.parse("pin L0.S1=nm1-a\n")
+    bundle = tmp_path / "b.yaml"
+    bundle.write_text("kind: bundle\n", encoding="utf-8")
+    with pytest.raises(SourceError, match=r"is not of the form L<level>\.S<stage>"):
+        resolve(f"{bundle}:L1.X")
