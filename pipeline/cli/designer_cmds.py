@@ -122,13 +122,16 @@ def _refresh(files: list[str], budget: int | None, out: str | None, adds: int | 
 
 def _bundle_stage(name: str) -> tuple[Path, int, int] | None:
     """(bundle, level, stage) when NAME is `BUNDLE:L<level>.S<stage>` and not a file itself."""
-    from pipeline.formats.source import STAGE_PATTERN
+    from pipeline.formats.slot import Slot, SlotError
 
     head, sep, tail = name.rpartition(":")
-    match = STAGE_PATTERN.match(tail) if sep and head else None
-    if match is None or Path(name).exists():
+    if not sep or not head or Path(name).exists():
         return None
-    return Path(head), int(match.group(1)), int(match.group(2))
+    try:
+        slot = Slot.parse(tail)
+    except SlotError:
+        return None
+    return Path(head), slot.level, slot.stage
 
 
 def _refresh_stage(name: str, bundle: Path, level: int, stage: int, budget: int | None) -> int:
