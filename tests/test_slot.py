@@ -32,11 +32,12 @@ def test_the_commands_share_the_grammar(tmp_path) -> None:  # type: ignore[no-un
     assert parse_pin("l3.s2=nm1-abc") == ((3, 2), "nm1-abc")
     with pytest.raises(SlotError):
         parse_slot("L3.S0")
-    curation = Curation.parse("pin 1.2=nm1-a\npin L2.S1=nm1-b\n")
+    curation = Curation.parse("pin L1.S2=nm1-a\npin L2.S1=nm1-b\n")
     assert curation.pins == (((1, 2), "nm1-a"), ((2, 1), "nm1-b"))
     assert str(curation).splitlines() == ["pin L1.S2=nm1-a", "pin L2.S1=nm1-b"]
-    with pytest.raises(CurationError):
-        Curation.parse("pin L0.S1=nm1-a\n")
+    for bad in ("pin L0.S1=nm1-a\n", "pin 1.2=nm1-a\n", "pin l1.s2=nm1-a\n"):  # a file holds the one spelling
+        with pytest.raises(CurationError):
+            Curation.parse(bad)
     bundle = tmp_path / "b.yaml"
     bundle.write_text("kind: bundle\n", encoding="utf-8")
     with pytest.raises(SourceError, match=r"is not of the form L<level>\.S<stage>"):

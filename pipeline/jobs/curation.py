@@ -72,14 +72,16 @@ class Curation:
 
 
 def _pin(text: str) -> tuple[Slot, str] | None:
-    """`L3.S2=ID` -> (Slot, ID), or None."""
+    """`L3.S2=ID` -> (Slot, ID), or None. A file holds the one spelling (`L3.S2`, as written by
+    `str(Slot)`), not the short forms a command line accepts."""
     at, sep, pid = text.partition("=")
     if not sep or not _ID.match(pid):
         return None
     try:
-        return Slot.parse(at), pid
+        slot = Slot.parse(at)
     except SlotError:
         return None
+    return (slot, pid) if str(slot) == at else None
 
 
 def read_curation(path: str | Path) -> Curation:
