@@ -25,8 +25,6 @@ MAX_GENERATED_ADDS = 5
 # Moves a simulated player may make in one game: a defensive cap (a game is finite anyway: each
 # pair removes two numbers).
 MAX_PLAYER_MOVES = 20_000
-# Moves in a studio game's address: far more than a 36-cell board with a few adds can take.
-MAX_STUDIO_MOVES = 1000
 # Games each simulated player plays in a rating (default 64).
 MAX_PLAYOUTS = 10_000
 # Puzzles one `generate` run may ask for.
