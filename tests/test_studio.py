@@ -87,7 +87,7 @@ def test_a_post_to_save_is_refused_from_another_site_or_host(client: TestClient)
         ({"at": "1.1", "m": "8,8-8,7"}, "move 1"),
         ({"at": "1.1", "m": "banana"}, "invalid move"),
         ({"at": "7.7"}, "no Stage L7.S7"),
-        ({"at": "x"}, "L.S"),
+        ({"at": "x"}, "names no Stage"),
         ({"at": "1.1", "draft": "s:1.1=nm1-nope"}, "not in the pool"),
         ({"at": "1.1", "draft": "rm -rf"}, "draft edit"),
     ],

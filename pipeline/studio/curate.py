@@ -114,9 +114,9 @@ class Draft:
 
 
 def split_at(at: str) -> tuple[int, int]:
-    """(level, stage) from `L.S`; raises DraftError."""
+    """(level, stage) from a page address's `L.S` (e.g. `1.2` for L1.S2); raises DraftError."""
     if not re.fullmatch(_AT, at or ""):
-        raise DraftError(f"stage {at[:20]!r} is not written L.S (e.g. 1.2)")
+        raise DraftError(f"stage {at[:20]!r} names no Stage (the address writes L1.S2 as at=1.2)")
     level, stage = at.split(".")
     return int(level), int(stage)
 
