@@ -47,6 +47,8 @@ MAX_PATH_CHARS = 1000
 MAX_NAME_BYTES = 255
 MAX_DRAFT_EDITS = 500
 MAX_STUDIO_MOVES = 1000  # far more than a 36-cell board with a few adds can take
+# A bundle's curation file (the studio's pins and excludes, read by `assemble --curation`).
+MAX_CURATION_BYTES = 64 * 1024
 
 
 class LimitError(NumberMatchError):

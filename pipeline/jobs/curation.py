@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import NumberMatchError
+from pipeline.limits import MAX_CURATION_BYTES
 from pipeline.formats.slot import Slot, SlotError
 
 CURATION_SUFFIX = ".curation.txt"
-MAX_CURATION_BYTES = 64 * 1024
 _ID = re.compile(r"[A-Za-z0-9_.-]{1,80}\Z")
 
 
