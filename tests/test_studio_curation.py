@@ -159,3 +159,16 @@ def test_a_save_naming_another_kind_of_file_says_what_it_is(client: TestClient, 
         assert shown and "changed on disk" not in shown.group(1), shown
         assert "not a bundle" in shown.group(1) or "not a level file" in shown.group(1), shown.group(1)
         assert (night_copy / rel).read_bytes() == before
+
+
+def test_a_broken_or_huge_curation_file_is_one_line(client: TestClient, night_copy: Path) -> None:
+    from pipeline.limits import MAX_CURATION_BYTES
+
+    kept = night_copy / "2026-01-02" / "bundle.curation.txt"
+    kept.write_text("pin nonsense\n")
+    r = client.get("/bundle", params={"path": BUNDLE})
+    assert r.status_code == 400 and "2026-01-02/bundle.curation.txt:1:" in r.text and "Traceback" not in r.text
+    assert str(night_copy) not in r.text
+    kept.write_text("# x\n" * (MAX_CURATION_BYTES // 4 + 1))
+    with pytest.raises(CurationError, match="larger than"):
+        read_curation(kept)

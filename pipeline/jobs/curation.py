@@ -84,13 +84,15 @@ def _pin(text: str) -> tuple[Slot, str] | None:
     return (slot, pid) if str(slot) == at else None
 
 
-def read_curation(path: str | Path) -> Curation:
-    """The curation in a file; raises CurationError in one line (missing, too large, malformed)."""
-    given = Path(path)
+def read_curation(path: str | Path, name: str | None = None) -> Curation:
+    """The curation in a file; raises CurationError in one line (missing, too large, malformed)
+    naming it as `name` (default: the path)."""
+    given = Path(path) if name is None else Path(name)
+    path = Path(path)
     try:
-        if given.stat().st_size > MAX_CURATION_BYTES:
+        if path.stat().st_size > MAX_CURATION_BYTES:
             raise CurationError(f"{given}: larger than {MAX_CURATION_BYTES:,} bytes; not a curation file")
-        text = given.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise CurationError(f"{given}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -103,7 +105,9 @@ def curation_path(bundle: Path) -> Path:
     return bundle.with_name(bundle.stem + CURATION_SUFFIX)
 
 
-def curation_beside(bundle: Path) -> Curation:
-    """The curation kept beside a bundle, or an empty one when there is none."""
+def curation_beside(bundle: Path, name: str | None = None) -> Curation:
+    """The curation kept beside a bundle (named as beside `name`, the bundle's name for the
+    user), or an empty one when there is none."""
     path = curation_path(bundle)
-    return read_curation(path) if path.is_file() else Curation()
+    shown = None if name is None else curation_path(Path(name)).as_posix()
+    return read_curation(path, shown) if path.is_file() else Curation()

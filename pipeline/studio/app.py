@@ -118,7 +118,7 @@ class Studio:
         data, raw, slots = self.bundle(path, rel)
         current = content_hash(raw)
         base = request.query_params.get("base") or current
-        saved = curation_beside(path)  # the pins and excludes kept by an earlier Save
+        saved = curation_beside(path, rel)  # the pins and excludes kept by an earlier Save
         if "draft" in request.query_params:
             draft = Draft.parse(request.query_params["draft"])
         else:
@@ -387,7 +387,7 @@ class Studio:
             return self.page("stale.html", status=status, rel=rel, message=message, draft=left, draft_text=str(left), base=base)
 
         try:
-            done = await run_in_threadpool(save, path, rel, base, draft, self.pool(path), curation_beside(path))
+            done = await run_in_threadpool(save, path, rel, base, draft, self.pool(path), curation_beside(path, rel))
         except StaleSave as exc:
             return refused(409, str(exc), draft, "")
         except SaveStopped as exc:
