@@ -172,3 +172,22 @@ def test_a_broken_or_huge_curation_file_is_one_line(client: TestClient, night_co
     kept.write_text("# x\n" * (MAX_CURATION_BYTES // 4 + 1))
     with pytest.raises(CurationError, match="larger than"):
         read_curation(kept)
+
+
+def test_a_save_writes_nothing_outside_the_studio_folder(client: TestClient, night_copy: Path, tmp_path: Path) -> None:
+    night = night_copy / "2026-01-02"
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in ("report.html", "report.md"):
+        (outside / name).write_text("theirs\n")
+        (night / name).unlink()
+        (night / name).symlink_to(outside / name)
+    (outside / "curation.txt").write_text("# theirs\n")
+    (night / "bundle.curation.txt").symlink_to(outside / "curation.txt")
+    assert client.get("/bundle", params={"path": BUNDLE}).status_code == 403  # the link is refused
+    (night / "bundle.curation.txt").unlink()
+    new = next(p.stem for p in pool_files(night_copy) if p.stem not in stage_ids(night_copy))
+    r = save(client, night_copy, f"s:1.2={new}")
+    assert r.status_code == 303
+    assert "not touched: it links outside" in client.get(r.headers["location"]).text
+    assert [p.read_text() for p in sorted(outside.iterdir())] == ["# theirs\n", "theirs\n", "theirs\n"]

@@ -40,7 +40,7 @@ from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rulesets import SHIPPED, ruleset_for
 from pipeline.errors import IllegalMoveError, NumberMatchError
 from pipeline.formats.puzzle import Puzzle
-from pipeline.jobs.curation import curation_beside, curation_path
+from pipeline.jobs.curation import Curation, curation_beside, curation_path
 from pipeline.jobs.report_html import FAVICON_SVG, tier_badge_css
 from pipeline.jobs.swap import candidate_order
 from pipeline.rating.tiers import tier_for
@@ -106,6 +106,11 @@ class Studio:
         data, raw = self.library.document(path, rel)
         return data, raw, bundle_stages(data, rel)
 
+    def curation(self, bundle: Path, rel: str) -> Curation:
+        """The pins and excludes kept beside a bundle (a curation file linking out of PATH is refused)."""
+        inside(self.root, curation_path(Path(rel)).as_posix())
+        return curation_beside(bundle, rel)
+
     def pool(self, bundle: Path) -> list[Puzzle]:
         return [p for _, p in self.library.pool(bundle)]
 
@@ -118,7 +123,7 @@ class Studio:
         data, raw, slots = self.bundle(path, rel)
         current = content_hash(raw)
         base = request.query_params.get("base") or current
-        saved = curation_beside(path, rel)  # the pins and excludes kept by an earlier Save
+        saved = self.curation(path, rel)  # the pins and excludes kept by an earlier Save
         if "draft" in request.query_params:
             draft = Draft.parse(request.query_params["draft"])
         else:
@@ -387,7 +392,8 @@ class Studio:
             return self.page("stale.html", status=status, rel=rel, message=message, draft=left, draft_text=str(left), base=base)
 
         try:
-            done = await run_in_threadpool(save, path, rel, base, draft, self.pool(path), curation_beside(path, rel))
+            saved = self.curation(path, rel)
+            done = await run_in_threadpool(save, path, rel, base, draft, self.pool(path), saved, self.root)
         except StaleSave as exc:
             return refused(409, str(exc), draft, "")
         except SaveStopped as exc:

@@ -161,19 +161,23 @@ class SaveStopped(DraftError):
         self.saved = saved
 
 
-def save(bundle: Path, rel: str, base: str, draft: Draft, pool: Sequence[Puzzle], saved: Curation) -> Saved:
+def save(bundle: Path, rel: str, base: str, draft: Draft, pool: Sequence[Puzzle], saved: Curation, root: Path) -> Saved:
     """Make the draft's swaps one by one with `swap`'s own implementation (the old puzzle goes
     back to the pool first, the whole bundle is validated before each write), then keep its pins
     and excludes in the bundle's curation file. Refuses (StaleSave, nothing written) when the
     bundle is not the one the draft was based on; a refusal after some swaps raises SaveStopped
-    with what was saved and the draft left. Messages name the bundle as `rel` only."""
+    with what was saved and the draft left. Messages name the bundle as `rel` only. Nothing is
+    written outside the studio's folder `root`: a pool, curation file or report that links out
+    is left alone."""
     from pipeline.jobs.curation import curation_path
     from pipeline.jobs.swap import SwapError, swap_stage
 
     ids = bundle_ids(bundle, rel)  # first: a Save naming report.md or a puzzle file says so, not "changed"
     if not draft.swaps and curation_of(draft, ids) == saved:
         raise DraftError("nothing to save: the draft changes nothing")
-    pool_dir = bundle.parent / POOL_DIR
+    pool_dir: Path | None = bundle.parent / POOL_DIR
+    if pool_dir is not None and not (pool_dir.is_dir() and within(root, pool_dir)):
+        pool_dir = None  # no pool, or one linking out of PATH: the old puzzle is not kept there
     by_id = {p.id: p for p in pool}
     lines: list[str] = []
     with _SAVE_LOCK:
@@ -203,6 +207,8 @@ def save(bundle: Path, rel: str, base: str, draft: Draft, pool: Sequence[Puzzle]
                 lines.append(f"{name}: {result.old_id} -> {pid}{back}")
             wanted = curation_of(draft, bundle_ids(bundle, rel))
             if wanted != saved:
+                if not within(root, curation_path(bundle)):
+                    raise DraftError(f"pins and excludes not kept: {curation_path(Path(rel)).as_posix()} links outside the studio folder")
                 try:
                     _write_curation(curation_path(bundle), wanted, bundle.name)
                 except NumberMatchError as exc:  # WriteRefused: a read-only folder or file, a link
@@ -211,25 +217,37 @@ def save(bundle: Path, rel: str, base: str, draft: Draft, pool: Sequence[Puzzle]
         except DraftError as exc:
             if not done:
                 raise
-            lines += _reports(bundle, done)
+            lines += _reports(bundle, done, root)
             left = Draft(tuple((a, p) for a, p in draft.swaps if a not in done), draft.pins, draft.excludes)
             raise SaveStopped(f"{exc} (saved before it: {'; '.join(lines)})", Saved(current, tuple(lines), left)) from exc
-        lines += _reports(bundle, done)
+        lines += _reports(bundle, done, root)
     return Saved(current, tuple(lines), Draft((), draft.pins, draft.excludes))
 
 
-def _reports(bundle: Path, done: list[str]) -> list[str]:
+def within(root: Path, path: Path) -> bool:
+    """Whether `path` (links followed) is inside `root`; False for a loop or an error."""
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
+def _reports(bundle: Path, done: list[str], root: Path) -> list[str]:
     """Bring the night's reports up to date after the swaps `done` (none: nothing to do)."""
-    from pipeline.jobs.report_html import refresh_reports
+    from pipeline.jobs.report import REPORT_FILE
+    from pipeline.jobs.report_html import REPORT_HTML, refresh_reports
     from pipeline.studio.library import read_document
 
     if not done:
         return []
+    outside = [n for n in (REPORT_HTML, REPORT_FILE) if not within(root, bundle.with_name(n))]
+    if outside:
+        return [f"{' and '.join(outside)} not touched: it links outside the studio folder"]
     data, _ = read_document(bundle, bundle.name)
     return refresh_reports(bundle, data, ", ".join(stage_name(at) for at in done) + " swapped in the studio")
 
 
-def _commit(result: Any, pool_dir: Path, expected: str) -> Path | None:
+def _commit(result: Any, pool_dir: Path | None, expected: str) -> Path | None:
     """Write one swap as the CLI does (`commit_swap`: the old puzzle into the pool first, then
     the bundle under its lock, only if it is still the bytes the swap read), and only if the
     swap read the bundle this Save expects (the draft's base, or the previous swap's result)."""
@@ -237,7 +255,7 @@ def _commit(result: Any, pool_dir: Path, expected: str) -> Path | None:
 
     if result.base is None or result.base.digest != expected:
         raise SwapError("the bundle changed on disk while saving; nothing more was written")
-    return commit_swap(result, pool_dir if pool_dir.is_dir() else None)
+    return commit_swap(result, pool_dir)
 
 
 def _write_curation(path: Path, curation: Curation, bundle_name: str) -> None:
