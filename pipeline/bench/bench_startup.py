@@ -7,6 +7,10 @@ left is start-up, not work. Each row is the median of RUNS runs, the rows interl
 background load shifts every row alike; one warm-up run per row first. Python writes its
 bytecode caches as on any user's second run (PYTHONDONTWRITEBYTECODE is dropped for the runs:
 without the caches every row would measure compiling the package).
+
+Each row shows wall time and CPU time (user + system of the command's process). On an idle
+machine they agree (start-up is one busy thread); on a loaded one the wall clock mostly measures
+the other processes, so there the verdict falls back to the CPU time and says so.
 """
 
 from __future__ import annotations
@@ -101,14 +105,21 @@ def main() -> None:
     print(f"   median of {RUNS} runs each, wall clock and CPU (user + system); {os.cpu_count()} cores, load average {load:.1f}")
     print(f"   target: at most {1000 * TARGET:.0f} ms over the baseline (wall; on a loaded machine read the CPU column)")
     print(f"   {'':<46} {'wall':>9}  {'over':>9}  {'ratio':>5}  {'CPU':>8}  {'over':>9}")
+    loaded = load >= (os.cpu_count() or 1)
     over = []
     for name in median:
         extra, extra_cpu = median[name] - base, median_cpu[name] - base_cpu
-        verdict = "" if name == BASELINE else ("ok" if extra <= TARGET else "OVER")
-        if verdict == "OVER":
+        if name == BASELINE:
+            verdict = ""
+        elif extra <= TARGET:
+            verdict = "ok"
+        elif loaded and extra_cpu <= TARGET:
+            verdict = "ok by CPU (wall: load)"
+        else:
+            verdict = "OVER"
             over.append(name)
         print(f"   {name:<46} {1000 * median[name]:6.1f} ms  +{1000 * extra:5.1f} ms  {median[name] / base:4.1f}x"
               f"  {1000 * median_cpu[name]:5.1f} ms  +{1000 * extra_cpu:5.1f} ms  {verdict}")
     worst_cpu = max(median_cpu[n] - base_cpu for n in median if n != BASELINE)
-    print(f"   {len(median) - 1 - len(over)} of {len(median) - 1} commands within {1000 * TARGET:.0f} ms of bare Python (wall);"
-          f" the most CPU over bare Python: {1000 * worst_cpu:.0f} ms")
+    print(f"   {len(median) - 1 - len(over)} of {len(median) - 1} commands within {1000 * TARGET:.0f} ms of bare Python"
+          f"{' (by CPU time: the machine is loaded)' if loaded else ''}; the most CPU over bare Python: {1000 * worst_cpu:.0f} ms")
