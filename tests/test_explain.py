@@ -125,3 +125,24 @@ def _committed_blocks() -> list[dict]:
 
     root = Path(__file__).resolve().parent.parent
     return [yaml.safe_load(p.read_text())["difficulty"] for p in sorted(root.glob("generated/*/pool/*.yaml"))[:40]]
+
+
+def test_the_report_and_the_studio_show_the_same_sentence() -> None:
+    """One sentence everywhere (23.4): the CLI prints `explain().summary`, report.html and the
+    studio's cards show the very same text for the same stage."""
+    from html import escape
+    from pathlib import Path
+
+    import yaml
+
+    from pipeline.jobs.report_html import render_report_html
+    from pipeline.studio.app import explained
+
+    root = Path(__file__).resolve().parent.parent
+    doc = yaml.safe_load(sorted(root.glob("generated/*/bundle.yaml"))[-1].read_text(encoding="utf-8"))
+    html = render_report_html(doc)
+    for level in doc["levels"][:2]:
+        for stage in level["stages"]:
+            summary = explain(stage["puzzle"]["difficulty"]).summary
+            assert f'<p class="summary">{escape(summary)}</p>' in html
+            assert explained(stage["puzzle"]["difficulty"]).summary == summary
