@@ -191,3 +191,47 @@ def test_a_save_writes_nothing_outside_the_studio_folder(client: TestClient, nig
     assert r.status_code == 303
     assert "not touched: it links outside" in client.get(r.headers["location"]).text
     assert [p.read_text() for p in sorted(outside.iterdir())] == ["# theirs\n", "theirs\n", "theirs\n"]
+
+
+def test_a_studio_save_racing_a_cli_swap_never_loses_a_reported_edit(client: TestClient, night_copy: Path) -> None:
+    """22.7: a studio Save during a CLI `swap` of another Stage. Each writer that reports success
+    has its edit on disk; the other is refused in one line (or lands after it)."""
+    import random
+    import shutil
+    import subprocess
+    import sys
+    import time
+
+    night = night_copy / "2026-01-02"
+    pristine = {p.name: p.read_bytes() for p in (night / "pool").iterdir()}
+    original = (night / "bundle.yaml").read_bytes()
+    rng = random.Random(22)
+    outcomes = []
+    for _ in range(4):
+        (night / "bundle.yaml").write_bytes(original)
+        shutil.rmtree(night / "pool")
+        (night / "pool").mkdir()
+        for name, data in pristine.items():
+            (night / "pool" / name).write_bytes(data)
+        spare = [p.stem for p in pool_files(night_copy) if p.stem not in stage_ids(night_copy)]
+        cli_id, studio_id = spare[0], spare[1]
+        form = {"path": BUNDLE, "base": content_hash(original), "draft": f"s:1.1={studio_id}"}
+        cli = subprocess.Popen(
+            [sys.executable, "-m", "pipeline.cli", "swap", str(night / "bundle.yaml"), "L1.S3", "--with", cli_id],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )
+        time.sleep(rng.uniform(0.2, 0.9))  # somewhere in the CLI's start-up, read, validation or write
+        r = studio_post(client, "/save", form)
+        out, err = cli.communicate(timeout=60)
+        final = (night / "bundle.yaml").read_text()
+        if cli.returncode == 0:
+            assert cli_id in final, (out, err)
+        else:
+            assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        if r.status_code == 303:
+            assert studio_id in final
+        else:
+            assert r.status_code in (400, 409) and studio_id not in final
+        assert cli.returncode == 0 or r.status_code == 303  # one of them always lands
+        outcomes.append((cli.returncode, r.status_code))
+    assert len(outcomes) == 4
