@@ -235,3 +235,13 @@ def test_a_studio_save_racing_a_cli_swap_never_loses_a_reported_edit(client: Tes
         assert cli.returncode == 0 or r.status_code == 303  # one of them always lands
         outcomes.append((cli.returncode, r.status_code))
     assert len(outcomes) == 4
+
+
+def test_a_report_that_cannot_be_written_does_not_turn_a_done_save_into_a_refusal(client: TestClient, night_copy: Path) -> None:
+    night = night_copy / "2026-01-02"
+    (night / "report.html").chmod(0o444)
+    new = next(p.stem for p in pool_files(night_copy) if p.stem not in stage_ids(night_copy))
+    r = save(client, night_copy, f"s:1.2={new}")
+    assert r.status_code == 303 and stage_ids(night_copy)[1] == new
+    page = client.get(r.headers["location"]).text
+    assert "reports not refreshed" in page and str(night_copy) not in page

@@ -175,9 +175,8 @@ def save(bundle: Path, rel: str, base: str, draft: Draft, pool: Sequence[Puzzle]
     ids = bundle_ids(bundle, rel)  # first: a Save naming report.md or a puzzle file says so, not "changed"
     if not draft.swaps and curation_of(draft, ids) == saved:
         raise DraftError("nothing to save: the draft changes nothing")
-    pool_dir: Path | None = bundle.parent / POOL_DIR
-    if pool_dir is not None and not (pool_dir.is_dir() and within(root, pool_dir)):
-        pool_dir = None  # no pool, or one linking out of PATH: the old puzzle is not kept there
+    folder = bundle.parent / POOL_DIR  # no pool, or one linking out of PATH: the old puzzle stays out
+    pool_dir = folder if folder.is_dir() and within(root, folder) else None
     by_id = {p.id: p for p in pool}
     lines: list[str] = []
     with _SAVE_LOCK:
@@ -243,8 +242,12 @@ def _reports(bundle: Path, done: list[str], root: Path) -> list[str]:
     outside = [n for n in (REPORT_HTML, REPORT_FILE) if not within(root, bundle.with_name(n))]
     if outside:
         return [f"{' and '.join(outside)} not touched: it links outside the studio folder"]
-    data, _ = read_document(bundle, bundle.name)
-    return refresh_reports(bundle, data, ", ".join(stage_name(at) for at in done) + " swapped in the studio")
+    try:  # the swaps are on disk already: a report that cannot be written is said, not a refusal
+        data, _ = read_document(bundle, bundle.name)
+        return refresh_reports(bundle, data, ", ".join(stage_name(at) for at in done) + " swapped in the studio")
+    except (NumberMatchError, OSError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).replace(str(bundle.parent) + "/", "")
+        return [f"the night's reports not refreshed: {reason}"]
 
 
 def _commit(result: Any, pool_dir: Path | None, expected: str) -> Path | None:
