@@ -57,6 +57,12 @@ rating-study: $(STAMP)
 rating-calibration: $(STAMP)
 	$(BIN)/python -m research.calibrate_rating
 
+# Does a profile fitted to an audience's telemetry beat the default mix on held-out puzzles?
+# Three audiences unlike the default; seeded; STUDY_JOBS=2 runs them in parallel. A few minutes.
+.PHONY: telemetry-study
+telemetry-study: $(STAMP)
+	$(BIN)/python -m research.telemetry_study
+
 nightly: $(STAMP)
 	$(BIN)/numbermatch nightly
 

@@ -49,6 +49,18 @@ MAX_DRAFT_EDITS = 500
 MAX_STUDIO_MOVES = 1000  # far more than a 36-cell board with a few adds can take
 # A bundle's curation file (the studio's pins and excludes, read by `assemble --curation`).
 MAX_CURATION_BYTES = 64 * 1024
+# Play telemetry (`observed`, `calibrate`; docs/telemetry.md). Files per run; bytes of one JSON
+# Lines or CSV record (a longer one ends the read with one line naming it); characters of a
+# text field (puzzle, player, attempt id, ...: longer ones make the record bad); moves of one
+# attempt. DuckDB's memory is capped (it spills to disk beyond), so any number of records reads
+# in bounded memory.
+MAX_TELEMETRY_FILES = 1_000
+MAX_TELEMETRY_LINE_BYTES = 65_536
+MAX_TELEMETRY_TEXT = 256
+MAX_TELEMETRY_MOVES = 100_000
+TELEMETRY_MEMORY = "1GB"
+# Attempts per puzzle `telemetry simulate` plays.
+MAX_SIMULATE_ATTEMPTS = 1_000_000
 
 
 class LimitError(NumberMatchError):

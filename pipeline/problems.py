@@ -53,6 +53,8 @@ CODES: dict[str, str] = {
     "NM314": "certificate_length differs from the solution's length",
     "NM315": "a player's win_rate or mean_moves is not a whole count over its playouts",
     "NM316": "the certificate grows the board past the size limit",
+    "NM317": "a rating profile (a profile file, or one a difficulty block embeds) does not hold together: weights, tiers or digest",
+    "NM318": "the puzzle was rated under another rating profile than the one given with --profile",
     "NM320": "curve file does not hold together (tier name, dips, targets, curve names, job)",
     # --deep
     "NM401": "the solver proves the puzzle unsolvable",

@@ -32,7 +32,8 @@ _BASE = "https://numbermatch.dev/schemas/"
 # kind -> schema file name; each file is also reachable by its file name relative to the
 # other's $id, which is how the bundle schema refers to the puzzle definitions (editors that
 # resolve `$ref`s against the file path find the sibling file the same way).
-FILES = {"puzzle": "puzzle.schema.json", "bundle": "bundle.schema.json", "curves": "curve.schema.json"}
+FILES = {"puzzle": "puzzle.schema.json", "bundle": "bundle.schema.json", "curves": "curve.schema.json",
+         "rating-profile": "rating-profile.schema.json"}
 KINDS = tuple(FILES)
 
 
@@ -251,7 +252,7 @@ def tier_description() -> str:
     last, low, _ = TIERS[-1]
     return (
         "Difficulty tier, a pure function of the score by the table in pipeline/rating/tiers.py ("
-        + ", ".join(bounds + [f"{last} from {low:g}"]) + ")."
+        + ", ".join(bounds + [f"{last} from {low:g}"]) + "), or by the rating profile's own table when the block has a `profile`."
     )
 
 

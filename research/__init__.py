@@ -1,1 +1,1 @@
-"""Research tools (the rating study, its calibration): run by make targets, not installed."""
+"""Research tools (the rating study, its calibration, the telemetry study): run by make targets, not installed."""

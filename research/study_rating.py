@@ -57,6 +57,7 @@ from pipeline.rating.score import DEFAULT_PLAYOUTS, PLAYERS_BY_VERSION, games_fo
 from pipeline.rating.versions import score_from_metrics
 from pipeline.rating.tiers import TIER_NAMES, tier_for
 from pipeline.solver.search import SOLVED, solve
+from pipeline.telemetry.stats import ranks, spearman
 
 SEED = 2027
 VERSIONS: tuple[int, ...] = (2, 3)  # the rating versions compared: before, after
@@ -377,30 +378,7 @@ def collect(jobs: int = 1) -> tuple[list[dict[str, Any]], dict[int, list[int]], 
 
 # --- statistics ----------------------------------------------------------------------------------
 
-def ranks(xs: Sequence[float]) -> list[float]:
-    order = sorted(range(len(xs)), key=lambda k: xs[k])
-    out = [0.0] * len(xs)
-    k = 0
-    while k < len(order):
-        m = k
-        while m + 1 < len(order) and xs[order[m + 1]] == xs[order[k]]:
-            m += 1
-        for t in range(k, m + 1):
-            out[order[t]] = (k + m) / 2 + 1
-        k = m + 1
-    return out
-
-
-def spearman(xs: Sequence[float], ys: Sequence[float]) -> float | None:
-    """Spearman's rank correlation (ties averaged); None when undefined."""
-    if len(xs) < 3:
-        return None
-    rx, ry = ranks(xs), ranks(ys)
-    mx, my = statistics.fmean(rx), statistics.fmean(ry)
-    sxy = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
-    sxx = sum((a - mx) ** 2 for a in rx)
-    syy = sum((b - my) ** 2 for b in ry)
-    return None if sxx == 0 or syy == 0 else sxy / math.sqrt(sxx * syy)
+# ranks and Spearman's correlation: pipeline.telemetry.stats (the one copy)
 
 
 def mann_whitney_greater(xs: Sequence[float], ys: Sequence[float]) -> float | None:

@@ -33,6 +33,10 @@ COMMANDS: dict[str, str] = {
     "render": "designer_cmds",
     "report": "designer_cmds",
     "studio": "studio_cmds",
+    "telemetry": "telemetry_cmds",
+    "observed": "telemetry_cmds",
+    "calibrate": "telemetry_cmds",
+    "rescore": "telemetry_cmds",
 }
 MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 _FAST = frozenset({"moves", "apply", "show"})  # run by `pipeline.cli.fast` without typer when they can be

@@ -28,6 +28,10 @@ EXAMPLES: dict[str, str] = {
     "render": "numbermatch render generated/2026-11-29/bundle.yaml:L1.S1 --next --out stage.svg",
     "report": "numbermatch report generated/2026-11-29/bundle.yaml --out night.html",
     "studio": "numbermatch studio generated/ --port 8765   (then open http://127.0.0.1:8765/)",
+    "telemetry": "numbermatch telemetry simulate generated/2026-11-29/bundle.yaml --audience random:0.5,local:0.5 --attempts 200 --out night.jsonl",
+    "observed": "numbermatch observed night.jsonl --levels generated/2026-11-29/bundle.yaml --format html --out observed.html",
+    "calibrate": "numbermatch calibrate night.jsonl --levels generated/2026-11-29/bundle.yaml --out casual.yaml",
+    "rescore": "numbermatch rescore --profile casual.yaml generated/2026-11-29/",
 }
 
 _NAMES = {"int": "INTEGER", "float": "FLOAT", "str": "TEXT", "path": "PATH", "Path": "PATH", "bool": "BOOLEAN"}

@@ -180,8 +180,17 @@ def rating_version(difficulty: Mapping[str, Any]) -> int:
 
 
 def weights_for(difficulty: Mapping[str, Any]) -> Mapping[str, float]:
-    """The weights of the rating version that made `difficulty`."""
-    return version_of(difficulty).weights
+    """The weights of the rating version that made `difficulty`, or of the rating profile it was
+    scored under (`difficulty.profile`: `pipeline.rating.profile`, which checks the rest of it)."""
+    record = version_of(difficulty)
+    profile = difficulty.get("profile")
+    if profile is None:
+        return record.weights
+    weights = profile.get("weights") if isinstance(profile, Mapping) else None
+    if (not isinstance(weights, Mapping) or not set(weights) <= set(record.players)
+            or not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights.values())):
+        raise ValueError(f"difficulty.profile.weights: not a mapping of {record}'s players to numbers")
+    return {str(n): float(w) for n, w in weights.items() if w}
 
 
 def metric_value(difficulty: Mapping[str, Any], name: str) -> Any:
@@ -195,7 +204,7 @@ def hardness_terms(difficulty: Mapping[str, Any]) -> dict[str, float]:
     """The 0-1 hardness terms the score weighs, from stored metric values alone."""
     record = version_of(difficulty)
     terms: dict[str, float] = {}
-    for name in record.weights:
+    for name in weights_for(difficulty):
         value = metric_value(difficulty, name)
         if name == "min_adds":
             terms[name] = 1.0 if value is None else min(int(value), MIN_ADDS_CAP) / MIN_ADDS_CAP

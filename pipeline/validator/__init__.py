@@ -19,6 +19,7 @@ from pipeline.errors import NumberMatchError
 from pipeline.formats.files import level_files
 from pipeline.formats.loader import Loaded, load_file, load_text
 from pipeline.problems import CODES, Problem, ValidationReport, internal_error
+from pipeline.rating.profile import RatingProfile
 from pipeline.validator.schema_layer import check as check_schema, classify
 from pipeline.validator.semantics import Semantics
 
@@ -49,10 +50,12 @@ class Validator:
     """One validation run: feed it files (or texts) in order; ids are compared across all of them."""
 
     def __init__(
-        self, *, deep: bool = False, rulesets: frozenset[int] = SHIPPED, on_deep: Callable[[str], None] | None = None
+        self, *, deep: bool = False, rulesets: frozenset[int] = SHIPPED, on_deep: Callable[[str], None] | None = None,
+        profile: RatingProfile | None = None,
     ) -> None:
-        """`on_deep(file name)` is called after each puzzle's deep check (for progress displays)."""
-        self.semantics = Semantics(deep=deep, rulesets=rulesets, on_deep=on_deep)
+        """`on_deep(file name)` is called after each puzzle's deep check (for progress displays);
+        `profile`: puzzles scored under a rating profile must name this one (`validate --profile`)."""
+        self.semantics = Semantics(deep=deep, rulesets=rulesets, on_deep=on_deep, profile=profile)
         self.report = ValidationReport()
 
     def add_loaded(self, loaded: Loaded, name: str) -> list[Problem]:
@@ -87,13 +90,15 @@ class Validator:
 
 
 def validate_paths(
-    paths: Sequence[str | os.PathLike[str]], *, deep: bool = False, rulesets: frozenset[int] = SHIPPED
+    paths: Sequence[str | os.PathLike[str]], *, deep: bool = False, rulesets: frozenset[int] = SHIPPED,
+    profile: RatingProfile | None = None,
 ) -> ValidationReport:
     """Validate files and folders (see `collect_files`); raises PathError for a usage error.
 
-    `rulesets`: the ruleset numbers a file may name (default: the shipped ones).
+    `rulesets`: the ruleset numbers a file may name (default: the shipped ones); `profile`: see
+    `Validator`.
     """
-    run = Validator(deep=deep, rulesets=rulesets)
+    run = Validator(deep=deep, rulesets=rulesets, profile=profile)
     for path in collect_files(paths):
         run.add_file(path)
     return run.report

@@ -19,6 +19,7 @@ from pipeline.engine.moves import Move
 from pipeline.formats.puzzle import puzzle_id
 from pipeline.engine.rulesets import DEFAULT, SHIPPED, Ruleset, ruleset_for
 from pipeline.engine.stage import apply_move
+from pipeline.rating.profile import ProfileError, RatingProfile, profile_of
 from pipeline.rating.tiers import TIERS_BY_VERSION, tier_for
 from pipeline.rating.versions import score_from_metrics, stored_score, stored_tier
 from pipeline.validator.context import SCORE_TOLERANCE, Context, Parts
@@ -49,6 +50,7 @@ class Semantics:
     puzzle_ids: dict[str, _Where] = field(default_factory=dict)
     bundle_ids: dict[str, _Where] = field(default_factory=dict)
     on_deep: Callable[[str], None] | None = None  # told each file name after one puzzle's deep check
+    profile: RatingProfile | None = None  # `validate --profile`: the profile profile-scored puzzles must name
 
     def check(self, doc: Document, kind: str, name: str, bad: set[Parts]) -> list[Problem]:
         """Problems of a schema-checked document; parts under a schema problem are skipped."""
@@ -58,6 +60,8 @@ class Semantics:
             self._unique(ctx, self.puzzle_ids, (), "id", "puzzle")
             if ctx.core_ok(()):
                 self._puzzle(ctx, data, (), data.get("provenance"))
+        elif kind == "rating-profile":
+            _profile_file(ctx, data)
         elif kind == "curves":
             from pipeline.validator.curve_checks import curve_problems
 
@@ -138,7 +142,7 @@ class Semantics:
                     "the board, adds or ruleset changed after the id was made;"
                     f" `numbermatch puzzle --refresh {stage or ctx.name}` re-derives id, certificate and rating")
         won = _replay(ctx, cells, adds, p["solution"], parts + ("solution",), ruleset)
-        _difficulty(ctx, p["difficulty"], adds, parts + ("difficulty",))
+        _difficulty(ctx, p["difficulty"], adds, parts + ("difficulty",), self.profile)
         _derived(ctx, p["difficulty"], p["solution"], won, parts + ("difficulty",))
         if self.deep:
             from pipeline.validator.deep import deep_check  # the solver and rating load only when asked for
@@ -196,15 +200,60 @@ def _replay(
     return True
 
 
-def _difficulty(ctx: Context, d: dict[str, Any], adds: int, parts: Parts) -> None:
+def _profile_file(ctx: Context, data: dict[str, Any]) -> None:
+    """A rating-profile file: weights summing to 1, tiers from 0 to 100 in order, and the digest
+    of what it holds."""
+    if ctx.bad:  # the schema already said what is wrong
+        return
+    try:
+        profile = RatingProfile.from_block(data, "the profile")
+    except ProfileError as exc:
+        ctx.add((), "NM317", str(exc))
+        return
+    if data["digest"] != profile.digest:
+        ctx.add(("digest",), "NM317", f"digest {data['digest']} does not match the profile's name, weights and tiers, "
+                                      f"which give {profile.digest} (edited by hand? `calibrate` writes it)")
+
+
+def _block_profile(ctx: Context, d: dict[str, Any], parts: Parts, given: RatingProfile | None) -> RatingProfile | None:
+    """The profile a difficulty block was scored under (checked: well formed, digest, and the
+    one `--profile` gave), or None."""
+    if "profile" not in d or ctx.is_bad(parts + ("profile",)):
+        return None
+    try:
+        profile = profile_of(d)
+    except ProfileError as exc:
+        ctx.add(parts + ("profile",), "NM317", str(exc))
+        return None
+    if profile is None:
+        return None
+    if d["profile"]["digest"] != profile.digest:
+        ctx.add(parts + ("profile", "digest"), "NM317",
+                f"digest {d['profile']['digest']} does not match the embedded profile's name, weights and tiers, which give {profile.digest}")
+    if d.get("version", 1) != profile.version:
+        ctx.add(parts + ("profile",), "NM317", f"a rating profile weighs rating version {profile.version}'s players; this block is version {d.get('version', 1)}")
+        return None
+    if given is not None and profile.digest != given.digest:
+        ctx.add(parts + ("profile",), "NM318",
+                f"rated under profile {profile.name!r} ({profile.digest[:19]}), not the given {given.name!r} ({given.digest[:19]}): "
+                f"`numbermatch rescore --profile` re-scores it")
+    return profile
+
+
+def _difficulty(ctx: Context, d: dict[str, Any], adds: int, parts: Parts, given: RatingProfile | None = None) -> None:
     score, tier = stored_score(d), stored_tier(d)
     version = d.get("version", 1)  # the rating version that made the block: its own tier table
     known = isinstance(version, int) and not isinstance(version, bool) and version in TIERS_BY_VERSION
+    profile = _block_profile(ctx, d, parts, given)
+    if "profile" in d and profile is None:
+        return  # reported: its score and tier cannot be checked without a profile that holds together
     if known and score is not None and math.isfinite(score) and 0 <= score <= 100:
-        expected = tier_for(score, version)
+        expected = tier_for(score, version) if profile is None else profile.tier_for(score)
         if tier != expected:
-            ranges = ", ".join(f"{name} {low:g}-{high:g}" for name, low, high in TIERS_BY_VERSION[version])
-            ctx.add(parts + ("tier",), "NM309", f"tier {tier!r} does not match score {score}, which is {expected!r} ({ranges})")
+            table = TIERS_BY_VERSION[version] if profile is None else profile.tiers
+            ranges = ", ".join(f"{name} {low:g}-{high:g}" for name, low, high in table)
+            under = "" if profile is None else f" under profile {profile.name!r}"
+            ctx.add(parts + ("tier",), "NM309", f"tier {tier!r} does not match score {score}, which is {expected!r}{under} ({ranges})")
     if score is not None and math.isfinite(score) and 0 <= score <= 100:
         try:
             again = score_from_metrics(d)

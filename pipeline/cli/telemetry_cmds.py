@@ -1,0 +1,192 @@
+"""`telemetry simulate`, `observed`, `calibrate`, `rescore`: play telemetry in, a calibrated rating out.
+
+The telemetry library (DuckDB underneath) is imported inside each command, never at module
+level: `numbermatch --help` and every other command start without paying for it.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from pipeline.cli.base import app
+from pipeline.cli.common import fail
+from pipeline.cli.help_text import EXAMPLES
+from pipeline.errors import NumberMatchError
+
+telemetry_app = typer.Typer(help="Play telemetry: simulate it with the rating's player models.", no_args_is_help=True)
+app.add_typer(telemetry_app, name="telemetry", epilog=f"Example: {EXAMPLES['telemetry']}")
+
+
+
+@telemetry_app.callback()
+def telemetry_group() -> None:
+    """Play telemetry: simulate it with the rating's player models (`observed` and `calibrate` read it)."""
+
+
+LEVELS_HELP = "Puzzle files, bundles or folders the telemetry is about (repeat --levels for more)."
+STRICT_HELP = "Fail (exit 1) on any bad record instead of counting and skipping it."
+PROFILE_HELP = "A rating profile (`numbermatch calibrate`): rate under it."
+
+
+class ObservedFormat(str, Enum):
+    text = "text"
+    json = "json"
+    html = "html"
+
+
+def _profile(path: Optional[Path]):  # -> RatingProfile | None
+    if path is None:
+        return None
+    from pipeline.validator.profiles import read_profile
+
+    try:
+        return read_profile(path)
+    except NumberMatchError as exc:
+        fail(str(exc))
+
+
+def _inputs(telemetry: list[Path], levels: list[Path], strict: bool):  # -> (Catalogue, Telemetry)
+    from pipeline.telemetry.catalogue import load_catalogue
+    from pipeline.telemetry.records import read_telemetry
+
+    try:
+        catalogue = load_catalogue(levels)
+        return catalogue, read_telemetry(telemetry, catalogue, strict=strict)
+    except NumberMatchError as exc:
+        fail(str(exc))
+
+
+def _report_bad(data) -> None:  # data: Telemetry
+    for bad in data.bad:
+        typer.echo(f"numbermatch: skipped {bad}", err=True)
+
+
+@telemetry_app.command("simulate", epilog=f"Example: {EXAMPLES['telemetry']}")
+def simulate_cmd(
+    levels: list[Path] = typer.Argument(..., metavar="LEVELS...", help="Puzzle files, bundles or folders to play."),
+    audience: str = typer.Option(..., "--audience", metavar="MIX", help="The players' mix, e.g. random:0.5,planner:0.3,proximity:0.2 (weights sum to 1)."),
+    attempts: int = typer.Option(..., "--attempts", min=1, help="Attempts per puzzle."),
+    seed: int = typer.Option(0, "--seed", help="Seed (same seed, same file)."),
+    out: Path = typer.Option(..., "--out", metavar="FILE", help="Where to write: .jsonl, .csv or .parquet."),
+    abandon: float = typer.Option(0.05, "--abandon", min=0.0, max=0.99, help="Share of attempts abandoned part-way."),
+) -> None:
+    """Write telemetry by playing every puzzle with the rating's player models in a stated mix."""
+    from pipeline.telemetry.catalogue import load_catalogue
+    from pipeline.telemetry.records import telemetry_format
+    from pipeline.telemetry.simulate import parse_audience, simulate, write_records
+
+    try:
+        telemetry_format(out)
+        mix = parse_audience(audience)
+        catalogue = load_catalogue(levels)
+        records = simulate(catalogue, mix, attempts, seed, abandon=abandon)
+        write_records(out, records)
+    except NumberMatchError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"{out}: cannot write: {exc.strerror or exc}")
+    typer.echo(f"wrote {len(records):,} attempts on {len(catalogue.puzzles)} puzzles to {out}")
+
+
+@app.command("observed")
+def observed_cmd(
+    telemetry: list[Path] = typer.Argument(..., metavar="TELEMETRY...", help="Telemetry files: .jsonl, .csv or .parquet."),
+    levels: list[Path] = typer.Option(..., "--levels", metavar="PATH", help=LEVELS_HELP),
+    fmt: ObservedFormat = typer.Option(ObservedFormat.text, "--format", help="text, json, or html (a page like report.html)."),
+    out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="Write the report here (atomically) instead of stdout."),
+    profile_file: Optional[Path] = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
+    strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+) -> None:
+    """Observed loss rates per puzzle and Stage against the rated ones, flags, summary and curves."""
+    from pipeline.telemetry.observed import REPORTER_BY_NAME, observe
+
+    profile = _profile(profile_file)
+    catalogue, data = _inputs(telemetry, levels, strict)
+    try:
+        text = REPORTER_BY_NAME[fmt.value](observe(catalogue, data, profile))
+    except NumberMatchError as exc:
+        fail(str(exc))
+    if fmt is not ObservedFormat.text:
+        _report_bad(data)
+    if out is None:
+        sys.stdout.write(text)
+        return
+    from pipeline.atomic import write_atomic
+
+    try:
+        write_atomic(out, text)
+    except OSError as exc:
+        fail(f"{out}: cannot write: {exc.strerror or exc}")
+    typer.echo(f"wrote {out}", err=True)
+
+
+@app.command("calibrate")
+def calibrate_cmd(
+    telemetry: list[Path] = typer.Argument(..., metavar="TELEMETRY...", help="Telemetry files: .jsonl, .csv or .parquet."),
+    levels: list[Path] = typer.Option(..., "--levels", metavar="PATH", help=LEVELS_HELP),
+    out: Path = typer.Option(..., "--out", metavar="PROFILE.yaml", help="Where to write the rating profile."),
+    name: Optional[str] = typer.Option(None, "--name", help="The profile's name (default: the file name without .yaml)."),
+    date: Optional[str] = typer.Option(None, "--date", metavar="YYYY-MM-DD", help="The day recorded as the fit's date (default: today, UTC)."),
+    folds: int = typer.Option(5, "--folds", min=2, max=20, help="Cross-validation folds (by puzzle)."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the fold assignment."),
+    strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+) -> None:
+    """Fit a rating profile (mix weights and tiers) to the observed loss rates, with held-out figures."""
+    from pipeline.formats.profile_file import profile_document, write_profile
+    from pipeline.telemetry.calibrate import calibrate
+
+    if date is None:
+        date = _dt.datetime.now(_dt.timezone.utc).date().isoformat()
+    else:
+        try:
+            _dt.date.fromisoformat(date)
+        except ValueError:
+            fail(f"--date {date!r}: not a date YYYY-MM-DD")
+    catalogue, data = _inputs(telemetry, levels, strict)
+    _report_bad(data)
+    try:
+        result = calibrate(catalogue, data, name=name or out.stem, date=date, folds_k=folds, seed=seed)
+        write_profile(out, profile_document(result.profile, result.fitted_from, result.heldout))
+    except NumberMatchError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"{out}: cannot write: {exc.strerror or exc}")
+    typer.echo(result.text())
+    typer.echo(f"wrote {out}")
+
+
+@app.command("rescore")
+def rescore_cmd(
+    paths: list[str] = typer.Argument(..., metavar="PATH...", help="Puzzle files, bundles or folders to re-score in place."),
+    profile_file: Path = typer.Option(..., "--profile", metavar="FILE", help="The rating profile to score under."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; write nothing."),
+) -> None:
+    """Re-score stored puzzles under a rating profile (from their stored win rates; no replay)."""
+    from pipeline.formats.files import level_files
+    from pipeline.telemetry.rescore import rescore_file, write_rescored
+
+    profile = _profile(profile_file)
+    assert profile is not None
+    files = level_files(paths)
+    if not files:
+        fail("no level files given")
+    results = []
+    try:
+        for path in files:  # every file checked before any is written
+            results.append(rescore_file(path, profile))
+    except NumberMatchError as exc:
+        fail(str(exc))
+    for r in results:
+        if not dry_run:
+            try:
+                write_rescored(r)
+            except OSError as exc:
+                fail(f"{r.path}: cannot write: {exc.strerror or exc}")
+        typer.echo(f"{r.path}: {r.blocks} difficulty block{'s' if r.blocks != 1 else ''}, {r.changed} changed score or tier"
+                   + (" (dry run)" if dry_run else ""))

@@ -1,0 +1,155 @@
+"""`numbermatch rescore --profile FILE PATH...`: re-score stored puzzles under a rating profile.
+
+A score is computed from the stored win rates, so a profile re-scores a puzzle without replaying
+a game. Each difficulty block (a puzzle file's, or every Stage's in a bundle) gets the score and
+tier under the profile and a `profile` record (name, digest, weights, tiers); the rest of the
+text is kept byte for byte: only the `tier` and `score` values are replaced and the `profile`
+block inserted (or replaced) in place. The new text must parse to exactly the old data with the
+new blocks and must validate, else the file is not written; writes are atomic, so a failed run
+leaves every file as it was.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from pipeline.errors import NumberMatchError
+from pipeline.rating.profile import RatingProfile, rescored
+
+
+class RescoreError(NumberMatchError):
+    """A file that cannot be re-scored (names it and why)."""
+
+
+@dataclass(frozen=True)
+class Rescored:
+    """One file's new text and what changed."""
+
+    path: Path
+    text: str
+    blocks: int  # difficulty blocks re-scored
+    changed: int  # of which the score or tier moved
+
+
+def _difficulty_paths(data: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
+    if data.get("kind") == "bundle":
+        for li, level in enumerate(data["levels"]):
+            for si, _ in enumerate(level["stages"]):
+                yield ("levels", li, "stages", si, "puzzle", "difficulty")
+    elif data.get("kind") == "puzzle":
+        yield ("difficulty",)
+
+
+def _scalar(value: Any) -> str:
+    """A scalar as the project's YAML writer spells it."""
+    text = yaml.safe_dump(value, default_flow_style=False)
+    return text.split("\n...")[0].strip()
+
+
+def _last_scalar(node: Node) -> Node:
+    while isinstance(node, (MappingNode, SequenceNode)) and node.value:
+        last = node.value[-1]
+        node = last[1] if isinstance(node, MappingNode) else last
+    return node
+
+
+class _Offsets:
+    def __init__(self, text: str) -> None:
+        self.starts = [0]
+        for k, ch in enumerate(text):
+            if ch == "\n":
+                self.starts.append(k + 1)
+
+    def at(self, mark: Any) -> int:
+        return self.starts[mark.line] + mark.column
+
+
+def rescore_text(text: str, name: str, profile: RatingProfile) -> tuple[str, int, int]:
+    """(new text, blocks, changed) for one level file's text; RescoreError when it cannot."""
+    from pipeline.formats.puzzle import dump_yaml
+    from pipeline.validator import validate_texts
+    from pipeline.formats.loader import find_node, load_text
+
+    before = validate_texts([(name, text)])
+    if not before.ok:
+        p = before.problems[0]
+        raise RescoreError(f"{p.file}:{p.line or 0}: not rescored, the file does not validate: {p.message}")
+    doc = load_text(text, name).document
+    if doc is None or not isinstance(doc.data, dict) or doc.data.get("kind") not in ("puzzle", "bundle"):
+        raise RescoreError(f"{name}: not a puzzle file or a bundle")
+    offsets = _Offsets(text)
+    edits: list[tuple[int, int, str]] = []
+    expected = yaml.safe_load(text)
+    blocks = changed = 0
+    for parts in _difficulty_paths(doc.data):
+        node, _, found = find_node(doc.node, list(parts))
+        old = _get(doc.data, parts)
+        if not found or not isinstance(node, MappingNode) or node.flow_style or old.get("score") is None:
+            continue
+        new = rescored(old, profile)
+        blocks += 1
+        changed += (new["score"], new["tier"]) != (old["score"], old["tier"])
+        _set(expected, parts, new)
+        keys = {k.value: (k, v) for k, v in node.value if isinstance(k, ScalarNode)}
+        for key in ("tier", "score"):
+            _, v = keys[key]
+            edits.append((offsets.at(v.start_mark), offsets.at(v.end_mark), _scalar(new[key])))
+        indent = " " * node.value[0][0].start_mark.column
+        block = dump_yaml({"profile": new["profile"]}).rstrip("\n").replace("\n", "\n" + indent)
+        if "profile" in keys:
+            k, v = keys["profile"]
+            edits.append((offsets.at(k.start_mark), offsets.at(_last_scalar(v).end_mark), block))
+        else:
+            end = offsets.at(_last_scalar(node.value[-1][1]).end_mark)
+            edits.append((end, end, "\n" + indent + block))
+    out = text
+    for start, end, repl in sorted(edits, reverse=True):
+        out = out[:start] + repl + out[end:]
+    if yaml.safe_load(out) != expected:
+        raise RescoreError(f"{name}: not rescored: the file's layout is one this command cannot edit in place "
+                           "(hand-formatted difficulty blocks?); `numbermatch puzzle --refresh` rewrites it")
+    after = validate_texts([(name, out)])
+    if not after.ok:
+        p = after.problems[0]
+        raise RescoreError(f"{p.file}:{p.line or 0}: not rescored, the result would not validate: {p.message}")
+    return out, blocks, changed
+
+
+def _get(data: Any, parts: tuple[Any, ...]) -> Any:
+    for p in parts:
+        data = data[p]
+    return data
+
+
+def _set(data: Any, parts: tuple[Any, ...], value: Any) -> None:
+    _get(data, parts[:-1])[parts[-1]] = value
+
+
+def rescore_file(path: str | os.PathLike[str], profile: RatingProfile) -> Rescored:
+    """Re-score one file's text (not written: see `write_rescored`)."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise RescoreError(f"{p}: cannot read: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RescoreError(f"{p}: not UTF-8 text") from None
+    out, blocks, changed = rescore_text(text, str(p), profile)
+    return Rescored(p, out, blocks, changed)
+
+
+def write_rescored(result: Rescored) -> None:
+    """Write a re-scored file atomically (unchanged text is not rewritten)."""
+    from pipeline.atomic import write_atomic
+
+    if result.path.read_text(encoding="utf-8") != result.text:
+        write_atomic(result.path, result.text)

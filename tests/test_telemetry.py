@@ -1,0 +1,301 @@
+"""Issue 24: telemetry in (formats, bad records, simulate), observed against rated, calibrate a
+rating profile, and the profile used by rescore and checked by the validator."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from pipeline.rating.profile import PLAYER_NAMES, ProfileError, RatingProfile, rescored
+from pipeline.rating.score import score_from_metrics
+
+REPO = Path(__file__).resolve().parent.parent
+NIGHT = REPO / "generated" / "2026-11-29"
+BUNDLE = NIGHT / "bundle.yaml"
+AUDIENCE = "random:0.2,scanner:0.3,proximity:0.5"  # unlike the default mix (random 0.45, local 0.3)
+runner = CliRunner()
+
+
+def cli(*args: str) -> Any:
+    from pipeline.cli import app
+
+    return runner.invoke(app, list(args))
+
+
+def strong() -> RatingProfile:
+    weights = tuple((n, 0.5 if n in ("planner", "lookahead") else 0.0) for n in PLAYER_NAMES)
+    return RatingProfile("strong", weights, (("easy", 0.0, 10.0), ("medium", 10.0, 20.0), ("hard", 20.0, 50.0), ("expert", 50.0, 100.0)))
+
+
+@pytest.fixture(scope="session")
+def catalogue() -> Any:
+    from pipeline.telemetry.catalogue import load_catalogue
+
+    return load_catalogue([BUNDLE])
+
+
+@pytest.fixture(scope="session")
+def simulated(catalogue: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """80 simulated attempts on each of the committed night's 60 Stages (cheap players only)."""
+    from pipeline.telemetry.simulate import parse_audience, simulate, write_records
+
+    out = tmp_path_factory.mktemp("telemetry") / "night.jsonl"
+    write_records(out, simulate(catalogue, parse_audience(AUDIENCE), 80, 11))
+    return out
+
+
+# --- the profile value -------------------------------------------------------------------------
+
+def test_default_profile_gives_every_stored_score() -> None:
+    """Cross-check: version 3's own mix as a profile reproduces each committed score exactly."""
+    doc = yaml.safe_load(BUNDLE.read_text())
+    default = RatingProfile.default()
+    for level in doc["levels"]:
+        for stage in level["stages"]:
+            d = stage["puzzle"]["difficulty"]
+            assert default.score(d) == d["score"] == score_from_metrics(d)
+            assert default.tier_for(d["score"]) == d["tier"]
+
+
+def test_profile_value_text_repr_digest() -> None:
+    p = strong()
+    assert eval(repr(p), {"RatingProfile": RatingProfile}) == p
+    assert str(p).startswith("strong: lookahead 0.50, planner 0.50 (tiers easy <10")
+    assert p.digest.startswith("sha256:") and p.digest == strong().digest
+    assert RatingProfile.default().digest != p.digest
+
+
+@pytest.mark.parametrize("change, message", [
+    (dict(weights=tuple((n, 0.1) for n in PLAYER_NAMES)), "sum to 1"),
+    (dict(weights=(("random", 1.0),)), "each of the rating's players"),
+    (dict(tiers=(("easy", 0.0, 50.0), ("medium", 40.0, 60.0), ("hard", 60.0, 90.0), ("expert", 90.0, 100.0))), "each starting"),
+    (dict(name="has space"), "name"),
+])
+def test_bad_profiles_are_refused(change: dict[str, Any], message: str) -> None:
+    fields = {"name": "x", "weights": RatingProfile.default().weights, "tiers": RatingProfile.default().tiers, **change}
+    with pytest.raises(ProfileError, match=message):
+        RatingProfile(**fields)
+
+
+# --- the validator and profile files ----------------------------------------------------------
+
+def _puzzle_doc() -> dict[str, Any]:
+    return yaml.safe_load(next((NIGHT / "pool").glob("*.yaml")).read_text())
+
+
+def _validate(tmp_path: Path, doc: dict[str, Any], profile: RatingProfile | None = None) -> list[tuple[str, str]]:
+    from pipeline.formats.puzzle import dump_yaml
+    from pipeline.validator import validate_paths
+
+    path = tmp_path / "p.yaml"
+    path.write_text(dump_yaml(doc))
+    return [(p.code, p.message) for p in validate_paths([path], profile=profile).problems]
+
+
+def test_validator_checks_a_profile_scored_puzzle(tmp_path: Path) -> None:
+    doc = _puzzle_doc()
+    doc["difficulty"] = rescored(doc["difficulty"], strong())
+    assert _validate(tmp_path, doc) == []
+    assert _validate(tmp_path, doc, strong()) == []
+    assert [c for c, _ in _validate(tmp_path, doc, RatingProfile.default())] == ["NM318"]
+    # the stored score recomputed under the embedded weights, not the version's
+    bad = json.loads(json.dumps(doc))
+    bad["difficulty"]["profile"]["weights"]["planner"] = 0.4
+    bad["difficulty"]["profile"]["weights"]["random"] = 0.1
+    codes = [c for c, _ in _validate(tmp_path, bad)]
+    assert "NM317" in codes and "NM310" in codes  # digest no longer matches, and the score moved
+    bad = json.loads(json.dumps(doc))
+    bad["difficulty"]["tier"] = "easy"
+    assert [c for c, _ in _validate(tmp_path, bad)] == ["NM309"]
+
+
+def test_profile_file_round_trip_and_checks(tmp_path: Path) -> None:
+    from pipeline.formats.profile_file import profile_document, write_profile
+    from pipeline.validator import validate_paths
+    from pipeline.validator.profiles import ProfileFileError, read_profile
+
+    path = tmp_path / "strong.yaml"
+    write_profile(path, profile_document(strong()))
+    assert read_profile(path) == strong()
+    assert validate_paths([path]).ok
+    text = path.read_text().replace("lookahead: 0.5", "lookahead: 0.4")
+    path.write_text(text)
+    assert [p.code for p in validate_paths([path]).problems] == ["NM317"]
+    with pytest.raises(ProfileFileError, match=r"strong.yaml:\d+: \$: .*sum to 1"):
+        read_profile(path)
+    path.write_text("kind: rating-profile\nname: [1\n")
+    with pytest.raises(ProfileFileError, match="strong.yaml:3: .*YAML syntax error"):
+        read_profile(path)
+
+
+# --- reading telemetry ------------------------------------------------------------------------
+
+def test_formats_agree_and_bad_records_are_counted(catalogue: Any, simulated: Path, tmp_path: Path) -> None:
+    from pipeline.telemetry.records import read_telemetry
+    from pipeline.telemetry.simulate import write_records
+
+    records = [json.loads(line) for line in simulated.read_text().splitlines()[:300]]
+    counts = {}
+    for suffix in ("jsonl", "csv", "parquet"):
+        path = tmp_path / f"t.{suffix}"
+        write_records(path, records)
+        t = read_telemetry([path], catalogue)
+        assert t.records == 300 and not t.bad
+        counts[suffix] = t.counts
+    assert counts["jsonl"] == counts["csv"] == counts["parquet"]
+
+    pid = records[0]["puzzle"]
+    bad = tmp_path / "bad.jsonl"
+    lines = [json.dumps(r) for r in records[:3]] + [
+        "not json", json.dumps({**records[0], "outcome": "draw", "attempt": "x1"}),
+        json.dumps({**records[0], "puzzle": "nm1-000000000000", "attempt": "x2"}), json.dumps(records[1]),
+        "", json.dumps({**records[0], "adds_used": 99, "attempt": "x3"}),
+        json.dumps({"bundle": "nightly-2026-11-29", "level": 1, "stage": 1, "attempts": 10, "wins": 3, "abandons": 2}),
+    ]
+    bad.write_text("\n".join(lines) + "\n")
+    t = read_telemetry([bad], catalogue)
+    assert {b.kind: (b.count, b.first) for b in t.bad} == {
+        "not-json": (1, (f"{bad}:4",)),
+        "bad-field": (2, (f"{bad}:5", f"{bad}:9")),  # line 8 is blank
+        "unknown-puzzle": (1, (f"{bad}:6",)),
+        "duplicate-attempt": (1, (f"{bad}:7",)),
+    }
+    assert t.records == 4
+    stage1 = catalogue.stage_puzzle("nightly-2026-11-29", 1, 1)
+    assert t.counts[stage1].attempts >= 10 and pid in t.counts
+    result = cli("observed", str(bad), "--levels", str(BUNDLE), "--strict")
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    assert "--strict: 5 bad records" in result.output and f"{bad}:4" in result.output
+
+
+@pytest.mark.parametrize("content, message", [
+    (b'{"puzzle": "x"}\n\xff\xfe\n', ":2: not UTF-8"),
+    (b"a,b\n" + b"x" * 70_000 + b"\n", "cannot read the telemetry"),
+])
+def test_unreadable_telemetry_is_one_line(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / ("t.jsonl" if b"puzzle" in content else "t.csv")
+    path.write_bytes(content)
+    result = cli("observed", str(path), "--levels", str(BUNDLE))
+    assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+    assert "unknown telemetry format" in cli("observed", str(BUNDLE), "--levels", str(BUNDLE)).output
+
+
+def test_simulate_is_deterministic_and_fits_the_schema(catalogue: Any, tmp_path: Path) -> None:
+    from jsonschema import Draft202012Validator
+
+    args = ["telemetry", "simulate", str(BUNDLE), "--audience", "random:0.6,local:0.4", "--attempts", "5"]
+    outs = []
+    for name, seed in (("a", "3"), ("b", "3"), ("c", "4")):
+        result = cli(*args, "--seed", seed, "--out", str(tmp_path / f"{name}.jsonl"))
+        assert result.exit_code == 0, result.output
+        outs.append((tmp_path / f"{name}.jsonl").read_bytes())
+    assert outs[0] == outs[1] != outs[2]
+    schema = json.loads((REPO / "schemas" / "telemetry-attempt.schema.json").read_text())
+    validator = Draft202012Validator(schema)
+    for line in outs[0].decode().splitlines():
+        assert not list(validator.iter_errors(json.loads(line)))
+    assert "unknown player 'nobody'" in cli(*args, "--audience", "nobody:1", "--out", str(tmp_path / "x.jsonl")).output
+
+
+# --- observed -----------------------------------------------------------------------------------
+
+def test_wilson_and_spearman() -> None:
+    from pipeline.telemetry.stats import spearman, wilson
+
+    low, high = wilson(71, 100)
+    assert (round(low, 3), round(high, 3)) == (0.631, 0.778)  # by hand: centre 0.7045, half-width 0.0739
+    assert wilson(0, 0) == (0.0, 1.0)
+    assert spearman([1, 2, 3, 4], [10, 20, 30, 35]) == pytest.approx(1.0)
+    assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+
+
+def test_observed_flags_and_reports(catalogue: Any, simulated: Path, tmp_path: Path) -> None:
+    from pipeline.telemetry.observed import observe
+    from pipeline.telemetry.records import read_telemetry
+
+    obs = observe(catalogue, read_telemetry([simulated], catalogue))
+    assert len(obs.measured()) == 60
+    for p in obs.puzzles:  # flagged exactly when the interval misses the tier's range
+        outside = p.low * 100 >= p.tier_high or p.high * 100 < p.tier_low
+        assert (p.flag is not None) == outside
+    flagged = [p for p in obs.puzzles if p.flag]
+    assert flagged and flagged[0].flag_text().startswith(f"plays {flagged[0].flag} than rated: lost ")
+    text = cli("observed", str(simulated), "--levels", str(BUNDLE))
+    assert text.exit_code == 0 and "Spearman (rated, observed)" in text.output and "nightly-2026-11-29 L10:" in text.output
+    data = json.loads(cli("observed", str(simulated), "--levels", str(BUNDLE), "--format", "json").output)
+    assert data["summary"]["puzzles"] == 60 and len(data["curves"]) == 10
+    out = tmp_path / "observed.html"
+    assert cli("observed", str(simulated), "--levels", str(BUNDLE), "--format", "html", "--out", str(out)).exit_code == 0
+    html = out.read_text()
+    assert "<svg" in html and "Per-Level curves" in html and "Calibration" in html
+
+
+# --- calibrate and the small study ----------------------------------------------------------------
+
+def test_calibrate_beats_the_default_for_an_unlike_audience(simulated: Path, tmp_path: Path) -> None:
+    out = tmp_path / "aud.yaml"
+    result = cli("calibrate", str(simulated), "--levels", str(BUNDLE), "--out", str(out), "--date", "2026-12-01")
+    assert result.exit_code == 0, result.output
+    doc = yaml.safe_load(out.read_text())
+    held = doc["heldout"]
+    assert held["fitted"]["mae"] < held["default"]["mae"]
+    assert doc["weights"]["proximity"] > 0.2 and doc["weights"]["local"] < 0.15  # the audience's, not the default's
+    assert doc["fitted_from"]["puzzles"] == 60 and doc["fitted_from"]["date"] == "2026-12-01"
+    again = tmp_path / "again.yaml"
+    cli("calibrate", str(simulated), "--levels", str(BUNDLE), "--out", str(again), "--date", "2026-12-01", "--name", "aud")
+    assert again.read_bytes() == out.read_bytes()
+    assert cli("validate", str(out)).exit_code == 0
+
+
+def test_calibrate_refuses_thin_data(catalogue: Any, simulated: Path, tmp_path: Path) -> None:
+    thin = tmp_path / "thin.jsonl"
+    thin.write_text("".join(line + "\n" for line in simulated.read_text().splitlines() if line.split('"puzzle":"')[1][:16] < "nm1-4"))
+    result = cli("calibrate", str(thin), "--levels", str(BUNDLE), "--out", str(tmp_path / "p.yaml"))
+    assert result.exit_code == 1 and not (tmp_path / "p.yaml").exists()
+    assert "cannot fit a profile:" in result.output and "a fit needs 20" in result.output and "more" in result.output
+
+
+def test_small_study_improves_held_out_error() -> None:
+    """The study in miniature: telemetry on half the night's puzzles, the profile judged on the other half."""
+    from research.telemetry_study import run_audience
+
+    row = run_audience("weak", {"random": 0.5, "scanner": 0.5}, attempts=60, truth_games=120, seed=5, puzzles=BUNDLE)
+    assert row["after"]["mae"] < row["before"]["mae"]
+
+
+# --- rescore --------------------------------------------------------------------------------------
+
+def test_rescore_keeps_the_text_and_stays_valid(tmp_path: Path) -> None:
+    from pipeline.formats.profile_file import profile_document, write_profile
+    from pipeline.validator import validate_paths
+
+    night = tmp_path / "night"
+    shutil.copytree(NIGHT, night)
+    profile = tmp_path / "strong.yaml"
+    write_profile(profile, profile_document(strong()))
+    before = (night / "bundle.yaml").read_text()
+    result = cli("rescore", "--profile", str(profile), str(night / "bundle.yaml"))
+    assert result.exit_code == 0, result.output
+    after = (night / "bundle.yaml").read_text()
+    assert validate_paths([night / "bundle.yaml"], profile=strong()).ok
+    old_lines = [ln for ln in before.splitlines() if not ln.lstrip().startswith(("tier:", "score:"))]
+    new_lines = [ln for ln in after.splitlines() if not ln.lstrip().startswith(("tier:", "score:"))]
+    kept = [ln for ln in new_lines if ln in set(old_lines)]
+    assert kept == old_lines  # every other line kept, in order; only the profile blocks are new
+    doc = yaml.safe_load(after)
+    d = doc["levels"][0]["stages"][0]["puzzle"]["difficulty"]
+    assert d["score"] == strong().score(d) and d["profile"]["name"] == "strong"
+    # a file that does not validate is refused and nothing is written
+    broken = night / "pool" / "broken.yaml"
+    broken.write_text("kind: puzzle\n")
+    pool_before = {p: p.read_bytes() for p in (night / "pool").glob("*.yaml")}
+    result = cli("rescore", "--profile", str(profile), str(night / "pool"))
+    assert result.exit_code == 1 and "broken.yaml" in result.output and "Traceback" not in result.output
+    assert {p: p.read_bytes() for p in (night / "pool").glob("*.yaml")} == pool_before
