@@ -81,6 +81,9 @@ class _Halve:
     def score_of(self, difficulty: Difficulty) -> float | None:
         return None if difficulty.score is None else difficulty.score / 2
 
+    def tier_for(self, score: float) -> str:  # a profile's tiers: here version 3's
+        return tier_for(score, 3)
+
 
 def test_a_profile_decides_the_score_in_one_place() -> None:
     d = Difficulty.from_dict({"version": 3, "tier": "hard", "score": 70.0})

@@ -63,6 +63,17 @@ def test_default_profile_gives_every_stored_score() -> None:
             assert default.tier_for(d["score"]) == d["tier"]
 
 
+def test_the_accessor_scores_and_tiers_under_a_profile() -> None:
+    from pipeline.formats.puzzle import Puzzle
+
+    doc = yaml.safe_load(BUNDLE.read_text())
+    puzzle = Puzzle.from_dict(doc["levels"][0]["stages"][0]["puzzle"])
+    p = strong()
+    score = p.score(puzzle.difficulty)
+    assert puzzle.rated.score_under(p) == score != puzzle.rated.score
+    assert puzzle.rated.tier_under(p) == p.tier_for(score)  # the profile's own table, not version 3's
+
+
 def test_profile_value_text_repr_digest() -> None:
     p = strong()
     assert eval(repr(p), {"RatingProfile": RatingProfile}) == p

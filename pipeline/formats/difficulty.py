@@ -14,14 +14,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pipeline.rating.tiers import UNSOLVABLE, tier_for
+from pipeline.rating.tiers import UNSOLVABLE
 from pipeline.rating.versions import stored_score, stored_tier
 
 
 class ScoreProfile(Protocol):
-    """What `score_under` needs of a rating profile: the score it gives a stored block."""
+    """What `score_under` needs of a rating profile (`pipeline.rating.profile.RatingProfile`): the
+    score it gives a stored block, and its own tier table."""
 
     def score_of(self, difficulty: Difficulty) -> float | None: ...
+
+    def tier_for(self, score: float) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -60,7 +63,7 @@ class Difficulty:
         if profile is None:
             return self.tier
         score = self.score_under(profile)
-        return UNSOLVABLE if score is None else tier_for(score, self.version)
+        return UNSOLVABLE if score is None else profile.tier_for(score)
 
     def score_text(self, places: int = 2) -> str:
         """`42.10`, or `none` for an unsolvable puzzle: how messages show a score."""

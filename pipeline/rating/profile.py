@@ -29,7 +29,7 @@ from typing import Any
 
 from pipeline.errors import NumberMatchError
 from pipeline.rating.tiers import TIER_NAMES, TIERS, tier_for
-from pipeline.rating.versions import VERSIONS, WEIGHTS_V3, score_from_metrics
+from pipeline.rating.versions import VERSIONS, WEIGHTS_V3, score_from_metrics, stored_score
 
 PROFILE_VERSION = 3  # the rating version whose players a profile weighs (their stored win rates)
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -111,6 +111,11 @@ class RatingProfile:
         """The score 0-100 under this profile (2 decimals), as `score_from_metrics` gives it."""
         return round(min(100.0, max(0.0, sum(self.points(difficulty).values()))), 2)
 
+    def score_of(self, difficulty: Any) -> float | None:
+        """The score of a stored block (`pipeline.formats.difficulty.Difficulty`, whose
+        `score_under(profile)` asks this) under this profile; None when it has no score."""
+        return None if difficulty.score is None else self.score(difficulty.data)
+
     def tier_for(self, score: float) -> str:
         """The tier of `score` by this profile's table (the last row includes 100)."""
         if not 0.0 <= score <= 100.0:
@@ -170,16 +175,15 @@ def rescored(difficulty: Mapping[str, Any], profile: RatingProfile | None) -> di
     """A copy of a stored difficulty block scored under `profile` (None: back to its version's
     own mix): score, tier and the `profile` record; every other key and its order kept."""
     out = {k: v for k, v in difficulty.items() if k != "profile"}
-    if out.get("score") is None:  # unsolvable: no score to move
+    if stored_score(out) is None:  # unsolvable: no score to move
         return out
     if profile is None:
-        out["score"] = score_from_metrics(out)
-        out["tier"] = tier_for(out["score"], out.get("version", 1))
+        score = score_from_metrics(out)
+        out.update(score=score, tier=tier_for(score, out.get("version", 1)))
         return out
     if out.get("version", 1) != profile.version:
         raise ProfileError(f"rating profile {profile.name!r} weighs rating version {profile.version}'s players; "
                            f"this block is version {out.get('version', 1)} (re-rate it first)")
-    out["score"] = profile.score(out)
-    out["tier"] = profile.tier_for(out["score"])
-    out["profile"] = profile.block()
+    score = profile.score(out)
+    out.update(score=score, tier=profile.tier_for(score), profile=profile.block())
     return out

@@ -75,9 +75,10 @@ def samples(catalogue: Catalogue, telemetry: Telemetry, min_attempts: int = MIN_
     """The puzzles usable for a fit: rating version 3 blocks with `min_attempts` finished attempts."""
     out = []
     for pid in sorted(catalogue.puzzles):
-        d = catalogue.puzzles[pid].difficulty
+        rated = catalogue.puzzles[pid].rated
+        d = rated.data
         c = telemetry.counts.get(pid)
-        if c is None or c.finished < min_attempts or d.get("version") != 3 or d.get("score") is None:
+        if c is None or c.finished < min_attempts or rated.version != 3 or rated.score is None:
             continue
         out.append(Sample(pid, tuple(1.0 - float(d["players"][n]["win_rate"]) for n in PLAYER_NAMES), c.finished, c.losses))
     return out
@@ -162,10 +163,11 @@ def audience_tiers(catalogue: Catalogue, profile_weights: Mapping[str, float]) -
     quantile has too few puzzles on a side (module docstring)."""
     pairs = []
     for p in catalogue.puzzles.values():
-        d = p.difficulty
-        if d.get("version") == 3 and d.get("score") is not None:
-            prof = 100.0 * sum(w * (1.0 - float(d["players"][n]["win_rate"])) for n, w in profile_weights.items())
-            pairs.append((float(d["score"]), prof))
+        rated = p.rated
+        if rated.version == 3 and rated.score is not None:
+            players = rated.data["players"]
+            prof = 100.0 * sum(w * (1.0 - float(players[n]["win_rate"])) for n, w in profile_weights.items())
+            pairs.append((rated.score, prof))
     defaults = sorted(x for x, _ in pairs)
     profiles = sorted(y for _, y in pairs)
     n = len(pairs)

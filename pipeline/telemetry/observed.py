@@ -73,6 +73,23 @@ class PuzzleObserved:
 
 
 @dataclass(frozen=True)
+class Band:
+    """One tier's puzzles: how many, mean rated and observed loss rate, how many flagged."""
+
+    name: str
+    low: float
+    high: float
+    puzzles: int
+    rated: float
+    observed: float
+    flagged: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tier": self.name, "range": [self.low, self.high], "puzzles": self.puzzles,
+                "rated": round(self.rated, 4), "observed": round(self.observed, 4), "flagged": self.flagged}
+
+
+@dataclass(frozen=True)
 class Observation:
     """Every puzzle's figures, the band summary and the per-Level curves."""
 
@@ -92,19 +109,14 @@ class Observation:
         m = self.measured()
         return mae([p.rated for p in m], [p.observed or 0.0 for p in m])
 
-    def bands(self) -> list[dict[str, Any]]:
+    def bands(self) -> list[Band]:
         """Per tier: puzzles, mean rated and mean observed loss rate, and how many are flagged."""
         out = []
-        for tier, low, high in (self.profile or RatingProfile.default()).tiers:
-            rows = [p for p in self.measured() if p.tier == tier]
-            if not rows:
-                continue
-            out.append({
-                "tier": tier, "range": [low, high], "puzzles": len(rows),
-                "rated": round(sum(p.rated for p in rows) / len(rows), 4),
-                "observed": round(sum(p.observed or 0.0 for p in rows) / len(rows), 4),
-                "flagged": sum(p.flag is not None for p in rows),
-            })
+        for name, low, high in (self.profile or RatingProfile.default()).tiers:
+            rows = [p for p in self.measured() if p.tier == name]
+            if rows:
+                out.append(Band(name, low, high, len(rows), sum(p.rated for p in rows) / len(rows),
+                                sum(p.observed or 0.0 for p in rows) / len(rows), sum(p.flag is not None for p in rows)))
         return out
 
     def curves(self) -> list[dict[str, Any]]:
@@ -130,7 +142,7 @@ class Observation:
                           "digest": self.telemetry.digest},
             "summary": {"puzzles": len(self.measured()), "spearman": None if sp is None else round(sp, 4),
                         "mae": round(self.mae(), 4), "flagged": sum(p.flag is not None for p in self.puzzles),
-                        "bands": self.bands()},
+                        "bands": [b.to_dict() for b in self.bands()]},
             "puzzles": [p.to_dict() for p in self.puzzles],
             "curves": self.curves(),
         }
@@ -148,18 +160,19 @@ def observe(catalogue: Catalogue, telemetry: Telemetry, profile: RatingProfile |
     rows = []
     for pid, puzzle in catalogue.puzzles.items():
         counts = telemetry.counts.get(pid)
-        d = puzzle.difficulty
-        if counts is None or d.get("score") is None:
+        rated = puzzle.rated
+        score = rated.score_under(profile)
+        if counts is None or score is None:
             continue
+        d = rated.data
         scorer = profile or profile_of(d)
-        score = float(d["score"]) if profile is None else profile.score(d)
-        tier = str(d["tier"]) if profile is None else profile.tier_for(score)
+        tier = rated.tier_under(profile)
         if scorer is not None:
             rng = scorer.tier_range(tier)
         else:
             from pipeline.rating.tiers import tier_range
 
-            rng = tier_range(tier, int(d.get("version", 1)))
+            rng = tier_range(tier, rated.version)
         low_t, high_t = rng or (0.0, 100.0)
         low, high = wilson(counts.losses, counts.finished)
         rows.append(PuzzleObserved(
@@ -198,8 +211,8 @@ def render_text(obs: Observation) -> str:
     lines.append("")
     lines.append("observed against rated, by tier:")
     for band in obs.bands():
-        lines.append(f"  {band['tier']:<7} {band['range'][0]:g}-{band['range'][1]:g}: {band['puzzles']:>3} puzzles, "
-                     f"rated {band['rated']:.0%}, observed {band['observed']:.0%}, {band['flagged']} flagged")
+        lines.append(f"  {band.name:<7} {band.low:g}-{band.high:g}: {band.puzzles:>3} puzzles, "
+                     f"rated {band.rated:.0%}, observed {band.observed:.0%}, {band.flagged} flagged")
     sp = obs.spearman()
     lines.append(f"Spearman (rated, observed) {'n/a' if sp is None else f'{sp:.3f}'}; mean absolute error {obs.mae() * 100:.1f} points")
     curves = obs.curves()
@@ -271,8 +284,8 @@ def render_html(obs: Observation) -> str:
             "<h2>By tier</h2>", '<table class="metrics"><tr><th>tier</th><th>range</th><th>puzzles</th>'
             "<th>rated</th><th>observed</th><th>flagged</th></tr>"]
     for band in obs.bands():
-        body.append(f"<tr><td>{chip(band['tier'])}</td><td>{band['range'][0]:g}-{band['range'][1]:g}</td><td>{band['puzzles']}</td>"
-                    f"<td>{band['rated']:.0%}</td><td>{band['observed']:.0%}</td><td>{band['flagged']}</td></tr>")
+        body.append(f"<tr><td>{chip(band.name)}</td><td>{band.low:g}-{band.high:g}</td><td>{band.puzzles}</td>"
+                    f"<td>{band.rated:.0%}</td><td>{band.observed:.0%}</td><td>{band.flagged}</td></tr>")
     body.append("</table>")
     flagged = [p for p in obs.puzzles if p.flag]
     body.append(f"<h2>Flagged ({len(flagged)})</h2>")
@@ -282,9 +295,13 @@ def render_html(obs: Observation) -> str:
     if curves:
         body.append("<h2>Per-Level curves</h2>")
         body.append('<p class="note">Dashed: rated loss rate; solid: observed (dots in the rated tier\'s colour).</p>')
+        by_id = {p.puzzle: p for p in obs.puzzles}
         for c in curves:
-            pts = [(f"S{s['stage']}", (s["rated"] or 0.0) * 100,
-                    None if s["observed"] is None else s["observed"] * 100, s["tier"] or "unsolvable") for s in c["stages"]]
+            pts = []
+            for s in c["stages"]:
+                p = by_id.get(s["puzzle"])
+                pts.append((f"S{s['stage']}", 0.0 if p is None else p.score,
+                            None if p is None or p.observed is None else p.observed * 100, "unsolvable" if p is None else p.tier))
             body.append(f"<h3>{escape(c['bundle'])} Level {c['level']}</h3>{curve_svg(pts, width=560)}")
     body.append("<h2>Puzzles</h2>")
     body.append('<table class="metrics"><tr><th>puzzle</th><th>stages</th><th>games</th><th>abandoned</th><th>lost</th>'

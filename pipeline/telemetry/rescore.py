@@ -21,6 +21,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pipeline.errors import NumberMatchError
+from pipeline.formats.difficulty import Difficulty
 from pipeline.rating.profile import RatingProfile, rescored
 
 
@@ -91,16 +92,18 @@ def rescore_text(text: str, name: str, profile: RatingProfile) -> tuple[str, int
     for parts in _difficulty_paths(doc.data):
         node, _, found = find_node(doc.node, list(parts))
         old = _get(doc.data, parts)
-        if not found or not isinstance(node, MappingNode) or node.flow_style or old.get("score") is None:
+        if not found or not isinstance(node, MappingNode) or node.flow_style or Difficulty.from_dict(old).score is None:
             continue
         new = rescored(old, profile)
         blocks += 1
-        changed += (new["score"], new["tier"]) != (old["score"], old["tier"])
+        changed += Difficulty.from_dict(new) != Difficulty.from_dict(old)
         _set(expected, parts, new)
         keys = {k.value: (k, v) for k, v in node.value if isinstance(k, ScalarNode)}
-        for key in ("tier", "score"):
+        value = Difficulty.from_dict(new)
+        replaced: tuple[tuple[str, Any], ...] = (("tier", value.tier), ("score", value.score))
+        for key, scalar in replaced:
             _, v = keys[key]
-            edits.append((offsets.at(v.start_mark), offsets.at(v.end_mark), _scalar(new[key])))
+            edits.append((offsets.at(v.start_mark), offsets.at(v.end_mark), _scalar(scalar)))
         indent = " " * node.value[0][0].start_mark.column
         block = dump_yaml({"profile": new["profile"]}).rstrip("\n").replace("\n", "\n" + indent)
         if "profile" in keys:
