@@ -186,6 +186,8 @@ def rescore_cmd(
         if not dry_run:
             try:
                 write_rescored(r)
+            except NumberMatchError as exc:  # changed on disk since it was read, read-only, ...
+                fail(str(exc))
             except OSError as exc:
                 fail(f"{r.path}: cannot write: {exc.strerror or exc}")
         typer.echo(f"{r.path}: {r.blocks} difficulty block{'s' if r.blocks != 1 else ''}, {r.changed} changed score or tier"

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from pipeline.atomic import Snapshot, snapshot, write_guarded
 from pipeline.errors import NumberMatchError
 from pipeline.formats.difficulty import Difficulty
 from pipeline.rating.profile import RatingProfile, rescored
@@ -31,12 +32,14 @@ class RescoreError(NumberMatchError):
 
 @dataclass(frozen=True)
 class Rescored:
-    """One file's new text and what changed."""
+    """One file's new text and what changed; `base` is the file as it was read (the write is
+    refused if it changed on disk since)."""
 
     path: Path
     text: str
     blocks: int  # difficulty blocks re-scored
     changed: int  # of which the score or tier moved
+    base: Snapshot
 
 
 def _difficulty_paths(data: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
@@ -138,21 +141,19 @@ def _set(data: Any, parts: tuple[Any, ...], value: Any) -> None:
 def rescore_file(path: str | os.PathLike[str], profile: RatingProfile) -> Rescored:
     """Re-score one file's text (not written: see `write_rescored`)."""
     p = Path(path)
+    base = snapshot(p)
+    if base.data is None:
+        raise RescoreError(f"{p}: no such file")
     try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise RescoreError(f"{p}: cannot read: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8")
+        text = base.data.decode("utf-8")
     except UnicodeDecodeError:
         raise RescoreError(f"{p}: not UTF-8 text") from None
     out, blocks, changed = rescore_text(text, str(p), profile)
-    return Rescored(p, out, blocks, changed)
+    return Rescored(p, out, blocks, changed, base)
 
 
 def write_rescored(result: Rescored) -> None:
-    """Write a re-scored file atomically (unchanged text is not rewritten)."""
-    from pipeline.atomic import write_atomic
-
-    if result.path.read_text(encoding="utf-8") != result.text:
-        write_atomic(result.path, result.text)
+    """Write a re-scored file (atomic, under the file's lock, refused when it changed since it
+    was read: `pipeline.atomic.write_guarded`); unchanged text is not rewritten."""
+    if result.base.text != result.text:
+        write_guarded(result.path, result.text, base=result.base)
