@@ -263,17 +263,53 @@ def parse_scheduler(text: str) -> tuple[str, int | None]:
     return address, None
 
 
+HANDSHAKE_MAX = 64 * 1024  # a Dask handshake is ~100 bytes; more is not one
+
+
 def _reachable(address: str) -> None:
-    """Fail at once when nothing listens at the address (Dask would retry until its timeout)."""
+    """Fail in one line, within CONNECT_TIMEOUT, unless a Dask scheduler answers at the address.
+
+    Dask itself would retry a closed port until its timeout, wait for ever on a server that
+    never speaks (an HTTP server such as the dashboard waits for a request) and allocate
+    whatever length a junk sender's first 8 bytes claim (MemoryError). A Dask scheduler speaks
+    first: its handshake is a little-endian 8-byte length and a short msgpack mapping naming
+    `pickle-protocol`. That is what is checked here, before distributed is handed the address."""
     _, _, rest = address.partition("://")
     host, _, port = rest.rpartition(":")
     host = host.strip("[]")
+    deadline = time.monotonic() + CONNECT_TIMEOUT
+    not_dask = f"{address} is not a Dask scheduler"
     try:
-        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT):
-            pass
+        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT) as sock:
+            head = _recv_exactly(sock, 8, deadline)
+            if head is None:
+                raise SchedulerError(f"{not_dask}: it sent no Dask handshake within {CONNECT_TIMEOUT:g} s"
+                                     " (is it a web server, such as the Dask dashboard?)")
+            size = int.from_bytes(head, "little")
+            body = _recv_exactly(sock, size, deadline) if 0 < size <= HANDSHAKE_MAX else None
+            if body is None or b"pickle-protocol" not in body:
+                raise SchedulerError(f"{not_dask}: what it sent is not a Dask handshake")
     except OSError as exc:
         reason = exc.strerror or str(exc) or type(exc).__name__
         raise SchedulerError(f"cannot reach the Dask scheduler at {address}: {reason}") from None
+
+
+def _recv_exactly(sock: socket.socket, size: int, deadline: float) -> bytes | None:
+    """`size` bytes from the socket before the deadline, or None (timed out or closed)."""
+    data = b""
+    while len(data) < size:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        sock.settimeout(left)
+        try:
+            chunk = sock.recv(size - len(data))
+        except (socket.timeout, TimeoutError):
+            return None
+        if not chunk:
+            return None
+        data += chunk
+    return data
 
 
 def connect(scheduler: str) -> DaskExecutor:
