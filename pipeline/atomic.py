@@ -39,7 +39,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from pipeline.errors import NumberMatchError
+from pipeline.errors import NumberMatchError, clip, os_message
 
 LOCK_WAIT_SECONDS = 30.0  # how long a writer waits for another writer of the same file
 _KIND = re.compile(rb"^kind:[ \t]*['\"]?([A-Za-z_]+)", re.MULTILINE)
@@ -86,13 +86,6 @@ class Snapshot:
         return (self.data or b"").decode("utf-8")
 
 
-def os_message(exc: OSError) -> str:
-    """An OSError as a short phrase, without the errno prefix or the (absolute) file name."""
-    if exc.errno == errno.ENAMETOOLONG:
-        return "a name in the path is longer than the file system allows (255 bytes)"
-    return exc.strerror or str(exc)
-
-
 def resolve_target(path: str | os.PathLike[str]) -> Path:
     """Where a write to `path` goes: through symlinks to the file they name. Refuses in one line a
     dangling link, a loop, a folder, or anything but a regular file."""
@@ -101,12 +94,12 @@ def resolve_target(path: str | os.PathLike[str]) -> Path:
         target = Path(os.path.realpath(given, strict=False))
         info = os.stat(target) if os.path.lexists(target) else None
     except OSError as exc:
-        raise WriteRefused(f"{given}: {os_message(exc)}; nothing written") from None
+        raise WriteRefused(f"{clip(str(given))}: {os_message(exc)}; nothing written") from None
     if info is None and os.path.islink(given):
-        raise WriteRefused(f"{given}: is a link to a missing file; nothing written")
+        raise WriteRefused(f"{clip(str(given))}: is a link to a missing file; nothing written")
     if info is not None and not stat.S_ISREG(info.st_mode):
         what = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-        raise WriteRefused(f"{given}: is {what}; nothing written")
+        raise WriteRefused(f"{clip(str(given))}: is {what}; nothing written")
     return target
 
 
@@ -118,7 +111,7 @@ def snapshot(path: str | os.PathLike[str]) -> Snapshot:
     except FileNotFoundError:
         data = None
     except OSError as exc:
-        raise WriteRefused(f"{path}: {os_message(exc)}") from None
+        raise WriteRefused(f"{clip(str(path))}: {os_message(exc)}") from None
     return Snapshot(Path(path), target, data)
 
 
@@ -151,43 +144,44 @@ def write_guarded(
     without it the write is an output, which may replace only a file whose kind is in `kinds`
     (and an empty file, or one holding the same bytes) unless `force`. Raises WriteRefused; nothing is written then."""
     given = Path(path)
+    shown = clip(str(given))  # messages name the path as given, cut when absurdly long
     raw = data.encode("utf-8") if isinstance(data, str) else data
     target = resolve_target(given)
     if base is not None and base.target != target:
-        raise WriteRefused(f"{given}: now names another file than when it was read; nothing written")
+        raise WriteRefused(f"{shown}: now names another file than when it was read; nothing written")
     try:
-        fd = _lock(given, target, wait)
+        fd = _lock(shown, target, wait)
     except OSError as exc:
-        raise WriteRefused(f"{given}: {os_message(exc)}; nothing written") from None
+        raise WriteRefused(f"{shown}: {os_message(exc)}; nothing written") from None
     try:
         current = _read_locked(fd)
         if base is not None and (None if current is None else content_hash(current)) != base.digest:
-            raise WriteRefused(f"{given} changed on disk since it was read; nothing written")
+            raise WriteRefused(f"{shown} changed on disk since it was read; nothing written")
         if base is None and current == raw:  # the same bytes again (a rerun): nothing to replace
             return target
         if base is None and current is not None and not force:
             kind = file_kind(current, target.name)
             if kind not in kinds and kind != "empty":
-                shown = {"other": "a file of another kind", "html": "an HTML file", "svg": "an SVG file"}.get(kind, f"a {kind} file")
-                raise WriteRefused(f"{given}: exists and is {shown}; nothing written (--force replaces it)")
+                described = {"other": "a file of another kind", "html": "an HTML file", "svg": "an SVG file"}.get(kind, f"a {kind} file")
+                raise WriteRefused(f"{shown}: exists and is {described}; nothing written (--force replaces it)")
         mode = 0o666 & ~current_umask()
         if fd is not None:
             mode = stat.S_IMODE(os.fstat(fd).st_mode)
             if not mode & 0o222:
-                raise WriteRefused(f"{given}: is read-only (mode {mode:04o}); nothing written")
+                raise WriteRefused(f"{shown}: is read-only (mode {mode:04o}); nothing written")
         try:
             _replace(target, raw, mode, create=fd is None)
         except FileExistsError:
-            raise WriteRefused(f"{given}: was created by someone else meanwhile; nothing written") from None
+            raise WriteRefused(f"{shown}: was created by someone else meanwhile; nothing written") from None
         except OSError as exc:
-            raise WriteRefused(f"cannot write {given}: {os_message(exc)}") from None
+            raise WriteRefused(f"cannot write {shown}: {os_message(exc)}") from None
     finally:
         if fd is not None:
             os.close(fd)  # closing releases the lock
     return target
 
 
-def _lock(given: Path, target: Path, wait: float) -> int | None:
+def _lock(shown: str, target: Path, wait: float) -> int | None:
     """An open descriptor of `target` holding an exclusive flock, re-opened until the path still
     names the locked inode; None when there is no file (the write then creates it exclusively)."""
     deadline = time.monotonic() + wait
@@ -203,7 +197,7 @@ def _lock(given: Path, target: Path, wait: float) -> int | None:
                     break
                 except BlockingIOError:
                     if time.monotonic() > deadline:
-                        raise WriteRefused(f"{given}: another writer holds it (waited {wait:.0f} s); nothing written") from None
+                        raise WriteRefused(f"{shown}: another writer holds it (waited {wait:.0f} s); nothing written") from None
                     time.sleep(0.02)
             try:
                 same = os.stat(target).st_ino == os.fstat(fd).st_ino

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import errno
+import os
+
 
 ECHO_LIMIT = 80  # characters of user input an error message repeats
 
@@ -17,6 +20,22 @@ def shorten(text: object, limit: int = ECHO_LIMIT) -> str:
 def clip(text: str, limit: int = 2 * ECHO_LIMIT) -> str:
     """`text` itself when short, else its start and how long it was (for echoing input in output)."""
     return text if len(text) <= limit else f"{text[: limit - 30]}... ({len(text):,} characters)"
+
+
+NAME_TOO_LONG = "a name in the path is longer than the file system allows (255 bytes)"
+
+
+def os_message(exc: OSError) -> str:
+    """An OSError as a short phrase, without the errno prefix or the file name."""
+    if exc.errno == errno.ENAMETOOLONG:
+        return NAME_TOO_LONG
+    return exc.strerror or str(exc) or type(exc).__name__
+
+
+def os_error_line(exc: OSError) -> str:
+    """An OSError no command turned into its own message, as one line naming the path (cut)."""
+    name = exc.filename
+    return f"{clip(os.fsdecode(name))}: {os_message(exc)}" if name is not None else os_message(exc)
 
 
 class NumberMatchError(ValueError):

@@ -524,3 +524,32 @@ def test_a_scheduler_address_that_is_no_scheduler_fails_within_10_s(behaviour: s
         one_line_error(result, f"{address} is not a Dask scheduler")
     finally:
         server.close()
+
+
+# --- a path component over 255 bytes (item 21) --------------------------------------------------
+
+LONG = "a" * 300
+
+
+@pytest.mark.parametrize("args", [
+    ["validate", "{L}.yaml"], ["show", "{L}.yaml"], ["solve", "{L}.yaml"], ["swap", "{L}.yaml", "L1.S1"],
+    ["assemble", "{L}.yaml", "--levels", "1", "--stages", "1", "--out", "x.yaml"], ["puzzle", "--refresh", "{L}.yaml"],
+    ["render", "{L}.yaml", "--out", "x.svg"], ["report", "{L}.yaml", "--out", "x.html"],
+    ["nightly", "--continue", "{L}", "--date", "2026-01-01"], ["play", "{L}.yaml"], ["rate", "{L}.yaml"],
+    ["puzzle", "19", "--adds", "0", "--out", "{L}.yaml"], ["render", "19", "--out", "{L}.svg"],
+    ["assemble", "{T}/bundle.yaml", "--levels", "1", "--stages", "1", "--out", "{L}.yaml"],
+])
+def test_a_name_over_255_bytes_is_one_line_everywhere(args: list[str], tmp_path: Path, night: Path) -> None:
+    filled = [a.replace("{L}", str(tmp_path / LONG)).replace("{T}", str(night)) for a in args]
+    result = run(*filled)
+    one_line_error(result, "a name in the path is longer than the file system allows (255 bytes)")
+    assert len(result.output) < 400
+
+
+def test_a_name_over_255_bytes_on_the_fast_path_is_one_line(tmp_path: Path) -> None:
+    import subprocess
+
+    for command in ("show", "moves"):
+        proc = subprocess.run(_cli() + [command, str(tmp_path / f"{LONG}.yaml")], capture_output=True, timeout=60)
+        err = proc.stderr.decode()
+        assert proc.returncode == 1 and err.count("\n") == 1 and "longer than the file system allows" in err, err

@@ -73,6 +73,11 @@ def main() -> None:
 
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         raise SystemExit(141) from None
+    except OSError as exc:  # the fast path's files (typer's commands have their own line in base)
+        from pipeline.errors import os_error_line
+
+        sys.stderr.write(f"numbermatch: error: {os_error_line(exc)}\n")
+        raise SystemExit(1) from None
 
 
 def _main() -> None:

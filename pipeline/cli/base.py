@@ -19,7 +19,7 @@ except ImportError:  # pragma: no cover - depends on the typer version
     import click  # type: ignore[no-redef]
 
 from pipeline.cli import coercion
-from pipeline.errors import NumberMatchError, shorten
+from pipeline.errors import NumberMatchError, os_error_line, shorten
 
 coercion.install()
 
@@ -54,6 +54,9 @@ class _OneLineErrors(TyperGroup):
             sys.exit(exc.exit_code)
         except typer.Abort:
             typer.echo("numbermatch: error: aborted", err=True)
+            sys.exit(1)
+        except OSError as exc:  # a file the command could not open or write (a name over 255 bytes, a mode)
+            typer.echo(f"numbermatch: error: {os_error_line(exc)}", err=True)
             sys.exit(1)
         except NumberMatchError as exc:  # a refusal no command turned into its own line: still one line
             message = str(exc).replace("\n", " ")
