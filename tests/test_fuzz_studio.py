@@ -52,7 +52,8 @@ def requests(draw: Any) -> dict[str, Any]:
                      "at": draw(st.sampled_from(["1.1", "1.2", "1.3", "1.4"])), "id": draw(good), **draw(form)},
             "origin": STUDIO_ORIGIN, "ctype": CTYPES[0], "token": "right",
         }
-    body = draw(st.one_of(st.none(), st.binary(max_size=300), form))
+    many = st.integers(0, 80).map(lambda n: b"&".join(b"f%d=%d" % (k, k) for k in range(n)))
+    body = draw(st.one_of(st.none(), st.binary(max_size=300), form, many))
     return {
         "method": draw(st.sampled_from(["GET", "GET", "GET", "POST", "POST", "HEAD", "PUT", "DELETE", "OPTIONS"])),
         "route": draw(st.one_of(st.sampled_from(ROUTES), st.text(alphabet="/abcdefgh.%?", max_size=20).map(lambda s: "/" + s))),

@@ -115,6 +115,9 @@ def test_a_large_or_multipart_body_is_refused_before_it_is_read(client: TestClie
 
     r = client.post("/save", content=endless(), headers={**headers, "Content-Type": "application/x-www-form-urlencoded"})
     assert r.status_code == 413
+    many = b"&".join(b"f%d=1" % i for i in range(60))  # small, but more fields than any form has
+    r = client.post("/save", content=many, headers={**headers, "Content-Type": "application/x-www-form-urlencoded"})
+    assert r.status_code == 400 and "fields" in r.text
 
 
 def test_a_huge_content_length_is_refused_on_the_header_alone(night_copy: Path) -> None:

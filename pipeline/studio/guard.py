@@ -73,9 +73,16 @@ def request_origin(headers: dict[bytes, bytes]) -> str | None:
     return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
 
 
-def form_fields(body: bytes) -> dict[str, str]:
-    """The fields of an urlencoded body (the last value of a repeated name)."""
-    return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=50))
+MAX_FIELDS = 20  # the studio's forms have at most six
+
+
+def form_fields(body: bytes) -> dict[str, str] | None:
+    """The fields of an urlencoded body (the last value of a repeated name); None for more than
+    MAX_FIELDS of them."""
+    try:
+        return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=MAX_FIELDS))
+    except ValueError:  # more fields than max_num_fields
+        return None
 
 
 class Guard:
@@ -102,7 +109,10 @@ class Guard:
         if scope["method"].encode() in SAFE_METHODS:
             await self.app(scope, receive, send_with_headers)
             return
-        refused = await self.check(scope, receive)
+        try:
+            refused = await self.check(scope, receive)
+        except Exception:  # noqa: BLE001 - a request the checks cannot read is refused, never a 500
+            refused = (400, "refused: the request could not be read")
         if isinstance(refused, tuple):
             status, text = refused
             await self.render(status, text)(scope, receive, send_with_headers)
@@ -152,6 +162,8 @@ class Guard:
                 break
         body = b"".join(chunks)
         fields = form_fields(body)
+        if fields is None:
+            return 400, f"refused: the form has more than {MAX_FIELDS} fields"
         sent = headers.get(TOKEN_HEADER, b"").decode("latin-1") or fields.get(TOKEN_FIELD, "")
         if not hmac.compare_digest(sent.encode("utf-8", "replace"), self.token.encode()):
             return 403, "refused: the form's studio token is missing or out of date; reload the page and try again"
