@@ -18,22 +18,22 @@ computes them; only the speed and the worker names (for `run.log`) change.
 from __future__ import annotations
 
 import contextlib
-import logging
-import multiprocessing
 import os
-import socket
 import time
-import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pipeline import __version__
 from pipeline.engine.rulesets import SHIPPED
 from pipeline.errors import NumberMatchError
 from pipeline.generation import SCHEDULER_ENV
 from pipeline.procs import die_with_parent
+
+if TYPE_CHECKING:
+    import multiprocessing.context
+    import socket
 
 LOCAL_PREFIX = "local:"
 MAX_LOCAL_WORKERS = 64
@@ -81,6 +81,8 @@ class WorkReport:
 
 
 def _run_named(run: Attempt, params: Any, attempt: int) -> Tagged:
+    import multiprocessing  # start-up time (see `_pool_context`); loaded already in a pool worker
+
     return run(params, attempt), multiprocessing.current_process().name
 
 
@@ -95,6 +97,8 @@ class InlineExecutor:
 
 
 def _pool_context() -> multiprocessing.context.BaseContext:
+    import multiprocessing  # start-up time: `generate --jobs 1`, --attempt and --help run without a pool
+
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
 
@@ -164,6 +168,8 @@ class DaskExecutor:
         return SchedulerError(f"the Dask scheduler at {self.address} went away: {reason}")
 
     def outcomes(self, run: Attempt, params: Any, limit: int) -> Generator[Tagged, None, None]:
+        import uuid  # start-up time: only a Dask run tags its tasks
+
         from distributed import KilledWorker
         from distributed import TimeoutError as DaskTimeout
 
@@ -241,6 +247,8 @@ QUIET_CLUSTER = {
 
 def _quiet() -> None:
     """Dask's own log lines (worker restarts, reconnect attempts) stay out of our one-line errors."""
+    import logging  # start-up time: only a Dask run needs it
+
     for name in ("distributed", "tornado"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
@@ -274,6 +282,7 @@ def _reachable(address: str) -> None:
     whatever length a junk sender's first 8 bytes claim (MemoryError). A Dask scheduler speaks
     first: its handshake is a little-endian 8-byte length and a short msgpack mapping naming
     `pickle-protocol`. That is what is checked here, before distributed is handed the address."""
+    import socket  # start-up time: only a Dask scheduler address is dialled
     _, _, rest = address.partition("://")
     host, _, port = rest.rpartition(":")
     host = host.strip("[]")
@@ -296,6 +305,8 @@ def _reachable(address: str) -> None:
 
 def _recv_exactly(sock: socket.socket, size: int, deadline: float) -> bytes | None:
     """`size` bytes from the socket before the deadline, or None (timed out or closed)."""
+    import socket  # start-up time (see `_reachable`)
+
     data = b""
     while len(data) < size:
         left = deadline - time.monotonic()
@@ -321,6 +332,8 @@ def connect(scheduler: str) -> DaskExecutor:
     _quiet()
     if kind == "local":
         assert count is not None
+        import logging  # start-up time: only a Dask run needs it
+
         import dask
 
         dask.config.set(QUIET_CLUSTER)
