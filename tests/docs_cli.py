@@ -11,6 +11,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from tests.docs_examples import ROOT, environment
 
@@ -24,11 +25,21 @@ The [tutorial](tutorial.md) shows the commands at work.
 """
 
 
-def commands() -> list[str]:
-    """The command names in the order `numbermatch --help` lists them."""
-    from pipeline.cli import COMMANDS
+def commands() -> list[tuple[str, ...]]:
+    """Every command as its argv, in the order `numbermatch --help` lists them, each group's
+    subcommands after the group (`telemetry`, then `telemetry simulate`)."""
+    import typer.main
 
-    return list(COMMANDS)
+    from pipeline.cli import COMMANDS, app
+
+    group: Any = typer.main.get_command(app)  # a group: its `commands` by name (typer's own click)
+    found: list[tuple[str, ...]] = []
+    for name in COMMANDS:
+        found.append((name,))
+        command = group.commands[name]
+        if hasattr(command, "commands"):
+            found.extend((name, sub) for sub in command.commands)
+    return found
 
 
 def help_text(*argv: str) -> str:
@@ -41,11 +52,11 @@ def help_text(*argv: str) -> str:
 
 def reference() -> str:
     """The whole page."""
-    names = commands()
+    argvs: list[tuple[str, ...]] = [(), *commands()]
     with ThreadPoolExecutor(max_workers=4) as pool:
-        texts = list(pool.map(lambda argv: help_text(*argv), [(), *[(name,) for name in names]]))
+        texts = list(pool.map(lambda argv: help_text(*argv), argvs))
     parts = [HEADER]
-    for title, text in zip(["numbermatch", *[f"numbermatch {name}" for name in names]], texts):
+    for title, text in zip([" ".join(("numbermatch", *argv)) for argv in argvs], texts):
         parts.append(f"## {title}\n\n```text\n{text}\n```\n")
     return "\n".join(parts)
 
