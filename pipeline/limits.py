@@ -1,4 +1,4 @@
-"""The documented limits on input size and work (README "Limits"): one place, one number each.
+"""The documented limits on input size and work (docs/limits.md): one place, one number each.
 
 Beyond a limit the library raises LimitError (a NumberMatchError, so the CLI prints one line and
 exits non-zero); none of them is reached by real content, and each keeps time and memory
@@ -70,16 +70,16 @@ class LimitError(NumberMatchError):
 def check_cells(n: int, limit: int = MAX_CELLS, what: str = "board") -> None:
     """Refuse a board of n cells beyond `limit`."""
     if n > limit:
-        raise LimitError(f"{what} has {n:,} cells; the limit is {limit:,} cells (README: Limits)")
+        raise LimitError(f"{what} has {n:,} cells; the limit is {limit:,} cells (docs/limits.md)")
 
 
 def check_adds(adds: int, limit: int = MAX_ADDS) -> None:
     """Refuse an adds allocation beyond MAX_ADDS (negative ones are refused by the callers)."""
     if adds > limit:
-        raise LimitError(f"adds {adds:,} is more than the limit of {limit} (README: Limits)")
+        raise LimitError(f"adds {adds:,} is more than the limit of {limit} (docs/limits.md)")
 
 
 def check_playouts(playouts: int, limit: int = MAX_PLAYOUTS) -> None:
     """Refuse more simulated games per player than MAX_PLAYOUTS."""
     if playouts > limit:
-        raise LimitError(f"playouts {playouts:,} is more than the limit of {limit:,} (README: Limits)")
+        raise LimitError(f"playouts {playouts:,} is more than the limit of {limit:,} (docs/limits.md)")

@@ -263,7 +263,7 @@ def synced_puzzle_schema() -> str:
     schema["$defs"]["tier"]["description"] = tier_description()
     from pipeline.limits import MAX_ADDS
 
-    schema["$defs"]["adds"]["maximum"] = MAX_ADDS  # each add can double the board (README: Limits)
+    schema["$defs"]["adds"]["maximum"] = MAX_ADDS  # each add can double the board (docs/limits.md)
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 

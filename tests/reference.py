@@ -1,4 +1,4 @@
-"""A deliberately naive, independent reading of RULES.md on a 2-D grid, for cross-checking.
+"""A deliberately naive, independent reading of the rules (docs/rules.md) on a 2-D grid, for cross-checking.
 
 It shares no code with the engine: rows are lists, cells are (row, col), paths are walked
 cell by cell. Slow and obvious on purpose.

@@ -1,4 +1,4 @@
-"""Ruleset 1 as RULES.md states it: worked examples, each connection kind, each blocker."""
+"""Ruleset 1 as the rules state it (docs/rules.md): worked examples, each connection kind, each blocker."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def remove(board: str, move: str) -> str:
     return format_board(remove_pair(parse(board), a[0] * 9 + a[1], b[0] * 9 + b[1]))
 
 
-# --- the worked examples of RULES.md -------------------------------------------------------
+# --- the worked examples of the published rules --------------------------------------------
 
 @pytest.mark.parametrize(
     "board, expected",
@@ -26,7 +26,7 @@ def remove(board: str, move: str) -> str:
         ("1.......9/3.5", ["0,0-0,8"]),
         ("5.......3/7", ["0,8-1,0"]),
         ("12.4.....", []),
-        # RULES.md prints this board with a 10-cell second row ('..6.3.....'), which its own
+        # The published rules print this board with a 10-cell second row ('..6.3.....'), which its own
         # notation rule forbids; the 9-cell row is the board the example describes.
         ("4.2.1.8.6/..6.3....", ["0,8-1,2"]),
         ("19......./5.......5/2", ["0,0-0,1", "1,0-1,8"]),

@@ -41,7 +41,7 @@ def apply_move(cells: bytes, move: Move, adds_left: int, ruleset: Ruleset = DEFA
             raise IllegalMoveError("illegal move + on the empty board: there is nothing to copy")
         grown = ruleset.add_numbers(cells)
         if len(grown) > MAX_CELLS:
-            raise LimitError(f"move + would grow the board to {len(grown):,} cells; the limit is {MAX_CELLS:,} (README: Limits)")
+            raise LimitError(f"move + would grow the board to {len(grown):,} cells; the limit is {MAX_CELLS:,} (docs/limits.md)")
         return grown, adds_left - 1
     assert move.first is not None and move.second is not None
     return ruleset.checked_remove(cells, move.first, move.second, str(move)), adds_left

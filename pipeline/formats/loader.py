@@ -281,7 +281,7 @@ def _tags(text: str, name: str) -> list[Problem]:
             line, col = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
             out.append(Problem(name, line, col, "NM109",
                                f"tag {tag_name(tag)} is not allowed: level files hold plain strings, numbers, "
-                               "booleans, lists and mappings (README: tags are refused)", "$"))
+                               "booleans, lists and mappings (docs/validation.md: tags are refused)", "$"))
     return out
 
 

@@ -236,7 +236,7 @@ def _import_distributed() -> Any:
 # Dask's per-worker statistical profiler samples the running task's stack every 10 ms (holding the
 # GIL) and its event loops tick every 20 ms: CPU a long pure-Python attempt would rather have.
 # Set for the clusters we start (their workers get this process's config); on a real cluster set
-# the same keys in the workers' Dask config (README).
+# the same keys in the workers' Dask config (docs/nightly.md).
 QUIET_CLUSTER = {
     "distributed.worker.profile.enabled": False,
     "distributed.admin.system-monitor.gil.enabled": False,

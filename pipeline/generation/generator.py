@@ -260,9 +260,9 @@ def generate(
     """
     params.check()
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
-        raise GenerationError(f"count {count!r} must be 1 to {MAX_COUNT:,} (README: Limits)")
+        raise GenerationError(f"count {count!r} must be 1 to {MAX_COUNT:,} (docs/limits.md)")
     if jobs is not None and not 1 <= jobs <= MAX_JOBS:
-        raise GenerationError(f"jobs {jobs!r} must be 1 to {MAX_JOBS} (README: Limits)")
+        raise GenerationError(f"jobs {jobs!r} must be 1 to {MAX_JOBS} (docs/limits.md)")
     if executor is None:
         with open_executor(jobs) as local:
             return generate(count, params, exclude_ids=exclude_ids, progress=progress, executor=local)

@@ -296,7 +296,7 @@ def run_nightly(
         raise NightlyError("setup", f"need at least 1 level of 1 stage, got {options.levels} x {options.stages}")
     if options.levels > MAX_LEVELS or options.stages > MAX_STAGES:
         raise NightlyError("setup", f"{options.levels} levels x {options.stages} stages is past the limit of "
-                                    f"{MAX_LEVELS:,} levels x {MAX_STAGES} stages (README: Limits)")
+                                    f"{MAX_LEVELS:,} levels x {MAX_STAGES} stages (docs/limits.md)")
     try:  # the curve, resolved once for the whole run; refused (bad, or unable to give this
         # night's Levels) before any work
         curve = load_curve(options.curve)

@@ -10,7 +10,7 @@ place its formula is written): the percentage of games lost by a player drawn fr
 The boundaries come from measured loss rates (`make rating-calibration`, on its own sample): they
 are the scores at which the strongest player's (planner's) loss rate, fitted monotone in the
 score, reaches 5%, 30% and 65%. The measured loss rates per tier, per player model, are printed
-by `make rating-study` (and quoted in the README).
+by `make rating-study` (and quoted in docs/rating.md).
 """
 
 from __future__ import annotations

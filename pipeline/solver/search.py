@@ -160,7 +160,7 @@ class _Search:
     def stretch(self, cells: bytes) -> Stretch:
         """The stretch of a board, keyed canonically: by its value classes, rows already collapsed.
 
-        Sound: pair legality reads only each cell's class and the gap pattern (RULES.md: two
+        Sound: pair legality reads only each cell's class and the gap pattern (docs/rules.md: two
         values pair exactly when their classes match), an add copies values so it copies
         classes, and moves are positions; so two boards with the same class bytes have the same
         moves, the same successors up to the same relabelling, and the same answer for any adds.
