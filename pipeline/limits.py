@@ -36,6 +36,11 @@ MAX_STAGES = 100
 MAX_JOBS = 64
 # Level files (YAML) read by the validator and the assembler.
 MAX_FILE_BYTES = 16 * 1024 * 1024
+# Curves in one curves file, and its size (a game has a handful of curves, ~300 bytes each;
+# reading 100,000 of them took 13-26 s and 440 MB, most of it YAML parsing, so the size is
+# checked before parsing a file whose top-level `kind:` line says curves).
+MAX_CURVES = 100
+MAX_CURVE_FILE_BYTES = 256 * 1024
 # The studio: a POST body (its forms are a few hundred bytes), and how long a client may take to
 # send a request's headers (and body) or keep an idle connection open.
 MAX_FORM_BYTES = 8 * 1024

@@ -553,3 +553,113 @@ def test_a_name_over_255_bytes_on_the_fast_path_is_one_line(tmp_path: Path) -> N
         proc = subprocess.run(_cli() + [command, str(tmp_path / f"{LONG}.yaml")], capture_output=True, timeout=60)
         err = proc.stderr.decode()
         assert proc.returncode == 1 and err.count("\n") == 1 and "longer than the file system allows" in err, err
+
+
+CURVES = """\
+schema_version: 1
+kind: curves
+curves:
+- name: gentle
+  description: Easy all the way.
+  shape:
+    start: {tier: easy, at: 0.3}
+    finish: {tier: easy, at: 0.6}
+"""
+
+
+def test_a_curves_file_in_a_puzzle_folder_is_skipped_and_refused_when_named(night: Path) -> None:
+    """Item 20: `KeyError: 'board'` from assemble and swap while validate said all valid."""
+    (night / "pool" / "gentle.yaml").write_text(CURVES)
+    assert run("validate", str(night / "pool" / "gentle.yaml")).exit_code == 0
+    result = run("assemble", str(night), "--levels", "1", "--stages", "4", "--curve", "ramp",
+                 "--out", str(night / "again.yaml"))
+    assert result.exit_code == 0, result.output
+    assert run("swap", str(night / "bundle.yaml"), "L1.S2").exit_code == 0
+    one_line_error(run("assemble", str(night / "pool" / "gentle.yaml"), "--levels", "1", "--stages", "1",
+                       "--out", str(night / "x.yaml")), "gentle.yaml: is a curves file, not puzzles")
+
+
+# --- caps on curves files (item 19) and messages that named the wrong cause (item 23) -------------
+
+def _curves(n: int) -> str:
+    return "schema_version: 1\nkind: curves\ncurves:\n" + "".join(
+        f"- name: c{i}\n  description: d\n  shape:\n    start: {{tier: easy, at: 0.3}}\n    finish: {{tier: easy, at: 0.6}}\n"
+        for i in range(n)
+    )
+
+
+def test_a_curves_file_is_capped_by_curves_and_by_size(tmp_path: Path, night: Path) -> None:
+    """Item 19: 100,000 schema-valid curves took validate 13-26 s and 440 MB."""
+    import time
+
+    from pipeline import limits
+    from pipeline.validator import validate_paths
+
+    ok = tmp_path / "ok.yaml"
+    ok.write_text(_curves(limits.MAX_CURVES))
+    assert validate_paths([ok]).ok
+    many = tmp_path / "many.yaml"
+    many.write_text(_curves(limits.MAX_CURVES + 1))
+    [problem] = validate_paths([many]).problems
+    assert problem.code == "NM104" and f"holds {limits.MAX_CURVES + 1} curves; a curves file holds at most" in problem.message
+    huge = tmp_path / "huge.yaml"
+    huge.write_text(_curves(20_000))  # ~2 MB, 200,000 values: refused before it is parsed
+    started = time.monotonic()
+    [problem] = validate_paths([huge]).problems
+    assert problem.code == "NM104" and "curves files are limited to 262,144 bytes" in problem.message
+    result = run("assemble", str(night), "--levels", "1", "--stages", "1", "--curve", f"{huge}:c1", "--out", str(tmp_path / "x.yaml"))
+    one_line_error(result, "curves files are limited to 262,144 bytes")
+    assert time.monotonic() - started < 5
+
+
+def test_a_curves_file_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Item 19: `assemble --curve` validated the file, then read it again."""
+    import pipeline.formats.loader as loader
+    from pipeline.jobs.curve_specs import load_curve
+
+    f = tmp_path / "c.yaml"
+    f.write_text(_curves(3))
+    reads: list[str] = []
+    real = loader.load_file
+    monkeypatch.setattr(loader, "load_file", lambda path, name=None: reads.append(str(path)) or real(path, name))
+    assert load_curve(f"{f}:c1").name == "c1"
+    assert reads == [str(f)]
+
+
+def test_a_big_file_without_aliases_is_not_blamed_on_aliases() -> None:
+    from pipeline.formats.loader import load_text
+
+    text = "x: [" + ",".join(["1"] * 1_000_001) + "]\n"
+    [problem] = load_text(text, "big.yaml").problems
+    assert problem.code == "NM107" and "aliases" not in problem.message and "more than 1,000,000 values" in problem.message
+    bomb = "a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n" \
+           "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"
+    [problem] = load_text(bomb, "bomb.yaml").problems
+    assert "once aliases are expanded" in problem.message
+
+
+def test_curve_files_naming_each_other_are_a_cycle_not_a_crash(tmp_path: Path, night: Path) -> None:
+    (tmp_path / "a:x").write_text(_curves(1).replace("c0", "a") + 'job: {curve: "b:y", levels: 1, stages: 1}\n')
+    (tmp_path / "b:y").write_text(_curves(1).replace("c0", "b") + 'job: {curve: "a:x", levels: 1, stages: 1}\n')
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = run("assemble", str(night), "--levels", "1", "--stages", "1", "--curve", "a:x", "--out", "x.yaml")
+    finally:
+        os.chdir(cwd)
+    one_line_error(result, "curve files name each other in a cycle: 'a:x' -> 'b:y' -> 'a:x'")
+
+
+def test_refresh_on_a_curves_file_says_it_is_a_curves_file(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text(_curves(1))
+    result = run("puzzle", "--refresh", str(f))
+    assert result.exit_code == 1 and f"{f}: is a curves file, not a puzzle file" in result.output
+    assert "board" not in result.output
+
+
+def test_a_long_exclude_is_not_echoed_in_full(night: Path) -> None:
+    result = run("assemble", str(night), "--levels", "1", "--stages", "1", "--exclude", "x" * 100_000,
+                 "--out", str(night / "x.yaml"))
+    one_line_error(result, "no such puzzle among the")
+    assert len(result.output) < 300

@@ -29,7 +29,7 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pipeline.errors import shorten
-from pipeline.limits import MAX_FILE_BYTES
+from pipeline.limits import MAX_CURVE_FILE_BYTES, MAX_CURVES, MAX_FILE_BYTES
 from pipeline.problems import Problem, json_path
 
 try:  # libyaml's parser when PyYAML was built with it
@@ -45,6 +45,7 @@ MAX_NUMBER_CHARS = 100  # a number written longer than this is refused (Python r
 # Whole numbers as YAML 1.1 (PyYAML) and YAML 1.2 (editors, other games' readers) both read
 # them: `010` is 8 to one and 10 to the other; `0_1`, `1_`, `0b1`, `0x1`, `+1`, `1:30` are
 # numbers to 1.1 only. Only plain decimal digits mean the same everywhere.
+_CURVES_KIND = re.compile(rb"^kind:[ \t]*['\"]?curves\b", re.MULTILINE)  # a curves file, before parsing it
 _PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)", re.ASCII)
 _T = "tag:yaml.org,2002:"
 STR, SEQ, MAP = _T + "str", _T + "seq", _T + "map"
@@ -147,6 +148,8 @@ class _Builder:
         self.name = name
         self.root = root
         self.nodes = 0
+        self.collections: set[int] = set()  # ids of the lists and mappings built so far
+        self.aliased = False
         self.problems: list[Problem] = []
 
     def problem(self, node: Node, code: str, message: str) -> None:
@@ -156,7 +159,8 @@ class _Builder:
     def build(self, node: Node, depth: int = 0) -> Any:
         self.nodes += 1
         if self.nodes > MAX_NODES:
-            raise _Refused(node, "NM107", f"more than {MAX_NODES:,} values once aliases are expanded")
+            why = "once aliases are expanded" if self.aliased else "(split the file)"
+            raise _Refused(node, "NM107", f"more than {MAX_NODES:,} values {why}")
         if depth > MAX_DEPTH:
             raise _Refused(node, "NM107", f"values nested more than {MAX_DEPTH} levels deep")
         tag = node.tag
@@ -188,6 +192,10 @@ class _Builder:
             if isinstance(value, float) and not math.isfinite(value):
                 self.problem(node, "NM111", f"{node.value!r} is not a finite number")
             return value
+        if id(node) in self.collections:  # a collection met twice: an alias
+            self.aliased = True
+        else:
+            self.collections.add(id(node))
         if isinstance(node, SequenceNode):
             if tag != SEQ:
                 self.problem(node, "NM109", f"tag {tag_name(tag)} is not allowed on a list")
@@ -291,6 +299,12 @@ def load_bytes(raw: bytes, name: str) -> Loaded:
         return Loaded(None, [_too_large(name, len(raw))])
     if not raw.strip():
         return Loaded(None, [Problem(name, 1, 1, "NM103", "the file is empty: it holds no YAML document", "$")])
+    if len(raw) > MAX_CURVE_FILE_BYTES and _CURVES_KIND.search(raw, 0, 65536):
+        return Loaded(None, [Problem(
+            name, None, None, "NM104",
+            f"the curves file is {len(raw):,} bytes; curves files are limited to {MAX_CURVE_FILE_BYTES:,} bytes"
+            f" and {MAX_CURVES} curves (split it)", "$",
+        )])
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

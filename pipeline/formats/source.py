@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.engine.board import parse
-from pipeline.errors import NumberMatchError, shorten
+from pipeline.errors import NumberMatchError, clip
 from pipeline.formats.slot import FORM, Slot, SlotError
 
 ID_PATTERN = re.compile(r"nm\d+-[0-9a-f]{12}\Z")
@@ -196,7 +196,7 @@ def puzzle_source(data: Any, path: Path) -> Source:
     if data.get("kind") == "bundle":
         raise SourceError(f"{path}: is a bundle; name one stage as {path}:L1.S1 ({STAGE_FORM})")
     if data.get("kind") not in (None, "puzzle") and isinstance(data.get("kind"), str) and "board" not in data:
-        raise SourceError(f"{path}: is a {shorten(data['kind'], 20)} file, not a puzzle file")
+        raise SourceError(f"{path}: is a {clip(data['kind'], 30)} file, not a puzzle file")
     label = str(data.get("id") or path.name)
     return _puzzle_source(data, f"{path}: $", label, path)
 

@@ -44,7 +44,7 @@ from pipeline.engine.board import WIDTH, parse
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.formats.curves import Curve, Target, shape_text
 from pipeline.jobs.curve_specs import load_curve
-from pipeline.errors import NumberMatchError
+from pipeline.errors import NumberMatchError, shorten
 from pipeline.formats.puzzle import Puzzle
 from pipeline.formats.slot import Slot
 from pipeline.rating.tiers import TIER_NAMES
@@ -332,7 +332,7 @@ def assemble(
     excluded = set(exclude)
     unknown = sorted(excluded - pool.keys())
     if unknown:
-        raise AssemblyError(f"--exclude {unknown[0]}: no such puzzle among the {len(pool)} given")
+        raise AssemblyError(f"--exclude {shorten(unknown[0])}: no such puzzle among the {len(pool)} given")
     slot_pins = _slot_pins(pins or {}, levels, stages, pool, excluded, first_level)
     pool = {pid: p for pid, p in pool.items() if pid not in excluded}
     rulesets = sorted({p.ruleset for p in pool.values()})
@@ -367,7 +367,7 @@ def _slot_pins(
     out: dict[int, str] = {}
     last = first_level + levels - 1
     for (level, stage), pid in sorted(pins.items()):
-        where = f"--pin L{level}.S{stage}={pid}"
+        where = f"--pin L{level}.S{stage}={shorten(pid)}"
         if not (first_level <= level <= last and 1 <= stage <= stages):
             raise AssemblyError(f"{where}: the bundle has Levels {first_level}-{last} of Stages 1-{stages}")
         if pid not in pool:

@@ -9,33 +9,35 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.formats.curves import CURVE_KIND, Curve, CurveError, Target, builtin_curves, parse_curves
+from pipeline.errors import shorten
 from pipeline.rating.tiers import TIER_NAMES
 
 
 def read_curve_file(path: str | Path) -> dict[str, Any]:
     """A curve file's data after the validator accepted it; refuses with line and column."""
-    from pipeline.validator import validate_paths  # jsonschema loads only when a file is read
+    from pipeline.formats.loader import load_file  # the one loader of level files
+    from pipeline.validator import Validator  # jsonschema loads only when a file is read
 
     path = Path(path)
     if not path.is_file():
         raise CurveError(f"{path}: no such curve file")
-    report = validate_paths([path])
-    if not report.ok:
-        first = report.problems[0]
-        more = f" (and {len(report.problems) - 1} more: `numbermatch validate {path}`)" if len(report.problems) > 1 else ""
+    loaded = load_file(path)  # read once: what is validated is what is used
+    found = Validator().add_loaded(loaded, str(path))
+    if found:
+        first = found[0]
+        more = f" (and {len(found) - 1} more: `numbermatch validate {path}`)" if len(found) > 1 else ""
         raise CurveError(f"invalid curve file {first.file}:{first.line or 0}:{first.column or 0}: {first.message}{more}")
-    from pipeline.formats.loader import load_file  # the one loader of level files, as validated
-
-    loaded = load_file(path)
     data = loaded.document.data if loaded.document is not None else None
     if not isinstance(data, dict) or data.get("kind") != CURVE_KIND:
         raise CurveError(f"{path}: not a curve file (expected `kind: {CURVE_KIND}`)")
     return data
 
 
-def load_curve(spec: str | Curve) -> Curve:
+def load_curve(spec: str | Curve, _via: tuple[str, ...] = ()) -> Curve:
     """A curve by spec: a built-in name (`ramp`), `FILE` (its only curve, or its job's curve)
-    or `FILE:NAME`."""
+    or `FILE:NAME`. (`_via`: the specs whose jobs led here, to refuse a cycle of files.)"""
+    if isinstance(spec, str) and spec in _via:
+        raise CurveError("curve files name each other in a cycle: " + " -> ".join(shorten(s) for s in (*_via, spec)))
     if isinstance(spec, Curve):
         return spec
     builtins = builtin_curves()
@@ -59,7 +61,7 @@ def load_curve(spec: str | Curve) -> Curve:
     if name in curves:
         return curves[name]
     if name in builtins or (":" in name and name != spec):  # a job may name a curve elsewhere
-        return load_curve(name)
+        return load_curve(name, (*_via, spec))
     raise CurveError(f"{path}: no curve named {name!r}; it holds {', '.join(curves) or 'none'}")
 
 

@@ -20,6 +20,8 @@ def load_puzzles(paths: Iterable[str | Path]) -> list[Puzzle]:
     """
     # Each file is read once, by the same loader the validator uses, so a file it accepts is read
     # here exactly as it was checked.
+    paths = list(paths)
+    named = {Path(p).resolve() for p in paths if not Path(p).is_dir()}
     files = level_files(paths)
     if not files:
         raise AssemblyError("no puzzle files given")
@@ -36,6 +38,11 @@ def load_puzzles(paths: Iterable[str | Path]) -> list[Puzzle]:
         loaded = load_file(path)
         run.add_loaded(loaded, str(path))
         if loaded.document is not None:
+            kind = loaded.document.data.get("kind") if isinstance(loaded.document.data, dict) else None
+            if kind == "curves":  # a designer's curves beside the night: no puzzles in it
+                if path.resolve() in named:
+                    raise AssemblyError(f"{path}: is a curves file, not puzzles (name it with --curve FILE)")
+                continue
             docs.append(loaded.document.data)
     report = run.report
     if not report.ok:

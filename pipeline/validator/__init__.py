@@ -13,11 +13,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 from pipeline.engine.rulesets import SHIPPED
 from pipeline.errors import NumberMatchError
 from pipeline.formats.files import level_files
-from pipeline.formats.loader import Loaded, load_file, load_text
+from pipeline.formats.loader import Loaded, find_node, load_file, load_text, position
+from pipeline.limits import MAX_CURVES
 from pipeline.problems import CODES, Problem, ValidationReport, internal_error
 from pipeline.rating.profile import RatingProfile
 from pipeline.validator.schema_layer import check as check_schema, classify
@@ -46,6 +48,17 @@ def collect_files(paths: Sequence[str | os.PathLike[str]]) -> list[Path]:
     return out
 
 
+def too_many_curves(doc: Any, name: str) -> Problem | None:
+    """NM104 for a curves file holding more than `limits.MAX_CURVES` curves, else None."""
+    curves = doc.data.get("curves") if isinstance(doc.data, dict) else None
+    if not isinstance(curves, list) or len(curves) <= MAX_CURVES:
+        return None
+    node, _, _ = find_node(doc.node, ["curves"])
+    line, col = position(node)
+    return Problem(name, line, col, "NM104", f"the file holds {len(curves):,} curves; a curves file holds at most"
+                   f" {MAX_CURVES:,} (split it; docs/limits.md)", "$.curves")
+
+
 class Validator:
     """One validation run: feed it files (or texts) in order; ids are compared across all of them."""
 
@@ -67,7 +80,9 @@ class Validator:
             try:
                 kind, found = classify(doc, name)
                 problems.extend(found)
-                if kind is not None:
+                if kind == "curves" and (many := too_many_curves(doc, name)) is not None:
+                    problems.append(many)  # refused before the schema walks every curve
+                elif kind is not None:
                     schema_problems, bad = check_schema(doc, kind, name)
                     problems.extend(schema_problems)
                     problems.extend(self.semantics.check(doc, kind, name, bad))
