@@ -39,7 +39,8 @@ from random import Random
 from typing import Any
 
 from research.study_rating import DIGITS, GROUPS, MIXED_GROUPS, SOLVE_NODES, env_jobs, load_dump, pooled_spearman, spearman
-from pipeline.generation.proposals import propose, reading_order_reduction
+from pipeline.generation.proposals import reading_order_reduction
+from pipeline.generation.strategies import propose
 from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.players import PLAYERS_V3 as PLAYERS, play_many
 from pipeline.rating.score import rate

@@ -50,7 +50,8 @@ from typing import Any
 from pipeline.engine.board import WIDTH, format_board, parse
 from pipeline.engine.rulesets import Ruleset
 from pipeline.engine.rules import add_numbers, legal_pairs
-from pipeline.generation.proposals import DigitDistribution, propose, reading_order_reduction
+from pipeline.generation.proposals import DigitDistribution, reading_order_reduction
+from pipeline.generation.strategies import propose
 from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.players import Chooser, Pair, Player, PlayerStats, RandomPlayer, play_many, remove_and_track
 from pipeline.rating.score import DEFAULT_PLAYOUTS, PLAYERS_BY_VERSION, games_for

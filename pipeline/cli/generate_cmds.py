@@ -10,9 +10,9 @@ import typer
 
 from pipeline.errors import NumberMatchError
 from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
-from pipeline.generation import SCHEDULER_ENV
+from pipeline.generation import DEFAULT_WITHIN, SCHEDULER_ENV
 from pipeline.cli.base import app
-from pipeline.generation.proposals import STRATEGIES
+from pipeline.generation.strategies import STRATEGIES
 from pipeline.rating.tiers import TIER_NAMES
 from pipeline.cli.common import fail, writable_folder
 from pipeline.limits import MAX_COUNT, MAX_JOBS, MAX_PLAYOUTS
@@ -28,6 +28,8 @@ def generate(
     cells: int = typer.Option(..., "--cells", help="Cells of the starting board (no gaps, rows of 9)."),
     adds: int = typer.Option(..., "--adds", help="Add numbers each Stage gets."),
     tier: Optional[str] = typer.Option(None, "--tier", metavar="|".join(TIER_NAMES), help="Keep only this tier."),
+    score: Optional[float] = typer.Option(None, "--score", help="Keep only scores within --within of this (0-100; instead of --tier)."),
+    within: float = typer.Option(DEFAULT_WITHIN, "--within", help="Half-width of the --score target."),
     seed: int = typer.Option(0, "--seed", help="Seed; the same seed and options give the same files."),
     out: Path = typer.Option(Path("."), "--out", help="Output folder; files are <id>.yaml."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", max=MAX_JOBS, help="Worker processes (default: every core)."),
@@ -36,8 +38,10 @@ def generate(
         help="Run the attempts on a Dask cluster: tcp://HOST:PORT, or local:N for N local worker processes "
         "(needs the optional dask extra; --jobs is then unused). Same files as the process pool.",
     ),
-    strategy: str = typer.Option(
-        "random", "--strategy", metavar="|".join(STRATEGIES), help="random (digits drawn independently) or constructive (solvable by construction)."
+    strategy: Optional[str] = typer.Option(
+        None, "--strategy", metavar="|".join(STRATEGIES),
+        help="random (digits drawn independently), constructive (solvable by construction) or search (random boards "
+        "climbed toward the target by a cheap estimate). Default: search with --tier or --score, else random.",
     ),
     digits: Optional[str] = typer.Option(
         None, "--digits", help="Digit distribution: digits to draw from (1123456789) or weights (1:1,5:2). Default uniform 1-9."
@@ -61,6 +65,8 @@ def generate(
         cells=cells,
         adds=adds,
         tier=tier,
+        score=score,
+        within=within,
         strategy=strategy,
         seed=seed,
         digits=digits,

@@ -3,3 +3,6 @@
 # The environment variable naming a Dask scheduler for `generate` and `nightly` (here, not in
 # `executors`: their --help shows it without loading multiprocessing, sockets and logging).
 SCHEDULER_ENV = "NUMBERMATCH_SCHEDULER"
+
+# A score target's half-width when none is given (`generate --score S`; here for --help too).
+DEFAULT_WITHIN = 2.0

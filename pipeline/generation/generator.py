@@ -30,7 +30,10 @@ from pipeline.errors import NumberMatchError
 from pipeline.engine.moves import Move
 from pipeline.generation.executors import Executor, WorkReport, open_executor
 from pipeline.limits import MAX_COUNT, MAX_GENERATED_ADDS, MAX_JOBS
-from pipeline.generation.proposals import STRATEGIES, DigitDistribution, propose, reading_order_reduction
+from pipeline.generation import DEFAULT_WITHIN
+from pipeline.generation.climb import Window
+from pipeline.generation.proposals import DigitDistribution, Proposal, reading_order_reduction
+from pipeline.generation.strategies import STRATEGY_BY_NAME, Strategy, StrategyError, default_strategy, strategy_for
 from pipeline.formats.puzzle import GENERATOR_NAME, Puzzle
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
@@ -52,6 +55,8 @@ SCANNER_WINS = "scanner-always-wins"  # the simplest simulated player never lose
 UNSOLVABLE_REASON = str(UNSOLVABLE)  # the solver's answer, as a rejection reason
 OVER_BUDGET = "solver-budget"  # the solver's node budget ran out: neither proved nor disproved
 WRONG_TIER = "tier:"  # + the tier it got, e.g. "tier:easy"
+OFF_SCORE = "off-score"  # rated outside the asked score window
+NO_CANDIDATE = "no-candidate"  # the strategy offered no board (the search's climb never reached the target)
 DUPLICATE = "duplicate"  # same board already accepted in this run
 EXISTING = "already-in-output"  # same id already in the output folder / exclude set
 
@@ -72,12 +77,15 @@ class GenerateParams:
     means 1000 + 200 per puzzle requested. `playouts`: the rating's simulated games per player
     (None = the rating's default). `solve_nodes`: the solver's node budget per board.
     `ruleset`: the number of a registered ruleset (a number, so params pickle to workers).
+    `score`/`within`: an exact target instead of a tier (scores within `within` of `score`).
+    `strategy`: a registered strategy's name (`strategies`); None: the targeted one when a tier
+    or score is asked for, else random.
     """
 
     cells: int
     adds: int
     tier: str | None = None
-    strategy: str = "random"
+    strategy: str | None = None
     seed: int = 0
     digits: str | None = None
     max_attempts: int | None = None
@@ -85,6 +93,8 @@ class GenerateParams:
     playouts: int | None = None
     pilot: int = PILOT_ATTEMPTS
     ruleset: int = DEFAULT.number
+    score: float | None = None
+    within: float = DEFAULT_WITHIN
 
     def rules(self) -> Ruleset:
         """The ruleset these params name; raises GenerationError for an unknown one."""
@@ -107,10 +117,17 @@ class GenerateParams:
             )
         if self.tier is not None and self.tier not in TIER_NAMES:
             raise GenerationError(f"unknown tier {self.tier!r}: expected one of {', '.join(TIER_NAMES)}")
-        if self.strategy not in STRATEGIES:
-            raise GenerationError(f"unknown strategy {self.strategy!r}: expected one of {', '.join(STRATEGIES)}")
-        if self.strategy == "constructive" and not ruleset.constructive:
-            raise GenerationError(f"strategy 'constructive' is not sound for {ruleset}: use --strategy random")
+        if self.score is not None:
+            if self.tier is not None:
+                raise GenerationError(f"ask for a tier ({self.tier!r}) or a score ({self.score!r}), not both")
+            if isinstance(self.score, bool) or not isinstance(self.score, (int, float)) or not 0 <= self.score <= 100:
+                raise GenerationError(f"score {self.score!r} is out of range: 0 to 100")
+        if isinstance(self.within, bool) or not isinstance(self.within, (int, float)) or not 0 < self.within <= 50:
+            raise GenerationError(f"within {self.within!r} is out of range: more than 0, at most 50")
+        try:
+            self.strategy_record().check(ruleset)
+        except StrategyError as exc:
+            raise GenerationError(str(exc)) from exc
         if self.max_attempts is not None and self.max_attempts < 1:
             raise GenerationError(f"max_attempts {self.max_attempts!r} must be at least 1")
         if self.solve_nodes < 1:
@@ -122,11 +139,33 @@ class GenerateParams:
         except NumberMatchError as exc:
             raise GenerationError(str(exc)) from None
 
+    def strategy_record(self) -> Strategy:
+        """The strategy these params name (or the default for their target)."""
+        if self.strategy is None:
+            return default_strategy(targeted=self.window() is not None)
+        return strategy_for(self.strategy)
+
+    def window(self) -> Window | None:
+        """The score range asked for: the tier's, or score +- within; None when any score will do."""
+        if self.score is not None:
+            return Window(max(0.0, self.score - self.within), min(100.0, self.score + self.within))
+        span = tier_range(self.tier) if self.tier is not None else None
+        return None if span is None else Window(*span)
+
+    def on_target(self, rating: Rating) -> str | None:
+        """None when the rating hits the target, else the rejection reason."""
+        assert rating.score is not None
+        if self.score is not None:
+            return None if abs(rating.score - self.score) <= self.within else OFF_SCORE
+        if self.tier is not None and rating.tier != self.tier:
+            return WRONG_TIER + rating.tier
+        return None
+
     def attempt_limit(self, count: int) -> int:
         return self.max_attempts if self.max_attempts is not None else 1000 + 200 * count
 
     def provenance_params(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "cells": self.cells,
             "adds": self.adds,
             "tier": self.tier,
@@ -134,6 +173,12 @@ class GenerateParams:
             "solve_nodes": self.solve_nodes,
             "playouts": self.playouts,
         }
+        if self.score is not None:
+            out.update(score=self.score, within=self.within)
+        settings = self.strategy_record().settings
+        if settings is not None:
+            out["settings"] = settings()
+        return out
 
 
 @dataclass(frozen=True)
@@ -191,22 +236,32 @@ def _scanner_always_wins(rating: Rating) -> bool:
 
 
 def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
-    """Attempt k from scratch: propose, reject trivial, solve (node budget), rate, check the tier.
+    """Attempt k from scratch: the strategy's candidates, each judged until one is accepted.
 
     A pure function of (params, k): `generate` calls it on worker processes and anyone can call
     it again to rebuild one puzzle from its provenance.
     """
     digits = params.check()
     ruleset = params.rules()
+    strategy = params.strategy_record()
     rng = random.Random(f"{params.seed}:{attempt}")
-    proposal = propose(params.strategy, params.cells, params.adds, rng, digits)
+    outcome = Outcome(attempt, reason=NO_CANDIDATE)
+    for proposal in strategy.candidates(params.cells, params.adds, rng, digits, ruleset, params.window()):
+        outcome = _judge(params, attempt, proposal, ruleset, strategy)
+        if outcome.puzzle is not None:
+            break
+    return outcome
+
+
+def _judge(params: GenerateParams, attempt: int, proposal: Proposal, ruleset: Ruleset, strategy: Strategy) -> Outcome:
+    """One candidate: reject trivial, solve (node budget), rate, check the target."""
     cells = proposal.cells
     # reading-order neighbours always connect where the stack certificate is sound
     if ruleset.stack_certificate and not reading_order_reduction(cells, params.adds, ruleset.class_of):
         return Outcome(attempt, reason=TRIVIAL)
     result = solve(cells, params.adds, ruleset=ruleset, budget_nodes=params.solve_nodes)
     certificate = proposal.certificate
-    if certificate is None:  # random proposals: the solver's win is the certificate
+    if certificate is None:  # proposals without a known win: the solver's win is the certificate
         if result.status != SOLVED:
             return Outcome(attempt, reason=UNSOLVABLE_REASON if result.status == UNSOLVABLE else OVER_BUDGET)
         certificate = result.moves
@@ -221,8 +276,9 @@ def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
         return Outcome(attempt, reason=UNSOLVABLE_REASON)
     if _scanner_always_wins(rating):
         return Outcome(attempt, reason=SCANNER_WINS, score=rating.score)
-    if params.tier is not None and rating.tier != params.tier:
-        return Outcome(attempt, reason=WRONG_TIER + rating.tier, score=rating.score)
+    missed = params.on_target(rating)
+    if missed is not None:
+        return Outcome(attempt, reason=missed, score=rating.score)
     puzzle = Puzzle(
         board=format_board(cells),
         adds=params.adds,
@@ -231,7 +287,7 @@ def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
         ruleset=ruleset.number,
         provenance={
             "generator": GENERATOR_NAME,
-            "strategy": params.strategy,
+            "strategy": strategy.name,
             "seed": params.seed,
             "attempt": attempt,
             "rating_seed": rseed,
@@ -330,21 +386,23 @@ class _Judge:
         partial_result = self.result(0.0)
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.rejected.items()))
         if not self.scores:
-            hint = "" if p.strategy == "constructive" else "; try --strategy constructive"
+            ruleset = p.rules()
+            others = [s.name for s in STRATEGY_BY_NAME.values()
+                      if s.certified and s.name != p.strategy_record().name and all(getattr(ruleset, f) for f in s.needs)]
+            hint = f"; try --strategy {' or '.join(others)}" if others else ""
             raise GenerationError(
                 f"no solvable non-trivial board in {self.attempts} attempts at {_target(p)} (rejected: {reasons}){hint}",
                 partial=partial_result,
             )
-        if p.tier is None:
+        window = p.window()
+        if window is None:
             return
-        span = tier_range(p.tier)
-        assert span is not None  # params.check() accepted the tier
-        low, high = span
+        low, high = window.low, window.high
         lo_seen, hi_seen = min(self.scores), max(self.scores)
         if low > hi_seen + SCORE_SLACK or high < lo_seen - SCORE_SLACK:
             raise GenerationError(
-                f"no {p.tier} puzzle in {self.attempts} attempts at {_target(p)}; {_scores_text(self.scores)}, "
-                f"{p.tier} needs {low:g}-{high:g}",
+                f"no {p.tier or 'such'} puzzle in {self.attempts} attempts at {_target(p)}; {_scores_text(self.scores)}, "
+                f"{p.tier or 'the target'} needs {low:g}-{high:g}",
                 partial=partial_result,
             )
 
@@ -353,7 +411,8 @@ class _Judge:
 
 
 def _target(p: GenerateParams) -> str:
-    return f"{p.cells} cells/{p.adds} adds ({p.strategy}{', ' + p.tier if p.tier else ''})"
+    aim = f", {p.tier}" if p.tier else f", score {p.score:g}+-{p.within:g}" if p.score is not None else ""
+    return f"{p.cells} cells/{p.adds} adds ({p.strategy_record().name}{aim})"
 
 
 def _scores_text(scores: list[float]) -> str:

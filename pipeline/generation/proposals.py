@@ -1,6 +1,6 @@
-"""Proposal strategies: where candidate starting boards come from before the solver and rating judge them.
+"""Proposals: where candidate starting boards come from before the solver and rating judge them.
 
-Two strategies, chosen by name (`STRATEGIES`):
+Two kinds, which the strategies of `strategies` draw on:
 
 - `random`: every cell is drawn independently from a digit distribution (`DigitDistribution`).
   Cheap, unbiased, and most proposals are unsolvable for boards of more than a dozen cells;
@@ -328,18 +328,6 @@ def _certificate(
         moves.append(move)
     assert not layout
     return tuple(moves)
-
-
-STRATEGIES = ("random", "constructive")
-
-
-def propose(strategy: str, cells: int, adds: int, rng: random.Random, digits: DigitDistribution) -> Proposal:
-    """One proposal by the named strategy."""
-    if strategy == "random":
-        return random_digits(cells, rng, digits)
-    if strategy == "constructive":
-        return constructive(cells, adds, rng, digits)
-    raise ValueError(f"unknown strategy {strategy!r}: expected one of {', '.join(STRATEGIES)}")
 
 
 def reading_order_reduction(cells: bytes, adds: int = 0, class_of: bytes = CLASS_OF) -> bytes:

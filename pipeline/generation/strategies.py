@@ -1,0 +1,119 @@
+"""The generation strategies, one small record each, and their registry (like `rulesets.RULESETS`).
+
+A strategy turns an attempt's `random.Random` into candidate starting boards for the generator to
+solve, rate and judge. It says which `Ruleset` flags it is sound under (`needs`), whether it
+steers toward the target (`targeted`: the default strategy when a tier or score is asked for
+is the targeted one), and the parameters a puzzle's provenance records. The generator calls
+through the record and never names a strategy; a new strategy is one `register` call.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from typing import TYPE_CHECKING
+
+from pipeline.errors import NumberMatchError
+
+if TYPE_CHECKING:  # start-up time: the CLI reads the names; the strategies load when generating
+    from pipeline.engine.rulesets import Ruleset
+    from pipeline.generation.climb import Window
+    from pipeline.generation.proposals import DigitDistribution, Proposal
+
+# (cells, adds, attempt's Random, digits, ruleset, target window or None) -> candidate boards
+Candidates = Callable[[int, int, random.Random, "DigitDistribution", "Ruleset", "Window | None"], Iterator["Proposal"]]
+
+
+class StrategyError(NumberMatchError):
+    """An unknown strategy, or one that is not sound under the asked ruleset."""
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One way of proposing boards: its name, what it needs of a ruleset, how it draws candidates."""
+
+    name: str
+    summary: str
+    candidates: Candidates
+    needs: tuple[str, ...] = ()  # Ruleset flags that must be on for its boards to be what it claims
+    targeted: bool = False  # it moves toward the target: the default when a target is asked for
+    certified: bool = False  # its boards come with a win (what to try when no random board is solvable)
+    settings: Callable[[], dict[str, object]] | None = None  # its parameters, for provenance
+
+    def __str__(self) -> str:
+        return self.name
+
+    def check(self, ruleset: Ruleset) -> None:
+        """Raise StrategyError when a flag this strategy needs is off in `ruleset`."""
+        missing = [flag for flag in self.needs if not getattr(ruleset, flag)]
+        if missing:
+            sound = ", ".join(s.name for s in STRATEGY_BY_NAME.values() if all(getattr(ruleset, f) for f in s.needs))
+            raise StrategyError(f"strategy {self.name!r} is not sound for {ruleset} (it needs {', '.join(missing)}): "
+                                f"use one of {sound}")
+
+
+STRATEGY_BY_NAME: dict[str, Strategy] = {}
+
+
+def register(strategy: Strategy) -> Strategy:
+    """Add a strategy to the registry (replacing one of the same name) and return it."""
+    STRATEGY_BY_NAME[strategy.name] = strategy
+    return strategy
+
+
+def strategy_for(name: str) -> Strategy:
+    """The registered strategy called `name`; raises StrategyError naming it and the known ones."""
+    try:
+        return STRATEGY_BY_NAME[name]
+    except KeyError:
+        raise StrategyError(f"unknown strategy {name!r}: expected one of {', '.join(STRATEGY_BY_NAME)}") from None
+
+
+def default_strategy(targeted: bool) -> Strategy:
+    """The strategy used when none is named: the first targeted one when a target is asked for."""
+    return next((s for s in STRATEGY_BY_NAME.values() if s.targeted == targeted), STRATEGY_BY_NAME["random"])
+
+
+def propose(name: str, cells: int, adds: int, rng: random.Random, digits: DigitDistribution,
+            ruleset: Ruleset | None = None) -> Proposal:
+    """The first candidate of the named strategy with no target (what the rating study samples)."""
+    from pipeline.engine.rulesets import DEFAULT
+
+    return next(strategy_for(name).candidates(cells, adds, rng, digits, ruleset or DEFAULT, None))
+
+
+def _random(cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset,
+            window: Window | None) -> Iterator[Proposal]:
+    from pipeline.generation.proposals import random_digits
+
+    yield random_digits(cells, rng, digits)
+
+
+def _constructive(cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset,
+                  window: Window | None) -> Iterator[Proposal]:
+    from pipeline.generation.proposals import constructive
+
+    yield constructive(cells, adds, rng, digits)
+
+
+def _search(cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset,
+            window: Window | None) -> Iterator[Proposal]:
+    from pipeline.generation.climb import climb
+
+    return climb(cells, adds, rng, digits, ruleset, window)
+
+
+def _search_settings() -> dict[str, object]:
+    from pipeline.generation.climb import settings
+
+    return settings()
+
+
+RANDOM = register(Strategy("random", "digits drawn independently", _random))
+CONSTRUCTIVE = register(Strategy("constructive", "solvable by construction", _constructive,
+                                    needs=("constructive",), certified=True))
+SEARCH = register(Strategy("search", "random boards climbed toward the target by a cheap estimate",
+                           _search, targeted=True, settings=_search_settings))
+STRATEGIES: tuple[str, ...] = tuple(STRATEGY_BY_NAME)
