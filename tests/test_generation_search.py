@@ -81,7 +81,7 @@ def test_score_target_is_met_within(tmp_path: Path):
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--score", "70", "--tier", "hard"], "ask for a tier ('hard') or a score (70.0), not both"),
+        (["--score", "90", "--within", "3", "--tier", "hard"], "score 90+-3 lies outside tier 'hard'"),
         (["--score", "101"], "score 101.0 is out of range: 0 to 100"),
         (["--score", "50", "--within", "0"], "within 0.0 is out of range"),
     ],
@@ -170,3 +170,14 @@ def test_the_held_out_check_fails_on_easier_puzzles():
     easy, _ = run(27, 2, "easy", "search", count=5, seed=5)
     hard, _ = run(27, 2, "hard", "random", count=5, seed=5)
     assert not heldout_check(easy, hard, games).passed
+
+
+def test_a_score_with_a_tier_aims_at_both():
+    """The nightly asks for a Stage's score inside the Stage's tier: the window is the overlap."""
+    params = GenerateParams(cells=27, adds=2, tier="hard", score=55, within=3)
+    assert params.window() == Window(54.0, 58.0)
+    from pipeline.rating.score import Rating
+
+    assert params.on_target(Rating("medium", 53.5, 0)) == "tier:medium"
+    assert params.on_target(Rating("hard", 58.5, 0)) == "off-score"
+    assert params.on_target(Rating("hard", 56.0, 0)) is None

@@ -28,7 +28,7 @@ def generate(
     cells: int = typer.Option(..., "--cells", help="Cells of the starting board (no gaps, rows of 9)."),
     adds: int = typer.Option(..., "--adds", help="Add numbers each Stage gets."),
     tier: Optional[str] = typer.Option(None, "--tier", metavar="|".join(TIER_NAMES), help="Keep only this tier."),
-    score: Optional[float] = typer.Option(None, "--score", help="Keep only scores within --within of this (0-100; instead of --tier)."),
+    score: Optional[float] = typer.Option(None, "--score", help="Keep only scores within --within of this (0-100; with --tier, also in the tier)."),
     within: float = typer.Option(DEFAULT_WITHIN, "--within", help="Half-width of the --score target."),
     seed: int = typer.Option(0, "--seed", help="Seed; the same seed and options give the same files."),
     out: Path = typer.Option(Path("."), "--out", help="Output folder; files are <id>.yaml."),

@@ -118,12 +118,12 @@ class GenerateParams:
         if self.tier is not None and self.tier not in TIER_NAMES:
             raise GenerationError(f"unknown tier {self.tier!r}: expected one of {', '.join(TIER_NAMES)}")
         if self.score is not None:
-            if self.tier is not None:
-                raise GenerationError(f"ask for a tier ({self.tier!r}) or a score ({self.score!r}), not both")
             if isinstance(self.score, bool) or not isinstance(self.score, (int, float)) or not 0 <= self.score <= 100:
                 raise GenerationError(f"score {self.score!r} is out of range: 0 to 100")
         if isinstance(self.within, bool) or not isinstance(self.within, (int, float)) or not 0 < self.within <= 50:
             raise GenerationError(f"within {self.within!r} is out of range: more than 0, at most 50")
+        if self.score is not None and self.tier is not None and self.window() is None:
+            raise GenerationError(f"score {self.score:g}+-{self.within:g} lies outside tier {self.tier!r}")
         try:
             self.strategy_record().check(ruleset)
         except StrategyError as exc:
@@ -146,19 +146,25 @@ class GenerateParams:
         return strategy_for(self.strategy)
 
     def window(self) -> Window | None:
-        """The score range asked for: the tier's, or score +- within; None when any score will do."""
-        if self.score is not None:
-            return Window(max(0.0, self.score - self.within), min(100.0, self.score + self.within))
+        """The score range asked for: the tier's, score +- within, or both at once (None when empty
+        or when any score will do)."""
+        low, high = 0.0, 100.0
         span = tier_range(self.tier) if self.tier is not None else None
-        return None if span is None else Window(*span)
+        if span is not None:
+            low, high = span
+        if self.score is not None:
+            low, high = max(low, self.score - self.within), min(high, self.score + self.within)
+        if (span is None and self.score is None) or low > high:
+            return None
+        return Window(low, high)
 
     def on_target(self, rating: Rating) -> str | None:
         """None when the rating hits the target, else the rejection reason."""
         assert rating.score is not None
-        if self.score is not None:
-            return None if abs(rating.score - self.score) <= self.within else OFF_SCORE
         if self.tier is not None and rating.tier != self.tier:
             return WRONG_TIER + rating.tier
+        if self.score is not None and abs(rating.score - self.score) > self.within:
+            return OFF_SCORE
         return None
 
     def attempt_limit(self, count: int) -> int:
