@@ -38,9 +38,10 @@ docs-images: $(STAMP)
 	$(BIN)/python -m tests.docs_images
 
 # The long fuzz campaigns: the validator (NM_FUZZ_EXAMPLES mutants per strategy) and the studio
-# (NM_FUZZ_EXAMPLES random requests); prints counts.
+# (NM_FUZZ_EXAMPLES random requests), and writers racing on one bundle (NM_WRITER_TRIALS trials); prints counts.
 fuzz: $(STAMP)
-	NM_FUZZ_EXAMPLES=$${NM_FUZZ_EXAMPLES:-500} $(BIN)/python -m pytest tests/test_fuzz.py tests/test_fuzz_studio.py -q -s
+	NM_FUZZ_EXAMPLES=$${NM_FUZZ_EXAMPLES:-500} NM_WRITER_TRIALS=$${NM_WRITER_TRIALS:-100} \
+		$(BIN)/python -m pytest tests/test_fuzz.py tests/test_fuzz_studio.py tests/test_fuzz_writers.py -q -s
 
 # Rewrite the schema text generated from code (the tier boundaries from pipeline/rating/tiers.py).
 schemas: $(STAMP)
