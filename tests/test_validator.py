@@ -307,6 +307,20 @@ def test_inlined_schemas_resolve_every_ref_as_referencing_does(kind: str) -> Non
         schemas._lookup("https://example.com/other.json#/$defs/x", kind)
 
 
+@pytest.mark.parametrize("kind", schemas.KINDS)
+def test_the_fast_check_compiles_with_short_raises(kind: str) -> None:
+    """Start-up time of `validate`: every raise fastjsonschema generates is one line, so the fast
+    check replaces each message (a dump of the schema rule) by a constant before compiling."""
+    import fastjsonschema
+
+    generated = fastjsonschema._factory({**schemas.inlined(kind), "$schema": "http://json-schema.org/draft-07/schema#"}, {}, {})[1].func_code
+    raises = [line for line in generated.splitlines() if "raise JsonSchemaValueException(" in line]
+    assert raises and all(schemas._RAISE.fullmatch(line) for line in raises)
+    short = schemas._RAISE.sub(r'\1raise JsonSchemaValueException("invalid")', generated)
+    assert len(short) < len(generated) / 2
+    compile(short, "<short>", "exec")
+
+
 @pytest.mark.parametrize("kind, name", [("puzzle", "puzzle.yaml"), ("bundle", "bundle.yaml")])
 def test_fast_schema_check_is_in_use(kind: str, name: str) -> None:
     fast = schemas.fast_check(kind)
