@@ -228,8 +228,8 @@ def test_light_commands_load_only_what_their_work_needs(tmp_path) -> None:  # ty
         "play": (("play", "19"), "q\n"),
         "render": (("render", "19", "--out", "-"), None),
         "validate": (("validate", str(puzzle)), None),
-        "generate": (("generate", "--cells", "10", "--adds", "0", "--seed", "1", "--strategy", "constructive",
-                      "--attempt", "7", "--playouts", "1", "--out", str(tmp_path / "out")), None),
+        "generate": (("generate", "--cells", "18", "--adds", "1", "--seed", "1", "--strategy", "random",
+                      "--attempt", "0", "--playouts", "1", "--out", str(tmp_path / "out")), None),
     }
     for name, (argv, stdin) in runs.items():
         loaded = _modules_after(*argv, stdin=stdin, cwd=str(tmp_path))

@@ -62,10 +62,10 @@ def cases(folder: Path) -> dict[str, tuple[list[str], str | None]]:
     if puzzle is not None:
         rows["numbermatch validate PUZZLE.yaml"] = ([*nm, "validate", str(puzzle)], None)
     out = folder / "generated"
-    # one attempt rebuilt (attempt 7 of seed 1 is a puzzle today; a rejected one costs the same)
-    rows["numbermatch generate --attempt 7 --playouts 1"] = ([
-        *nm, "generate", "--cells", "10", "--adds", "0", "--seed", "1", "--strategy", "constructive",
-        "--attempt", "7", "--playouts", "1", "--out", str(out)], None)
+    # one attempt rebuilt and written (attempt 0 of seed 1 at 18 cells is a puzzle today)
+    rows["numbermatch generate --attempt 0 --playouts 1"] = ([
+        *nm, "generate", "--cells", "18", "--adds", "1", "--seed", "1", "--strategy", "random",
+        "--attempt", "0", "--playouts", "1", "--out", str(out)], None)
     rows["numbermatch play 19 (q)"] = ([*nm, "play", "19"], "q\n")
     rows["numbermatch render 19 --out -"] = ([*nm, "render", "19", "--out", "-"], None)
     return rows
