@@ -41,7 +41,7 @@ from pathlib import Path
 
 from pipeline.errors import NumberMatchError, clip, os_message
 
-LOCK_WAIT_SECONDS = 30.0  # how long a writer waits for another writer of the same file
+LOCK_WAIT_SECONDS = 30.0  # how long a writer waits for another writer of the same file (docs/limits.md)
 _KIND = re.compile(rb"^kind:[ \t]*['\"]?([A-Za-z_]+)", re.MULTILINE)
 
 

@@ -7,6 +7,8 @@ bounded for hostile input.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from pipeline.errors import NumberMatchError
 
 # Cells of any board the engine parses or plays, including boards grown by Add numbers (a
@@ -36,11 +38,21 @@ MAX_STAGES = 100
 MAX_JOBS = 64
 # Level files (YAML) read by the validator and the assembler.
 MAX_FILE_BYTES = 16 * 1024 * 1024
+# YAML in level files: nesting depth, values once aliases are expanded (stops "billion laughs"
+# documents), characters of one number (Python reads ints of <= 4,300 digits).
+MAX_DEPTH = 64  # the formats nest about 10 deep
+MAX_NODES = 1_000_000
+MAX_NUMBER_CHARS = 100
 # Curves in one curves file, and its size (a game has a handful of curves, ~300 bytes each;
 # reading 100,000 of them took 13-26 s and 440 MB, most of it YAML parsing, so the size is
 # checked before parsing a file whose top-level `kind:` line says curves).
 MAX_CURVES = 100
 MAX_CURVE_FILE_BYTES = 256 * 1024
+# One command line `play` reads from a pipe ("12,3-13,4" is 9 characters); the rest of a longer
+# line is read in pieces and dropped.
+MAX_PLAY_LINE = 200
+# How long `--scheduler ADDRESS` may take to connect and hear a Dask handshake.
+SCHEDULER_CONNECT_S = 10.0
 # The studio: a POST body (its forms are a few hundred bytes), and how long a client may take to
 # send a request's headers (and body) or keep an idle connection open.
 MAX_FORM_BYTES = 8 * 1024
@@ -88,3 +100,83 @@ def check_playouts(playouts: int, limit: int = MAX_PLAYOUTS) -> None:
     """Refuse more simulated games per player than MAX_PLAYOUTS."""
     if playouts > limit:
         raise LimitError(f"playouts {playouts:,} is more than the limit of {limit:,} (docs/limits.md)")
+
+
+# --- the table in docs/limits.md (`python -m pipeline.limits` prints it; a test compares) -------
+
+@dataclass(frozen=True)
+class Limit:
+    """One row of the documented limits: what is limited, the constants, what happens beyond."""
+
+    what: str
+    names: tuple[str, ...]
+    beyond: str
+    value: str = ""  # for a limit kept beside its code in a module this one may not import
+
+    def value_text(self) -> str:
+        return self.value or " / ".join(_shown(name, globals()[name]) for name in self.names)
+
+
+def _shown(name: str, value: object) -> str:
+    if isinstance(value, int) and name.endswith("_BYTES"):
+        for unit, size in (("MiB", 1024 * 1024), ("KiB", 1024)):
+            if value >= size and value % size == 0:
+                return f"{value // size:,} {unit}"
+        return f"{value:,} bytes"
+    if isinstance(value, (int, float)) and name.endswith("_S"):
+        return f"{value:g} s"
+    return f"{value:,}" if isinstance(value, int) else str(value)
+
+
+LIMITS: tuple[Limit, ...] = (
+    Limit("cells of any board (parsed, played, grown by `+`)", ("MAX_CELLS",),
+          '`moves`, `show`, `apply`: exit 1 "board has N cells; the limit is ..."; a certificate whose `+` would grow past it: NM316'),
+    Limit("cells of a board to solve", ("MAX_SOLVE_CELLS",),
+          "`solve`: exit 1; boards the search grows past it by adds: the answer is `unknown` (never a guess)"),
+    Limit("cells of a board to rate", ("MAX_RATE_CELLS",), "`rate`: exit 1"),
+    Limit("adds allocation", ("MAX_ADDS",),
+          "`--adds` on `apply`, `solve`, `rate`: usage error (exit 2); `adds` in a file: NM208; `BOARD ADDS` lines: an error line"),
+    Limit("adds the generator makes puzzles with", ("MAX_GENERATED_ADDS",), "`generate --adds`: one line"),
+    Limit("moves in one simulated player's game", ("MAX_PLAYER_MOVES",), "a defensive cap: real games end far sooner"),
+    Limit("playouts per simulated player", ("MAX_PLAYOUTS",), "`rate --playouts`: usage error"),
+    Limit("puzzles per `generate` run", ("MAX_COUNT",), "`generate --count`: usage error"),
+    Limit("levels of a night or bundle", ("MAX_LEVELS",), "`nightly`/`assemble --levels`: usage error"),
+    Limit("stages per level", ("MAX_STAGES",), "`--stages`: usage error"),
+    Limit("worker processes", ("MAX_JOBS",), "`--jobs`: usage error"),
+    Limit("level file size", ("MAX_FILE_BYTES",), "NM104"),
+    Limit("curves in a curves file / its size", ("MAX_CURVES", "MAX_CURVE_FILE_BYTES"),
+          "NM104 (the size is checked before parsing); `--curve FILE`: one line"),
+    Limit("a number in a level file", ("MAX_NUMBER_CHARS",), "NM112"),
+    Limit("YAML nesting / values after alias expansion", ("MAX_DEPTH", "MAX_NODES"), "NM107"),
+    Limit("one command line piped into `play`", ("MAX_PLAY_LINE",),
+          '"a line of N characters is no command"; the rest of the line is skipped unread, the echo cut'),
+    Limit("waiting for another writer of the same level file (`pipeline.atomic.LOCK_WAIT_SECONDS`)", (),
+          '"another writer holds it (waited 30 s); nothing written" (docs/security.md)', value="30 s"),
+    Limit("`--scheduler ADDRESS`: connect and hear a Dask handshake", ("SCHEDULER_CONNECT_S",),
+          '"... is not a Dask scheduler" or "cannot reach the Dask scheduler", one line'),
+    Limit("studio: a POST body (its forms are urlencoded)", ("MAX_FORM_BYTES",),
+          "413 on the Content-Length, before reading (or as it streams in); multipart: 415"),
+    Limit("studio: time to send one request (headers and body)", ("HEADER_TIMEOUT_S",), "the connection is closed"),
+    Limit("studio: an idle kept-alive connection", ("KEEPALIVE_TIMEOUT_S",), "the connection is closed"),
+    Limit("studio: a path in a request (characters / bytes per name)", ("MAX_PATH_CHARS", "MAX_NAME_BYTES"),
+          "403, one line (on the command line a name over 255 bytes is one line from the file system)"),
+    Limit("studio: edits in a draft / moves in a game's address", ("MAX_DRAFT_EDITS", "MAX_STUDIO_MOVES"), "400, one line"),
+    Limit("a bundle's curation file (`BUNDLE.curation.txt`)", ("MAX_CURATION_BYTES",),
+          "`assemble --curation`, the studio: one line"),
+    Limit("telemetry: files per run", ("MAX_TELEMETRY_FILES",), "one line naming the count"),
+    Limit("telemetry: bytes of one record / characters of a text field / moves of an attempt",
+          ("MAX_TELEMETRY_LINE_BYTES", "MAX_TELEMETRY_TEXT", "MAX_TELEMETRY_MOVES"),
+          "a longer record ends the read with one line naming it; a longer field or more moves make the record bad"),
+    Limit("telemetry: DuckDB's memory", ("TELEMETRY_MEMORY",), "DuckDB spills to disk beyond it"),
+    Limit("telemetry: attempts per puzzle `telemetry simulate` plays", ("MAX_SIMULATE_ATTEMPTS",), "one line"),
+)
+
+
+def limits_table() -> str:
+    """The Markdown table of every limit (docs/limits.md holds it between its markers)."""
+    rows = [f"| {limit.what} | {limit.value_text()} | {limit.beyond} |" for limit in LIMITS]
+    return "\n".join(["| what | limit | beyond it |", "|---|---|---|", *rows]) + "\n"
+
+
+if __name__ == "__main__":
+    print(limits_table(), end="")

@@ -467,9 +467,20 @@ def test_nightly_takes_yyyy_mm_dd_only(date: str, tmp_path: Path) -> None:
 
 
 def test_the_docs_list_every_limit() -> None:
+    """docs/limits.md (linked from the README) holds the table `python -m pipeline.limits` prints,
+    which names every constant in pipeline/limits.py."""
+    import pipeline.atomic
+
     section = (REPO / "docs" / "limits.md").read_text(encoding="utf-8")
+    begin, end = "(generated: `python -m pipeline.limits`; a test checks it) -->\n", "<!-- limits:end -->"
+    assert section.split(begin, 1)[1].split(end, 1)[0] == limits.limits_table(), "run: python -m pipeline.limits"
+    constants = {name for name, value in vars(limits).items()
+                 if name.isupper() and isinstance(value, (int, float, str)) and not isinstance(value, bool)}
+    named = {name for row in limits.LIMITS for name in row.names}
+    assert constants - named == set(), "add a row to limits.LIMITS for each new limit"
+    assert f"{pipeline.atomic.LOCK_WAIT_SECONDS:g} s" in section
     for name in ("MAX_CELLS", "MAX_SOLVE_CELLS", "MAX_RATE_CELLS", "MAX_ADDS", "MAX_LEVELS", "MAX_STAGES",
-                 "MAX_JOBS", "MAX_FILE_BYTES", "MAX_PLAYOUTS", "MAX_COUNT"):
+                 "MAX_JOBS", "MAX_FILE_BYTES", "MAX_PLAYOUTS", "MAX_COUNT", "MAX_CURVES", "MAX_PLAY_LINE"):
         value = getattr(limits, name)
         shown = f"{value:,}" if name != "MAX_FILE_BYTES" else f"{value // (1024 * 1024)} MiB"
         assert shown in section, (name, shown)

@@ -21,11 +21,11 @@ from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.engine.stage import IN_PLAY, WON, Stage
 from pipeline.errors import NumberMatchError, shorten
-from pipeline.limits import MAX_ADDS
+from pipeline.limits import MAX_ADDS, MAX_PLAY_LINE
 from pipeline.solver.budgets import HINT_NODES
 
 _CELL = re.compile(r"(\d+)\s*,\s*(\d+)")
-MAX_COMMAND = 200  # characters of one play command line ("12,3-13,4" is 9); longer lines are refused unread
+MAX_COMMAND = MAX_PLAY_LINE  # characters of one play command line ("12,3-13,4" is 9); longer lines are refused unread
 
 HELP = """commands:
   R,C-R,C or R,C R,C   remove a pair (two cells, in any order)

@@ -29,7 +29,7 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pipeline.errors import shorten
-from pipeline.limits import MAX_CURVE_FILE_BYTES, MAX_CURVES, MAX_FILE_BYTES
+from pipeline.limits import MAX_CURVE_FILE_BYTES, MAX_CURVES, MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES, MAX_NUMBER_CHARS
 from pipeline.problems import Problem, json_path
 
 try:  # libyaml's parser when PyYAML was built with it
@@ -38,9 +38,6 @@ except ImportError:  # pragma: no cover - depends on the PyYAML build
     from yaml import SafeLoader as Loader  # type: ignore[assignment]
 
 MAX_BYTES = MAX_FILE_BYTES  # a 1,000-stage bundle is well under 2 MiB
-MAX_DEPTH = 64  # the formats nest about 10 deep
-MAX_NODES = 1_000_000  # after alias expansion: stops "billion laughs" documents
-MAX_NUMBER_CHARS = 100  # a number written longer than this is refused (Python reads ints of <= 4,300 digits)
 
 # Whole numbers as YAML 1.1 (PyYAML) and YAML 1.2 (editors, other games' readers) both read
 # them: `010` is 8 to one and 10 to the other; `0_1`, `1_`, `0b1`, `0x1`, `+1`, `1:30` are

@@ -29,6 +29,7 @@ from pipeline import __version__
 from pipeline.engine.rulesets import SHIPPED
 from pipeline.errors import NumberMatchError
 from pipeline.generation import SCHEDULER_ENV
+from pipeline.limits import SCHEDULER_CONNECT_S
 from pipeline.procs import die_with_parent
 
 if TYPE_CHECKING:
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 
 LOCAL_PREFIX = "local:"
 MAX_LOCAL_WORKERS = 64
-CONNECT_TIMEOUT = 10.0  # seconds to reach a scheduler before giving up
+CONNECT_TIMEOUT = SCHEDULER_CONNECT_S  # seconds to reach a scheduler (and hear its handshake) before giving up
 WORKER_WAIT = 60.0  # seconds to wait for a first worker to join the scheduler
 POLL = 0.5  # seconds between checks that the scheduler is still there while waiting
 BATCH_SECONDS = 0.5  # aim for batches of about this much work per task
