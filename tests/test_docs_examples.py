@@ -80,8 +80,11 @@ def test_the_readme_is_a_front_door() -> None:
     assert "python3-venv" in text
     assert "make bench" in text and "wall" in text and "10 s on 2 cores" not in text
     assert "RULES.md" not in text and (ROOT / "docs" / "rules.md").is_file()
-    for link in re.findall(r"\]\((docs/[^)#]+)", text):
+    links = set(re.findall(r"\]\((docs/[^)#]+)", text))
+    for link in links:
         assert (ROOT / link).is_file(), link
+    pages = {f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md")} - {"docs/index.md"}
+    assert not pages - links, f"add these pages to the README's Documentation table: {sorted(pages - links)}"
 
 
 # --- the collector itself -------------------------------------------------------------------
