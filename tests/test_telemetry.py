@@ -310,3 +310,35 @@ def test_rescore_keeps_the_text_and_stays_valid(tmp_path: Path) -> None:
     result = cli("rescore", "--profile", str(profile), str(night / "pool"))
     assert result.exit_code == 1 and "broken.yaml" in result.output and "Traceback" not in result.output
     assert {p: p.read_bytes() for p in (night / "pool").glob("*.yaml")} == pool_before
+
+
+# --- --profile on the other commands --------------------------------------------------------------
+
+def test_rate_assemble_swap_validate_take_a_profile(tmp_path: Path) -> None:
+    from pipeline.formats.profile_file import profile_document, write_profile
+
+    profile = tmp_path / "strong.yaml"
+    write_profile(profile, profile_document(strong()))
+    plain = json.loads(cli("rate", f"{BUNDLE}:L1.S1", "--json").output)
+    under = json.loads(cli("rate", f"{BUNDLE}:L1.S1", "--json", "--profile", str(profile)).output)
+    assert under["score"] == strong().score(plain) != plain["score"]
+    assert under["tier"] == strong().tier_for(under["score"]) and under["profile"]["digest"] == strong().digest
+    out = tmp_path / "b.yaml"
+    result = cli("assemble", str(NIGHT / "pool"), "--levels", "1", "--stages", "3", "--out", str(out), "--profile", str(profile))
+    assert result.exit_code == 0, result.output
+    doc = yaml.safe_load(out.read_text())
+    blocks = [s["puzzle"]["difficulty"] for s in doc["levels"][0]["stages"]]
+    assert all(b["profile"]["name"] == "strong" and b["score"] == strong().score(b) for b in blocks)
+    assert cli("validate", str(out), "--profile", str(profile)).exit_code == 0
+    assert cli("validate", str(out), "--deep").exit_code == 0  # re-rated under the embedded profile
+    default = tmp_path / "default.yaml"
+    write_profile(default, profile_document(RatingProfile.default()))
+    result = cli("validate", str(out), "--profile", str(default))
+    assert result.exit_code == 1 and "NM318" in result.output
+    result = cli("swap", str(out), "L1.S2", "--pool", str(NIGHT / "pool"), "--profile", str(profile))
+    assert result.exit_code == 0, result.output
+    assert cli("validate", str(out), "--profile", str(profile)).exit_code == 0
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: rating-profile\n")
+    result = cli("rate", f"{BUNDLE}:L1.S1", "--profile", str(bad))
+    assert result.exit_code == 1 and "bad.yaml" in result.output and "Traceback" not in result.output

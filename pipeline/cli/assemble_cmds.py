@@ -9,7 +9,7 @@ import typer
 
 from pipeline.formats.curves import CURVE_HELP, CURVE_METAVAR, DEFAULT_CURVE
 from pipeline.cli.base import app
-from pipeline.cli.common import fail
+from pipeline.cli.common import PROFILE_HELP, fail, read_profile_option
 from pipeline.limits import MAX_LEVELS, MAX_STAGES
 
 
@@ -27,6 +27,7 @@ def assemble(
     exclude: Optional[list[str]] = typer.Option(None, "--exclude", metavar="ID", help="Leave this puzzle out (repeatable)."),
     curation: Optional[Path] = typer.Option(None, "--curation", metavar="FILE", help="Pins and excludes saved by the studio (BUNDLE.curation.txt), added to --pin and --exclude."),
     force: bool = typer.Option(False, "--force", help="Replace an existing --out file (a bundle, or a file of another kind)."),
+    profile_file: Optional[Path] = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
 ) -> None:
     """Order validated Puzzles into Levels along a difficulty curve and write a YAML bundle.
     """
@@ -43,6 +44,7 @@ def assemble(
 
     if bundle_id is not None and (problem := bundle_id_problem(bundle_id)) is not None:
         fail(f"--id {problem}", 2)
+    profile = read_profile_option(profile_file)
     try:
         spec = load_curve(curve)
         spec.targets(levels, stages, first_level)  # refuse a curve that cannot give this shape first
@@ -56,7 +58,7 @@ def assemble(
             saved = read_curation(curation)
             pins = {**dict(saved.pins), **pins}  # a --pin given here wins over the file's
             excluded += [pid for pid in saved.excludes if pid not in excluded]
-        pool = load_puzzles(puzzles)
+        pool = [p.under(profile) for p in load_puzzles(puzzles)]
         result = assemble_puzzles(pool, levels=levels, stages=stages, curve=spec, curve_name=curve,
                                   first_level=first_level, pins=pins, exclude=excluded)
     except NumberMatchError as exc:

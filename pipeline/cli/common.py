@@ -111,3 +111,20 @@ def board_adds_stream(handle: Callable[[str, bytes, int], dict[str, Any]]) -> No
         sys.stdout.flush()
     if errors:
         raise typer.Exit(1)
+
+
+PROFILE_HELP = ("A rating profile (`numbermatch calibrate`): score the puzzles under it (the share of that audience's "
+                "games predicted lost; its tier table), recorded in each difficulty block.")
+
+
+def read_profile_option(path: Path | None) -> Any:  # -> RatingProfile | None
+    """The rating profile `--profile FILE` names (read and checked like a level file), or None;
+    one line and exit 1 when it cannot be used."""
+    if path is None:
+        return None
+    from pipeline.validator.profiles import read_profile  # start-up time: only with --profile
+
+    try:
+        return read_profile(path)
+    except NumberMatchError as exc:
+        fail(str(exc))

@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from pipeline.cli.base import app
-from pipeline.cli.common import IN_HELP, SOURCE_HELP, fail, load_source, writable_folder
+from pipeline.cli.common import IN_HELP, PROFILE_HELP, SOURCE_HELP, fail, load_source, read_profile_option, writable_folder
 from pipeline.errors import NumberMatchError
 from pipeline.formats.night import POOL_DIR
 from pipeline.limits import MAX_ADDS
@@ -162,6 +162,7 @@ def swap(
     with_id: Optional[str] = typer.Option(None, "--with", metavar="ID", help="The pool puzzle to put there (default: the nearest to the target score in its tier)."),
     pool: Optional[list[Path]] = typer.Option(None, "--pool", metavar="PATH", help="Puzzle files, folders or bundles to take from (default: the bundle's pool/ folder, which then also takes back the puzzle swapped out)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; write nothing."),
+    profile_file: Optional[Path] = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
 ) -> None:
     """Replace one Stage of a bundle by a pool puzzle; every other Stage stays byte-identical.
     """
@@ -174,6 +175,7 @@ def swap(
         level, number = parse_slot(stage)
     except NumberMatchError as exc:
         fail(str(exc))
+    profile = read_profile_option(profile_file)
     if not bundle.is_file():
         fail(f"{bundle}: no such file")
     places = list(pool or [])
@@ -183,7 +185,7 @@ def swap(
             fail(f"--pool PATH is needed: {default} does not exist (the nightly job writes it)")
         places = [default]
     try:
-        candidates = load_puzzles(places)
+        candidates = [p.under(profile) for p in load_puzzles(places)]
         result = swap_stage(bundle, level, number, candidates, with_id=with_id, write=False)
         # the bundle's own pool/ takes back what the swap took out, before the bundle is written
         kept = None if dry_run else commit_swap(result, None if pool else places[0])

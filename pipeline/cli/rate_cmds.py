@@ -12,7 +12,7 @@ from pipeline.engine.board import Board
 from pipeline.errors import NumberMatchError
 from pipeline.rating import DEFAULT_PLAYOUTS, DEFAULT_SEED
 from pipeline.cli.base import app
-from pipeline.cli.common import IN_HELP, SOURCE_HELP, board_adds_stream, emit_json, fail, load_source
+from pipeline.cli.common import read_profile_option, IN_HELP, SOURCE_HELP, board_adds_stream, emit_json, fail, load_source
 from pipeline.limits import MAX_ADDS, MAX_PLAYOUTS
 
 if TYPE_CHECKING:
@@ -60,11 +60,20 @@ def rate_cmd(
         False, "--explain", help="Also show each weighed metric's weight and points, what decides the tier, and why."
     ),
     search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
+    profile_file: Optional[Path] = typer.Option(
+        None, "--profile", metavar="FILE", help="A rating profile (`numbermatch calibrate`): the score is the share of that audience's games predicted lost, the tier by its table."
+    ),
 ) -> None:
     """Rate a Stage: simulated players' win rates, the fewest adds that win, a score 0-100 and a tier."""
     from pipeline.rating.explain import explain  # start-up time: the players and the solver load to rate, not for --help
+    from pipeline.rating.profile import rated_under
     from pipeline.rating.score import rate
 
+
+    profile = read_profile_option(profile_file)
+
+    def rated(cells: object, a: int, **kw: object) -> Rating:
+        return rated_under(rate(cells, a, playouts=playouts, seed=seed, **kw), profile)  # type: ignore[arg-type]
 
     def as_json(r: Rating) -> dict:
         out = r.to_json()
@@ -73,13 +82,13 @@ def rate_cmd(
         return out
 
     if board == "-":
-        board_adds_stream(lambda _t, cells, a: as_json(rate(cells, a, playouts=playouts, seed=seed)))
+        board_adds_stream(lambda _t, cells, a: as_json(rated(cells, a)))
         return
     source = load_source(board, search)
     b = Board(source.cells)
     adds = source.adds_or(adds)
     try:
-        rating = rate(b, adds, playouts=playouts, seed=seed, solution=source.certificate(adds), ruleset=source.ruleset)
+        rating = rated(b, adds, solution=source.certificate(adds), ruleset=source.ruleset)
     except NumberMatchError as exc:
         fail(str(exc))
     if json_out:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 from enum import Enum
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
@@ -12,6 +13,7 @@ from pipeline.cli.base import app
 from pipeline.cli.common import fail
 
 if TYPE_CHECKING:
+    from pipeline.rating.profile import RatingProfile
     from pipeline.validator import ValidationReport
 
 
@@ -26,16 +28,26 @@ def validate(
     paths: list[str] = typer.Argument(..., metavar="PATH...", help="Files, or folders searched recursively for *.yaml and *.yml."),
     fmt: Format = typer.Option(Format.text, "--format", help="text (file:line:col: code: message), json, or github (workflow annotations)."),
     deep: bool = typer.Option(False, "--deep", help="Also re-run the solver and the rating and report disagreements (slow)."),
+    profile_file: Optional[Path] = typer.Option(
+        None, "--profile", metavar="FILE",
+        help="A rating profile: puzzles scored under a profile must name this one (NM318); the file is checked too.",
+    ),
 ) -> None:
     """Validate level files. Exit 0: all valid; 1: a file is invalid; 2: usage error."""
+    from pipeline.errors import NumberMatchError
     from pipeline.validator import PathError, validate_paths  # start-up time: not for --help
+    from pipeline.validator.profiles import read_profile
     from pipeline.validator.reporters import render, summary
 
     try:
+        profile = None if profile_file is None else read_profile(profile_file)
+    except NumberMatchError as exc:
+        fail(f"--profile: {exc}", 2)
+    try:
         if deep and sys.stderr.isatty():
-            report = _deep_with_progress(paths)
+            report = _deep_with_progress(paths, profile)
         else:
-            report = validate_paths(paths, deep=deep)
+            report = validate_paths(paths, deep=deep, profile=profile)
     except PathError as exc:
         fail(str(exc), 2)
     sys.stdout.write(render(report, fmt.value))
@@ -45,7 +57,7 @@ def validate(
     raise typer.Exit(0 if report.ok else 1)
 
 
-def _deep_with_progress(paths: list[str]) -> ValidationReport:
+def _deep_with_progress(paths: list[str], profile: RatingProfile | None = None) -> ValidationReport:
     """`validate_paths(paths, deep=True)`, showing on the terminal how far the deep checks are."""
     from pipeline.validator import Validator, collect_files  # start-up time
 
@@ -57,7 +69,7 @@ def _deep_with_progress(paths: list[str]) -> ValidationReport:
         sys.stderr.write(f"\rdeep check: {count[0]} puzzle{'s' if count[0] != 1 else ''} re-solved and re-rated ({name})\x1b[K")
         sys.stderr.flush()
 
-    run = Validator(deep=True, on_deep=tick)
+    run = Validator(deep=True, on_deep=tick, profile=profile)
     for k, path in enumerate(files, 1):
         sys.stderr.write(f"\rdeep check: file {k} of {len(files)}: {path}\x1b[K")
         sys.stderr.flush()

@@ -18,6 +18,7 @@ Keys are always written in this order so diffs between runs stay readable.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +28,7 @@ import yaml
 from pipeline import __version__
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.formats.difficulty import Difficulty
+from pipeline.rating.profile import RatingProfile, rescored
 
 SCHEMA_VERSION = 1
 PUZZLE_KIND = "puzzle"
@@ -87,6 +89,13 @@ class Puzzle:
         if self.provenance:
             doc["provenance"] = dict(self.provenance)
         return doc
+
+    def under(self, profile: RatingProfile | None) -> Puzzle:
+        """This puzzle scored under a rating profile (its difficulty block re-scored from the
+        stored win rates, the profile recorded); itself when `profile` is None."""
+        if profile is None:
+            return self
+        return dataclasses.replace(self, difficulty=rescored(self.difficulty, profile))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Puzzle":

@@ -19,17 +19,21 @@ Pure values and arithmetic only: reading and writing profile files is `pipeline.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import NumberMatchError
 from pipeline.rating.tiers import TIER_NAMES, TIERS, tier_for
-from pipeline.rating.versions import VERSIONS, WEIGHTS_V3, score_from_metrics, stored_score
+from pipeline.rating.versions import VERSIONS, WEIGHTS_V3, score_from_metrics, stored_score, stored_tier
+
+if TYPE_CHECKING:  # the score module plays games; the validator reads profiles without loading it
+    from pipeline.rating.score import Rating
 
 PROFILE_VERSION = 3  # the rating version whose players a profile weighs (their stored win rates)
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -187,3 +191,13 @@ def rescored(difficulty: Mapping[str, Any], profile: RatingProfile | None) -> di
     score = profile.score(out)
     out.update(score=score, tier=profile.tier_for(score), profile=profile.block())
     return out
+
+
+def rated_under(rating: Rating, profile: RatingProfile | None) -> Rating:
+    """A fresh rating's score and tier under `profile` (None: the rating as it is), with the
+    profile recorded in its metrics (so `to_dict()` writes the `profile` block)."""
+    if profile is None or rating.score is None:
+        return rating
+    block = rescored(rating.to_dict(), profile)
+    return dataclasses.replace(rating, tier=stored_tier(block), score=stored_score(block),
+                               metrics={**rating.metrics, "profile": profile.block()})

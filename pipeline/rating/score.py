@@ -138,6 +138,8 @@ class Rating:
             "certificate_length": m["certificate_length"],
             "mean_branching": m["mean_branching"],
             "collapse_openings": m["collapse_openings"],
+            # scored under a rating profile (`pipeline.rating.profile.rated_under`): which one
+            **({"profile": m["profile"]} if "profile" in m else {}),
         }
 
     def to_json(self) -> dict[str, Any]:

@@ -43,6 +43,7 @@ def deep_check(
             ctx.add(parts + ("board",), "NM401", f"the solver proves the puzzle unsolvable with {adds} adds")
     if not won:
         return
+    from pipeline.rating.profile import profile_of, rated_under
     from pipeline.rating.score import DEFAULT_PLAYOUTS, rate, stored_playouts
 
     stored = p["difficulty"]
@@ -55,6 +56,8 @@ def deep_check(
     try:
         rating = rate(board, adds, playouts=playouts, seed=seed if isinstance(seed, int) and exact else DEFAULT_SEED,
                       solution=p["solution"], ruleset=ruleset, version=version)
+        profile = profile_of(stored)  # a profile-scored block is re-rated under its own profile
+        rating = rated_under(rating, profile)
     except NumberMatchError as exc:
         ctx.add(parts + ("difficulty",), "NM402", f"re-rating failed: {exc}")
         return
@@ -68,7 +71,7 @@ def deep_check(
         if rating.score is None or score is None or abs(rating.score - score) > SCORE_TOLERANCE + 1e-9:
             ctx.add(dparts + ("score",), "NM403", f"score {score} is stored, re-rating (seed {seed}) gives {rating.score}")
         return
-    span = tier_range(tier, version)
+    span = tier_range(tier, version) if profile is None else profile.tier_range(tier)
     if rating.tier != tier and span is not None and rating.score is not None:
         low, high = span
         if rating.score < low - DEEP_TIER_MARGIN or rating.score >= high + DEEP_TIER_MARGIN:
