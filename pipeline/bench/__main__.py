@@ -1,4 +1,4 @@
-"""Run the benchmarks: `python -m pipeline.bench [NAME...]` (names: engine solver rating generator validator dask startup studio nightly)."""
+"""Run the benchmarks: `python -m pipeline.bench [NAME...]` (names: engine solver rating generator validator dask startup studio nightly telemetry)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import importlib
 import sys
 import time
 
-ORDER = ("engine", "solver", "rating", "generator", "validator", "dask", "startup", "studio", "nightly")
+ORDER = ("engine", "solver", "rating", "generator", "validator", "dask", "startup", "studio", "nightly", "telemetry")
 
 
 def main(argv: list[str]) -> int:
