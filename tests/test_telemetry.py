@@ -270,7 +270,8 @@ def test_calibrate_refuses_thin_data(catalogue: Any, simulated: Path, tmp_path: 
     thin.write_text("".join(line + "\n" for line in simulated.read_text().splitlines() if line.split('"puzzle":"')[1][:16] < "nm1-4"))
     result = cli("calibrate", str(thin), "--levels", str(BUNDLE), "--out", str(tmp_path / "p.yaml"))
     assert result.exit_code == 1 and not (tmp_path / "p.yaml").exists()
-    assert "cannot fit a profile:" in result.output and "a fit needs 20" in result.output and "more" in result.output
+    assert "cannot fit a profile:" in result.output and "a fit needs 20: it needs " in result.output
+    assert "more puzzles with 30 finished attempts each" in result.output
 
 
 def test_small_study_improves_held_out_error() -> None:

@@ -196,13 +196,17 @@ def refusal(data: Sequence[Sample], catalogue: Catalogue, telemetry: Telemetry) 
     """Why these data cannot support a fit, and how much more is needed; None when they can."""
     if len(data) >= MIN_PUZZLES:
         return None
-    short = [c for pid, c in telemetry.counts.items() if pid in catalogue.puzzles and 0 < c.finished < MIN_ATTEMPTS]
-    more_attempts = sum(MIN_ATTEMPTS - c.finished for c in sorted(short, key=lambda c: -c.finished)[: MIN_PUZZLES - len(data)])
     need = MIN_PUZZLES - len(data)
-    hint = (f"{more_attempts:,} more finished attempts on the {min(need, len(short))} nearest puzzles"
-            if len(short) >= need else f"telemetry on {need - len(short)} more puzzles")
+    short = [c for pid, c in telemetry.counts.items() if pid in catalogue.puzzles and 0 < c.finished < MIN_ATTEMPTS]
+    closest = sorted(short, key=lambda c: (-c.finished, c.puzzle))[:need]
+    parts = []
+    if closest:
+        more = sum(MIN_ATTEMPTS - c.finished for c in closest)
+        parts.append(f"{more:,} more finished attempts on the {len(closest)} puzzle{'s' if len(closest) != 1 else ''} closest to {MIN_ATTEMPTS}")
+    if need > len(closest):
+        parts.append(f"{need - len(closest)} more puzzles with {MIN_ATTEMPTS} finished attempts each")
     return (f"cannot fit a profile: {len(data)} puzzle{'s' if len(data) != 1 else ''} have {MIN_ATTEMPTS} or more finished "
-            f"attempts, a fit needs {MIN_PUZZLES}: {need} more such puzzles ({hint}, {MIN_ATTEMPTS} finished attempts each)")
+            f"attempts and a fit needs {MIN_PUZZLES}: it needs {' and '.join(parts)}")
 
 
 @dataclass(frozen=True)
