@@ -343,3 +343,27 @@ def test_rate_assemble_swap_validate_take_a_profile(tmp_path: Path) -> None:
     bad.write_text("kind: rating-profile\n")
     result = cli("rate", f"{BUNDLE}:L1.S1", "--profile", str(bad))
     assert result.exit_code == 1 and "bad.yaml" in result.output and "Traceback" not in result.output
+
+
+def test_generate_and_nightly_rate_under_a_profile(tmp_path: Path) -> None:
+    from pipeline.formats.profile_file import profile_document, write_profile
+
+    profile = tmp_path / "strong.yaml"
+    write_profile(profile, profile_document(strong()))
+    out = tmp_path / "gen"
+    result = cli("generate", "--count", "1", "--cells", "27", "--adds", "2", "--tier", "medium", "--seed", "3",
+                 "--jobs", "1", "--out", str(out), "--profile", str(profile))
+    assert result.exit_code == 0, result.output
+    (made,) = out.glob("*.yaml")
+    doc = yaml.safe_load(made.read_text())
+    d = doc["difficulty"]
+    assert d["profile"]["name"] == "strong" and doc["provenance"]["params"]["profile"] == "strong"
+    assert strong().tier_for(strong().score(d)) == "medium" == d["tier"]  # the profile's medium: 10-20
+    job = tmp_path / "job.yaml"
+    job.write_text("schema_version: 1\nkind: curves\ncurves:\n- name: two\n  levels:\n  - [easy, medium]\n"
+                   "job: {curve: two, levels: 1, stages: 2, profile: strong.yaml}\n")
+    result = cli("nightly", "--date", "2026-12-02", "--job", str(job), "--out", str(tmp_path / "nights"), "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    bundle = tmp_path / "nights" / "2026-12-02" / "bundle.yaml"
+    assert cli("validate", str(bundle), "--profile", str(profile)).exit_code == 0
+    assert all(s["puzzle"]["difficulty"]["profile"]["name"] == "strong" for s in yaml.safe_load(bundle.read_text())["levels"][0]["stages"])

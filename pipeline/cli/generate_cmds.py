@@ -14,7 +14,7 @@ from pipeline.generation import DEFAULT_WITHIN, SCHEDULER_ENV
 from pipeline.cli.base import app
 from pipeline.generation.strategies import STRATEGIES
 from pipeline.rating.tiers import TIER_NAMES
-from pipeline.cli.common import fail, writable_folder
+from pipeline.cli.common import PROFILE_HELP, fail, read_profile_option, writable_folder
 from pipeline.limits import MAX_COUNT, MAX_JOBS, MAX_PLAYOUTS
 
 if TYPE_CHECKING:
@@ -52,6 +52,7 @@ def generate(
     attempt: Optional[int] = typer.Option(
         None, "--attempt", help="Rebuild only this attempt (from a puzzle's provenance) instead of searching."
     ),
+    profile_file: Optional[Path] = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
 ) -> None:
     """Propose, solve and rate boards; write the ones in the tier as puzzle files."""
     # start-up time: the generator, its executors and the file writer load to generate, not for --help
@@ -73,6 +74,7 @@ def generate(
         max_attempts=max_attempts,
         solve_nodes=solve_nodes,
         playouts=playouts,
+        profile=read_profile_option(profile_file),
     )
     try:
         if attempt is not None:

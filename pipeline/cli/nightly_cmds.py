@@ -85,6 +85,9 @@ def nightly(
     force: bool = typer.Option(
         False, "--force", help="Rebuild a night that exists: replace the files the job makes, keep every other file."
     ),
+    profile: Path | None = typer.Option(
+        None, "--profile", metavar="FILE", help="A rating profile (`numbermatch calibrate`): rate the night for that audience (default: the job file's `profile:`)."
+    ),
 ) -> None:
     """Generate, validate and assemble tonight's bundle into OUT/<date>/: bundle.yaml, report.md,
     report.html, run.log, and pool/ (the valid puzzles the bundle did not use, for swaps)."""
@@ -101,7 +104,7 @@ def nightly(
         options = plan_night(
             night, seed=default_seed(night) if seed is None else seed, levels=levels, stages=stages, curve=curve,
             job=job, continue_from=continue_from, out=out or continue_from or Path(NIGHTS_FOLDER), jobs=jobs,
-            scheduler=scheduler or None, log=terminal.log,
+            scheduler=scheduler or None, profile=profile, log=terminal.log,
         )
         options = dataclasses.replace(options, force=force)
     except NumberMatchError as exc:

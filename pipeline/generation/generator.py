@@ -43,6 +43,7 @@ from pipeline.rating import DEFAULT_SEED
 
 if TYPE_CHECKING:
     from pipeline.rating.score import Rating
+from pipeline.rating.profile import RatingProfile, rated_under
 from pipeline.rating.tiers import TIER_NAMES, tier_range
 
 MIN_CELLS, MAX_CELLS = 2, 81
@@ -95,6 +96,7 @@ class GenerateParams:
     ruleset: int = DEFAULT.number
     score: float | None = None
     within: float = DEFAULT_WITHIN
+    profile: RatingProfile | None = None  # score and tier under a rating profile (recorded in each puzzle)
 
     def rules(self) -> Ruleset:
         """The ruleset these params name; raises GenerationError for an unknown one."""
@@ -142,14 +144,16 @@ class GenerateParams:
     def strategy_record(self) -> Strategy:
         """The strategy these params name (or the default for their target)."""
         if self.strategy is None:
-            return default_strategy(targeted=self.window() is not None)
+            # the search climbs on a cheap estimate of the default mix's score: under a rating
+            # profile the window is in the profile's scores, so the default is the untargeted one
+            return default_strategy(targeted=self.window() is not None and self.profile is None)
         return strategy_for(self.strategy)
 
     def window(self) -> Window | None:
         """The score range asked for: the tier's, score +- within, or both at once (None when empty
         or when any score will do)."""
         low, high = 0.0, 100.0
-        span = tier_range(self.tier) if self.tier is not None else None
+        span = None if self.tier is None else tier_range(self.tier) if self.profile is None else self.profile.tier_range(self.tier)
         if span is not None:
             low, high = span
         if self.score is not None:
@@ -178,6 +182,7 @@ class GenerateParams:
             "digits": self.digits,
             "solve_nodes": self.solve_nodes,
             "playouts": self.playouts,
+            **({"profile": self.profile.name} if self.profile is not None else {}),
         }
         if self.score is not None:
             out.update(score=self.score, within=self.within)
@@ -277,7 +282,7 @@ def _judge(params: GenerateParams, attempt: int, proposal: Proposal, ruleset: Ru
     if replay(cells, certificate, params.adds, ruleset)[0]:
         raise AssertionError(f"certificate does not empty {format_board(cells)}")
     rseed = DEFAULT_SEED
-    rating = _rate(cells, params.adds, params.playouts, rseed, tuple(certificate), ruleset)
+    rating = rated_under(_rate(cells, params.adds, params.playouts, rseed, tuple(certificate), ruleset), params.profile)
     if rating.score is None or rating.tier not in TIER_NAMES:
         return Outcome(attempt, reason=UNSOLVABLE_REASON)
     if _scanner_always_wins(rating):

@@ -53,6 +53,7 @@ from pipeline.errors import NumberMatchError
 from pipeline.formats.night import POOL_DIR
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.formats.source import NIGHTS_FOLDER
+from pipeline.rating.profile import RatingProfile
 
 if TYPE_CHECKING:
     from pipeline.generation.executors import Executor
@@ -107,6 +108,7 @@ class NightlyOptions:
     scheduler: str | None = None  # a Dask scheduler address or local:N (see generation.executors)
     first_level: int = 1  # the game-wide number of the night's first Level
     force: bool = False  # replace the job's files in a night that exists (others are kept)
+    profile: RatingProfile | None = None  # rate for this audience (`--profile`, or the job file's `profile:`)
 
     @property
     def date_text(self) -> str:
@@ -257,6 +259,7 @@ def plan_night(
     out: Path = Path(DEFAULT_OUT),
     jobs: int | None = None,
     scheduler: str | None = None,
+    profile: Path | None = None,
     log: Log = lambda line: None,
 ) -> NightlyOptions:
     """The night's options: flags win over the job file, which wins over the night continued
@@ -272,6 +275,7 @@ def plan_night(
         else:
             log(f"continue: after {prev.folder.name}, from Level {prev.next_level}")
     chosen: str | Curve = curve or settings.get("curve") or (prev.curve if prev else DEFAULT_CURVE)
+    profile_path = profile or (job.parent / settings["profile"] if job is not None and settings.get("profile") else None)
     return NightlyOptions(
         date=date,
         seed=seed,
@@ -282,7 +286,18 @@ def plan_night(
         jobs=jobs,
         scheduler=scheduler,
         first_level=prev.next_level if prev else 1,
+        profile=None if profile_path is None else _read_profile(profile_path),
     )
+
+
+def _read_profile(path: Path) -> RatingProfile:
+    """The night's rating profile (a file named by --profile, or by the job file relative to it)."""
+    from pipeline.validator.profiles import read_profile
+
+    try:
+        return read_profile(path)
+    except NumberMatchError as exc:
+        raise NightlyError("setup", f"--profile: {exc}") from None
 
 
 def run_nightly(
@@ -435,7 +450,8 @@ def _generate_tiers(
     for tier, count in generation_counts(curve, options.levels, options.stages, options.first_level).items():
         plan = TIER_PLANS[tier]
         st = stats[tier] = TierStats(wanted=count, plan=plan, seed=tier_seed(options.seed, tier))
-        params = GenerateParams(cells=plan.cells, adds=plan.adds, tier=tier, strategy=plan.strategy, seed=st.seed)
+        params = GenerateParams(cells=plan.cells, adds=plan.adds, tier=tier, strategy=plan.strategy, seed=st.seed,
+                                profile=options.profile)
         report = (lambda done, total, tier=tier: progress(f"generate {tier}", done, total)) if progress else None
         try:
             result = generate(count, params, exclude_ids={p.id for p in puzzles}, progress=report, executor=executor)
