@@ -15,7 +15,7 @@ from typing import Optional
 import typer
 
 from pipeline.cli.base import app
-from pipeline.cli.common import fail
+from pipeline.cli.common import fail, read_profile_option
 from pipeline.cli.help_text import EXAMPLES
 from pipeline.errors import NumberMatchError
 
@@ -38,17 +38,6 @@ class ObservedFormat(str, Enum):
     text = "text"
     json = "json"
     html = "html"
-
-
-def _profile(path: Optional[Path]):  # -> RatingProfile | None
-    if path is None:
-        return None
-    from pipeline.validator.profiles import read_profile
-
-    try:
-        return read_profile(path)
-    except NumberMatchError as exc:
-        fail(str(exc))
 
 
 def _inputs(telemetry: list[Path], levels: list[Path], strict: bool):  # -> (Catalogue, Telemetry)
@@ -106,7 +95,7 @@ def observed_cmd(
     """Observed loss rates per puzzle and Stage against the rated ones, flags, summary and curves."""
     from pipeline.telemetry.observed import REPORTER_BY_NAME, observe
 
-    profile = _profile(profile_file)
+    profile = read_profile_option(profile_file)
     catalogue, data = _inputs(telemetry, levels, strict)
     try:
         text = REPORTER_BY_NAME[fmt.value](observe(catalogue, data, profile))
@@ -171,7 +160,7 @@ def rescore_cmd(
     from pipeline.formats.files import level_files
     from pipeline.telemetry.rescore import rescore_file, write_rescored
 
-    profile = _profile(profile_file)
+    profile = read_profile_option(profile_file)
     assert profile is not None
     files = level_files(paths)
     if not files:
