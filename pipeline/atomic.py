@@ -94,7 +94,7 @@ def resolve_target(path: str | os.PathLike[str]) -> Path:
         target = Path(os.path.realpath(given, strict=False))
         info = os.stat(target) if os.path.lexists(target) else None
     except OSError as exc:
-        raise WriteRefused(f"{clip(str(given))}: {os_message(exc)}; nothing written") from None
+        raise WriteRefused(f"{clip(str(given))}: {os_message(exc)}; nothing written") from exc
     if info is None and os.path.islink(given):
         raise WriteRefused(f"{clip(str(given))}: is a link to a missing file; nothing written")
     if info is not None and not stat.S_ISREG(info.st_mode):
@@ -111,7 +111,7 @@ def snapshot(path: str | os.PathLike[str]) -> Snapshot:
     except FileNotFoundError:
         data = None
     except OSError as exc:
-        raise WriteRefused(f"{clip(str(path))}: {os_message(exc)}") from None
+        raise WriteRefused(f"{clip(str(path))}: {os_message(exc)}") from exc
     return Snapshot(Path(path), target, data)
 
 
@@ -152,7 +152,7 @@ def write_guarded(
     try:
         fd = _lock(shown, target, wait)
     except OSError as exc:
-        raise WriteRefused(f"{shown}: {os_message(exc)}; nothing written") from None
+        raise WriteRefused(f"{shown}: {os_message(exc)}; nothing written") from exc
     try:
         current = _read_locked(fd)
         if base is not None and (None if current is None else content_hash(current)) != base.digest:
@@ -174,7 +174,7 @@ def write_guarded(
         except FileExistsError:
             raise WriteRefused(f"{shown}: was created by someone else meanwhile; nothing written") from None
         except OSError as exc:
-            raise WriteRefused(f"cannot write {shown}: {os_message(exc)}") from None
+            raise WriteRefused(f"cannot write {shown}: {os_message(exc)}") from exc
     finally:
         if fd is not None:
             os.close(fd)  # closing releases the lock

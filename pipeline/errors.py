@@ -39,7 +39,15 @@ def os_error_line(exc: OSError) -> str:
 
 
 class NumberMatchError(ValueError):
-    """Base class of every input error the library raises."""
+    """Base class of every input error the library raises.
+
+    `remedy` names what the caller can change to get past it (e.g. `"with"`: name the puzzle to
+    take); the message says it in plain words and names no command-line flag, and a front end
+    phrases it as its own option (the CLI: `cli.common.error_text`)."""
+
+    def __init__(self, *args: object, remedy: str | None = None) -> None:
+        super().__init__(*args)
+        self.remedy = remedy
 
 
 class NotationError(NumberMatchError):

@@ -9,6 +9,7 @@ certificate, rating); NM4xx: `--deep` re-ran the solver or the rating and they d
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from collections.abc import Sequence
 from typing import Any
 
 CODES: dict[str, str] = {
@@ -79,6 +80,17 @@ class Problem:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def __str__(self) -> str:
+        """`file:line:col: code: message [path]` (position parts omitted when unknown): how
+        `numbermatch validate` prints it, and how every tool quotes it."""
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+            if self.column is not None:
+                where += f":{self.column}"
+        suffix = f" [{self.path}]" if self.path and self.path != "$" and self.path not in self.message else ""
+        return f"{where}: {self.code}: {self.message}{suffix}"
+
     @property
     def sort_key(self) -> tuple[int, int, str]:
         return (self.line or 0, self.column or 0, self.code)
@@ -100,6 +112,10 @@ class ValidationReport:
     def invalid_files(self) -> int:
         return len({p.file for p in self.problems})
 
+    def first_problem(self) -> str:
+        """The run's first problem in one line (see `first_problem`)."""
+        return first_problem(self.problems)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
@@ -108,6 +124,13 @@ class ValidationReport:
             "invalid_files": self.invalid_files,
             "problems": [p.to_dict() for p in self.problems],
         }
+
+
+def first_problem(problems: Sequence[Problem]) -> str:
+    """How a tool states a failed validation in one line: the first problem as `validate` prints
+    it, and how many more there are (`numbermatch validate FILE` lists them all)."""
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{problems[0]}{more}"
 
 
 def internal_error(file: str, exc: BaseException) -> Problem:

@@ -78,7 +78,7 @@ def load_schema(kind: str) -> dict[str, Any]:
     try:
         return json.loads(schema_path(kind).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise SchemaNotFoundError(f"cannot read the {kind} schema: {exc}") from None
+        raise SchemaNotFoundError(f"cannot read the {kind} schema: {exc}") from exc
 
 
 @lru_cache(maxsize=None)

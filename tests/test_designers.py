@@ -253,7 +253,7 @@ def test_puzzle_authors_a_valid_file_from_a_hand_made_board(tmp_path: Path) -> N
         (["12x", "--adds", "1"], "'x' at column 2"),
         (["", "--adds", "1"], "the board is empty"),
         ([HAND], "--adds N is required"),
-        (["123456789/987654321/123456789/987654321/1234", "--adds", "1", "--budget-nodes", "1"], "raise it with --budget-nodes"),
+        (["123456789/987654321/123456789/987654321/1234", "--adds", "1", "--budget-nodes", "1"], "raise the budget (--budget-nodes N, 0 = no limit)"),
     ],
 )
 def test_puzzle_refuses_in_one_line_and_writes_nothing(tmp_path: Path, args: list[str], message: str) -> None:

@@ -21,6 +21,7 @@ from pipeline.jobs.assembler import AssemblyError
 from pipeline.cli import app
 from pipeline.jobs.publish import sweep
 from pipeline.jobs.nightly import NightlyError, NightlyOptions, TierPlan, run_nightly
+from pipeline.problems import Problem
 from pipeline.validator import validate_paths
 
 from tests import reference
@@ -136,7 +137,8 @@ def test_a_failure_after_generation_leaves_the_previous_output_intact(
 def test_an_invalid_bundle_is_never_published(published: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     shutil.copytree(published / DATE.isoformat(), tmp_path / DATE.isoformat())
     before = snapshot(tmp_path / DATE.isoformat())
-    monkeypatch.setattr(nightly, "_validate_files", lambda paths: ["bundle.yaml:3: $.id: injected problem"])
+    injected = Problem("bundle.yaml", 3, 1, "NM303", "injected problem", "$.id")
+    monkeypatch.setattr(nightly, "_validate_files", lambda paths: [injected])
     with pytest.raises(NightlyError, match="write: the bundle fails validation"):
         run_nightly(night(tmp_path, force=True))
     assert snapshot(tmp_path / DATE.isoformat()) == before

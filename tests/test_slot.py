@@ -6,7 +6,7 @@ import pytest
 
 from pipeline.formats.slot import Slot, SlotError
 from pipeline.formats.source import SourceError, resolve
-from pipeline.jobs.assembler import parse_pin, parse_slot
+from pipeline.cli.assemble_cmds import parse_pin
 from pipeline.jobs.curation import Curation, CurationError
 
 
@@ -28,10 +28,9 @@ def test_a_pasteable_repr_and_play_order() -> None:
 
 
 def test_the_commands_share_the_grammar(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    assert parse_slot("3.2") == parse_slot("L3.S2") == (3, 2)
-    assert parse_pin("l3.s2=nm1-abc") == ((3, 2), "nm1-abc")
+    assert parse_pin("l3.s2=nm1-abc") == parse_pin("3.2=nm1-abc") == ((3, 2), "nm1-abc")
     with pytest.raises(SlotError):
-        parse_slot("L3.S0")
+        parse_pin("L3.S0=nm1-abc")
     curation = Curation.parse("pin L1.S2=nm1-a\npin L2.S1=nm1-b\n")
     assert curation.pins == (((1, 2), "nm1-a"), ((2, 1), "nm1-b"))
     assert str(curation).splitlines() == ["pin L1.S2=nm1-a", "pin L2.S1=nm1-b"]

@@ -9,8 +9,20 @@ import typer
 
 from pipeline.formats.curves import CURVE_HELP, CURVE_METAVAR, DEFAULT_CURVE
 from pipeline.cli.base import app
-from pipeline.cli.common import PROFILE_HELP, fail, read_profile_option
+from pipeline.cli.common import PROFILE_HELP, error_text, fail, read_profile_option
 from pipeline.limits import MAX_LEVELS, MAX_STAGES
+
+
+def parse_pin(text: str) -> tuple[tuple[int, int], str]:
+    """`--pin L3.S2=nm1-...` -> ((3, 2), 'nm1-...'): the command line parses its own option."""
+    from pipeline.errors import NumberMatchError
+    from pipeline.formats.slot import Slot
+
+    at, sep, pid = text.partition("=")
+    if not sep or not pid.strip():
+        raise NumberMatchError(f"--pin {text!r}: write it as L<level>.S<stage>=PUZZLE_ID (e.g. L3.S2=nm1-3f2a9c0d1e7b)")
+    slot = Slot.parse(at)
+    return (slot.level, slot.stage), pid.strip()
 
 
 @app.command()
@@ -36,7 +48,6 @@ def assemble(
     from pipeline.errors import NumberMatchError
     from pipeline.formats.curves import curve_params, shape_text
     from pipeline.jobs.assembler import assemble as assemble_puzzles
-    from pipeline.jobs.assembler import parse_pin
     from pipeline.jobs.bundle import bundle_document, bundle_id_problem, bundle_text, default_bundle_id
     from pipeline.jobs.curve_specs import load_curve
     from pipeline.jobs.inputs import load_puzzles
@@ -62,18 +73,17 @@ def assemble(
         result = assemble_puzzles(pool, levels=levels, stages=stages, curve=spec, curve_name=curve,
                                   first_level=first_level, pins=pins, exclude=excluded)
     except NumberMatchError as exc:
-        fail(str(exc))
+        fail(error_text(exc))
     params = {**curve_params(curve, spec), "levels": levels, "stages": stages, "candidates": len(pool)}
     doc = bundle_document(result, bundle_id=bundle_id or default_bundle_id(result), seed=seed, params=params)
     text = bundle_text(doc, hint_for=out)
-    problems = validate_texts([(str(out), text)]).problems  # never write what the validator rejects
-    if problems:
-        p = problems[0]
-        fail(f"the bundle would not pass validation, nothing written: {p.code} {p.path}: {p.message}")
+    checked = validate_texts([(str(out), text)])  # never write what the validator rejects
+    if not checked.ok:
+        fail(f"the bundle would not pass validation, nothing written: {checked.first_problem()}")
     try:
         write_guarded(out, text, force=force)  # an existing bundle is a night's work: only with --force
     except NumberMatchError as exc:
-        fail(str(exc))
+        fail(error_text(exc))
     typer.echo(
         f"{out}: {shape_text(levels, stages)}"
         f" from {len(pool)} puzzles on curve {curve}, total deviation {result.cost / 100:.2f} points",

@@ -25,6 +25,20 @@ def emit_json(obj: Any) -> None:
     sys.stdout.write(json.dumps(obj, separators=(", ", ": ")) + "\n")
 
 
+# How the command line phrases an error's `remedy` (what to change): its own option.
+REMEDY_OPTIONS = {
+    "with": "--with ID",
+    "budget_nodes": "--budget-nodes N, 0 = no limit",
+    "force": "--force replaces the files the job makes and keeps the others",
+}
+
+
+def error_text(exc: NumberMatchError) -> str:
+    """A library error as the command line says it: the message, then the option that helps."""
+    option = REMEDY_OPTIONS.get(exc.remedy or "")
+    return f"{exc} ({option})" if option else str(exc)
+
+
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print `numbermatch: error: message` to stderr and exit with `code` (no traceback)."""
     typer.echo(f"numbermatch: error: {message}", err=True)

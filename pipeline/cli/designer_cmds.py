@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 
 from pipeline.cli.base import app
-from pipeline.cli.common import IN_HELP, PROFILE_HELP, SOURCE_HELP, fail, load_source, read_profile_option, writable_folder
+from pipeline.cli.common import IN_HELP, PROFILE_HELP, SOURCE_HELP, error_text, fail, load_source, read_profile_option, writable_folder
 from pipeline.errors import NumberMatchError
 from pipeline.formats.night import POOL_DIR
 from pipeline.limits import MAX_ADDS
@@ -58,7 +58,7 @@ def puzzle(
     try:
         made = author(src.cells, stage_adds, budget_nodes=budget, ruleset=src.ruleset)
     except AuthoringError as exc:
-        fail(str(exc))
+        fail(error_text(exc))
     target = folder / f"{made.id}.yaml" if folder is out else out
     text = puzzle_text(made, target.parent)
     problem = validation_problem(str(target), text)
@@ -69,7 +69,7 @@ def puzzle(
     try:
         write_guarded(target, text, kinds=("puzzle",), force=force)
     except NumberMatchError as exc:
-        fail(str(exc))
+        fail(error_text(exc))
     typer.echo(
         f"{target}: {made.id} {made.board} with {made.adds} add{'s' if made.adds != 1 else ''}:"
         f" {made.rated}, certificate {len(made.solution)} moves"
@@ -95,7 +95,7 @@ def _refresh(files: list[str], budget: int | None, out: str | None, adds: int | 
             result = refresh(path, budget_nodes=budget)
         except NumberMatchError as exc:
             bad += 1
-            typer.echo(f"numbermatch: error: {exc}", err=True)
+            typer.echo(f"numbermatch: error: {error_text(exc)}", err=True)
             continue
         problem = validation_problem(str(path), result.text)
         if problem is not None:  # pragma: no cover - refresh() rebuilds the file from checked parts
@@ -143,7 +143,7 @@ def _refresh_stage(name: str, bundle: Path, level: int, stage: int, budget: int 
         before = bundle.read_text(encoding="utf-8")
         text, made, changes = refresh_stage(bundle, level, stage, budget_nodes=budget)
     except NumberMatchError as exc:  # a WriteRefused too: the bundle changed meanwhile
-        typer.echo(f"numbermatch: error: {exc}", err=True)
+        typer.echo(f"numbermatch: error: {error_text(exc)}", err=True)
         return 1
     except OSError as exc:
         typer.echo(f"numbermatch: error: cannot rewrite {bundle}: {os_message(exc)}", err=True)
@@ -166,15 +166,16 @@ def swap(
 ) -> None:
     """Replace one Stage of a bundle by a pool puzzle; every other Stage stays byte-identical.
     """
-    from pipeline.jobs.assembler import parse_slot
+    from pipeline.formats.slot import Slot
     from pipeline.jobs.inputs import load_puzzles
     from pipeline.atomic import os_message
     from pipeline.jobs.swap import commit_swap, swap_stage
 
     try:
-        level, number = parse_slot(stage)
+        slot = Slot.parse(stage)
+        level, number = slot.level, slot.stage
     except NumberMatchError as exc:
-        fail(str(exc))
+        fail(error_text(exc))
     profile = read_profile_option(profile_file)
     if not bundle.is_file():
         fail(f"{bundle}: no such file")
@@ -190,7 +191,7 @@ def swap(
         # the bundle's own pool/ takes back what the swap took out, before the bundle is written
         kept = None if dry_run else commit_swap(result, None if pool else places[0])
     except NumberMatchError as exc:
-        fail(str(exc))
+        fail(error_text(exc))
     except OSError as exc:
         fail(f"cannot read {exc.filename or bundle}: {os_message(exc)}")
     typer.echo(("(dry run) " if dry_run else "") + result.summary())
@@ -243,7 +244,7 @@ def render(
     try:
         write_guarded(out, svg, kinds=("svg",))
     except NumberMatchError as exc:
-        fail(str(exc))
+        fail(error_text(exc))
     typer.echo(f"{out}: {src.label}" + note)
 
 
@@ -286,16 +287,15 @@ def report(
         fail(f"{path}: no such file")
     checked = validate_paths([path])
     if not checked.ok:
-        p = checked.problems[0]
-        fail(f"{p.file}:{p.line or 0}: {p.path}: {p.message} (the report needs a valid bundle)")
+        fail(f"{checked.first_problem()} (the report needs a valid bundle)")
     try:
         doc = read_document(path)
     except NumberMatchError as exc:
-        fail(str(exc))
+        fail(error_text(exc))
     if doc.get("kind") != "bundle":
         fail(f"{path}: is a {doc.get('kind')}, not a bundle")
     try:
         write_guarded(out, render_report_html(doc), kinds=("html",))
     except NumberMatchError as exc:
-        fail(str(exc))
+        fail(error_text(exc))
     typer.echo(f"{out}: {doc.get('id')}")

@@ -105,7 +105,7 @@ def apply(
         try:
             stage.play(text)
         except NumberMatchError as exc:
-            raise NumberMatchError(f"move {number}: {exc}") from None
+            raise NumberMatchError(f"move {number}: {exc}") from exc
     result = format_board(stage.cells)
     if json_out:
         _emit({"board": result, "status": stage.status, "adds_left": stage.adds_left})

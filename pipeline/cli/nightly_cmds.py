@@ -15,7 +15,7 @@ from types import FrameType
 import typer
 
 from pipeline.cli.base import app
-from pipeline.cli.common import fail
+from pipeline.cli.common import error_text, fail
 from pipeline.errors import NumberMatchError, Terminated, shorten
 from pipeline.limits import MAX_JOBS, MAX_LEVELS, MAX_STAGES
 from pipeline.generation import SCHEDULER_ENV
@@ -108,7 +108,7 @@ def nightly(
         )
         options = dataclasses.replace(options, force=force)
     except NumberMatchError as exc:
-        fail(f"nightly failed {'in ' if isinstance(exc, NightlyError) else ''}{exc}; previous output left intact")
+        fail(f"nightly failed {'in ' if isinstance(exc, NightlyError) else ''}{error_text(exc)}; previous output left intact")
     previous = signal.signal(signal.SIGTERM, on_sigterm)  # clean up the temp folder on kill
     try:
         terminal.log(
@@ -122,7 +122,7 @@ def nightly(
     except NumberMatchError as exc:
         terminal.log("failed")
         where = "in " if isinstance(exc, NightlyError) else ""
-        fail(f"nightly failed {where}{exc}; previous output left intact")
+        fail(f"nightly failed {where}{error_text(exc)}; previous output left intact")
     except OSError as exc:
         fail(f"nightly failed: {exc}; previous output left intact")
     finally:

@@ -506,7 +506,7 @@ def curve_from_data(name: str, data: Mapping[str, Any]) -> Curve:
     try:
         return _curve(dict(data), ())
     except _Problem as exc:
-        raise CurveError(f"recorded curve {name!r}: {_json_path(exc.parts)}: {exc.message}") from None
+        raise CurveError(f"recorded curve {name!r}: {_json_path(exc.parts)}: {exc.message}") from exc
 
 
 

@@ -28,6 +28,7 @@ from typing import Any
 from pipeline.engine.board import parse
 from pipeline.errors import NumberMatchError, clip
 from pipeline.formats.slot import FORM, Slot, SlotError
+from pipeline.problems import first_problem
 
 ID_PATTERN = re.compile(r"nm\d+-[0-9a-f]{12}\Z")
 _NOTATION = re.compile(r"[1-9./]*\Z")
@@ -102,7 +103,7 @@ def resolve(text: str, search: Sequence[str | Path] = ()) -> Source:
     except NumberMatchError as exc:
         raise SourceError(
             f"{exc}; nor is it an existing puzzle file, a bundle stage ({STAGE_FORM}) or a puzzle id (nm1-<12 hex digits>)"
-        ) from None
+        ) from exc
     raise AssertionError("unreachable: text outside the notation alphabet always fails to parse")  # pragma: no cover
 
 
@@ -127,9 +128,7 @@ def load_document(path: Path):  # -> pipeline.formats.loader.Document (data and 
         raise SourceError(f"{path}: no such file")
     loaded = load_file(path)
     if loaded.document is None:
-        p = loaded.problems[0]
-        where = f"{p.file}:{p.line}" if p.line else p.file
-        raise SourceError(f"{where}: {p.message}")
+        raise SourceError(first_problem(loaded.problems))
     return loaded.document
 
 
@@ -144,8 +143,7 @@ def snapshot_document(path: Path):  # -> (pipeline.atomic.Snapshot, pipeline.for
         raise SourceError(f"{path}: no such file")
     loaded = load_bytes(base.data, str(path))
     if loaded.document is None:
-        p = loaded.problems[0]
-        raise SourceError(f"{p.file}:{p.line}: {p.message}" if p.line else f"{p.file}: {p.message}")
+        raise SourceError(first_problem(loaded.problems))
     return base, loaded.document
 
 
@@ -166,14 +164,14 @@ def _puzzle_source(data: Any, where: str, label: str, file: Path | None) -> Sour
     try:
         ruleset = ruleset_for(data.get("ruleset", DEFAULT.number), SHIPPED)
     except NumberMatchError as exc:
-        raise SourceError(f"{where}.ruleset: {exc}") from None
+        raise SourceError(f"{where}.ruleset: {exc}") from exc
     board = data.get("board")
     if not isinstance(board, str):
         raise SourceError(f"{where}.board: expected board notation (a string), found {_kind(board)}")
     try:
         cells = parse(board)
     except NumberMatchError as exc:
-        raise SourceError(f"{where}.board: {exc}") from None
+        raise SourceError(f"{where}.board: {exc}") from exc
     adds = data.get("adds")
     if not isinstance(adds, int) or isinstance(adds, bool) or adds < 0:
         raise SourceError(f"{where}.adds: expected a whole number 0 or more, found {_kind(adds)}")

@@ -161,7 +161,7 @@ class DaskExecutor:
         try:
             workers = self.client.scheduler_info()["workers"].values()
         except Exception as exc:  # noqa: BLE001 - any comm failure means the scheduler is gone
-            raise self._gone(exc) from None
+            raise self._gone(exc) from exc
         return max(1, sum(int(w.get("nthreads", 1)) for w in workers))
 
     def _gone(self, exc: BaseException) -> SchedulerError:
@@ -187,7 +187,7 @@ class DaskExecutor:
                     try:
                         future = self.client.submit(_run_batch, run, params, next_k, stop, key=key, pure=False)
                     except Exception as exc:  # noqa: BLE001 - a closed client cannot submit
-                        raise self._gone(exc) from None
+                        raise self._gone(exc) from exc
                     inflight.append((next_k, stop, future))
                     next_k = stop
                 if not inflight:
@@ -208,7 +208,7 @@ class DaskExecutor:
                     except Exception as exc:
                         if future.status == "error":
                             raise  # the attempt itself failed, as it would in this process
-                        raise self._gone(exc) from None
+                        raise self._gone(exc) from exc
                 batch = next_batch_size(batch, seconds, len(outcomes))
                 for outcome in outcomes:
                     yield outcome, worker
@@ -345,7 +345,7 @@ def connect(scheduler: str) -> DaskExecutor:
             )
             client = distributed.Client(cluster)
         except Exception as exc:  # noqa: BLE001 - anything that stops the cluster from starting
-            raise SchedulerError(f"cannot start a local Dask cluster of {count} workers: {exc}") from None
+            raise SchedulerError(f"cannot start a local Dask cluster of {count} workers: {exc}") from exc
         return DaskExecutor(client, f"local:{count}", cluster)
     try:
         client = distributed.Client(kind, timeout=CONNECT_TIMEOUT)
@@ -360,7 +360,7 @@ def connect(scheduler: str) -> DaskExecutor:
         executor.close()
         if isinstance(exc, (TimeoutError, distributed.TimeoutError)):
             raise SchedulerError(f"no Dask worker joined the scheduler at {kind} within {WORKER_WAIT:g} s") from None
-        raise executor._gone(exc) from None
+        raise executor._gone(exc) from exc
     mine = (__version__, ",".join(map(str, sorted(SHIPPED))))
     if identities - {mine}:
         executor.close()

@@ -103,7 +103,7 @@ class GenerateParams:
         try:
             return ruleset_for(self.ruleset)
         except NumberMatchError as exc:
-            raise GenerationError(str(exc)) from None
+            raise GenerationError(str(exc)) from exc
 
     def check(self) -> DigitDistribution:
         """Validate; returns the parsed digit distribution. Raises GenerationError naming the field."""
@@ -139,7 +139,7 @@ class GenerateParams:
         try:
             return DigitDistribution.parse(self.digits)
         except NumberMatchError as exc:
-            raise GenerationError(str(exc)) from None
+            raise GenerationError(str(exc)) from exc
 
     def strategy_record(self) -> Strategy:
         """The strategy these params name (or the default for their target)."""

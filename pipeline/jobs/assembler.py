@@ -332,7 +332,7 @@ def assemble(
     excluded = set(exclude)
     unknown = sorted(excluded - pool.keys())
     if unknown:
-        raise AssemblyError(f"--exclude {shorten(unknown[0])}: no such puzzle among the {len(pool)} given")
+        raise AssemblyError(f"excluded puzzle {shorten(unknown[0])}: no such puzzle among the {len(pool)} given")
     slot_pins = _slot_pins(pins or {}, levels, stages, pool, excluded, first_level)
     pool = {pid: p for pid, p in pool.items() if pid not in excluded}
     rulesets = sorted({p.ruleset for p in pool.values()})
@@ -367,7 +367,7 @@ def _slot_pins(
     out: dict[int, str] = {}
     last = first_level + levels - 1
     for (level, stage), pid in sorted(pins.items()):
-        where = f"--pin L{level}.S{stage}={shorten(pid)}"
+        where = f"pin {Slot(level, stage)}={shorten(pid)}"
         if not (first_level <= level <= last and 1 <= stage <= stages):
             raise AssemblyError(f"{where}: the bundle has Levels {first_level}-{last} of Stages 1-{stages}")
         if pid not in pool:
@@ -378,17 +378,3 @@ def _slot_pins(
             raise AssemblyError(f"{where}: the puzzle is pinned twice; a bundle uses each puzzle at most once")
         out[(level - first_level) * stages + (stage - 1)] = pid
     return out
-
-
-def parse_slot(text: str) -> tuple[int, int]:
-    """`L3.S2` or `3.2` -> (3, 2): a Stage of a bundle, both numbered from 1 (`Slot.parse`)."""
-    slot = Slot.parse(text)
-    return slot.level, slot.stage
-
-
-def parse_pin(text: str) -> tuple[tuple[int, int], str]:
-    """`L3.S2=nm1-...` -> ((3, 2), 'nm1-...')."""
-    slot, sep, pid = text.partition("=")
-    if not sep or not pid.strip():
-        raise AssemblyError(f"--pin {text!r}: write it as L<level>.S<stage>=PUZZLE_ID (e.g. L3.S2=nm1-3f2a9c0d1e7b)")
-    return parse_slot(slot), pid.strip()

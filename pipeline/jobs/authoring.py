@@ -71,7 +71,8 @@ def author(
         if result.status != SOLVED or result.moves is None:
             raise AuthoringError(
                 f"board {board} with {adds} add{'s' if adds != 1 else ''}: solvability unknown, the solver's budget"
-                f" of {budget_nodes:,} nodes ran out; raise it with --budget-nodes N (0 = no limit)"
+                f" of {budget_nodes:,} nodes ran out; raise the budget",
+                remedy="budget_nodes",
             )
         moves = tuple(str(m) for m in result.moves)
     rating = rate(cells, adds, seed=rating_seed, solution=moves, ruleset=rules)
@@ -101,9 +102,7 @@ def validation_problem(name: str, text: str) -> str | None:
     report = validate_texts([(name, text)])
     if report.ok:
         return None
-    p = report.problems[0]
-    more = f" (and {len(report.problems) - 1} more)" if len(report.problems) > 1 else ""
-    return f"{p.file}:{p.line or 0}: {p.path}: {p.message}{more}"
+    return report.first_problem()
 
 
 @dataclass(frozen=True)
@@ -130,7 +129,7 @@ def refresh(path: Path, *, budget_nodes: int | None = DEFAULT_BUDGET_NODES) -> R
         base, document = snapshot_document(path)
         source = puzzle_source(document.data, path)
     except SourceError as exc:
-        raise AuthoringError(str(exc)) from None
+        raise AuthoringError(str(exc)) from exc
     puzzle, changes, old_id = refreshed(source, str(path), budget_nodes)
     text = edit_values(base.text, document, puzzle.to_document(), path)
     return Refresh(path, puzzle, text, changes, old_id, base)
@@ -157,7 +156,7 @@ def refreshed(
             certificate=source.solution, rating_seed=seed, ruleset=source.ruleset,
         )
     except AuthoringError as exc:
-        raise AuthoringError(f"{where}: {exc}") from None
+        raise AuthoringError(f"{where}: {exc}") from exc
     old_id = old.get("id") if isinstance(old.get("id"), str) else None
     return puzzle, _changes(old, puzzle, header=not embedded), old_id
 

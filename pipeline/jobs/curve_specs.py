@@ -10,6 +10,7 @@ from typing import Any
 
 from pipeline.formats.curves import CURVE_KIND, Curve, CurveError, Target, builtin_curves, parse_curves
 from pipeline.errors import shorten
+from pipeline.problems import first_problem
 from pipeline.rating.tiers import TIER_NAMES
 
 
@@ -24,9 +25,7 @@ def read_curve_file(path: str | Path) -> dict[str, Any]:
     loaded = load_file(path)  # read once: what is validated is what is used
     found = Validator().add_loaded(loaded, str(path))
     if found:
-        first = found[0]
-        more = f" (and {len(found) - 1} more: `numbermatch validate {path}`)" if len(found) > 1 else ""
-        raise CurveError(f"invalid curve file {first.file}:{first.line or 0}:{first.column or 0}: {first.message}{more}")
+        raise CurveError(f"invalid curve file {first_problem(found)}")
     data = loaded.document.data if loaded.document is not None else None
     if not isinstance(data, dict) or data.get("kind") != CURVE_KIND:
         raise CurveError(f"{path}: not a curve file (expected `kind: {CURVE_KIND}`)")

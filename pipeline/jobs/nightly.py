@@ -29,6 +29,7 @@ the next run sweeps away. A lock on the output folder keeps two runs from racing
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import hashlib
 import math
@@ -50,6 +51,7 @@ from pipeline.limits import MAX_LEVELS, MAX_STAGES
 from pipeline.jobs.report_html import REPORT_HTML, render_report_html
 from pipeline.jobs.report import BUNDLE_FILE, LOG_FILE, REPORT_FILE, per_tier, percent, render_report
 from pipeline.errors import NumberMatchError
+from pipeline.problems import Problem, first_problem
 from pipeline.formats.night import POOL_DIR
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.formats.source import NIGHTS_FOLDER
@@ -89,8 +91,8 @@ TIER_PLANS: dict[str, TierPlan] = {
 class NightlyError(NumberMatchError):
     """The night failed; `phase` says where. The previous output is intact."""
 
-    def __init__(self, phase: str, message: str) -> None:
-        super().__init__(f"{phase}: {message}")
+    def __init__(self, phase: str, message: str, *, remedy: str | None = None) -> None:
+        super().__init__(f"{phase}: {message}", remedy=remedy)
         self.phase = phase
 
 
@@ -168,12 +170,12 @@ def previous_night(out: Path, before: _dt.date) -> Previous | None:
         raise NightlyError("continue", f"{path} is {what}, not a bundle; cannot continue from it")
     problems = _validate_files([path])
     if problems:
-        raise NightlyError("continue", f"{path} is not a valid bundle: {problems[0]}")
+        raise NightlyError("continue", f"{path} is not a valid bundle: {first_problem(problems)}")
     from pipeline.formats.loader import load_file  # the one loader of level files, as validated
 
     loaded = load_file(path)
     if loaded.document is None:  # changed since it was validated
-        raise NightlyError("continue", f"{path} cannot be read: {loaded.problems[0].message}")
+        raise NightlyError("continue", f"{path} cannot be read: {first_problem(loaded.problems)}")
     doc = loaded.document.data
     if not isinstance(doc, dict) or doc.get("kind") != "bundle":
         kind = doc.get("kind") if isinstance(doc, dict) else None
@@ -186,7 +188,7 @@ def previous_night(out: Path, before: _dt.date) -> Previous | None:
     try:
         curve: str | Curve = curve_from_data(name, definition) if isinstance(definition, dict) else load_curve(name)
     except CurveError as exc:
-        raise NightlyError("continue", f"{path}: cannot continue its curve: {exc}") from None
+        raise NightlyError("continue", f"{path}: cannot continue its curve: {exc}") from exc
     return Previous(
         folder=folder,
         next_level=doc.get("first_level", 1) + len(levels),
@@ -237,10 +239,10 @@ def read_job(path: Path) -> dict[str, Any]:
     try:
         data = read_curve_file(path)
     except CurveError as exc:
-        raise NightlyError("setup", f"--job: {exc}") from None
+        raise NightlyError("setup", f"job file: {exc}") from exc
     job = dict(data.get("job") or {})
     if not job:
-        raise NightlyError("setup", f"--job {path}: the file has no `job:` section (curve, levels, stages)")
+        raise NightlyError("setup", f"job file {path}: the file has no `job:` section (curve, levels, stages)")
     names = {c.get("name") for c in data.get("curves") or () if isinstance(c, dict)}
     if job.get("curve") in names:
         job["curve"] = f"{path}:{job['curve']}"
@@ -317,12 +319,12 @@ def run_nightly(
         curve = load_curve(options.curve)
         curve.targets(options.levels, options.stages, options.first_level)
     except CurveError as exc:
-        raise NightlyError("setup", str(exc)) from None
+        raise NightlyError("setup", str(exc)) from exc
     out = Path(options.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise NightlyError("setup", f"cannot create output folder {out}: {exc.strerror or exc}") from None
+        raise NightlyError("setup", f"cannot create output folder {out}: {exc.strerror or exc}") from exc
     final = out / options.date_text
     _refuse_rerun(final, options)
     try:
@@ -341,9 +343,9 @@ def run_nightly(
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
     except PublishError as exc:
-        raise NightlyError("setup", str(exc)) from None
+        raise NightlyError("setup", str(exc)) from exc
     except WriteRefused as exc:
-        raise NightlyError("publish", str(exc)) from None
+        raise NightlyError("publish", str(exc)) from exc
     folder = out / options.date_text
     result.folder = folder
     result.bundle_path = folder / BUNDLE_FILE
@@ -355,8 +357,8 @@ def _refuse_rerun(final: Path, options: NightlyOptions) -> None:
     without --force, and even then only the files the job makes (`publish_over`)."""
     if os.path.lexists(final) and not options.force:
         raise NightlyError(
-            "setup", f"{final} exists: the night of {options.date_text} is already published; nothing written"
-            " (--force replaces the files the job makes and keeps the others)"
+            "setup", f"{final} exists: the night of {options.date_text} is already published; nothing written",
+            remedy="force",
         )
 
 
@@ -392,7 +394,7 @@ def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progr
         assembly = assemble(valid, levels=options.levels, stages=options.stages, curve=curve,
                             curve_name=options.curve_text, first_level=options.first_level)
     except NumberMatchError as exc:
-        raise NightlyError("assemble", str(exc)) from None
+        raise NightlyError("assemble", str(exc)) from exc
     summary(
         "assemble",
         f"{shape_text(options.levels, options.stages)} on curve {options.curve_text}"
@@ -410,8 +412,7 @@ def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progr
     write_bundle(bundle_path, doc, hint_for=final / BUNDLE_FILE)
     problems = _validate_files([bundle_path])
     if problems:
-        raise NightlyError("write", f"the bundle fails validation: {problems[0]}"
-                           + (f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""))
+        raise NightlyError("write", f"the bundle fails validation: {first_problem(problems)}")
     write_atomic(staging / REPORT_FILE, render_report(options, stats, assembly, len(valid)))
     _write_pool(staging, assembly)
     write_atomic(staging / REPORT_HTML, render_report_html(doc))
@@ -437,7 +438,7 @@ def _generate(options: NightlyOptions, curve: Curve, progress: Progress | None) 
         with open_executor(options.jobs, options.scheduler) as executor:
             return _generate_tiers(options, curve, progress, executor)
     except SchedulerError as exc:
-        raise NightlyError("generate", str(exc)) from None
+        raise NightlyError("generate", str(exc)) from exc
 
 
 def _generate_tiers(
@@ -456,7 +457,7 @@ def _generate_tiers(
         try:
             result = generate(count, params, exclude_ids={p.id for p in puzzles}, progress=report, executor=executor)
         except NumberMatchError as exc:
-            raise NightlyError("generate", f"{tier}: {exc}") from None
+            raise NightlyError("generate", f"{tier}: {exc}") from exc
         st.generated, st.attempts, st.rejected = len(result.puzzles), result.attempts, dict(result.rejected)
         st.work = f"{result.seconds:.1f} s on {result.work}"
         if len(result.puzzles) < count:
@@ -481,12 +482,13 @@ def _validate_puzzles(puzzles: Sequence[Puzzle], stats: dict[str, TierStats]) ->
     return [p for p in puzzles if p.id not in bad]
 
 
-def _validate_files(paths: Sequence[Path]) -> list[str]:
-    """The validator's problems with the files, one line each."""
+def _validate_files(paths: Sequence[Path]) -> list[Problem]:
+    """The validator's problems with the files, each naming its file by name (not the staging
+    folder it was checked in)."""
     from pipeline.validator import validate_paths
 
     report = validate_paths(paths)
-    return [f"{Path(p.file).name}:{p.line or 0}: {p.path}: {p.message}" for p in report.problems]
+    return [dataclasses.replace(p, file=Path(p.file).name) for p in report.problems]
 
 
 def _params(options: NightlyOptions, curve: Curve, stats: Mapping[str, TierStats]) -> dict[str, Any]:

@@ -66,7 +66,7 @@ def _load(path: Path) -> tuple[Snapshot, Any]:
     try:
         snap, document = snapshot_document(path)
     except SourceError as exc:
-        raise SwapError(str(exc)) from None
+        raise SwapError(str(exc)) from exc
     data = document.data
     if not isinstance(data, dict) or data.get("kind") != "bundle":
         raise SwapError(f"{path}: is not a bundle (a swap replaces a Stage of a bundle file)")
@@ -152,8 +152,7 @@ def refresh_stage(
     new_text = text[:start] + body + text[end:]
     report = validate_texts([(str(path), new_text)])
     if not report.ok:
-        p = report.problems[0]
-        raise SwapError(f"the refreshed bundle would not validate: {p.file}:{p.line or 0}: {p.path}: {p.message}")
+        raise SwapError(f"the refreshed bundle would not validate: {report.first_problem()}")
     if write and new_text != text:
         write_guarded(path, new_text, base=snap)  # refused if the bundle changed since it was read
     return new_text, puzzle, changes
@@ -179,8 +178,7 @@ def swap_stage(
     text = snap.text
     before = validate_texts([(str(path), text)])
     if not before.ok:
-        p = before.problems[0]
-        raise SwapError(f"the bundle does not validate before the swap: {p.file}:{p.line or 0}: {p.path}: {p.message}")
+        raise SwapError(f"the bundle does not validate before the swap: {before.first_problem()}")
     data = document.data
     nodes = _stage_nodes(document, path)
     at = _level_at(data, nodes, path, level, stage)
@@ -194,9 +192,9 @@ def swap_stage(
     if with_id is not None:
         new = next((p for p in pool if p.id == with_id), None)
         if new is None:
-            raise SwapError(f"--with {with_id}: no such puzzle in the pool ({len(pool)} puzzles)")
+            raise SwapError(f"puzzle {with_id}: no such puzzle in the pool ({len(pool)} puzzles)")
         if new.id in used:
-            raise SwapError(f"--with {with_id}: the puzzle is already in the bundle; a bundle uses each puzzle once")
+            raise SwapError(f"puzzle {with_id}: already in the bundle; a bundle uses each puzzle once")
     else:
         new = choose_replacement(stages, flat, pool, f"L{level}.S{stage}")
     puzzle_node = _mapping_value(nodes[at][stage - 1], "puzzle")
@@ -206,8 +204,7 @@ def swap_stage(
     new_text = text[:start] + body + text[end:]
     report = validate_texts([(str(path), new_text)])
     if not report.ok:
-        p = report.problems[0]
-        raise SwapError(f"the swapped bundle would not validate: {p.file}:{p.line or 0}: {p.path}: {p.message}")
+        raise SwapError(f"the swapped bundle would not validate: {report.first_problem()}")
     if write:
         write_guarded(path, new_text, base=snap)
     was = Difficulty.from_dict(old.get("difficulty"))
@@ -291,7 +288,8 @@ def choose_replacement(stages: Sequence[Mapping[str, Any]], flat: int, pool: Seq
         tiers = sorted({p.tier for p in pool})
         raise SwapError(
             f"the pool has no unused {tier} puzzle for {name} (target {target:.2f});"
-            f" its tiers: {', '.join(tiers) or 'none'}. Name one with --with ID"
+            f" its tiers: {', '.join(tiers) or 'none'}; name the puzzle to take instead",
+            remedy="with",
         )
     neighbours = set()
     for k in (flat - 1, flat + 1):
@@ -302,6 +300,7 @@ def choose_replacement(stages: Sequence[Mapping[str, Any]], flat: int, pool: Seq
     if not varied:
         raise SwapError(
             f"every unused {tier} puzzle in the pool repeats the digit layout of a neighbour of"
-            f" {name}; name one with --with ID to take it anyway"
+            f" {name}; name one to take it anyway",
+            remedy="with",
         )
     return min(varied, key=candidate_order(float(target)))

@@ -159,6 +159,6 @@ def explain(difficulty: Mapping[str, Any]) -> Explanation:
         points = score_points(difficulty)
         parts = tuple(Part(name, metric_value(difficulty, name), w, points[name]) for name, w in weights.items())
     except (KeyError, TypeError) as exc:
-        raise ValueError(f"difficulty block lacks what the score needs: {exc!r}") from None
+        raise ValueError(f"difficulty block lacks what the score needs: {exc!r}") from exc
     decide = _decide(parts, tier, version)
     return Explanation(tier, score, version, parts, decide, _summary(parts, tier, decide))

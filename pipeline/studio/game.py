@@ -78,7 +78,7 @@ def replay(start: bytes, adds: int, moves: Sequence[Move], ruleset: Ruleset = DE
         try:
             cells, left = apply_move(cells, move, left, ruleset)
         except IllegalMoveError as exc:
-            raise IllegalMoveError(f"move {n}: {exc}") from None
+            raise IllegalMoveError(f"move {n}: {exc}") from exc
     return Position(start, adds, tuple(moves), cells, left, ruleset)
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from pipeline.errors import NumberMatchError
 from pipeline.formats.files import YAML_SUFFIXES
 from pipeline.formats.night import POOL_DIR
+from pipeline.problems import first_problem
 from pipeline.formats.puzzle import Puzzle
 from pipeline.formats.difficulty import Difficulty
 from pipeline.rating.tiers import TIER_NAMES, UNSOLVABLE
@@ -50,8 +51,7 @@ def read_document(path: Path, name: str) -> tuple[dict[str, Any], bytes]:
         raise LibraryError(f"{name}: cannot read it ({exc.strerror or type(exc).__name__})") from exc
     loaded = load_bytes(raw, name)
     if loaded.document is None:
-        p = loaded.problems[0]
-        raise LibraryError(f"{name}:{p.line or 0}: {p.message}")
+        raise LibraryError(first_problem(loaded.problems))
     data = loaded.document.data
     if not isinstance(data, dict):
         raise LibraryError(f"{name}: is not a level file (a mapping with kind: bundle or puzzle)")

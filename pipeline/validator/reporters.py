@@ -13,13 +13,7 @@ FORMATS = ("text", "json", "github")
 
 def text_line(p: Problem) -> str:
     """`file:line:col: code: message [path]` (position parts omitted when unknown)."""
-    where = p.file
-    if p.line is not None:
-        where += f":{p.line}"
-        if p.column is not None:
-            where += f":{p.column}"
-    suffix = f" [{p.path}]" if p.path and p.path != "$" and p.path not in p.message else ""
-    return f"{where}: {p.code}: {p.message}{suffix}"
+    return str(p)
 
 
 def summary(report: ValidationReport) -> str:
