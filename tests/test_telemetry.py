@@ -138,10 +138,10 @@ def test_profile_file_round_trip_and_checks(tmp_path: Path) -> None:
     text = path.read_text().replace("lookahead: 0.5", "lookahead: 0.4")
     path.write_text(text)
     assert [p.code for p in validate_paths([path]).problems] == ["NM317"]
-    with pytest.raises(ProfileFileError, match=r"strong.yaml:\d+: \$: .*sum to 1"):
+    with pytest.raises(ProfileFileError, match=r"strong.yaml:\d+:\d+: NM317: .*sum to 1"):  # first_problem: validate's line
         read_profile(path)
     path.write_text("kind: rating-profile\nname: [1\n")
-    with pytest.raises(ProfileFileError, match="strong.yaml:3: .*YAML syntax error"):
+    with pytest.raises(ProfileFileError, match=r"strong.yaml:3:1: NM105: YAML syntax error"):
         read_profile(path)
 
 

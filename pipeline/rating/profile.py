@@ -151,11 +151,11 @@ class RatingProfile:
             tiers = tuple((str(n), float(r[0]), float(r[1])) for n, r in block["tiers"].items())
             version = block.get("rating_version", PROFILE_VERSION)
         except (KeyError, AttributeError, TypeError, IndexError, ValueError) as exc:
-            raise ProfileError(f"{where}: not a rating profile ({type(exc).__name__}: {exc})") from None
+            raise ProfileError(f"{where}: not a rating profile ({type(exc).__name__}: {exc})") from exc
         try:
             return cls(name, weights, tiers, version)
         except ProfileError as exc:
-            raise ProfileError(f"{where}: {exc}") from None
+            raise ProfileError(f"{where}: {exc}") from exc
 
     def __str__(self) -> str:
         mix = ", ".join(f"{n} {w:.2f}" for n, w in self.weights if w)

@@ -15,6 +15,7 @@ from typing import Any
 
 from pipeline.errors import NumberMatchError
 from pipeline.formats.puzzle import Puzzle
+from pipeline.problems import first_problem
 
 
 class CatalogueError(NumberMatchError):
@@ -66,9 +67,7 @@ def load_catalogue(paths: Iterable[str | os.PathLike[str]]) -> Catalogue:
         loaded = load_file(Path(path))
         problems = run.add_loaded(loaded, str(path))
         if problems:
-            first = problems[0]
-            more = f" (and {len(problems) - 1} more: `numbermatch validate {path}`)" if len(problems) > 1 else ""
-            raise CatalogueError(f"{first.file}:{first.line or 0}: {first.path}: {first.message}{more}")
+            raise CatalogueError(first_problem(problems))
         if loaded.document is not None and isinstance(loaded.document.data, dict):
             docs.append(loaded.document.data)
     puzzles: dict[str, Puzzle] = {}

@@ -83,8 +83,7 @@ def rescore_text(text: str, name: str, profile: RatingProfile) -> tuple[str, int
 
     before = validate_texts([(name, text)])
     if not before.ok:
-        p = before.problems[0]
-        raise RescoreError(f"{p.file}:{p.line or 0}: not rescored, the file does not validate: {p.message}")
+        raise RescoreError(f"{name}: not rescored, the file does not validate: {before.first_problem()}")
     doc = load_text(text, name).document
     if doc is None or not isinstance(doc.data, dict) or doc.data.get("kind") not in ("puzzle", "bundle"):
         raise RescoreError(f"{name}: not a puzzle file or a bundle")
@@ -123,8 +122,7 @@ def rescore_text(text: str, name: str, profile: RatingProfile) -> tuple[str, int
                            "(hand-formatted difficulty blocks?); `numbermatch puzzle --refresh` rewrites it")
     after = validate_texts([(name, out)])
     if not after.ok:
-        p = after.problems[0]
-        raise RescoreError(f"{p.file}:{p.line or 0}: not rescored, the result would not validate: {p.message}")
+        raise RescoreError(f"{name}: not rescored, the result would not validate: {after.first_problem()}")
     return out, blocks, changed
 
 

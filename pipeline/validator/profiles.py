@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pipeline.errors import NumberMatchError
 from pipeline.rating.profile import RatingProfile
+from pipeline.problems import first_problem
 
 
 class ProfileFileError(NumberMatchError):
@@ -35,8 +36,6 @@ def read_profile(path: str | os.PathLike[str]) -> RatingProfile:
         kind = data.get("kind") if isinstance(data, dict) else None
         raise ProfileFileError(f"{p}: not a rating profile (kind {kind!r}; `numbermatch calibrate` writes one)")
     if problems:
-        first = problems[0]
-        more = f" (and {len(problems) - 1} more problems: `numbermatch validate {p}`)" if len(problems) > 1 else ""
-        raise ProfileFileError(f"{p}:{first.line or 0}: {first.path}: {first.message}{more}")
+        raise ProfileFileError(first_problem(problems))
     assert isinstance(data, dict)
     return RatingProfile.from_block(data, str(p))
