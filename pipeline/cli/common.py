@@ -30,6 +30,7 @@ REMEDY_OPTIONS = {
     "with": "--with ID",
     "budget_nodes": "--budget-nodes N, 0 = no limit",
     "force": "--force replaces the files the job makes and keeps the others",
+    "curve": "--curve FILE",
 }
 
 

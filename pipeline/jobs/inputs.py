@@ -41,7 +41,7 @@ def load_puzzles(paths: Iterable[str | Path]) -> list[Puzzle]:
             kind = loaded.document.data.get("kind") if isinstance(loaded.document.data, dict) else None
             if kind == "curves":  # a designer's curves beside the night: no puzzles in it
                 if path.resolve() in named:
-                    raise AssemblyError(f"{path}: is a curves file, not puzzles (name it with --curve FILE)")
+                    raise AssemblyError(f"{path}: is a curves file, not puzzles (give it as the curve)", remedy="curve")
                 continue
             docs.append(loaded.document.data)
     report = run.report

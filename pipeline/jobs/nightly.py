@@ -299,7 +299,7 @@ def _read_profile(path: Path) -> RatingProfile:
     try:
         return read_profile(path)
     except NumberMatchError as exc:
-        raise NightlyError("setup", f"--profile: {exc}") from None
+        raise NightlyError("setup", f"rating profile: {exc}") from exc
 
 
 def run_nightly(
