@@ -86,3 +86,30 @@ def test_the_real_graph_has_the_expected_edges() -> None:
     assert graph.has_edge("pipeline.jobs.nightly", "pipeline.jobs.assembler")
     assert graph.has_edge("pipeline.validator.semantics", "pipeline.validator.deep")  # inside a function
     assert not graph.has_edge("pipeline.validator.deep", "pipeline.validator.semantics")
+
+
+def _contract_layers() -> list[list[str]]:
+    """The layers contract's packages, top to bottom, optional ones unwrapped."""
+    import re
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    (layers,) = [c["layers"] for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
+    return [[name.strip("() ") for name in re.split(r"[|:]", line)] for line in layers]
+
+
+def test_the_architecture_page_lists_the_contracts_layers_in_order() -> None:
+    page = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    rows = [line for line in page.splitlines() if line.startswith("| ") and "`pipeline." in line]
+    import re
+
+    listed = [re.findall(r"`(pipeline\.\w+)`", row.split("|")[2]) for row in rows]
+    assert listed == _contract_layers()
+
+
+def test_every_package_is_in_a_layer() -> None:
+    """A new package or top-level module must be placed in the layers contract (and the page)."""
+    placed = {name for layer in _contract_layers() for name in layer}
+    present = {f"pipeline.{p.stem if p.suffix == '.py' else p.name}" for p in (ROOT / "pipeline").iterdir()
+               if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()}
+    assert present - placed == set()
