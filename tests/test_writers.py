@@ -663,3 +663,4 @@ def test_a_long_exclude_is_not_echoed_in_full(night: Path) -> None:
                  "--out", str(night / "x.yaml"))
     one_line_error(result, "no such puzzle among the")
     assert len(result.output) < 300
+

@@ -8,7 +8,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from pipeline.atomic import write_atomic
+from pipeline.atomic import write_guarded
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.schemas import schema_hint
 
@@ -40,9 +40,15 @@ def level_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
 
 
 def write_puzzles(puzzles: Iterable[Puzzle], folder: str | os.PathLike[str]) -> list[Path]:
-    """Write each puzzle to `<folder>/<id>.yaml` atomically; returns the paths."""
+    """Write each puzzle to `<folder>/<id>.yaml` atomically (`write_guarded`: an existing file of
+    another kind is refused); returns the paths."""
     hint = schema_hint("puzzle", folder)
-    return [write_atomic(Path(folder) / f"{p.id}.yaml", dump_yaml(p.to_document(), hint)) for p in puzzles]
+    out = []
+    for p in puzzles:  # the guarded write, as every writer: links, modes, never over another kind of file
+        path = Path(folder) / f"{p.id}.yaml"
+        write_guarded(path, dump_yaml(p.to_document(), hint), kinds=("puzzle",))
+        out.append(path)
+    return out
 
 
 __all__ = ["YAML_SUFFIXES", "level_files", "write_puzzles"]
