@@ -35,7 +35,7 @@ AUDIENCES: dict[str, dict[str, float]] = {
     # weak players: blind and hasty
     "weak": {"random": 0.4, "scanner": 0.3, "proximity": 0.3},
 }
-ATTEMPT_STEPS = (5, 10, 20, 40, 80, 160)
+ATTEMPT_STEPS = (1, 2, 3, 5, 10, 20, 40, 80, 160)
 
 
 def _half(pid: str, seed: int) -> int:

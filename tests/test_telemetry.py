@@ -367,3 +367,25 @@ def test_generate_and_nightly_rate_under_a_profile(tmp_path: Path) -> None:
     bundle = tmp_path / "nights" / "2026-12-02" / "bundle.yaml"
     assert cli("validate", str(bundle), "--profile", str(profile)).exit_code == 0
     assert all(s["puzzle"]["difficulty"]["profile"]["name"] == "strong" for s in yaml.safe_load(bundle.read_text())["levels"][0]["stages"])
+
+
+def test_studio_cards_show_observed_figures_and_the_audience_score(catalogue: Any, simulated: Path, tmp_path: Path) -> None:
+    pytest.importorskip("starlette", reason="the studio's web packages are not installed")
+    from starlette.testclient import TestClient
+
+    from pipeline.studio.app import create_app
+    from pipeline.telemetry.observed import observe, stage_figures
+    from pipeline.telemetry.records import read_telemetry
+
+    night = tmp_path / "generated" / "2026-11-29"
+    shutil.copytree(NIGHT, night)
+    figures = stage_figures(observe(catalogue, read_telemetry([simulated], catalogue)))
+    client = TestClient(create_app(tmp_path / "generated", observed=figures, profile=strong()), base_url="http://127.0.0.1:8765")
+    page = client.get("/bundle", params={"path": "2026-11-29/bundle.yaml"})
+    assert page.status_code == 200
+    first = catalogue.stage_puzzle("nightly-2026-11-29", 1, 1)
+    f = figures[first]
+    assert f"players lost {f['observed'] * 100:.0f}% ({f['low'] * 100:.0f}-{f['high'] * 100:.0f}%) of {f['games']} games" in page.text
+    assert page.text.count('class="observed') == 60 and "audience" in page.text
+    plain = TestClient(create_app(tmp_path / "generated"), base_url="http://127.0.0.1:8765").get("/bundle", params={"path": "2026-11-29/bundle.yaml"})
+    assert "players lost" not in plain.text and "audience" not in plain.text

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any, Optional
 
 import typer
 
 from pipeline.cli.base import app
-from pipeline.cli.common import fail
+from pipeline.cli.common import fail, read_profile_option
 
 DEFAULT_PORT = 8765
 
@@ -17,6 +18,10 @@ DEFAULT_PORT = 8765
 def studio(
     path: Path = typer.Argument(Path("generated"), help="Folder of nights, bundles and puzzle files to serve.", metavar="PATH"),
     port: int = typer.Option(DEFAULT_PORT, "--port", "-p", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port)."),
+    telemetry: Optional[list[Path]] = typer.Option(
+        None, "--telemetry", metavar="FILE", help="Play telemetry (.jsonl, .csv, .parquet; repeatable): stage cards show what the players did."
+    ),
+    profile_file: Optional[Path] = typer.Option(None, "--profile", metavar="FILE", help="A rating profile: cards also show the score and tier for that audience."),
 ) -> None:
     """Review, play and curate the Levels under PATH in the browser; Ctrl-C stops it."""
     try:
@@ -25,8 +30,10 @@ def studio(
         fail(f"the studio needs its web packages ({exc.name} is missing): pip install 'numbermatch[studio]'")
     if not path.is_dir():
         fail(f"{path}: no such folder")
+    profile = read_profile_option(profile_file)
+    observed = _observed(path, telemetry, profile) if telemetry else None
     try:
-        server = uvicorn_server(path)
+        server = uvicorn_server(path, observed=observed, profile=profile)
     except ImportError as exc:
         fail(f"the studio needs its web packages ({exc.name} is missing): pip install 'numbermatch[studio]'")
     try:
@@ -42,3 +49,20 @@ def studio(
     finally:
         sock.close()
     typer.echo("numbermatch studio: stopped")
+
+
+def _observed(path: Path, files: list[Path], profile: Any) -> Any:
+    """Per puzzle id under PATH, the telemetry's figures (`pipeline.telemetry.observed.stage_figures`)."""
+    from pipeline.errors import NumberMatchError
+    from pipeline.telemetry.catalogue import load_catalogue  # start-up time: DuckDB loads only with --telemetry
+    from pipeline.telemetry.observed import observe, stage_figures
+    from pipeline.telemetry.records import read_telemetry
+
+    try:
+        catalogue = load_catalogue([path])
+        data = read_telemetry(files, catalogue)
+        for bad in data.bad:
+            typer.echo(f"numbermatch: skipped {bad}", err=True)
+        return stage_figures(observe(catalogue, data, profile))
+    except NumberMatchError as exc:
+        fail(f"--telemetry: {exc}")

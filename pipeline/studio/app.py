@@ -19,7 +19,7 @@ passes `guard.Guard` first (own origin, per-run token, a small urlencoded body):
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -39,10 +39,12 @@ from pipeline.engine.board import WIDTH, parse
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rulesets import SHIPPED, ruleset_for
 from pipeline.errors import IllegalMoveError, NumberMatchError
+from pipeline.formats.difficulty import Difficulty
 from pipeline.formats.puzzle import Puzzle
 from pipeline.jobs.curation import Curation, curation_beside, curation_path
 from pipeline.jobs.report_html import FAVICON_SVG, tier_badge_css
 from pipeline.jobs.swap import candidate_order
+from pipeline.rating.profile import RatingProfile
 from pipeline.rating.tiers import tier_for
 from pipeline.solver import SOLVED, UNSOLVABLE
 from pipeline.studio import game
@@ -81,15 +83,31 @@ def explained(difficulty: Any) -> Any:
 class Studio:
     """The application's state: the folder it serves and the scan cache. Nothing else."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, observed: Mapping[str, Mapping[str, Any]] | None = None,
+                 profile: RatingProfile | None = None) -> None:
         self.root = root.resolve()
         self.library = Library(self.root)
+        # `studio --telemetry`: per puzzle id, what the players did (pipeline.telemetry.observed.stage_figures)
+        self.observed = dict(observed or {})
+        self.profile = profile  # `studio --profile`: cards also show the score and tier for that audience
         self.token = new_token()  # put in every form; a POST without it is refused (guard.py)
         self.env = Environment(loader=PackageLoader("pipeline.studio", "templates"), autoescape=select_autoescape(default=True))
         self.env.globals.update(
             url=url, picture=board_picture, explained=explained, WIDTH=WIDTH, token=self.token, stage_name=stage_name,
             tier_css=Markup(tier_badge_css()),
+            observed=self.observed.get, profiled=self.profiled,
         )
+
+    def profiled(self, difficulty: Any) -> tuple[float, str] | None:
+        """A stored block's score and tier under `--profile` (None without one, or no score)."""
+        if self.profile is None or not isinstance(difficulty, dict):
+            return None
+        try:
+            rated = Difficulty.from_dict(difficulty)
+            score = rated.score_under(self.profile)
+        except (ValueError, KeyError, TypeError):
+            return None
+        return None if score is None else (score, rated.tier_under(self.profile))
 
     # -- helpers -------------------------------------------------------------------------
     def page(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -519,12 +537,14 @@ def favicon(request: Request) -> Response:
     return Response(FAVICON_SVG, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
 
 
-def create_app(root: str | Path) -> Guard:
-    """The studio over folder `root` (which must exist), behind its guard (guard.py)."""
+def create_app(root: str | Path, *, observed: Mapping[str, Mapping[str, Any]] | None = None,
+               profile: RatingProfile | None = None) -> Guard:
+    """The studio over folder `root` (which must exist), behind its guard (guard.py); with play
+    telemetry's figures per puzzle id and a rating profile when given (`studio --telemetry/--profile`)."""
     folder = Path(root)
     if not folder.is_dir():
         raise LibraryError(f"{root}: no such folder")
-    studio = Studio(folder)
+    studio = Studio(folder, observed, profile)
     g = lambda h: _guard(studio, h)  # noqa: E731
     routes = [
         Route("/", g(studio.index)),

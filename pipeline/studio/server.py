@@ -81,13 +81,14 @@ def slow_client_protocol(header_timeout: float) -> type:
     return SlowClientProtocol
 
 
-def uvicorn_server(root: str | Path, *, header_timeout: float = HEADER_TIMEOUT_S, keep_alive: int = KEEPALIVE_TIMEOUT_S) -> Any:
+def uvicorn_server(root: str | Path, *, header_timeout: float = HEADER_TIMEOUT_S, keep_alive: int = KEEPALIVE_TIMEOUT_S,
+                   observed: Any = None, profile: Any = None) -> Any:
     import uvicorn
 
     from pipeline.studio.app import create_app
 
     config = uvicorn.Config(
-        create_app(root), log_level="warning", lifespan="off", http=slow_client_protocol(header_timeout),
+        create_app(root, observed=observed, profile=profile), log_level="warning", lifespan="off", http=slow_client_protocol(header_timeout),
         timeout_keep_alive=keep_alive,
     )
     return uvicorn.Server(config)
