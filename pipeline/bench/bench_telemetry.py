@@ -109,7 +109,11 @@ def main() -> None:
         print(f"   baseline, plain Python (json.loads, dicts) on {slice_lines:,} lines: {base_s:.2f} s -> {base_full:.1f} s for all (scaled)")
         for label, path in (("JSON Lines", jsonl), ("Parquet", parquet)):
             proc = subprocess.run([sys.executable, "-c", f"from pipeline.bench.bench_telemetry import _child; _child({str(path)!r})"],
-                                  capture_output=True, text=True, check=True)
+                                  capture_output=True, text=True)
+            if proc.returncode != 0:
+                last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+                print(f"   DuckDB, {label:<10}: FAILED (exit {proc.returncode}): {last}")
+                continue
             r = json.loads(proc.stdout.strip().splitlines()[-1])
             verdict = "within" if r["seconds"] <= TARGET_S else "OVER"
             print(f"   DuckDB, {label:<10}: {r['seconds']:6.1f} s ({verdict} the {TARGET_S:.0f} s target), {r['records']:,} records counted, "

@@ -15,7 +15,7 @@ from typing import Optional
 import typer
 
 from pipeline.cli.base import app
-from pipeline.cli.common import fail, read_profile_option
+from pipeline.cli.common import PROFILE_HELP, fail, read_profile_option
 from pipeline.cli.help_text import EXAMPLES
 from pipeline.errors import NumberMatchError
 
@@ -31,7 +31,6 @@ def telemetry_group() -> None:
 
 LEVELS_HELP = "Puzzle files, bundles or folders the telemetry is about (repeat --levels for more)."
 STRICT_HELP = "Fail (exit 1) on any bad record instead of counting and skipping it."
-RATE_PROFILE_HELP = "A rating profile (`numbermatch calibrate`): rate under it."
 
 
 class ObservedFormat(str, Enum):
@@ -89,7 +88,7 @@ def observed_cmd(
     levels: list[Path] = typer.Option(..., "--levels", metavar="PATH", help=LEVELS_HELP),
     fmt: ObservedFormat = typer.Option(ObservedFormat.text, "--format", help="text, json, or html (a page like report.html)."),
     out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="Write the report here (atomically) instead of stdout."),
-    profile_file: Optional[Path] = typer.Option(None, "--profile", metavar="FILE", help=RATE_PROFILE_HELP),
+    profile_file: Optional[Path] = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
 ) -> None:
     """Observed loss rates per puzzle and Stage against the rated ones, flags, summary and curves."""

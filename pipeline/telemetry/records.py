@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -181,7 +183,7 @@ def _json_source(src: int, path: Path) -> str:
                     SELECT row_number() OVER () AS line, j
                     FROM read_csv({sql_text(path)}, columns = {{'j': 'VARCHAR'}}, header = false, delim = '\x01',
                                   quote = '', escape = '', auto_detect = false, strict_mode = false,
-                                  new_line = '\\r\\n', max_line_size = {MAX_TELEMETRY_LINE_BYTES})
+                                  new_line = '\\r\\n', max_line_size = {MAX_TELEMETRY_LINE_BYTES}, parallel = false)
                 )
                 WHERE j IS NOT NULL AND trim(j) <> ''
             )
@@ -247,7 +249,10 @@ def read_telemetry(
     config: dict[str, Any] = {"memory_limit": TELEMETRY_MEMORY, "preserve_insertion_order": True}
     if threads is not None:
         config["threads"] = threads
+    spill = tempfile.mkdtemp(prefix="numbermatch-duckdb-")  # beyond the memory cap DuckDB spills here, not into the cwd
+    config["temp_directory"] = spill
     con = duckdb.connect(config=config)
+    con.execute("SET enable_progress_bar = false")  # DuckDB draws one on a long query: never on our stderr
     try:
         telemetry = _read(con, paths, catalogue)
     except duckdb.Error as exc:
@@ -256,6 +261,7 @@ def read_telemetry(
         raise TelemetryError(f"{which or ', '.join(map(str, paths))}: cannot read the telemetry: {first[:200]}") from None
     finally:
         con.close()
+        shutil.rmtree(spill, ignore_errors=True)  # the folder made above, and only it
     if strict:
         check_strict(telemetry)
     return telemetry
