@@ -51,7 +51,10 @@ MAX_CURVE_FILE_BYTES = 256 * 1024
 # One command line `play` reads from a pipe ("12,3-13,4" is 9 characters); the rest of a longer
 # line is read in pieces and dropped.
 MAX_PLAY_LINE = 200
-# How long `--scheduler ADDRESS` may take to connect and hear a Dask handshake.
+# `--scheduler ADDRESS`: how long connecting and hearing the scheduler's Dask handshake may take
+# (a scheduler answers in milliseconds; the probe keeps the whole refusal under 10 s), then how
+# long distributed's client may take to connect.
+SCHEDULER_PROBE_S = 5.0
 SCHEDULER_CONNECT_S = 10.0
 # The studio: a POST body (its forms are a few hundred bytes), and how long a client may take to
 # send a request's headers (and body) or keep an idle connection open.
@@ -152,7 +155,8 @@ LIMITS: tuple[Limit, ...] = (
           '"a line of N characters is no command"; the rest of the line is skipped unread, the echo cut'),
     Limit("waiting for another writer of the same level file (`pipeline.atomic.LOCK_WAIT_SECONDS`)", (),
           '"another writer holds it (waited 30 s); nothing written" (docs/security.md)', value="30 s"),
-    Limit("`--scheduler ADDRESS`: connect and hear a Dask handshake", ("SCHEDULER_CONNECT_S",),
+    Limit("`--scheduler ADDRESS`: connect and hear a Dask handshake / the client's connection",
+          ("SCHEDULER_PROBE_S", "SCHEDULER_CONNECT_S"),
           '"... is not a Dask scheduler" or "cannot reach the Dask scheduler", one line'),
     Limit("studio: a POST body (its forms are urlencoded)", ("MAX_FORM_BYTES",),
           "413 on the Content-Length, before reading (or as it streams in); multipart: 415"),

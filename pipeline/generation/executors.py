@@ -29,7 +29,7 @@ from pipeline import __version__
 from pipeline.engine.rulesets import SHIPPED
 from pipeline.errors import NumberMatchError
 from pipeline.generation import SCHEDULER_ENV
-from pipeline.limits import SCHEDULER_CONNECT_S
+from pipeline.limits import SCHEDULER_CONNECT_S, SCHEDULER_PROBE_S
 from pipeline.procs import die_with_parent
 
 if TYPE_CHECKING:
@@ -276,7 +276,7 @@ HANDSHAKE_MAX = 64 * 1024  # a Dask handshake is ~100 bytes; more is not one
 
 
 def _reachable(address: str) -> None:
-    """Fail in one line, within CONNECT_TIMEOUT, unless a Dask scheduler answers at the address.
+    """Fail in one line, within SCHEDULER_PROBE_S, unless a Dask scheduler answers at the address.
 
     Dask itself would retry a closed port until its timeout, wait for ever on a server that
     never speaks (an HTTP server such as the dashboard waits for a request) and allocate
@@ -287,13 +287,13 @@ def _reachable(address: str) -> None:
     _, _, rest = address.partition("://")
     host, _, port = rest.rpartition(":")
     host = host.strip("[]")
-    deadline = time.monotonic() + CONNECT_TIMEOUT
+    deadline = time.monotonic() + SCHEDULER_PROBE_S
     not_dask = f"{address} is not a Dask scheduler"
     try:
-        with socket.create_connection((host, int(port)), timeout=CONNECT_TIMEOUT) as sock:
+        with socket.create_connection((host, int(port)), timeout=SCHEDULER_PROBE_S) as sock:
             head = _recv_exactly(sock, 8, deadline)
             if head is None:
-                raise SchedulerError(f"{not_dask}: it sent no Dask handshake within {CONNECT_TIMEOUT:g} s"
+                raise SchedulerError(f"{not_dask}: it sent no Dask handshake within {SCHEDULER_PROBE_S:g} s"
                                      " (is it a web server, such as the Dask dashboard?)")
             size = int.from_bytes(head, "little")
             body = _recv_exactly(sock, size, deadline) if 0 < size <= HANDSHAKE_MAX else None
