@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -130,3 +130,12 @@ def studio_post(client: Any, route: str, data: dict[str, str], *, follow: bool =
     """A POST as the studio's own page sends it: its origin and its per-run token."""
     headers = {"Origin": STUDIO_ORIGIN}
     return client.post(route, data={"token": client.app.token, **data}, headers=headers, follow_redirects=follow)
+
+
+@pytest.fixture
+def cli() -> Callable[..., Any]:
+    """Run a command in-process: `cli("validate", path, input=...)` (tests.helpers.run, which a
+    module-level helper can call directly; a traceback fails the test)."""
+    from tests.helpers import run
+
+    return run

@@ -2,11 +2,31 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
+from typer.testing import CliRunner, Result
+
 from pipeline.engine.moves import Move
 from pipeline.engine.rulesets import DEFAULT, Ruleset
+
+_RUNNER = CliRunner()
+
+
+def run(
+    *args: str | os.PathLike[str], input: str | None = None, env: Mapping[str, str] | None = None, **extra: Any
+) -> Result:
+    """`numbermatch ARGS...` in-process: the one way the tests run a command (the `cli` fixture
+    is this function). A command never ends in a traceback: an exception other than the exit
+    fails the test here, naming it."""
+    from pipeline.cli import app  # the command line loads when a test first runs a command
+
+    result = _RUNNER.invoke(app, [os.fspath(a) for a in args], input=input, env=env, **extra)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert "Traceback" not in result.output
+    return result
 
 
 @lru_cache(maxsize=None)

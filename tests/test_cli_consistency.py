@@ -7,13 +7,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from pipeline.cli import app
+from tests.helpers import run
 from pipeline.cli.play_cmds import Game
 from pipeline.engine.board import parse
 
-runner = CliRunner()
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -30,40 +28,40 @@ def nights(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def test_show_id_without_in_looks_in_generated(nights: str) -> None:
-    result = runner.invoke(app, ["show", nights])
+    result = run(*["show", nights])
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(f"{nights}: ")
-    same = runner.invoke(app, ["show", nights, "--in", "generated"])
+    same = run(*["show", nights, "--in", "generated"])
     assert same.stdout == result.stdout
 
 
 def test_an_id_not_in_generated_says_where_it_looked(nights: str) -> None:
-    result = runner.invoke(app, ["solve", "nm1-000000000000"])
+    result = run(*["solve", "nm1-000000000000"])
     assert result.exit_code == 1
     assert "under generated (looked in the default folder; --in PATH looks elsewhere)" in result.stderr
 
 
 def test_without_generated_an_id_asks_for_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    result = runner.invoke(app, ["show", "nm1-000000000000"])
+    result = run(*["show", "nm1-000000000000"])
     assert result.exit_code == 1
     assert "there is no generated/ folder here to look in; say where to look with --in PATH" in result.stderr
 
 
 def test_render_out_dash_writes_the_svg_to_stdout(tmp_path: Path) -> None:
-    piped = runner.invoke(app, ["render", "19......./5.......5/2", "--adds", "1", "--next", "--out", "-"])
+    piped = run(*["render", "19......./5.......5/2", "--adds", "1", "--next", "--out", "-"])
     assert piped.exit_code == 0, piped.output
     assert piped.stdout.startswith("<svg ") and piped.stdout.rstrip().endswith("</svg>")
     assert ", next move 1,0-1,8 highlighted" in piped.stderr
     out = tmp_path / "board.svg"
-    assert runner.invoke(app, ["render", "19......./5.......5/2", "--adds", "1", "--next", "--out", str(out)]).exit_code == 0
+    assert run(*["render", "19......./5.......5/2", "--adds", "1", "--next", "--out", str(out)]).exit_code == 0
     assert out.read_text(encoding="utf-8") == piped.stdout
     assert not (Path.cwd() / "-").exists()
 
 
 def test_play_and_show_draw_the_same_grid() -> None:
     board = "123456789/98.654321/135"
-    shown = runner.invoke(app, ["show", board]).stdout.splitlines()
+    shown = run(*["show", board]).stdout.splitlines()
     played = Game(parse(board), 0).picture().splitlines()
     assert played == shown[: len(played)]
     assert len(played) == 4 and played[2] == "  1   9  8  .  6  5  4  3  2  1"

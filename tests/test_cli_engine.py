@@ -7,15 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from typer.testing import CliRunner
 
-from pipeline.cli import app
-
-runner = CliRunner()
+from tests.helpers import run
 
 
-def run(*args: str, input: str | None = None):
-    return runner.invoke(app, list(args), input=input)
+
 
 
 def test_moves_json_is_sorted_first_cell_first() -> None:

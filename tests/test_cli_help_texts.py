@@ -7,16 +7,15 @@ import re
 
 import pytest
 import typer.main
-from typer.testing import CliRunner
 
+from tests.helpers import run
 from pipeline.cli import COMMANDS, app
 from pipeline.limits import MAX_ADDS
 
-runner = CliRunner()
 
 
 def help_text(name: str, width: int = 80) -> str:
-    result = runner.invoke(app, [name, "--help"], env={"COLUMNS": str(width)}, terminal_width=width)
+    result = run(*[name, "--help"], env={"COLUMNS": str(width)}, terminal_width=width)
     assert result.exit_code == 0, result.output
     return result.stdout
 

@@ -8,12 +8,10 @@ import shutil
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from pipeline.cli import app
+from tests.helpers import run
 from pipeline.validator import validate_paths
 
-runner = CliRunner()
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -43,26 +41,26 @@ def test_nm303_names_the_refresh_that_fixes_it(stale_night: Path, tmp_path: Path
 
 def test_refresh_of_a_bundle_stage_rewrites_that_stage_only(stale_night: Path) -> None:
     before = stale_night.read_text(encoding="utf-8")
-    result = runner.invoke(app, ["puzzle", "--refresh", f"{stale_night}:L1.S1"])
+    result = run(*["puzzle", "--refresh", f"{stale_night}:L1.S1"])
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(f"{stale_night}:L1.S1: rewritten: id nm1-")
     after = stale_night.read_text(encoding="utf-8")
     assert validate_paths([stale_night]).ok
     first_stage_end = before.index("  - stage: 2")
     assert after[after.index("  - stage: 2"):] == before[first_stage_end:]  # every later byte as it was
-    again = runner.invoke(app, ["puzzle", "--refresh", f"{stale_night}:L1.S1"])
+    again = run(*["puzzle", "--refresh", f"{stale_night}:L1.S1"])
     assert again.exit_code == 0 and "unchanged" in again.stdout
     assert stale_night.read_text(encoding="utf-8") == after
 
 
 def test_refresh_of_a_whole_bundle_advises_a_stage_that_works(stale_night: Path) -> None:
-    result = runner.invoke(app, ["puzzle", "--refresh", str(stale_night)])
+    result = run(*["puzzle", "--refresh", str(stale_night)])
     assert result.exit_code == 1
     assert f"name one stage as {stale_night}:L1.S1" in result.stderr
-    assert runner.invoke(app, ["puzzle", "--refresh", f"{stale_night}:L1.S1"]).exit_code == 0
+    assert run(*["puzzle", "--refresh", f"{stale_night}:L1.S1"]).exit_code == 0
 
 
 def test_refresh_of_a_missing_stage_is_one_line(stale_night: Path) -> None:
-    result = runner.invoke(app, ["puzzle", "--refresh", f"{stale_night}:L99.S1"])
+    result = run(*["puzzle", "--refresh", f"{stale_night}:L99.S1"])
     assert result.exit_code == 1
     assert result.stderr.count("\n") == 1 and "there is no L99" in result.stderr

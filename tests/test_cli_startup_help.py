@@ -8,13 +8,12 @@ import sys
 
 import pytest
 import typer.main
-from typer.testing import CliRunner
 
 import pipeline.cli as cli
+from tests.helpers import run
 from pipeline.cli import COMMANDS, app
 from pipeline.cli.help_text import EXAMPLES
 
-runner = CliRunner()
 
 
 def test_the_command_table_names_every_command_and_its_module() -> None:
@@ -71,7 +70,7 @@ def test_the_fast_path_prints_what_the_typer_command_prints(argv: list[str], cap
 
     code = fast.try_run(argv)
     fast_out = capsys.readouterr()
-    slow = runner.invoke(app, argv)
+    slow = run(*argv)
     assert code == slow.exit_code
     assert fast_out.out == slow.stdout and fast_out.err == slow.stderr
 
@@ -96,7 +95,7 @@ def test_moves_stdin_through_the_fast_path() -> None:
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_help_shows_real_types_and_ends_with_an_example(name: str) -> None:
-    result = runner.invoke(app, [name, "--help"], env={"COLUMNS": "200"}, terminal_width=200)
+    result = run(*[name, "--help"], env={"COLUMNS": "200"}, terminal_width=200)
     assert result.exit_code == 0
     text = result.stdout
     for python_ish in ("<bool>", "<int>", "<str>", "<path>", "list[", "{"):
@@ -115,7 +114,7 @@ def test_help_shows_real_types_and_ends_with_an_example(name: str) -> None:
     ],
 )
 def test_help_lists_the_choices(name: str, choices: str) -> None:
-    result = runner.invoke(app, [name, "--help"], env={"COLUMNS": "200"}, terminal_width=200)
+    result = run(*[name, "--help"], env={"COLUMNS": "200"}, terminal_width=200)
     assert choices in result.stdout
 
 
@@ -129,7 +128,7 @@ def test_validate_deep_shows_progress_on_a_terminal_only(tmp_path) -> None:  # t
     from pathlib import Path
 
     fixture = Path(__file__).parent / "fixtures" / "validator" / "valid" / "puzzle.yaml"
-    piped = runner.invoke(app, ["validate", "--deep", str(fixture)])
+    piped = run(*["validate", "--deep", str(fixture)])
     assert "deep check" not in piped.output
     master, slave = pty.openpty()
     code = f"import sys; sys.argv=['numbermatch','validate','--deep',{str(fixture)!r}]; from pipeline.cli import main; main()"
@@ -193,7 +192,7 @@ def test_typer_commands_start_without_pydantic_or_rich(argv: tuple[str, ...]) ->
 
 
 def test_a_bad_value_still_gets_typers_message() -> None:
-    result = runner.invoke(app, ["solve", "19", "--adds", "17"])
+    result = run(*["solve", "19", "--adds", "17"])
     assert result.exit_code == 2
     assert "Invalid value for '--adds': Input should be less than or equal to 16" in result.stderr
 

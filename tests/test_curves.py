@@ -10,9 +10,8 @@ import pytest
 import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
-from pipeline.cli import app
+from tests.helpers import run
 from pipeline.jobs.assembler import AssemblyError, assemble, assign, digit_layout
 from pipeline.formats.curves import (
     BUILTIN_FILE,
@@ -30,7 +29,6 @@ from pipeline.rating.tiers import tier_for
 from pipeline.validator import validate_paths
 from tests.test_assembler import brute_force, make
 
-runner = CliRunner()
 
 
 # --- the built-in curves are files, expanded to exactly the targets of the old code ---------
@@ -165,7 +163,7 @@ def test_validate_refuses_a_bad_curve_file_with_line_and_column(tmp_path: Path) 
     found = {(p.line, p.column, p.code) for p in validate_paths([path]).problems}
     assert (6, 29, "NM208") in found  # at: 1.5 is out of range
     assert (12, 12, "NM208") in found  # a score of 101
-    result = runner.invoke(app, ["validate", str(path)])
+    result = run(*["validate", str(path)])
     assert result.exit_code != 0
     assert f"{path}:6:29" in result.output and "Traceback" not in result.output
 
@@ -200,7 +198,7 @@ def test_validate_checks_that_the_job_can_be_made(tmp_path: Path) -> None:
 def test_assemble_names_the_bad_curve_file_line(tmp_path: Path) -> None:
     path = tmp_path / "curves.yaml"
     path.write_text(BAD_CURVES)
-    result = runner.invoke(app, ["assemble", str(tmp_path), "--levels", "1", "--stages", "1",
+    result = run(*["assemble", str(tmp_path), "--levels", "1", "--stages", "1",
                                  "--curve", f"{path}:weekly", "--out", str(tmp_path / "b.yaml")])
     assert result.exit_code == 1 and f"{path}:6:29" in result.output and "Traceback" not in result.output
 
@@ -291,7 +289,7 @@ def test_assemble_cli_takes_a_curve_file_and_records_it(tmp_path: Path) -> None:
         {"name": "other", "shape": {"start": "easy", "finish": "easy"}},
     ), sort_keys=False))
     out = tmp_path / "bundle.yaml"
-    result = runner.invoke(app, ["assemble", str(puzzles), "--levels", "1", "--stages", "2", "--first-level", "2",
+    result = run(*["assemble", str(puzzles), "--levels", "1", "--stages", "2", "--first-level", "2",
                                  "--curve", f"{curves}:mine", "--out", str(out)])
     assert result.exit_code == 0, result.output
     doc = yaml.safe_load(out.read_text())
@@ -299,7 +297,7 @@ def test_assemble_cli_takes_a_curve_file_and_records_it(tmp_path: Path) -> None:
     assert doc["generator"]["params"]["curve"] == f"{curves}:mine"
     assert doc["generator"]["params"]["curve_definition"]["name"] == "mine"
     assert validate_paths([out]).ok
-    result = runner.invoke(app, ["assemble", str(puzzles), "--levels", "1", "--stages", "2",
+    result = run(*["assemble", str(puzzles), "--levels", "1", "--stages", "2",
                                  "--curve", str(curves), "--out", str(out)])
     assert result.exit_code == 1 and "name one as" in result.output
 

@@ -17,9 +17,8 @@ from pathlib import Path
 
 import distributed
 import pytest
-from typer.testing import CliRunner
 
-from pipeline.cli import app
+from tests.helpers import run
 from pipeline.generation.executors import (
     BATCH_SECONDS,
     MAX_BATCH,
@@ -41,7 +40,6 @@ DATE = dt.date(2026, 1, 2)
 TINY = {"levels": 1, "stages": 2, "curve": "flat"}
 # random boards: some rejected as unsolvable, trivial or too easy, so the judge's order matters
 PARAMS = GenerateParams(cells=18, adds=1, strategy="random", seed=3, playouts=8, digits="1:1,2:1,5:1,8:1,9:1")
-runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
@@ -104,8 +102,8 @@ def test_nightly_bundle_and_report_are_byte_identical(cluster, tmp_path) -> None
 def test_generate_command_with_local_cluster_from_the_environment(tmp_path) -> None:
     """`NUMBERMATCH_SCHEDULER=local:2` starts two worker processes for the run; same files as --jobs 1."""
     args = ["generate", "--count", "3", "--cells", "12", "--adds", "0", "--strategy", "constructive", "--seed", "9"]
-    one = runner.invoke(app, args + ["--out", str(tmp_path / "one"), "--jobs", "1"], env={SCHEDULER_ENV: ""})
-    two = runner.invoke(app, args + ["--out", str(tmp_path / "two")], env={SCHEDULER_ENV: "local:2"})
+    one = run(*args + ["--out", str(tmp_path / "one"), "--jobs", "1"], env={SCHEDULER_ENV: ""})
+    two = run(*args + ["--out", str(tmp_path / "two")], env={SCHEDULER_ENV: "local:2"})
     assert one.exit_code == 0 and two.exit_code == 0, one.output + two.output
     assert "ran on dask local:2; attempts per worker:" in two.stderr
     assert len(read_folder(tmp_path / "one")) == 3
@@ -138,7 +136,7 @@ def test_a_worker_killed_halfway_changes_nothing(cluster, pool_run) -> None:
 def test_an_unreachable_scheduler_fails_fast_in_one_line(tmp_path) -> None:
     address = f"tcp://127.0.0.1:{free_port()}"
     out = tmp_path / "out"
-    gen = runner.invoke(app, ["generate", "--count", "2", "--cells", "12", "--adds", "0", "--out", str(out),
+    gen = run(*["generate", "--count", "2", "--cells", "12", "--adds", "0", "--out", str(out),
                               "--scheduler", address])
     assert gen.exit_code == 1 and "Traceback" not in gen.output
     assert gen.stderr.strip().splitlines() == [
@@ -152,7 +150,7 @@ def test_an_unreachable_scheduler_leaves_the_previous_night_intact(tmp_path) -> 
     run_nightly(NightlyOptions(date=DATE, seed=default_seed(DATE), out=out, jobs=1, **TINY))  # type: ignore[arg-type]
     before = read_folder(out / DATE.isoformat())
     address = f"tcp://127.0.0.1:{free_port()}"
-    result = runner.invoke(app, ["nightly", "--date", DATE.isoformat(), "--levels", "1", "--stages", "2",
+    result = run(*["nightly", "--date", DATE.isoformat(), "--levels", "1", "--stages", "2",
                                  "--curve", "flat", "--out", str(out), "--seed", "5", "--force"], env={SCHEDULER_ENV: address})
     assert result.exit_code == 1 and "Traceback" not in result.output
     errors = [line for line in result.stderr.splitlines() if line.startswith("numbermatch: error:")]
@@ -266,7 +264,7 @@ def test_batches_grow_for_cheap_attempts_and_stay_small_for_dear_ones() -> None:
 
 def test_without_dask_the_scheduler_option_says_what_to_install(monkeypatch, tmp_path) -> None:
     monkeypatch.setitem(sys.modules, "distributed", None)  # as if the extra were not installed
-    result = runner.invoke(app, ["generate", "--cells", "12", "--adds", "0", "--out", str(tmp_path / "o"),
+    result = run(*["generate", "--cells", "12", "--adds", "0", "--out", str(tmp_path / "o"),
                                  "--scheduler", "local:2"])
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines() == [

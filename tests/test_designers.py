@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
-from pipeline.cli import app
+from tests.helpers import run
 from pipeline.engine.board import parse
 from pipeline.engine.stage import replay
 from pipeline.jobs.assembler import AssemblyError, assemble
@@ -29,14 +28,11 @@ from pipeline.rating.tiers import tier_for
 from pipeline.solver.search import SOLVED, solve
 from pipeline.validator import validate_paths
 
-runner = CliRunner()
 DATE = dt.date(2026, 2, 3)
 # A board a designer might draw: 18 cells, 1 add; solvable (checked in a test below).
 HAND = "123456789/987654321"
 
 
-def run(*args: str, input: str | None = None):
-    return runner.invoke(app, list(args), input=input)
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -56,10 +58,8 @@ def test_an_error_carries_a_remedy_the_cli_phrases() -> None:
     assert error_text(NumberMatchError("plain")) == "plain"
 
 
-def test_swap_says_how_to_take_another_puzzle_in_the_cli_only(night_copy: Path, tmp_path: Path) -> None:
-    from typer.testing import CliRunner
-
-    from pipeline.cli import app
+def test_swap_says_how_to_take_another_puzzle_in_the_cli_only(night_copy: Path, cli: Callable[..., Any]) -> None:
+    
     from pipeline.jobs.swap import SwapError, swap_stage
 
     from pipeline.formats.puzzle import Puzzle
@@ -74,7 +74,7 @@ def test_swap_says_how_to_take_another_puzzle_in_the_cli_only(night_copy: Path, 
     with pytest.raises(SwapError) as caught:  # no puzzle of the Stage's tier to take
         swap_stage(bundle, 1, 1, pool=pool, write=False)
     assert "--with" not in str(caught.value) and caught.value.remedy == "with"
-    result = CliRunner().invoke(app, ["swap", str(bundle), "L1.S1", *(a for f in others for a in ("--pool", str(f)))])
+    result = cli("swap", bundle, "L1.S1", *(a for f in others for a in ("--pool", str(f))))
     assert result.exit_code == 1 and result.output.rstrip().endswith("(--with ID)")
 
 

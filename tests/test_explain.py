@@ -7,9 +7,8 @@ import dataclasses
 import json
 
 import pytest
-from typer.testing import CliRunner
 
-from pipeline.cli import app
+from tests.helpers import run
 from pipeline.rating.explain import Explanation, explain
 from pipeline.rating.score import rate
 from pipeline.rating.versions import weights_for
@@ -78,17 +77,16 @@ def test_unsolvable_and_bad_blocks() -> None:
 
 
 def test_rate_explain_text_and_json() -> None:
-    runner = CliRunner()
     board, adds = BOARDS[2]
-    out = runner.invoke(app, ["rate", board, "--adds", str(adds), "--playouts", "16", "--explain"])
+    out = run(*["rate", board, "--adds", str(adds), "--playouts", "16", "--explain"])
     assert out.exit_code == 0, out.output
     assert "decides the tier" in out.output and "points" in out.output
-    out = runner.invoke(app, ["rate", board, "--adds", str(adds), "--playouts", "16", "--explain", "--json"])
+    out = run(*["rate", board, "--adds", str(adds), "--playouts", "16", "--explain", "--json"])
     assert out.exit_code == 0, out.output
     doc = json.loads(out.output)
     assert doc["explain"]["tier"] == doc["tier"]
     assert sum(m["points"] for m in doc["explain"]["metrics"]) == pytest.approx(doc["score"], abs=0.05)
-    out = runner.invoke(app, ["rate", "12x", "--explain"])
+    out = run(*["rate", "12x", "--explain"])
     assert out.exit_code == 1 and "Traceback" not in out.output
 
 

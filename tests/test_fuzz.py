@@ -26,9 +26,8 @@ from typing import Any
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, settings, strategies as st
-from typer.testing import CliRunner
 
-from pipeline.cli import app
+from tests.helpers import run
 from pipeline.rating.tiers import TIERS_BY_VERSION
 from tests import reference
 
@@ -50,7 +49,6 @@ settings.register_profile(
 )
 PROFILE = "campaign" if CAMPAIGN else "gate"
 
-runner = CliRunner()
 COUNTS: Counter[str] = Counter()
 
 
@@ -295,7 +293,7 @@ def run_gate(raw: bytes, folder: Path, name: str = "mutant.yaml") -> int:
     path = folder / name
     path.write_bytes(raw)
     start = time.perf_counter()
-    result = runner.invoke(app, ["validate", str(path), "--format", "json"])
+    result = run(*["validate", str(path), "--format", "json"])
     elapsed = time.perf_counter() - start
     COUNTS[f"exit {result.exit_code}"] += 1
     assert result.exit_code in (0, 1, 2), (result.exit_code, result.output[-2000:])

@@ -16,10 +16,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
+from tests.helpers import run
 from pipeline import limits, schemas
-from pipeline.cli import app
 from pipeline.engine.board import parse
 from pipeline.errors import NumberMatchError
 from pipeline.jobs.nightly import NightlyError, NightlyOptions, run_nightly
@@ -32,18 +31,12 @@ REPO = Path(__file__).resolve().parent.parent
 VALID = Path(__file__).parent / "fixtures" / "validator" / "valid"
 PUZZLE = (VALID / "puzzle.yaml").read_text(encoding="utf-8")
 BUNDLE = (VALID / "bundle.yaml").read_text(encoding="utf-8")
-runner = CliRunner()
 
 
 def codes(text: str, name: str = "x.yaml") -> list[str]:
     return [p.code for p in validate_texts([(name, text)]).problems]
 
 
-def run(*args: str, input: str | None = None):
-    result = runner.invoke(app, list(args), input=input)
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-    assert "Traceback" not in result.output
-    return result
 
 
 def one_line_error(result) -> str:

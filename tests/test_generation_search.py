@@ -9,9 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from pipeline.cli import app
+from tests.helpers import run
 from pipeline.engine.board import parse
 from pipeline.engine.rulesets import Ruleset
 from pipeline.engine.stage import replay
@@ -24,7 +23,6 @@ from pipeline.formats.puzzle import dump_yaml
 from pipeline.rating.score import rate
 from pipeline.validator import validate_texts
 
-runner = CliRunner()
 EXPERT = GenerateParams(cells=27, adds=2, tier="expert", seed=4)
 
 
@@ -65,7 +63,7 @@ def test_attempt_rebuilds_a_search_puzzle(expert_run):
 
 
 def test_score_target_is_met_within(tmp_path: Path):
-    result = runner.invoke(app, ["generate", "--count", "2", "--cells", "27", "--adds", "2", "--score", "70",
+    result = run(*["generate", "--count", "2", "--cells", "27", "--adds", "2", "--score", "70",
                                  "--within", "3", "--seed", "1", "--jobs", "1", "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     files = sorted(tmp_path.glob("*.yaml"))
@@ -87,7 +85,7 @@ def test_score_target_is_met_within(tmp_path: Path):
     ],
 )
 def test_bad_score_target_is_one_line(tmp_path: Path, args, message):
-    result = runner.invoke(app, ["generate", "--cells", "27", "--adds", "2", "--out", str(tmp_path), *args])
+    result = run(*["generate", "--cells", "27", "--adds", "2", "--out", str(tmp_path), *args])
     assert result.exit_code == 1
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0], result.stderr
@@ -96,8 +94,8 @@ def test_bad_score_target_is_one_line(tmp_path: Path, args, message):
 def test_search_files_are_the_same_whatever_the_jobs(tmp_path: Path):
     args = ["generate", "--count", "2", "--cells", "27", "--adds", "2", "--tier", "hard", "--seed", "3"]
     one, two = tmp_path / "one", tmp_path / "two"
-    assert runner.invoke(app, args + ["--out", str(one), "--jobs", "1"]).exit_code == 0
-    assert runner.invoke(app, args + ["--out", str(two), "--jobs", "2"]).exit_code == 0
+    assert run(*args + ["--out", str(one), "--jobs", "1"]).exit_code == 0
+    assert run(*args + ["--out", str(two), "--jobs", "2"]).exit_code == 0
     files = {p.name: p.read_bytes() for p in one.iterdir()}
     assert len(files) == 2 and files == {p.name: p.read_bytes() for p in two.iterdir()}
 

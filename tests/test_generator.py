@@ -9,10 +9,9 @@ import pytest
 import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from typer.testing import CliRunner
 
+from tests.helpers import run
 from pipeline.engine.board import format_board, parse
-from pipeline.cli import app
 from pipeline.generation.generator import (
     GenerateParams,
     GenerationError,
@@ -159,7 +158,6 @@ def test_files_are_schema_valid_and_named_by_id(tmp_path, small_run):
 
 # --- determinism and the command line ---------------------------------------------------------
 
-runner = CliRunner()
 ARGS = ["generate", "--count", "3", "--cells", "12", "--adds", "0", "--strategy", "constructive", "--seed", "9"]
 
 
@@ -169,8 +167,8 @@ def read_folder(folder):
 
 def test_same_seed_same_files_whatever_the_jobs(tmp_path):
     one, two = tmp_path / "one", tmp_path / "two"
-    r1 = runner.invoke(app, ARGS + ["--out", str(one), "--jobs", "1"])
-    r2 = runner.invoke(app, ARGS + ["--out", str(two), "--jobs", "2"])
+    r1 = run(*ARGS + ["--out", str(one), "--jobs", "1"])
+    r2 = run(*ARGS + ["--out", str(two), "--jobs", "2"])
     assert r1.exit_code == 0 and r2.exit_code == 0, r1.output + r2.output
     files = read_folder(one)
     assert len(files) == 3
@@ -179,9 +177,9 @@ def test_same_seed_same_files_whatever_the_jobs(tmp_path):
 
 
 def test_a_second_run_adds_new_files_and_rewrites_none(tmp_path):
-    assert runner.invoke(app, ARGS + ["--out", str(tmp_path), "--jobs", "1"]).exit_code == 0
+    assert run(*ARGS + ["--out", str(tmp_path), "--jobs", "1"]).exit_code == 0
     before = read_folder(tmp_path)
-    assert runner.invoke(app, ARGS + ["--out", str(tmp_path), "--jobs", "1"]).exit_code == 0
+    assert run(*ARGS + ["--out", str(tmp_path), "--jobs", "1"]).exit_code == 0
     after = read_folder(tmp_path)
     assert len(after) == 6 and all(after[name] == data for name, data in before.items())
 
@@ -215,7 +213,7 @@ def test_attempt_limit_is_a_hard_bound():
 )
 def test_bad_input_is_one_clear_line(tmp_path, args, message):
     """Each mistake is one line naming the input, exit 1, no traceback."""
-    result = runner.invoke(app, ["generate", "--out", str(tmp_path), *args])
+    result = run(*["generate", "--out", str(tmp_path), *args])
     assert result.exit_code == 1
     assert "Traceback" not in result.output
     lines = result.stderr.strip().splitlines()

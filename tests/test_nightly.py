@@ -14,11 +14,10 @@ from pathlib import Path
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
 import pipeline.jobs.nightly as nightly
+from tests.helpers import run
 from pipeline.jobs.assembler import AssemblyError
-from pipeline.cli import app
 from pipeline.jobs.publish import sweep
 from pipeline.jobs.nightly import NightlyError, NightlyOptions, TierPlan, run_nightly
 from pipeline.problems import Problem
@@ -238,11 +237,10 @@ def test_a_folder_left_aside_by_a_killed_swap_is_put_back(published: Path, tmp_p
 
 # --- the commands -------------------------------------------------------------------------
 
-runner = CliRunner()
 
 
 def test_nightly_refuses_a_bad_date_in_one_line(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["nightly", "--date", "2026-13-01", "--out", str(tmp_path)])
+    result = run(*["nightly", "--date", "2026-13-01", "--out", str(tmp_path)])
     assert result.exit_code == 1
     assert "--date '2026-13-01' is not a date" in result.output
     assert "Traceback" not in result.output
@@ -273,17 +271,17 @@ def test_assemble_writes_a_valid_bundle_from_validated_puzzles(published: Path, 
     source = published / DATE.isoformat() / "bundle.yaml"
     out = tmp_path / "again.yaml"
     args = ["assemble", str(source), "--levels", "1", "--stages", "2", "--curve", "flat", "--out", str(out)]
-    result = runner.invoke(app, args)
+    result = run(*args)
     assert result.exit_code == 0, result.output
     assert validate_paths([out]).ok
     first = out.read_bytes()
-    assert runner.invoke(app, args).exit_code == 0 and out.read_bytes() == first
+    assert run(*args).exit_code == 0 and out.read_bytes() == first
 
 
 def test_assemble_refuses_too_few_puzzles_saying_what_is_missing(published: Path, tmp_path: Path) -> None:
     source = published / DATE.isoformat() / "bundle.yaml"
     args = ["assemble", str(source), "--levels", "3", "--stages", "2", "--curve", "flat", "--out", str(tmp_path / "x.yaml")]
-    result = runner.invoke(app, args)
+    result = run(*args)
     assert result.exit_code == 1
     assert "curve flat needs 6 medium puzzles for 3 levels x 2 stages; have 2" in result.output
     assert not (tmp_path / "x.yaml").exists()
@@ -292,7 +290,7 @@ def test_assemble_refuses_too_few_puzzles_saying_what_is_missing(published: Path
 def test_assemble_refuses_an_invalid_puzzle_file_with_its_problems(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("schema_version: 1\nkind: puzzle\nid: nm1-000000000000\nruleset: 1\nboard: 12x\nadds: 1\n")
-    result = runner.invoke(app, ["assemble", str(bad), "--levels", "1", "--stages", "1", "--out", str(tmp_path / "x.yaml")])
+    result = run(*["assemble", str(bad), "--levels", "1", "--stages", "1", "--out", str(tmp_path / "x.yaml")])
     assert result.exit_code == 1
     assert "validation problem" in result.output and "bad.yaml" in result.output
 
@@ -319,11 +317,11 @@ def test_three_nights_continue_the_numbering_and_the_curve_and_ship_expert_stage
     job.write_text(CLIMB)
     out = tmp_path / "nights"
     days = [DATE + dt.timedelta(days=n) for n in range(3)]
-    first = runner.invoke(app, ["nightly", "--job", str(job), "--out", str(out), "--date", days[0].isoformat(), "-j", "1"])
+    first = run(*["nightly", "--job", str(job), "--out", str(out), "--date", days[0].isoformat(), "-j", "1"])
     assert first.exit_code == 0, first.output
     job.unlink()  # later nights continue the curve recorded in the bundle, not the file
     for day in days[1:]:
-        result = runner.invoke(app, ["nightly", "--continue", str(out), "--date", day.isoformat(), "-j", "1"])
+        result = run(*["nightly", "--continue", str(out), "--date", day.isoformat(), "-j", "1"])
         assert result.exit_code == 0, result.output
     docs = [yaml.safe_load((out / d.isoformat() / "bundle.yaml").read_text()) for d in days]
     numbers = [lv["level"] for doc in docs for lv in doc["levels"]]
@@ -350,7 +348,7 @@ def test_three_nights_continue_the_numbering_and_the_curve_and_ship_expert_stage
     with pytest.raises(SwapError, match="has Levels 3-3"):
         swap_stage(third, 1, 2, [], write=False)
     # a rerun of the middle night continues from the first night, so it is the same night again
-    again = runner.invoke(app, ["nightly", "--continue", str(out), "--date", days[1].isoformat(), "-j", "1", "--force"])
+    again = run(*["nightly", "--continue", str(out), "--date", days[1].isoformat(), "-j", "1", "--force"])
     assert again.exit_code == 0, again.output
     assert yaml.safe_load((out / days[1].isoformat() / "bundle.yaml").read_text()) == docs[1]
 
@@ -358,9 +356,9 @@ def test_three_nights_continue_the_numbering_and_the_curve_and_ship_expert_stage
 def test_nightly_refuses_a_curve_it_cannot_read_before_any_work(tmp_path: Path) -> None:
     bad = tmp_path / "job.yaml"
     bad.write_text(CLIMB.replace("step: 0.5", "step: 5"))
-    result = runner.invoke(app, ["nightly", "--job", str(bad), "--out", str(tmp_path / "o"), "--date", "2026-01-02"])
+    result = run(*["nightly", "--job", str(bad), "--out", str(tmp_path / "o"), "--date", "2026-01-02"])
     assert result.exit_code == 1 and f"{bad}:9:79:" in result.output and "Traceback" not in result.output
-    result = runner.invoke(app, ["nightly", "--curve", "zigzag", "--out", str(tmp_path / "o"), "--date", "2026-01-02"])
+    result = run(*["nightly", "--curve", "zigzag", "--out", str(tmp_path / "o"), "--date", "2026-01-02"])
     assert result.exit_code == 1 and "unknown curve 'zigzag'" in result.output
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
 

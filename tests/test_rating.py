@@ -9,10 +9,9 @@ import random
 
 import pytest
 from hypothesis import given, settings, strategies as st
-from typer.testing import CliRunner
 
+from tests.helpers import run
 from pipeline.engine.board import parse
-from pipeline.cli import app
 from pipeline.rating.players import (
     pair_counts_after,
     play,
@@ -279,11 +278,10 @@ def test_players_add_only_when_stuck() -> None:
 
 # --- the command --------------------------------------------------------------------------
 
-runner = CliRunner()
 
 
 def test_cli_json_line() -> None:
-    result = runner.invoke(app, ["rate", ONE_FATAL, "--adds", "0", "--json", "--playouts", "20", "--seed", "3"])
+    result = run(*["rate", ONE_FATAL, "--adds", "0", "--json", "--playouts", "20", "--seed", "3"])
     assert result.exit_code == 0, result.output
     d = json.loads(result.stdout)
     assert d["board"] == ONE_FATAL and d["adds"] == 0
@@ -292,14 +290,14 @@ def test_cli_json_line() -> None:
 
 
 def test_cli_text() -> None:
-    result = runner.invoke(app, ["rate", "1", "--adds", "1", "--playouts", "5"])
+    result = run(*["rate", "1", "--adds", "1", "--playouts", "5"])
     assert result.exit_code == 0, result.output
     assert "min adds            1" in result.stdout
 
 
 def test_cli_stdin_many_boards_and_bad_line() -> None:
     stdin = f"{ONE_FATAL} 0\n12 0\n1x2 1\n\n1 1\n"
-    result = runner.invoke(app, ["rate", "-", "--playouts", "8"], input=stdin)
+    result = run(*["rate", "-", "--playouts", "8"], input=stdin)
     assert result.exit_code == 1
     lines = [json.loads(line) for line in result.stdout.splitlines()]
     assert [d.get("tier") for d in lines] == [lines[0]["tier"], "unsolvable", None, "easy"]
@@ -308,6 +306,6 @@ def test_cli_stdin_many_boards_and_bad_line() -> None:
 
 
 def test_cli_bad_board_is_one_clear_line() -> None:
-    result = runner.invoke(app, ["rate", "12/3", "--adds", "1"])
+    result = run(*["rate", "12/3", "--adds", "1"])
     assert result.exit_code == 1
     assert "row 0 has 2 cells" in result.output and "Traceback" not in result.output

@@ -7,9 +7,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
-from typer.testing import CliRunner
 
-from pipeline.cli import app
 from pipeline.engine.moves import Move
 from pipeline.engine.rulesets import DEFAULT, RULESETS, SHIPPED, Ruleset, ruleset_for
 from pipeline.engine.stage import STUCK, Stage, replay
@@ -21,7 +19,7 @@ from pipeline.rating.tiers import UNSOLVABLE as TIER_UNSOLVABLE
 from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
 from pipeline.validator import validate_paths
 
-from tests.helpers import unpruned_win
+from tests.helpers import run, unpruned_win
 
 # Two pairs, each joined only by a diagonal: ruleset 1 wins it, no-diagonals is stuck at once.
 DIAGONAL_ONLY = "1.3....../.1.7"
@@ -110,5 +108,5 @@ def test_the_constructive_generator_is_refused_where_unsound(no_diagonals: Rules
 
 
 def test_the_cli_refuses_it(generated: Path, no_diagonals: Ruleset) -> None:
-    result = CliRunner().invoke(app, ["validate", str(generated)])
+    result = run(*["validate", str(generated)])
     assert result.exit_code != 0 and "NM302" in result.output

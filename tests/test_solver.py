@@ -5,10 +5,8 @@ from __future__ import annotations
 import json
 
 from hypothesis import event, given, settings, strategies as st
-from typer.testing import CliRunner
 
 from pipeline.engine.board import CLASS, parse
-from pipeline.cli import app
 from pipeline.engine.rules import legal_pairs, remove_pair
 from pipeline.solver.mask import Stretch
 from pipeline.solver.order import schedulable, has_ordered_matching, ordered_matching, winning_pairs
@@ -17,7 +15,7 @@ from pipeline.solver.shortcuts import classes_even, stack_certificate
 from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, Tuning, solve
 from pipeline.engine.stage import replay
 
-from tests.helpers import unpruned_win
+from tests.helpers import run, unpruned_win
 
 # Unsolvable at 0 adds (plain search: about 9,500 states; here refuted at the root); solvable with one add.
 HARD_NO = "891369355/531737729/676568157/52283"
@@ -333,10 +331,9 @@ def test_stack_certificate_is_sound(cells):
 
 
 def test_cli_json_and_stream():
-    runner = CliRunner()
-    out = runner.invoke(app, ["solve", "19", "--json"])
+    out = run(*["solve", "19", "--json"])
     assert out.exit_code == 0 and json.loads(out.stdout)["status"] == SOLVED
-    out = runner.invoke(app, ["solve", "-"], input=f"{HARD_NO} 0\nxx 1\n")
+    out = run(*["solve", "-"], input=f"{HARD_NO} 0\nxx 1\n")
     lines = [json.loads(line) for line in out.stdout.splitlines()]
     assert out.exit_code == 1
     assert lines[0]["status"] == UNSOLVABLE and "error" in lines[1]

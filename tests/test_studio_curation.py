@@ -15,6 +15,7 @@ pytest.importorskip("starlette", reason="the studio's web packages are not insta
 
 from starlette.testclient import TestClient  # noqa: E402
 
+from tests.helpers import run
 from pipeline.jobs.curation import Curation, CurationError, read_curation  # noqa: E402
 from pipeline.studio.library import content_hash  # noqa: E402
 from tests.conftest import studio_post  # noqa: E402
@@ -77,9 +78,7 @@ def test_the_studio_offers_only_pool_puzzles_the_validator_accepts(client: TestC
 
 
 def test_pins_and_excludes_are_kept_beside_the_bundle_and_assemble_reads_them(client: TestClient, night_copy: Path) -> None:
-    from typer.testing import CliRunner
-
-    from pipeline.cli import app
+    
 
     ids = stage_ids(night_copy)
     spare = next(p.stem for p in pool_files(night_copy) if p.stem not in ids)
@@ -92,7 +91,7 @@ def test_pins_and_excludes_are_kept_beside_the_bundle_and_assemble_reads_them(cl
     assert 'title="pinned"' in page and f"exclude {spare}" in page
     assert 'id="save" disabled' in page  # nothing new to save
     out = night_copy / "again.yaml"
-    done = CliRunner().invoke(app, [
+    done = run(*[
         "assemble", str(night_copy / "2026-01-02" / "pool"), str(night_copy / BUNDLE), "--levels", "1", "--stages", "4",
         "--curve", "ramp", "--out", str(out), "--curation", str(night_copy / "2026-01-02" / "bundle.curation.txt"),
     ])

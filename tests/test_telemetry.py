@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 import yaml
-from typer.testing import CliRunner
 
+from tests.helpers import run
 from pipeline.rating.profile import PLAYER_NAMES, ProfileError, RatingProfile, rescored
 from pipeline.rating.score import score_from_metrics
 
@@ -19,13 +19,6 @@ REPO = Path(__file__).resolve().parent.parent
 NIGHT = REPO / "generated" / "2026-11-29"
 BUNDLE = NIGHT / "bundle.yaml"
 AUDIENCE = "random:0.2,scanner:0.3,proximity:0.5"  # unlike the default mix (random 0.45, local 0.3)
-runner = CliRunner()
-
-
-def cli(*args: str) -> Any:
-    from pipeline.cli import app
-
-    return runner.invoke(app, list(args))
 
 
 def strong() -> RatingProfile:
@@ -180,7 +173,7 @@ def test_formats_agree_and_bad_records_are_counted(catalogue: Any, simulated: Pa
     assert t.records == 4
     stage1 = catalogue.stage_puzzle("nightly-2026-11-29", 1, 1)
     assert t.counts[stage1].attempts >= 10 and pid in t.counts
-    result = cli("observed", str(bad), "--levels", str(BUNDLE), "--strict")
+    result = run("observed", str(bad), "--levels", str(BUNDLE), "--strict")
     assert result.exit_code == 1 and "Traceback" not in result.output
     assert "--strict: 5 bad records" in result.output and f"{bad}:4" in result.output
 
@@ -192,10 +185,10 @@ def test_formats_agree_and_bad_records_are_counted(catalogue: Any, simulated: Pa
 def test_unreadable_telemetry_is_one_line(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / ("t.jsonl" if b"puzzle" in content else "t.csv")
     path.write_bytes(content)
-    result = cli("observed", str(path), "--levels", str(BUNDLE))
+    result = run("observed", str(path), "--levels", str(BUNDLE))
     assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
-    assert "unknown telemetry format" in cli("observed", str(BUNDLE), "--levels", str(BUNDLE)).output
+    assert "unknown telemetry format" in run("observed", str(BUNDLE), "--levels", str(BUNDLE)).output
 
 
 def test_simulate_is_deterministic_and_fits_the_schema(catalogue: Any, tmp_path: Path) -> None:
@@ -204,7 +197,7 @@ def test_simulate_is_deterministic_and_fits_the_schema(catalogue: Any, tmp_path:
     args = ["telemetry", "simulate", str(BUNDLE), "--audience", "random:0.6,local:0.4", "--attempts", "5"]
     outs = []
     for name, seed in (("a", "3"), ("b", "3"), ("c", "4")):
-        result = cli(*args, "--seed", seed, "--out", str(tmp_path / f"{name}.jsonl"))
+        result = run(*args, "--seed", seed, "--out", str(tmp_path / f"{name}.jsonl"))
         assert result.exit_code == 0, result.output
         outs.append((tmp_path / f"{name}.jsonl").read_bytes())
     assert outs[0] == outs[1] != outs[2]
@@ -212,7 +205,7 @@ def test_simulate_is_deterministic_and_fits_the_schema(catalogue: Any, tmp_path:
     validator = Draft202012Validator(schema)
     for line in outs[0].decode().splitlines():
         assert not list(validator.iter_errors(json.loads(line)))
-    assert "unknown player 'nobody'" in cli(*args, "--audience", "nobody:1", "--out", str(tmp_path / "x.jsonl")).output
+    assert "unknown player 'nobody'" in run(*args, "--audience", "nobody:1", "--out", str(tmp_path / "x.jsonl")).output
 
 
 # --- observed -----------------------------------------------------------------------------------
@@ -238,12 +231,12 @@ def test_observed_flags_and_reports(catalogue: Any, simulated: Path, tmp_path: P
         assert (p.flag is not None) == outside
     flagged = [p for p in obs.puzzles if p.flag]
     assert flagged and flagged[0].flag_text().startswith(f"plays {flagged[0].flag} than rated: lost ")
-    text = cli("observed", str(simulated), "--levels", str(BUNDLE))
+    text = run("observed", str(simulated), "--levels", str(BUNDLE))
     assert text.exit_code == 0 and "Spearman (rated, observed)" in text.output and "nightly-2026-11-29 L10:" in text.output
-    data = json.loads(cli("observed", str(simulated), "--levels", str(BUNDLE), "--format", "json").output)
+    data = json.loads(run("observed", str(simulated), "--levels", str(BUNDLE), "--format", "json").output)
     assert data["summary"]["puzzles"] == 60 and len(data["curves"]) == 10
     out = tmp_path / "observed.html"
-    assert cli("observed", str(simulated), "--levels", str(BUNDLE), "--format", "html", "--out", str(out)).exit_code == 0
+    assert run("observed", str(simulated), "--levels", str(BUNDLE), "--format", "html", "--out", str(out)).exit_code == 0
     html = out.read_text()
     assert "<svg" in html and "Per-Level curves" in html and "Calibration" in html
 
@@ -252,7 +245,7 @@ def test_observed_flags_and_reports(catalogue: Any, simulated: Path, tmp_path: P
 
 def test_calibrate_beats_the_default_for_an_unlike_audience(simulated: Path, tmp_path: Path) -> None:
     out = tmp_path / "aud.yaml"
-    result = cli("calibrate", str(simulated), "--levels", str(BUNDLE), "--out", str(out), "--date", "2026-12-01")
+    result = run("calibrate", str(simulated), "--levels", str(BUNDLE), "--out", str(out), "--date", "2026-12-01")
     assert result.exit_code == 0, result.output
     doc = yaml.safe_load(out.read_text())
     held = doc["heldout"]
@@ -260,15 +253,15 @@ def test_calibrate_beats_the_default_for_an_unlike_audience(simulated: Path, tmp
     assert doc["weights"]["proximity"] > 0.2 and doc["weights"]["local"] < 0.15  # the audience's, not the default's
     assert doc["fitted_from"]["puzzles"] == 60 and doc["fitted_from"]["date"] == "2026-12-01"
     again = tmp_path / "again.yaml"
-    cli("calibrate", str(simulated), "--levels", str(BUNDLE), "--out", str(again), "--date", "2026-12-01", "--name", "aud")
+    run("calibrate", str(simulated), "--levels", str(BUNDLE), "--out", str(again), "--date", "2026-12-01", "--name", "aud")
     assert again.read_bytes() == out.read_bytes()
-    assert cli("validate", str(out)).exit_code == 0
+    assert run("validate", str(out)).exit_code == 0
 
 
 def test_calibrate_refuses_thin_data(catalogue: Any, simulated: Path, tmp_path: Path) -> None:
     thin = tmp_path / "thin.jsonl"
     thin.write_text("".join(line + "\n" for line in simulated.read_text().splitlines() if line.split('"puzzle":"')[1][:16] < "nm1-4"))
-    result = cli("calibrate", str(thin), "--levels", str(BUNDLE), "--out", str(tmp_path / "p.yaml"))
+    result = run("calibrate", str(thin), "--levels", str(BUNDLE), "--out", str(tmp_path / "p.yaml"))
     assert result.exit_code == 1 and not (tmp_path / "p.yaml").exists()
     assert "cannot fit a profile:" in result.output and "a fit needs 20: it needs " in result.output
     assert "more puzzles with 30 finished attempts each" in result.output
@@ -293,7 +286,7 @@ def test_rescore_keeps_the_text_and_stays_valid(tmp_path: Path) -> None:
     profile = tmp_path / "strong.yaml"
     write_profile(profile, profile_document(strong()))
     before = (night / "bundle.yaml").read_text()
-    result = cli("rescore", "--profile", str(profile), str(night / "bundle.yaml"))
+    result = run("rescore", "--profile", str(profile), str(night / "bundle.yaml"))
     assert result.exit_code == 0, result.output
     after = (night / "bundle.yaml").read_text()
     assert validate_paths([night / "bundle.yaml"], profile=strong()).ok
@@ -308,7 +301,7 @@ def test_rescore_keeps_the_text_and_stays_valid(tmp_path: Path) -> None:
     broken = night / "pool" / "broken.yaml"
     broken.write_text("kind: puzzle\n")
     pool_before = {p: p.read_bytes() for p in (night / "pool").glob("*.yaml")}
-    result = cli("rescore", "--profile", str(profile), str(night / "pool"))
+    result = run("rescore", "--profile", str(profile), str(night / "pool"))
     assert result.exit_code == 1 and "broken.yaml" in result.output and "Traceback" not in result.output
     assert {p: p.read_bytes() for p in (night / "pool").glob("*.yaml")} == pool_before
 
@@ -320,28 +313,28 @@ def test_rate_assemble_swap_validate_take_a_profile(tmp_path: Path) -> None:
 
     profile = tmp_path / "strong.yaml"
     write_profile(profile, profile_document(strong()))
-    plain = json.loads(cli("rate", f"{BUNDLE}:L1.S1", "--json").output)
-    under = json.loads(cli("rate", f"{BUNDLE}:L1.S1", "--json", "--profile", str(profile)).output)
+    plain = json.loads(run("rate", f"{BUNDLE}:L1.S1", "--json").output)
+    under = json.loads(run("rate", f"{BUNDLE}:L1.S1", "--json", "--profile", str(profile)).output)
     assert under["score"] == strong().score(plain) != plain["score"]
     assert under["tier"] == strong().tier_for(under["score"]) and under["profile"]["digest"] == strong().digest
     out = tmp_path / "b.yaml"
-    result = cli("assemble", str(NIGHT / "pool"), "--levels", "1", "--stages", "3", "--out", str(out), "--profile", str(profile))
+    result = run("assemble", str(NIGHT / "pool"), "--levels", "1", "--stages", "3", "--out", str(out), "--profile", str(profile))
     assert result.exit_code == 0, result.output
     doc = yaml.safe_load(out.read_text())
     blocks = [s["puzzle"]["difficulty"] for s in doc["levels"][0]["stages"]]
     assert all(b["profile"]["name"] == "strong" and b["score"] == strong().score(b) for b in blocks)
-    assert cli("validate", str(out), "--profile", str(profile)).exit_code == 0
-    assert cli("validate", str(out), "--deep").exit_code == 0  # re-rated under the embedded profile
+    assert run("validate", str(out), "--profile", str(profile)).exit_code == 0
+    assert run("validate", str(out), "--deep").exit_code == 0  # re-rated under the embedded profile
     default = tmp_path / "default.yaml"
     write_profile(default, profile_document(RatingProfile.default()))
-    result = cli("validate", str(out), "--profile", str(default))
+    result = run("validate", str(out), "--profile", str(default))
     assert result.exit_code == 1 and "NM318" in result.output
-    result = cli("swap", str(out), "L1.S2", "--pool", str(NIGHT / "pool"), "--profile", str(profile))
+    result = run("swap", str(out), "L1.S2", "--pool", str(NIGHT / "pool"), "--profile", str(profile))
     assert result.exit_code == 0, result.output
-    assert cli("validate", str(out), "--profile", str(profile)).exit_code == 0
+    assert run("validate", str(out), "--profile", str(profile)).exit_code == 0
     bad = tmp_path / "bad.yaml"
     bad.write_text("kind: rating-profile\n")
-    result = cli("rate", f"{BUNDLE}:L1.S1", "--profile", str(bad))
+    result = run("rate", f"{BUNDLE}:L1.S1", "--profile", str(bad))
     assert result.exit_code == 1 and "bad.yaml" in result.output and "Traceback" not in result.output
 
 
@@ -351,7 +344,7 @@ def test_generate_and_nightly_rate_under_a_profile(tmp_path: Path) -> None:
     profile = tmp_path / "strong.yaml"
     write_profile(profile, profile_document(strong()))
     out = tmp_path / "gen"
-    result = cli("generate", "--count", "1", "--cells", "27", "--adds", "2", "--tier", "medium", "--seed", "3",
+    result = run("generate", "--count", "1", "--cells", "27", "--adds", "2", "--tier", "medium", "--seed", "3",
                  "--jobs", "1", "--out", str(out), "--profile", str(profile))
     assert result.exit_code == 0, result.output
     (made,) = out.glob("*.yaml")
@@ -362,10 +355,10 @@ def test_generate_and_nightly_rate_under_a_profile(tmp_path: Path) -> None:
     job = tmp_path / "job.yaml"
     job.write_text("schema_version: 1\nkind: curves\ncurves:\n- name: two\n  levels:\n  - [easy, medium]\n"
                    "job: {curve: two, levels: 1, stages: 2, profile: strong.yaml}\n")
-    result = cli("nightly", "--date", "2026-12-02", "--job", str(job), "--out", str(tmp_path / "nights"), "--jobs", "1")
+    result = run("nightly", "--date", "2026-12-02", "--job", str(job), "--out", str(tmp_path / "nights"), "--jobs", "1")
     assert result.exit_code == 0, result.output
     bundle = tmp_path / "nights" / "2026-12-02" / "bundle.yaml"
-    assert cli("validate", str(bundle), "--profile", str(profile)).exit_code == 0
+    assert run("validate", str(bundle), "--profile", str(profile)).exit_code == 0
     assert all(s["puzzle"]["difficulty"]["profile"]["name"] == "strong" for s in yaml.safe_load(bundle.read_text())["levels"][0]["stages"])
 
 

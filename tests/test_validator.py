@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 from hypothesis import given, settings, strategies as st
-from typer.testing import CliRunner
 
+from tests.helpers import run
 from pipeline import schemas
-from pipeline.cli import app
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.formats import loader
 from pipeline.validator import CODES, PathError, collect_files, validate_paths, validate_texts
@@ -21,7 +20,6 @@ from pipeline.validator.reporters import github_line, text_line
 FIXTURES = Path(__file__).parent / "fixtures" / "validator"
 VALID = FIXTURES / "valid"
 BROKEN = FIXTURES / "broken"
-runner = CliRunner()
 
 # file -> (code, line, column) of the problem the defect must produce (other problems may follow)
 EXPECTED = {
@@ -81,7 +79,7 @@ def test_broken_file_is_reported_at_its_defect(name: str) -> None:
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_cli_exits_1_naming_the_file_without_traceback(name: str) -> None:
-    result = runner.invoke(app, ["validate", str(BROKEN / name)])
+    result = run(*["validate", str(BROKEN / name)])
     assert result.exit_code == 1, result.output
     assert result.exception is None or isinstance(result.exception, SystemExit)
     assert f"{BROKEN / name}:" in result.stdout
@@ -127,9 +125,9 @@ def test_shape_decides_when_kind_is_missing() -> None:
 
 
 def test_usage_errors_exit_2(tmp_path: Path) -> None:
-    missing = runner.invoke(app, ["validate", str(tmp_path / "nope.yaml")])
+    missing = run(*["validate", str(tmp_path / "nope.yaml")])
     assert missing.exit_code == 2 and "no such file or folder" in missing.output
-    empty = runner.invoke(app, ["validate", str(tmp_path)])
+    empty = run(*["validate", str(tmp_path)])
     assert empty.exit_code == 2 and "no YAML files" in empty.output
     with pytest.raises(PathError):
         collect_files([tmp_path])
@@ -144,15 +142,15 @@ def test_folders_are_searched_recursively_skipping_hidden(tmp_path: Path) -> Non
 
 
 def test_cli_text_json_and_github_formats() -> None:
-    ok = runner.invoke(app, ["validate", str(VALID)])
+    ok = run(*["validate", str(VALID)])
     assert ok.exit_code == 0 and ok.stdout == "" and "3 files checked: all valid" in ok.output
     broken = str(BROKEN / "wrong_tier.yaml")
-    text = runner.invoke(app, ["validate", broken])
+    text = run(*["validate", broken])
     assert text.stdout.startswith(f"{broken}:24:9: NM309: tier 'expert' does not match score")
-    as_json = runner.invoke(app, ["validate", broken, "--format", "json"])
+    as_json = run(*["validate", broken, "--format", "json"])
     data = json.loads(as_json.stdout)
     assert as_json.exit_code == 1 and data["ok"] is False and data["problems"][0]["path"] == "$.difficulty.tier"
-    github = runner.invoke(app, ["validate", broken, "--format", "github"], env={"GITHUB_WORKSPACE": str(BROKEN.parent)})
+    github = run(*["validate", broken, "--format", "github"], env={"GITHUB_WORKSPACE": str(BROKEN.parent)})
     assert github.stdout.startswith("::error file=broken/wrong_tier.yaml,line=24,col=9,title=NM309::NM309: tier")
 
 
@@ -167,14 +165,14 @@ def test_github_annotations_name_files_relative_to_the_workspace_else_the_curren
     shutil.copy(BROKEN / "wrong_tier.yaml", outside)
     monkeypatch.setenv("GITHUB_WORKSPACE", str(tmp_path / "repo"))
     monkeypatch.chdir(levels)
-    result = runner.invoke(app, ["validate", str(levels), str(outside), "--format", "github"])
+    result = run(*["validate", str(levels), str(outside), "--format", "github"])
     files = sorted({line.split(",")[0] for line in result.stdout.splitlines()})
     assert files == [f"::error file={outside}", "::error file=levels/x.yaml"]  # outside the workspace: as given
     monkeypatch.delenv("GITHUB_WORKSPACE")
-    result = runner.invoke(app, ["validate", str(levels / "x.yaml"), "--format", "github"])
+    result = run(*["validate", str(levels / "x.yaml"), "--format", "github"])
     assert result.stdout.startswith("::error file=x.yaml,line=24")
     monkeypatch.chdir(tmp_path)
-    result = runner.invoke(app, ["validate", "repo/levels", "--format", "github"])
+    result = run(*["validate", "repo/levels", "--format", "github"])
     assert result.stdout.startswith("::error file=repo/levels/x.yaml,line=24")
 
 

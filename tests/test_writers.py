@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import run
 from pipeline.atomic import WriteRefused, file_kind, snapshot, write_guarded
 
 PUZZLE = b"schema_version: 1\nkind: puzzle\nid: nm1-x\n"
@@ -153,12 +154,6 @@ def test_racing_edits_never_lose_one_silently(tmp_path: Path) -> None:
 
 # --- every writer of a level file, through the CLI ----------------------------------------------
 
-def run(*args: str):  # type: ignore[no-untyped-def]
-    from typer.testing import CliRunner
-
-    from pipeline.cli import app
-
-    return CliRunner().invoke(app, list(args))
 
 
 def one_line_error(result, text: str) -> None:  # type: ignore[no-untyped-def]
