@@ -57,6 +57,7 @@ CODES: dict[str, str] = {
     "NM317": "a rating profile (a profile file, or one a difficulty block embeds) does not hold together: weights, tiers or digest",
     "NM318": "the puzzle was rated under another rating profile than the one given with --profile",
     "NM320": "curve file does not hold together (tier name, dips, targets, curve names, job)",
+    "NM321": "the puzzle or a relabelled copy of it is shipped twice, or shipped and still in stock",
     # --deep
     "NM401": "the solver proves the puzzle unsolvable",
     "NM402": "re-rating gives a different tier",

@@ -4,6 +4,7 @@ small generated night with a studio server over a copy of it."""
 from __future__ import annotations
 
 import dataclasses
+import os
 import datetime as dt
 import shutil
 from collections.abc import Callable, Iterator
@@ -54,6 +55,22 @@ def make_no_diagonals() -> Ruleset:
         parity=True,
         stack_certificate=True,
     )
+
+
+@pytest.fixture(scope="session", autouse=True)
+def index_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The level-file indexes of the session live in a temp folder, not in ~/.cache (subprocesses
+    inherit it)."""
+    from pipeline.formats.index import CACHE_ENV
+
+    folder = tmp_path_factory.mktemp("index-cache")
+    before = os.environ.get(CACHE_ENV)
+    os.environ[CACHE_ENV] = str(folder)
+    yield folder
+    if before is None:
+        os.environ.pop(CACHE_ENV, None)
+    else:
+        os.environ[CACHE_ENV] = before
 
 
 @pytest.fixture(scope="session")

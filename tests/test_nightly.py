@@ -250,7 +250,7 @@ def test_not_on_a_terminal_a_night_prints_a_line_per_phase_as_it_goes(tmp_path: 
     """Unattended (stderr is a pipe) the job is not silent until the end: each tier's generation
     and each later phase is one line when it is done, while the rest is still running (23.7)."""
     argv = [sys.executable, "-m", "pipeline.cli", "nightly", "--date", "2026-01-02", "--levels", "1",
-            "--stages", "3", "--curve", "ramp", "--jobs", "1", "--out", str(tmp_path)]
+            "--stages", "3", "--curve", "ramp", "--jobs", "1", "--out", str(tmp_path), "--no-stock"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
     assert proc.stderr is not None
     lines, running_after_first_tier = [], False
@@ -347,10 +347,17 @@ def test_three_nights_continue_the_numbering_and_the_curve_and_ship_expert_stage
         bundle_stage(third, 1, 2)
     with pytest.raises(SwapError, match="has Levels 3-3"):
         swap_stage(third, 1, 2, [], write=False)
-    # a rerun of the middle night continues from the first night, so it is the same night again
+    # a rerun of the middle night continues from the first night: the same Levels and targets
+    # again. Its puzzles come from the stock as it is now (so not the same puzzles: without the
+    # stock a rerun is byte-identical, test_a_rerun_replaces_the_night_in_place), none repeating
+    # another night's.
     again = run(*["nightly", "--continue", str(out), "--date", days[1].isoformat(), "-j", "1", "--force"])
     assert again.exit_code == 0, again.output
-    assert yaml.safe_load((out / days[1].isoformat() / "bundle.yaml").read_text()) == docs[1]
+    redo = yaml.safe_load((out / days[1].isoformat() / "bundle.yaml").read_text())
+    assert redo["first_level"] == docs[1]["first_level"]
+    assert [[s["target_score"] for s in lv["stages"]] for lv in redo["levels"]] == \
+        [[s["target_score"] for s in lv["stages"]] for lv in docs[1]["levels"]]
+    assert validate_paths([out]).ok
 
 
 def test_nightly_refuses_a_curve_it_cannot_read_before_any_work(tmp_path: Path) -> None:

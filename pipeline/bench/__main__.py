@@ -1,4 +1,4 @@
-"""Run the benchmarks: `python -m pipeline.bench [NAME...]` (names: engine solver rating generator validator dask startup studio nightly telemetry)."""
+"""Run the benchmarks: `python -m pipeline.bench [NAME...]` (names: engine solver rating generator validator dask startup studio nightly telemetry stock)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import importlib
 import sys
 import time
 
-ORDER = ("engine", "solver", "rating", "generator", "validator", "dask", "startup", "studio", "nightly", "telemetry")
+ORDER = ("engine", "solver", "rating", "generator", "validator", "dask", "startup", "studio", "nightly", "telemetry", "stock")
 
 
 def main(argv: list[str]) -> int:

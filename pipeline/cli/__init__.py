@@ -37,6 +37,7 @@ COMMANDS: dict[str, str] = {
     "observed": "telemetry_cmds",
     "calibrate": "telemetry_cmds",
     "rescore": "telemetry_cmds",
+    "stock": "stock_cmds",
 }
 MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 _FAST = frozenset({"moves", "apply", "show"})  # run by `pipeline.cli.fast` without typer when they can be

@@ -160,7 +160,7 @@ def swap(
     bundle: Path = typer.Argument(..., metavar="BUNDLE", help="Bundle file to edit in place."),
     stage: str = typer.Argument(..., metavar="L.S", help="The Stage to replace, e.g. L3.S2 (both from 1)."),
     with_id: Optional[str] = typer.Option(None, "--with", metavar="ID", help="The pool puzzle to put there (default: the nearest to the target score in its tier)."),
-    pool: Optional[list[Path]] = typer.Option(None, "--pool", metavar="PATH", help="Puzzle files, folders or bundles to take from (default: the bundle's pool/ folder, which then also takes back the puzzle swapped out)."),
+    pool: Optional[list[Path]] = typer.Option(None, "--pool", metavar="PATH", help="Puzzle files, folders or bundles to take from (default: the bundle's pool/ folder, else the nights' stock ../stock/; either then also takes back the puzzle swapped out)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; write nothing."),
     profile_file: Optional[Path] = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
 ) -> None:
@@ -179,17 +179,32 @@ def swap(
     profile = read_profile_option(profile_file)
     if not bundle.is_file():
         fail(f"{bundle}: no such file")
+    from pipeline.stock.store import nights_folder, shipped_places
+
     places = list(pool or [])
+    nights = nights_folder(bundle)  # the nights' output folder: its stock, and every bundle it ships
+    stock = None
     if not places:
         default = bundle.parent / POOL_DIR
-        if not default.is_dir():
-            fail(f"--pool PATH is needed: {default} does not exist (the nightly job writes it)")
-        places = [default]
+        if default.is_dir():
+            places = [default]
+        elif (nights / "stock").is_dir():
+            stock = nights / "stock"
+            places = [stock]
+        else:
+            fail(f"--pool PATH is needed: neither {default} nor {nights / 'stock'} exists (the nightly job writes them)")
     try:
+        # never ship a puzzle (or a relabelled copy) twice: not from another bundle, nor this one
+        shipped, elsewhere = shipped_places(nights), shipped_places(nights, besides=bundle)
         candidates = [p.under(profile) for p in load_puzzles(places)]
+        named = next((p for p in candidates if p.id == with_id), None) if with_id is not None else None
+        if named is not None and named.key in elsewhere:
+            fail(f"--with {with_id}: the puzzle or a relabelled copy is already shipped at {elsewhere[named.key]}")
+        # a named puzzle this bundle ships: swap_stage names it (the same id) or its validation does (NM321)
+        candidates = [p for p in candidates if p.key not in shipped or p is named]
         result = swap_stage(bundle, level, number, candidates, with_id=with_id, write=False)
         # the bundle's own pool/ takes back what the swap took out, before the bundle is written
-        kept = None if dry_run else commit_swap(result, None if pool else places[0])
+        kept = None if dry_run else commit_swap(result, None if pool or stock is not None else places[0])
     except NumberMatchError as exc:
         fail(error_text(exc))
     except OSError as exc:
@@ -197,6 +212,12 @@ def swap(
     typer.echo(("(dry run) " if dry_run else "") + result.summary())
     if kept is not None:
         typer.echo(f"{result.old_id} kept in {kept} (swap it back with --with {result.old_id})")
+    if not dry_run and stock is not None:  # the stock gives the new one up and takes back the old one
+        from pipeline.stock.store import give_back
+
+        back = give_back(nights, result.new, result.old_puzzle)
+        if back is not None:
+            typer.echo(f"{result.old_id} back in the stock at {back} (swap it back with --with {result.old_id})")
     if not dry_run:  # the night's reports follow the bundle (report.md, which holds the run's figures, is marked stale)
         from pipeline.formats.loader import load_text
         from pipeline.jobs.report_html import refresh_reports

@@ -32,6 +32,7 @@ EXAMPLES: dict[str, str] = {
     "observed": "numbermatch observed night.jsonl --levels generated/2026-11-29/bundle.yaml --format html --out observed.html",
     "calibrate": "numbermatch calibrate night.jsonl --levels generated/2026-11-29/bundle.yaml --out casual.yaml",
     "rescore": "numbermatch rescore --profile casual.yaml generated/2026-11-29/",
+    "stock": "numbermatch stock --out generated   (also: stock refill --tier hard --cells 30 --adds 1 --count 20; stock prune)",
 }
 
 _NAMES = {"int": "INTEGER", "float": "FLOAT", "str": "TEXT", "path": "PATH", "Path": "PATH", "bool": "BOOLEAN"}

@@ -70,10 +70,10 @@ def nightly(
     seed: int | None = typer.Option(None, "--seed", help="Seed (default: the date as YYYYMMDD)."),
     levels: int | None = typer.Option(None, "--levels", min=1, max=MAX_LEVELS, help="Number of Levels (default: job file, last night, 10)."),
     stages: int | None = typer.Option(None, "--stages", min=1, max=MAX_STAGES, help="Stages per Level (default: job file, last night, 6)."),
-    curve: str | None = typer.Option(None, "--curve", metavar=CURVE_METAVAR, help=CURVE_HELP + " Default: job file, last night's, ramp."),
+    curve: str | None = typer.Option(None, "--curve", metavar=CURVE_METAVAR, help=CURVE_HELP + " Default: job file, last night's, campaign."),
     job: Path | None = typer.Option(None, "--job", help="Curve file whose `job:` names the curve, levels and stages."),
     continue_from: Path | None = typer.Option(
-        None, "--continue", help="Folder of earlier nights: number the Levels on from the last one and continue its curve."
+        None, "--continue", help="Folder of earlier nights: number the Levels on from the last one and continue its curve (default: the output folder's nights)."
     ),
     out: Path | None = typer.Option(None, "--out", help="Output folder; the night goes to OUT/<date>/ (default: the --continue folder, else generated)."),
     jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, max=MAX_JOBS, help="Worker processes (default: all cores)."),
@@ -87,6 +87,11 @@ def nightly(
     ),
     profile: Path | None = typer.Option(
         None, "--profile", metavar="FILE", help="A rating profile (`numbermatch calibrate`): rate the night for that audience (default: the job file's `profile:`)."
+    ),
+    stock: bool = typer.Option(
+        True, "--stock/--no-stock",
+        help="Draw from OUT/stock/ first, generate only the shortfall, stock what was made and not used, "
+        "then refill the stock to the job's keep levels (--no-stock: generate everything, write pool/).",
     ),
 ) -> None:
     """Generate, validate and assemble tonight's bundle into OUT/<date>/: bundle.yaml, report.md,
@@ -104,7 +109,7 @@ def nightly(
         options = plan_night(
             night, seed=default_seed(night) if seed is None else seed, levels=levels, stages=stages, curve=curve,
             job=job, continue_from=continue_from, out=out or continue_from or Path(NIGHTS_FOLDER), jobs=jobs,
-            scheduler=scheduler or None, profile=profile, log=terminal.log,
+            scheduler=scheduler or None, profile=profile, stock=stock, log=terminal.log,
         )
         options = dataclasses.replace(options, force=force)
     except NumberMatchError as exc:

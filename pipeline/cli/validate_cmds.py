@@ -32,6 +32,12 @@ def validate(
         None, "--profile", metavar="FILE",
         help="A rating profile: puzzles scored under a profile must name this one (NM318); the file is checked too.",
     ),
+    against: Optional[Path] = typer.Option(
+        None, "--against", metavar="FOLDER",
+        help="Also check the shipped and stock puzzles of PATH... for repeats (NM321) against every level file "
+        "under FOLDER, through its index (a cache in ~/.cache/numbermatch or $NUMBERMATCH_CACHE): pre-commit passes the "
+        "changed files and `--against .`.",
+    ),
 ) -> None:
     """Validate level files. Exit 0: all valid; 1: a file is invalid; 2: usage error."""
     from pipeline.errors import NumberMatchError
@@ -45,9 +51,9 @@ def validate(
         fail(f"--profile: {exc}", 2)
     try:
         if deep and sys.stderr.isatty():
-            report = _deep_with_progress(paths, profile)
+            report = _deep_with_progress(paths, profile, against)
         else:
-            report = validate_paths(paths, deep=deep, profile=profile)
+            report = validate_paths(paths, deep=deep, profile=profile, against=against)
     except PathError as exc:
         fail(str(exc), 2)
     sys.stdout.write(render(report, fmt.value))
@@ -57,7 +63,7 @@ def validate(
     raise typer.Exit(0 if report.ok else 1)
 
 
-def _deep_with_progress(paths: list[str], profile: RatingProfile | None = None) -> ValidationReport:
+def _deep_with_progress(paths: list[str], profile: RatingProfile | None = None, against: Path | None = None) -> ValidationReport:
     """`validate_paths(paths, deep=True)`, showing on the terminal how far the deep checks are."""
     from pipeline.validator import Validator, collect_files  # start-up time
 
@@ -75,4 +81,6 @@ def _deep_with_progress(paths: list[str], profile: RatingProfile | None = None) 
         sys.stderr.flush()
         run.add_file(path)
     sys.stderr.write("\r\x1b[K")
+    if against is not None:
+        run.check_against(against)
     return run.report

@@ -68,6 +68,13 @@ class Puzzle:
         return Difficulty.from_dict(self.difficulty)
 
     @property
+    def key(self) -> str:
+        """The canonical key: the same for every relabelled copy (`pipeline.engine.canonical`)."""
+        from pipeline.engine.canonical import canonical_key
+
+        return canonical_key(self.board, self.adds, self.ruleset)
+
+    @property
     def tier(self) -> str:
         return self.rated.tier
 

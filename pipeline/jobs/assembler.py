@@ -40,8 +40,8 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from pipeline.engine.board import WIDTH, parse
-from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
+from pipeline.engine.canonical import class_layout
+from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.formats.curves import Curve, Target, shape_text
 from pipeline.jobs.curve_specs import load_curve
 from pipeline.errors import NumberMatchError, shorten
@@ -50,7 +50,6 @@ from pipeline.formats.slot import Slot
 from pipeline.rating.tiers import TIER_NAMES
 
 DEFAULT_NODE_BUDGET = 2000
-_CLASS_TEXT = "." + "".join(chr(ord("0") + k) for k in range(1, 256))  # class k as a character
 
 
 class AssemblyError(NumberMatchError):
@@ -59,9 +58,7 @@ class AssemblyError(NumberMatchError):
 
 def digit_layout(board: str, ruleset: Ruleset | int = DEFAULT) -> str:
     """The board's value-class pattern under its ruleset (see the module docstring): equal layouts play alike."""
-    cells = parse(board).translate(ruleset_for(ruleset).class_of)
-    text = "".join(_CLASS_TEXT[k] for k in cells)
-    return "/".join(text[s : s + WIDTH] for s in range(0, len(text), WIDTH))
+    return class_layout(board, ruleset)
 
 
 def puzzle_score(puzzle: Puzzle) -> float:

@@ -47,6 +47,7 @@ from pipeline.jobs.bundle import bundle_document, write_bundle
 from pipeline.formats.curves import DEFAULT_CURVE, Curve, CurveError, curve_from_data, curve_params, shape_text
 from pipeline.jobs.curve_specs import load_curve, tier_needs
 from pipeline.jobs.publish import PublishError, locked, make_staging, publish, publish_over, sweep
+from pipeline.stock.night import finish as finish_stock, stage_aside
 from pipeline.limits import MAX_LEVELS, MAX_STAGES
 from pipeline.jobs.report_html import REPORT_HTML, render_report_html
 from pipeline.jobs.report import BUNDLE_FILE, LOG_FILE, REPORT_FILE, per_tier, percent, render_report
@@ -56,14 +57,19 @@ from pipeline.formats.night import POOL_DIR
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.formats.source import NIGHTS_FOLDER
 from pipeline.rating.profile import RatingProfile
+from pipeline.engine.canonical import canonical_key
+from pipeline.stock.night import Drawn, draw
 
 if TYPE_CHECKING:
     from pipeline.generation.executors import Executor
 
 DEFAULT_LEVELS = 10
 DEFAULT_STAGES = 6
+NIGHT_CURVE = "campaign"  # the default night's curve: shipped, and reaches expert (a boss Stage from Level 3 on)
 DEFAULT_OUT = NIGHTS_FOLDER  # where a puzzle id is looked up without --in, too
 SPARE = 0.5  # generate this share more than the curve needs per tier, so the assignment can choose
+DEFAULT_REFILL_SECONDS = 600.0  # the refill after a night starts no new batch past this many seconds
+REFILL_BATCH = 8  # puzzles per refill batch: the refill checks its time bound between batches
 
 
 @dataclass(frozen=True)
@@ -104,13 +110,19 @@ class NightlyOptions:
     seed: int
     levels: int = DEFAULT_LEVELS
     stages: int = DEFAULT_STAGES
-    curve: str | Curve = DEFAULT_CURVE  # a built-in name, FILE[:NAME], or a curve read from a bundle
+    # a built-in name, FILE[:NAME], or a curve read from a bundle. The library's plain default is
+    # `ramp` (any shape); the default night of the CLI (`plan_night`) is NIGHT_CURVE.
+    curve: str | Curve = DEFAULT_CURVE
     out: Path = Path(DEFAULT_OUT)
     jobs: int | None = None
     scheduler: str | None = None  # a Dask scheduler address or local:N (see generation.executors)
     first_level: int = 1  # the game-wide number of the night's first Level
     force: bool = False  # replace the job's files in a night that exists (others are kept)
     profile: RatingProfile | None = None  # rate for this audience (`--profile`, or the job file's `profile:`)
+    stock: bool = False  # draw from `<out>/stock/` first and hand back what was made and not used
+    keep: Mapping[str, int] | None = field(default_factory=dict)  # refill the stock to this per tier
+    # after the night (None: one night's worth, what this night asked for); {}: no refill
+    refill_seconds: float = DEFAULT_REFILL_SECONDS
 
     @property
     def date_text(self) -> str:
@@ -210,6 +222,7 @@ class TierStats:
     rejected: dict[str, int] = field(default_factory=dict)
     invalid: int = 0
     work: str = ""  # where the attempts ran, with worker names: run.log only, never the report
+    from_stock: int = 0  # puzzles of this tier drawn from the stock (the rest was generated)
 
     @property
     def acceptance(self) -> float:
@@ -226,6 +239,7 @@ class NightlyResult:
     tiers: dict[str, TierStats]
     seconds: dict[str, float]
     log_lines: list[str]
+    stock_lines: list[str] = field(default_factory=list)  # what finishing the stock move and the refill did
 
 
 Progress = Callable[[str, int, int], None]  # (what, done, total)
@@ -262,21 +276,27 @@ def plan_night(
     jobs: int | None = None,
     scheduler: str | None = None,
     profile: Path | None = None,
+    stock: bool = True,
     log: Log = lambda line: None,
 ) -> NightlyOptions:
     """The night's options: flags win over the job file, which wins over the night continued
-    (`continue_from`: numbering goes on from its last Level), which wins over the defaults."""
+    (`continue_from`: numbering goes on from its last Level; by default the output folder's
+    nights), which wins over the defaults. The job file's `keep` and `refill_seconds` set the
+    stock's refill (default: keep what one night asks for)."""
     settings = read_job(job) if job is not None else {}
     prev = None
+    asked = continue_from is not None
+    if continue_from is None and out.is_dir():  # the default night goes on from the last one in `out`
+        continue_from = out
     if continue_from is not None:
         if not continue_from.is_dir():
             raise NightlyError("continue", f"{continue_from}: no such folder of earlier nights")
         prev = previous_night(continue_from, date)
-        if prev is None:
-            log(f"continue: no night before {date.isoformat()} in {continue_from}; starting at Level 1")
-        else:
+        if prev is not None:
             log(f"continue: after {prev.folder.name}, from Level {prev.next_level}")
-    chosen: str | Curve = curve or settings.get("curve") or (prev.curve if prev else DEFAULT_CURVE)
+        elif asked:
+            log(f"continue: no night before {date.isoformat()} in {continue_from}; starting at Level 1")
+    chosen: str | Curve = curve or settings.get("curve") or (prev.curve if prev else NIGHT_CURVE)
     profile_path = profile or (job.parent / settings["profile"] if job is not None and settings.get("profile") else None)
     return NightlyOptions(
         date=date,
@@ -289,6 +309,9 @@ def plan_night(
         scheduler=scheduler,
         first_level=prev.next_level if prev else 1,
         profile=None if profile_path is None else _read_profile(profile_path),
+        stock=stock,
+        keep=settings.get("keep"),
+        refill_seconds=float(settings.get("refill_seconds", DEFAULT_REFILL_SECONDS)),
     )
 
 
@@ -327,21 +350,37 @@ def run_nightly(
         raise NightlyError("setup", f"cannot create output folder {out}: {exc.strerror or exc}") from exc
     final = out / options.date_text
     _refuse_rerun(final, options)
+    cpu_started = cpu_seconds()
     try:
         with locked(out):
             sweep(out)
             _refuse_rerun(final, options)
             base = snapshot(final / BUNDLE_FILE) if os.path.lexists(final) and final.is_dir() else None
+            finish_stock(out)  # a night killed after its publish: complete its stock move first
             staging = make_staging(out, options.date_text)
             try:
                 result = _build(options, curve, staging, log, progress)
                 if os.path.lexists(final):  # --force: the job's files only
-                    for line in publish_over(staging, final, base):
-                        log(f"publish: {line}")
+                    aside = make_staging(out, options.date_text)  # the stock move, swept if killed
+                    try:
+                        moved = stage_aside(staging, aside)
+                        for line in publish_over(staging, final, base):
+                            log(f"publish: {line}")
+                        stage_aside(aside, final, moved)  # the manifest last: then the move is due
+                    finally:
+                        shutil.rmtree(aside, ignore_errors=True)
                 else:
                     publish(staging, final)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
+            result.stock_lines = finish_stock(out)
+            for line in result.stock_lines:
+                log(f"stock: {line}")
+            if options.stock:
+                night_cpu = cpu_seconds() - cpu_started
+                result.stock_lines += _refill(options, curve, out, log)
+                log(f"stock: CPU: {night_cpu:.1f} s for the night, {cpu_seconds() - cpu_started - night_cpu:.1f} s"
+                    " for the refill after it")
     except PublishError as exc:
         raise NightlyError("setup", str(exc)) from exc
     except WriteRefused as exc:
@@ -375,15 +414,27 @@ def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progr
         log(line)
 
     started = time.perf_counter()
-    stats, puzzles = _generate(options, curve, progress)
+    drawn = _draw(options, curve)
+    if options.stock:
+        count = sum(len(v) for v in drawn.puzzles.values())
+        summary("stock", f"{count} puzzles drawn from {Path(options.out) / 'stock'}"
+                + (f" ({per_tier({t: len(v) for t, v in drawn.puzzles.items()})})" if count else ""), started)
+
+    started = time.perf_counter()
+    stats, puzzles = _generate(options, curve, progress, drawn)
     total_attempts = sum(s.attempts for s in stats.values())
-    summary(
-        "generate",
-        f"{len(puzzles)} puzzles ({per_tier({t: s.generated for t, s in stats.items()})})"
-        f" from {total_attempts} attempts, acceptance {percent(len(puzzles), total_attempts)}",
-        started,
-    )
-    lines.extend(f"generate {tier}: {s.work}" for tier, s in stats.items())
+    made = [p for p in puzzles if p.id not in drawn.files]
+    if options.stock and not made and not total_attempts:
+        summary("generate", "nothing: the stock covered every tier", started)
+    else:
+        summary(
+            "generate",
+            f"{len(made)} puzzles ({per_tier({t: s.generated for t, s in stats.items() if s.generated})})"
+            f" from {total_attempts} attempts, acceptance {percent(len(made), total_attempts)}"
+            + (", only the stock's shortfall" if options.stock else ""),
+            started,
+        )
+    lines.extend(f"generate {tier}: {s.work}" for tier, s in stats.items() if s.work)
 
     started = time.perf_counter()
     valid = _validate_puzzles(puzzles, stats)
@@ -413,11 +464,21 @@ def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progr
     problems = _validate_files([bundle_path])
     if problems:
         raise NightlyError("write", f"the bundle fails validation: {first_problem(problems)}")
-    write_atomic(staging / REPORT_FILE, render_report(options, stats, assembly, len(valid)))
-    _write_pool(staging, assembly)
+    write_atomic(staging / REPORT_FILE, render_report(options, stats, assembly, len(valid), set(drawn.files)))
+    if options.stock:  # the unused go to the stock (with the publish), where swap also looks
+        from pipeline.stock.night import stage_move
+
+        used = [drawn.files[p.puzzle.id] for p in assembly.placements if p.puzzle.id in drawn.files]
+        filed = _filed_ids(options)  # e.g. an older night's pool/: the same id in two files is NM304
+        stage_move(staging, Path(options.out), used,
+                   [p for p in assembly.unused if p.id not in drawn.files and p.id not in filed], options.date)
+    else:
+        _write_pool(staging, assembly)
     write_atomic(staging / REPORT_HTML, render_report_html(doc))
+    unused = (f"{len([p for p in assembly.unused if p.id not in drawn.files])} unused new puzzles for the stock"
+              if options.stock else f"{POOL_DIR}/ ({len(assembly.unused)} unused puzzles)")
     summary("write", f"{BUNDLE_FILE} ({bundle_path.stat().st_size} bytes) valid, {REPORT_FILE}, {REPORT_HTML},"
-            f" {POOL_DIR}/ ({len(assembly.unused)} unused puzzles)", started)
+            f" {unused}", started)
     total = sum(seconds.values())
     lines.append(f"total: {total:.1f} s")
     write_atomic(staging / LOG_FILE, "".join(f"{line}\n" for line in [f"nightly {options.date_text} seed {options.seed}"] + lines))
@@ -431,26 +492,61 @@ def _write_pool(staging: Path, assembly: Assembly) -> None:
     write_puzzles(sorted(assembly.unused, key=lambda p: p.id), staging / POOL_DIR)
 
 
-def _generate(options: NightlyOptions, curve: Curve, progress: Progress | None) -> tuple[dict[str, TierStats], list[Puzzle]]:
+def _draw(options: NightlyOptions, curve: Curve) -> Drawn:
+    """The stock's puzzles for this night, per tier (none when the night does not use the stock)."""
+    from pipeline.engine.rulesets import DEFAULT
+
+    if not options.stock:
+        return Drawn({}, {})
+    targets: dict[str, list[float]] = {}
+    for level in curve.targets(options.levels, options.stages, options.first_level):
+        for target in level:
+            targets.setdefault(target.tier, []).append(target.score)
+    wanted = generation_counts(curve, options.levels, options.stages, options.first_level)
+    try:
+        return draw(Path(options.out), targets, wanted, DEFAULT.number, night=options.date_text)
+    except NumberMatchError as exc:
+        raise NightlyError("stock", str(exc)) from None
+
+
+def shortfall(need: int, drawn: int) -> int:
+    """Puzzles to generate for a tier whose stock gave `drawn` of the `need` slots: none when
+    the stock covers it, else the missing ones plus SPARE of them for choice."""
+    missing = need - drawn
+    return 0 if missing <= 0 else missing + max(1, math.ceil(missing * SPARE))
+
+
+def _generate(options: NightlyOptions, curve: Curve, progress: Progress | None, drawn: Drawn) -> tuple[dict[str, TierStats], list[Puzzle]]:
     from pipeline.generation.executors import SchedulerError, open_executor
 
+    needs = tier_needs(curve, options.levels, options.stages, options.first_level)
+    counts = {t: shortfall(need, drawn.count(t)) if options.stock else n
+              for (t, need), n in zip(needs.items(), generation_counts(
+                  curve, options.levels, options.stages, options.first_level).values())}
+    if not any(counts.values()):  # the stock covers the night: no executor, no workers
+        return _generate_tiers(options, curve, progress, None, counts, drawn)
     try:  # one executor (pool, or Dask cluster connection) serves every tier
         with open_executor(options.jobs, options.scheduler) as executor:
-            return _generate_tiers(options, curve, progress, executor)
+            return _generate_tiers(options, curve, progress, executor, counts, drawn)
     except SchedulerError as exc:
         raise NightlyError("generate", str(exc)) from exc
 
 
 def _generate_tiers(
-    options: NightlyOptions, curve: Curve, progress: Progress | None, executor: Executor
+    options: NightlyOptions, curve: Curve, progress: Progress | None, executor: Executor | None, counts: Mapping[str, int],
+    drawn: Drawn,
 ) -> tuple[dict[str, TierStats], list[Puzzle]]:
     from pipeline.generation.generator import GenerateParams, generate  # the generator is a heavy import
 
     stats: dict[str, TierStats] = {}
-    puzzles: list[Puzzle] = []
-    for tier, count in generation_counts(curve, options.levels, options.stages, options.first_level).items():
+    puzzles: list[Puzzle] = [p for tier in counts for p in drawn.puzzles.get(tier, ())]
+    avoid = _known_keys(options) | {canonical_key(p.board, p.adds, p.ruleset) for p in puzzles}
+    for tier, count in counts.items():
         plan = TIER_PLANS[tier]
-        st = stats[tier] = TierStats(wanted=count, plan=plan, seed=tier_seed(options.seed, tier))
+        st = stats[tier] = TierStats(wanted=count, plan=plan, seed=tier_seed(options.seed, tier),
+                                     from_stock=drawn.count(tier))
+        if count == 0 or executor is None:
+            continue
         params = GenerateParams(cells=plan.cells, adds=plan.adds, tier=tier, strategy=plan.strategy, seed=st.seed,
                                 profile=options.profile)
         report = (lambda done, total, tier=tier: progress(f"generate {tier}", done, total)) if progress else None
@@ -458,6 +554,13 @@ def _generate_tiers(
             result = generate(count, params, exclude_ids={p.id for p in puzzles}, progress=report, executor=executor)
         except NumberMatchError as exc:
             raise NightlyError("generate", f"{tier}: {exc}") from exc
+        fresh = []
+        for p in result.puzzles:  # never a puzzle (or a relabelled copy) shipped or stocked before
+            key = canonical_key(p.board, p.adds, p.ruleset)
+            if key not in avoid:
+                avoid.add(key)
+                fresh.append(p)
+        result.puzzles = fresh
         st.generated, st.attempts, st.rejected = len(result.puzzles), result.attempts, dict(result.rejected)
         st.work = f"{result.seconds:.1f} s on {result.work}"
         if len(result.puzzles) < count:
@@ -468,6 +571,71 @@ def _generate_tiers(
             )
         puzzles.extend(result.puzzles)
     return stats, puzzles
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and its finished workers (for the log only, never the output)."""
+    import resource
+
+    return sum(getattr(resource.getrusage(who), field) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for field in ("ru_utime", "ru_stime"))
+
+
+def _filed_ids(options: NightlyOptions) -> set[str]:
+    """Ids of the plain puzzle files under the output folder (not stock, not bundles)."""
+    from pipeline.formats.index import LevelIndex
+
+    with LevelIndex(options.out) as index:
+        index.refresh()
+        return {e.id for e in index.entries("puzzle")}
+
+
+def _known_keys(options: NightlyOptions) -> set[str]:
+    """Canonical keys already shipped or in stock under the output folder (the night a rerun
+    replaces does not count: its bundle goes)."""
+    from pipeline.formats.index import LevelIndex
+
+    with LevelIndex(options.out) as index:
+        index.refresh()
+        return index.shipped_keys(besides=options.date_text) | index.stock_keys()
+
+
+def _refill(options: NightlyOptions, curve: Curve, out: Path, log: Log) -> list[str]:
+    """Top the stock up to the night's keep levels per tier, in batches, starting no batch past
+    `refill_seconds`; returns (and logs) one line per tier refilled."""
+    from pipeline.formats.index import LevelIndex
+    from pipeline.stock.store import StockError, refill
+
+    keep = options.keep
+    if keep is None:
+        keep = generation_counts(curve, options.levels, options.stages, options.first_level)
+    lines: list[str] = []
+    started = time.perf_counter()
+    for tier, level in keep.items():
+        plan = TIER_PLANS[tier]
+        with LevelIndex(out) as index:
+            index.refresh()
+            have = len(index.stock(tier))
+        batch, written, attempts = 0, 0, 0
+        while have + written < level and time.perf_counter() - started < options.refill_seconds:
+            count = min(REFILL_BATCH, level - have - written)
+            try:
+                done = refill(out, tier=tier, cells=plan.cells, adds=plan.adds, count=count, strategy=plan.strategy,
+                              seed=tier_seed(options.seed, f"refill/{tier}/{batch}"), day=options.date, jobs=options.jobs)
+            except StockError as exc:
+                lines.append(f"refill {tier}: stopped: {exc}")
+                break
+            batch, written, attempts = batch + 1, written + len(done.written), attempts + done.attempts
+            if not done.written:  # every new board repeated one in stock: do not spin
+                break
+        if written or have < level:
+            lines.append(f"refill {tier}: {have} in stock, kept at {level}: {written} made from {attempts} attempts"
+                         + ("" if have + written >= level else f", {level - have - written} short (time bound"
+                            f" {options.refill_seconds:.0f} s)"))
+            log(f"stock: {lines[-1]}")
+    if lines:
+        log(f"stock: refill took {time.perf_counter() - started:.1f} s")
+    return lines
 
 
 def _validate_puzzles(puzzles: Sequence[Puzzle], stats: dict[str, TierStats]) -> list[Puzzle]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Set
 from typing import Protocol
 
 from pipeline import __version__
@@ -27,6 +27,8 @@ class NightlyOptions(Protocol):
     def stages(self) -> int: ...
     @property
     def seed(self) -> int: ...
+    @property
+    def stock(self) -> bool: ...
 
 
 class _Plan(Protocol):
@@ -49,16 +51,22 @@ class TierStats(Protocol):
     def invalid(self) -> int: ...
     @property
     def rejected(self) -> Mapping[str, int]: ...
+    @property
+    def from_stock(self) -> int: ...
 
 
 BUNDLE_FILE, REPORT_FILE, LOG_FILE = "bundle.yaml", "report.md", "run.log"
 
 
-def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assembly: Assembly, valid: int) -> str:
-    """The Markdown report; deterministic (no clock), so reruns give the same bytes."""
+def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assembly: Assembly, valid: int,
+                  from_stock: Set[str] = frozenset()) -> str:
+    """The Markdown report; deterministic (no clock), so reruns give the same bytes.
+    `from_stock`: the ids of the puzzles the night drew from the stock."""
     generated = sum(s.generated for s in stats.values())
     attempts = sum(s.attempts for s in stats.values())
     out = _heading(options, assembly)
+    if options.stock:
+        out += _stock(stats, assembly, from_stock)
     out += _tier_table(stats, assembly, valid, generated, attempts)
     out += _work_per_phase(assembly, valid, generated, attempts)
     out += _targets(assembly)
@@ -76,6 +84,24 @@ def _heading(options: NightlyOptions, assembly: Assembly) -> list[str]:
         f"`{BUNDLE_FILE}`: id `nightly-{options.date_text}`, {shape_text(options.levels, options.stages)}{where}"
         f" on curve `{options.curve_text}`, seed {options.seed}, numbermatch {__version__}, ruleset"
         f" {assembly.placements[0].puzzle.ruleset}. Wall-clock time per phase: `{LOG_FILE}`.",
+        "",
+    ]
+
+
+def _stock(stats: Mapping[str, TierStats], assembly: Assembly, from_stock: Set[str]) -> list[str]:
+    """What came from the stock and what was made: the night generates only the shortfall."""
+    drawn = sum(s.from_stock for s in stats.values())
+    made = sum(s.generated for s in stats.values())
+    used = sum(1 for p in assembly.placements if p.puzzle.id in from_stock)
+    short = [t for t, s in stats.items() if s.generated]
+    return [
+        "## Stock",
+        "",
+        f"- from the stock: {used} of the {len(assembly.placements)} Stages ({drawn} puzzles drawn:"
+        f" {per_tier({t: s.from_stock for t, s in stats.items()})}); they leave the stock with this night.",
+        f"- made tonight: {made} puzzles, only the shortfall"
+        + (f" ({', '.join(short)})" if short else ": the stock covered every tier")
+        + f"; {len(assembly.placements) - used} Stages use them, the unused go to the stock.",
         "",
     ]
 

@@ -130,7 +130,20 @@ class Studio:
         return curation_beside(bundle, rel)
 
     def pool(self, bundle: Path) -> list[Puzzle]:
-        return [p for _, p in self.library.pool(bundle)]
+        return [p for _, p in self.pool_checked(bundle)[0]]
+
+    def pool_checked(self, bundle: Path) -> tuple[list[tuple[str, Puzzle]], list[str]]:
+        """The pool's puzzles the studio may ship, and a line per file it may not: the
+        validator's refusals, and any puzzle whose canonical key (a relabelled copy included)
+        a bundle under the studio's folder already ships (NM321; `stock.store`)."""
+        from pipeline.stock.store import shipped_places
+
+        accepted, refused = self.library.pool_checked(bundle)
+        shipped = shipped_places(self.root)
+        repeats = [f"{name}: NM321: {p.id} (or a relabelled copy) is already shipped at"
+                   f" {Path(shipped[p.key]).relative_to(self.root).as_posix()}"
+                   for name, p in accepted if p.key in shipped]
+        return [(name, p) for name, p in accepted if p.key not in shipped], refused + repeats
 
     # -- pages -----------------------------------------------------------------------------
     def index(self, request: Request) -> Response:
@@ -335,7 +348,7 @@ class Studio:
             raise LibraryError(f"{rel}: has no Stage L{level}.S{stage}")
         base = request.query_params.get("base") or content_hash(raw)
         used = {str(s.puzzle.get("id")) for s in slots}
-        accepted, refused = self.library.pool_checked(path)
+        accepted, refused = self.pool_checked(path)
         files = {p.id: name for name, p in accepted}
         pool = [p for _, p in accepted]
         offered = offer_pool(pool, draft.without_swap(at), used)

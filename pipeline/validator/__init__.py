@@ -23,7 +23,7 @@ from pipeline.limits import MAX_CURVES
 from pipeline.problems import CODES, Problem, ValidationReport, internal_error
 from pipeline.rating.profile import RatingProfile
 from pipeline.validator.schema_layer import check as check_schema, classify
-from pipeline.validator.semantics import Semantics
+from pipeline.validator.semantics import Semantics, repeat_message
 
 __all__ = [
     "CODES", "Problem", "ValidationReport", "PathError", "collect_files", "validate_paths",
@@ -103,19 +103,49 @@ class Validator:
     def add_text(self, text: str, name: str) -> list[Problem]:
         return self.add_loaded(load_text(text, name), name)
 
+    def check_against(self, root: str | os.PathLike[str]) -> list[Problem]:
+        """NM321 for each shipped or stock puzzle of this run whose canonical key is also in a
+        file under `root` outside the run (through root's index, refreshed first): what
+        pre-commit needs when only one file changed. Call after the files were added."""
+        from pipeline.formats.index import LevelIndex
+
+        if not Path(root).is_dir():
+            raise PathError(f"--against {root}: no such folder")
+        with LevelIndex(root) as index:
+            index.refresh()
+            found = index.by_keys(s.key for s in self.semantics.sightings)
+        ran = {Path(s.file).resolve() for s in self.semantics.sightings}
+        problems = []
+        for s in self.semantics.sightings:
+            for other in found.get(s.key, ()):
+                if (Path(root) / other.path).resolve() in ran:
+                    continue
+                if s.kind == other.kind == "stock" and s.id == other.id:
+                    continue  # the same file checked out twice is NM304's business, not a repeat
+                if s.kind == "bundle" or other.kind == "bundle" or s.kind == other.kind == "stock":
+                    where = str(Path(root) / other.path) + (f" ({other.place})" if other.place else "")
+                    problems.append(Problem(s.file, s.line, s.column, "NM321",
+                                            repeat_message(s, where, s.id, other.id, s.kind, other.kind), s.path))
+                    break
+        self.report.problems.extend(problems)
+        return problems
+
 
 def validate_paths(
     paths: Sequence[str | os.PathLike[str]], *, deep: bool = False, rulesets: frozenset[int] = SHIPPED,
-    profile: RatingProfile | None = None,
+    profile: RatingProfile | None = None, against: str | os.PathLike[str] | None = None,
 ) -> ValidationReport:
     """Validate files and folders (see `collect_files`); raises PathError for a usage error.
 
     `rulesets`: the ruleset numbers a file may name (default: the shipped ones); `profile`: see
-    `Validator`.
+    `Validator`. `against`: a folder whose every level file the shipped and stock puzzles are
+    checked for repeats (NM321).
     """
     run = Validator(deep=deep, rulesets=rulesets, profile=profile)
     for path in collect_files(paths):
         run.add_file(path)
+    if against is not None:
+        run.check_against(against)
     return run.report
 
 

@@ -8,11 +8,13 @@ itself, so no search is needed unless `--deep` asks for a second opinion.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pipeline.engine.board import format_board, parse
+from pipeline.engine.canonical import canonical_key
 from pipeline.errors import IllegalMoveError, NumberMatchError
 from pipeline.limits import LimitError
 from pipeline.engine.moves import Move
@@ -22,6 +24,7 @@ from pipeline.engine.stage import apply_move
 from pipeline.rating.profile import ProfileError, RatingProfile, profile_of
 from pipeline.rating.tiers import TIERS_BY_VERSION, tier_for
 from pipeline.rating.versions import score_from_metrics, stored_score, stored_tier
+from pipeline.formats.index import is_stock_path
 from pipeline.validator.context import SCORE_TOLERANCE, Context, Parts
 from pipeline.formats.loader import Document
 from pipeline.problems import Problem, json_path
@@ -41,6 +44,39 @@ class _Where:
         return where if self.file == here else f"{self.file}:{self.line or ''}".rstrip(":")
 
 
+@dataclass(frozen=True)
+class Sighting:
+    """A shipped (bundle Stage) or stock puzzle the run saw, under its canonical key."""
+
+    key: str
+    kind: str  # "bundle" or "stock"
+    id: str
+    file: str
+    line: int | None
+    column: int | None
+    path: str
+    place: str  # "L3.S2" for a bundle Stage, "" for a stock file
+
+    @property
+    def where(self) -> str:
+        at = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{at} ({self.place})" if self.place else at
+
+
+def repeat_message(here: Sighting | str, there: Sighting | str, here_id: str, there_id: str,
+                   here_kind: str, there_kind: str) -> str:
+    """The NM321 message: what repeats what, where, and why it counts as the same puzzle."""
+    same = "the same board" if here_id == there_id else "a relabelled copy (same value-class layout)"
+    if here_kind == "bundle" and there_kind == "bundle":
+        why = "shipped twice"
+    elif here_kind == "stock" and there_kind == "stock":
+        why = "in stock twice"
+    else:
+        why = "shipped and still in stock"
+    other = there.where if isinstance(there, Sighting) else there
+    return f"puzzle {here_id} is {same} as {there_id} at {other}: {why}"
+
+
 @dataclass
 class Semantics:
     """Runs layer 3 over documents one by one, remembering ids across all files of a run."""
@@ -51,6 +87,8 @@ class Semantics:
     bundle_ids: dict[str, _Where] = field(default_factory=dict)
     on_deep: Callable[[str], None] | None = None  # told each file name after one puzzle's deep check
     profile: RatingProfile | None = None  # `validate --profile`: the profile profile-scored puzzles must name
+    sightings: list[Sighting] = field(default_factory=list)  # shipped and stock puzzles seen, in order
+    first_by_key: dict[str, Sighting] = field(default_factory=dict)
 
     def check(self, doc: Document, kind: str, name: str, bad: set[Parts]) -> list[Problem]:
         """Problems of a schema-checked document; parts under a schema problem are skipped."""
@@ -60,6 +98,8 @@ class Semantics:
             self._unique(ctx, self.puzzle_ids, (), "id", "puzzle")
             if ctx.core_ok(()):
                 self._puzzle(ctx, data, (), data.get("provenance"))
+                if is_stock_path(Path(name).parts):
+                    self._sighting(ctx, data, (), "stock", "")
         elif kind == "rating-profile":
             _profile_file(ctx, data)
         elif kind == "curves":
@@ -82,6 +122,24 @@ class Semantics:
             seen[value] = _Where(ctx.name, line, json_path(parts + (key,)))
             return
         ctx.add(parts + (key,), "NM304", f"duplicate {what} id {value!r}: already used at {first.describe(ctx.name)}")
+
+    def _sighting(self, ctx: Context, p: dict[str, Any], parts: Parts, kind: str, place: str) -> None:
+        """Remember a shipped or stock puzzle by its canonical key; NM321 when it repeats one
+        seen earlier in the run (shipped twice, shipped and in stock, or in stock twice)."""
+        try:
+            key = canonical_key(p["board"], p["adds"], ruleset_for(p["ruleset"], self.rulesets))
+        except (NumberMatchError, ValueError):  # reported by _puzzle
+            return
+        line, col = ctx.pos(parts + ("board",))
+        seen = Sighting(key, kind, str(p["id"]), ctx.name, line, col, json_path(parts + ("board",)), place)
+        self.sightings.append(seen)
+        first = self.first_by_key.get(key)
+        if first is None:
+            self.first_by_key[key] = seen
+            return
+        if seen.id == first.id and (seen.file == first.file or kind == first.kind == "stock"):
+            return  # the same id twice where NM304 already reports it
+        ctx.add(parts + ("board",), "NM321", repeat_message(seen, first, seen.id, first.id, kind, first.kind))
 
     def _bundle(self, ctx: Context, data: dict[str, Any]) -> None:
         self._unique(ctx, self.bundle_ids, (), "id", "bundle")
@@ -120,6 +178,9 @@ class Semantics:
                     ctx.add(pparts + ("ruleset",), "NM313",
                             f"puzzle ruleset {puzzle.get('ruleset')!r} differs from the bundle's ruleset {bundle_ruleset}")
                 self._puzzle(ctx, puzzle, pparts, None, f"{ctx.name}:L{first + li}.S{si + 1}")
+                if ctx.core_ok(pparts):
+                    self._sighting(ctx, puzzle, pparts, "bundle",
+                                   f"L{level.get('level', li + first)}.S{stage.get('stage', si + 1)}")
 
     def _puzzle(self, ctx: Context, p: dict[str, Any], parts: Parts, provenance: Any, stage: str | None = None) -> None:
         """Every check of one schema-valid puzzle mapping at `parts` (a bundle's `stage`, named

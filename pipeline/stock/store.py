@@ -1,0 +1,274 @@
+"""Stock files: where a puzzle goes, adding without repeats, counting, refilling and pruning.
+
+Every change to the stock happens under the output folder's lock (`publish.locked`), the one
+the nightly job holds, so a refill, a prune and a night never interleave.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from pipeline.atomic import write_atomic
+from pipeline.engine.canonical import canonical_key
+from pipeline.errors import NumberMatchError
+from pipeline.formats.index import STOCK_DIR, Entry, LevelIndex
+from pipeline.formats.puzzle import Puzzle, dump_yaml
+
+if TYPE_CHECKING:
+    from pipeline.generation.executors import Executor
+
+HISTOGRAM_BIN = 10  # score points per histogram bin in `numbermatch stock`
+_NIGHT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
+
+
+class StockError(NumberMatchError):
+    """A stock operation that cannot be done (bad parameters, a generator that cannot reach the tier)."""
+
+
+def group_name(cells: int, adds: int) -> str:
+    """`27x3`: the folder of a board size and adds allocation."""
+    return f"{cells}x{adds}"
+
+
+def active_cells(board: str) -> int:
+    return sum(1 for ch in board if ch not in "./")
+
+
+def stock_path(root: Path, puzzle: Puzzle) -> Path:
+    """`<root>/stock/<ruleset>/<cells>x<adds>/<id>.yaml`."""
+    return root / STOCK_DIR / str(puzzle.ruleset) / group_name(active_cells(puzzle.board), puzzle.adds) / f"{puzzle.id}.yaml"
+
+
+def stock_text(puzzle: Puzzle, day: _dt.date, root: Path) -> str:
+    """The stock file of a puzzle: the puzzle file, its provenance saying when it was stocked."""
+    from pipeline.schemas import schema_hint
+
+    provenance = {**puzzle.provenance, "stocked": day.isoformat()}
+    doc = Puzzle(puzzle.board, puzzle.adds, puzzle.solution, puzzle.difficulty, puzzle.ruleset, provenance).to_document()
+    return dump_yaml(doc, schema_hint("puzzle", stock_path(root, puzzle).parent))
+
+
+def put(root: Path, puzzles: Iterable[Puzzle], day: _dt.date, index: LevelIndex | None = None) -> list[Path]:
+    """Write puzzles into the stock, skipping any whose canonical key is already in stock or
+    shipped in a bundle under `root`; returns the files written."""
+    root.mkdir(parents=True, exist_ok=True)
+    own = index if index is not None else LevelIndex(root)
+    try:
+        own.refresh()
+        taken = own.stock_keys() | own.shipped_keys()
+    finally:
+        if index is None:
+            own.close()
+    written = []
+    for p in puzzles:
+        key = canonical_key(p.board, p.adds, p.ruleset)
+        if key in taken:
+            continue
+        taken.add(key)
+        written.append(write_atomic(stock_path(root, p), stock_text(p, day, root)))
+    return written
+
+
+def read_puzzle(path: Path) -> Puzzle:
+    """A stock file's Puzzle (the caller validates it)."""
+    try:
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+        return Puzzle.from_dict(data)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError, KeyError, TypeError, ValueError) as exc:
+        raise StockError(f"{path}: cannot be read as a puzzle ({type(exc).__name__})") from None
+
+
+# --- counts -------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class GroupCount:
+    """Stock puzzles of one ruleset, size and adds, per tier, with a score histogram."""
+
+    ruleset: int
+    cells: int
+    adds: int
+    tiers: dict[str, int]
+    histogram: dict[int, int]  # bin start (0, 10, ..., 90) -> puzzles
+
+    @property
+    def total(self) -> int:
+        return sum(self.tiers.values())
+
+    @property
+    def name(self) -> str:
+        return f"{self.ruleset}/{group_name(self.cells, self.adds)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"ruleset": self.ruleset, "cells": self.cells, "adds": self.adds, "total": self.total,
+                "tiers": dict(self.tiers), "histogram": {str(k): v for k, v in sorted(self.histogram.items())}}
+
+
+def counts(entries: Sequence[Entry]) -> list[GroupCount]:
+    """Per group (ruleset, cells, adds, in that order): puzzles per tier and a score histogram."""
+    groups: dict[tuple[int, int, int], list[Entry]] = {}
+    for e in entries:
+        groups.setdefault((e.ruleset, e.cells, e.adds), []).append(e)
+    out = []
+    for (ruleset, cells, adds), items in sorted(groups.items()):
+        bins = Counter(min(90, int(e.score // HISTOGRAM_BIN) * HISTOGRAM_BIN) for e in items if e.score is not None)
+        out.append(GroupCount(ruleset, cells, adds, dict(Counter(e.tier for e in items)), dict(bins)))
+    return out
+
+
+# --- refill -------------------------------------------------------------------------------
+
+@dataclass
+class Refilled:
+    """What a refill did: puzzles written, attempts, seconds, and where the attempts ran."""
+
+    written: list[Path] = field(default_factory=list)
+    attempts: int = 0
+    seconds: float = 0.0
+    work: str = ""
+
+
+def refill(
+    root: Path, *, tier: str, cells: int, adds: int, count: int, seed: int, day: _dt.date,
+    executor: Executor | None = None, jobs: int | None = None, strategy: str = "random",
+    max_attempts: int | None = None, progress: Callable[[int, int], None] | None = None,
+) -> Refilled:
+    """Generate `count` new puzzles of a tier and group into the stock (none repeating a stocked
+    or shipped one). Same seed and stock: the same files, whatever the workers."""
+    from pipeline.generation.generator import GenerateParams, GenerationError, generate
+
+    with LevelIndex(root) as index:
+        index.refresh()
+        taken = index.stock_keys() | index.shipped_keys()
+        params = GenerateParams(cells=cells, adds=adds, tier=tier, strategy=strategy, seed=seed, max_attempts=max_attempts)
+        try:
+            result = generate(count, params, jobs=jobs, progress=progress, executor=executor)
+        except GenerationError as exc:
+            raise StockError(str(exc)) from None
+        fresh = [p for p in result.puzzles if canonical_key(p.board, p.adds, p.ruleset) not in taken]
+        written = put(root, fresh, day, index)
+    return Refilled(written, result.attempts, result.seconds, str(result.work or ""))
+
+
+# --- prune --------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Dropped:
+    """A stock file prune removed, and why."""
+
+    path: Path
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+
+def prune(root: Path, *, dry_run: bool = False) -> list[Dropped]:
+    """Drop stock files the pipeline would no longer ship: files the validator refuses (a
+    ruleset no longer shipped included), puzzles rated by an older rating version than the
+    current one, puzzles already shipped in a bundle, and second copies of one canonical key
+    (the oldest stays). Returns what was dropped (or would be, with `dry_run`)."""
+    from pipeline.rating.tiers import RATING_VERSION
+    from pipeline.validator import Validator
+
+    dropped: list[Dropped] = []
+    with LevelIndex(root) as index:
+        index.refresh()
+        shipped = {e.key: e for e in index.entries("bundle")}
+        stocked = index.entries(STOCK_DIR)
+    stocked.sort(key=lambda e: (e.stocked, e.id, e.path))  # the oldest copy of a key stays
+    run = Validator()
+    indexed = {e.path for e in stocked}
+    folder = root / STOCK_DIR
+    for path in sorted(folder.rglob("*.y*ml")) if folder.is_dir() else ():  # files the index could not read
+        rel = path.relative_to(root)
+        if rel.as_posix() not in indexed and not any(part.startswith(".") for part in rel.parts):
+            problems = run.add_file(path)
+            what = f"{problems[0].code} {problems[0].message}" if problems else "not in the stock's layout"
+            dropped.append(Dropped(path, f"invalid: {what}"))
+    kept: dict[str, Path] = {}
+    for entry in stocked:
+        path = root / entry.path
+        problems = [p for p in run.add_file(path) if p.code not in ("NM304", "NM321")]
+        if problems:
+            dropped.append(Dropped(path, f"invalid: {problems[0].code} {problems[0].message}"))
+            continue
+        version = _rating_version(path)
+        if version != RATING_VERSION:
+            dropped.append(Dropped(path, f"rated by rating version {version}; the current version is {RATING_VERSION}"))
+        elif entry.key in shipped:
+            dropped.append(Dropped(path, f"already shipped at {shipped[entry.key].where}"))
+        elif entry.key in kept:
+            dropped.append(Dropped(path, f"a copy of {kept[entry.key]} (same canonical key {entry.key})"))
+        else:
+            kept[entry.key] = path
+    if not dry_run:
+        for d in dropped:
+            d.path.unlink(missing_ok=True)
+    return dropped
+
+
+def _rating_version(path: Path) -> int:
+    return read_puzzle(path).rated.version
+
+
+def remove_keys(root: Path, keys: Iterable[str]) -> list[Path]:
+    """Delete the stock files of these canonical keys (a puzzle shipped by a swap leaves the stock)."""
+    wanted = set(keys)
+    removed = []
+    with LevelIndex(root) as index:
+        index.refresh()
+        for e in index.entries(STOCK_DIR):
+            if e.key in wanted:
+                path = root / e.path
+                try:
+                    os.unlink(path)
+                    removed.append(path)
+                except FileNotFoundError:
+                    pass
+    return removed
+
+
+def nights_folder(bundle: Path) -> Path:
+    """The folder of nights a bundle belongs to: `<out>` for `<out>/<YYYY-MM-DD>/bundle.yaml`,
+    else the bundle's own folder (whose other bundles and stock are then its neighbours)."""
+    night = bundle.parent
+    return night.parent if _NIGHT.fullmatch(night.name) else night
+
+
+def shipped_places(root: Path, besides: Path | None = None) -> dict[str, str]:
+    """Canonical key -> the first place (`night/bundle.yaml:L3.S2`) a bundle under `root` ships
+    it (the bundle `besides` aside: a swap checks its own bundle by validating it); empty when
+    `root` is not a folder."""
+    if not root.is_dir():
+        return {}
+    skip = besides.resolve() if besides is not None else None
+    with LevelIndex(root) as index:
+        index.refresh()
+        out: dict[str, str] = {}
+        for e in index.entries("bundle"):
+            if skip is None or (root / e.path).resolve() != skip:
+                out.setdefault(e.key, str(root / e.where))
+        return out
+
+
+def give_back(root: Path, taken: Puzzle, old: dict[str, Any] | None) -> Path | None:
+    """After a swap from the stock: the puzzle put in the bundle leaves the stock, the one taken
+    out goes back (None when it could not: not a valid puzzle, or shipped elsewhere)."""
+    remove_keys(root, [taken.key])
+    if not old:
+        return None
+    try:
+        puzzle = Puzzle.from_dict(old)
+    except (KeyError, TypeError, ValueError):
+        return None
+    written = put(root, [puzzle], _dt.datetime.now(_dt.timezone.utc).date())
+    return written[0] if written else None

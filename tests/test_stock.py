@@ -1,0 +1,416 @@
+"""The stock across nights: the canonical key, the index, NM321 repeats, nights drawn from stock."""
+
+from __future__ import annotations
+
+import datetime as dt
+import random
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from pipeline.engine.board import format_board, parse
+from pipeline.engine.canonical import canonical_key, class_layout
+from pipeline.engine.rules import legal_pairs
+from pipeline.formats.index import LevelIndex, index_file, is_stock_path
+from pipeline.jobs import nightly
+from pipeline.jobs.nightly import NightlyOptions, run_nightly
+from pipeline.formats.puzzle import Puzzle, dump_yaml, puzzle_id
+from pipeline.stock import night as stock_night
+from pipeline.stock.store import counts, prune, put, stock_path
+from pipeline.validator import validate_paths
+from tests import reference
+
+FIXTURES = Path(__file__).parent / "fixtures" / "validator" / "valid"
+DAY = dt.date(2026, 3, 1)
+MIRROR = str.maketrans("123456789", "987654321")
+
+
+def mirrored(board: str) -> str:
+    return board.translate(MIRROR)
+
+
+# --- the canonical key --------------------------------------------------------------------
+
+def test_a_mirror_and_any_1_9_relabelling_share_the_key_and_play_alike() -> None:
+    rng = random.Random(27)
+    for _ in range(200):
+        values = [rng.choice((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 9)) for _ in range(rng.randint(1, 40))]
+        board = format_board(bytes(values))
+        # relabel a random subset of cells within their class (1<->9, 2<->8, ...)
+        relabelled = "".join(str(10 - int(ch)) if ch in "12346789" and rng.random() < 0.5 else ch for ch in board)
+        for other in (mirrored(board), relabelled):
+            assert canonical_key(other, 2) == canonical_key(board, 2)
+            assert class_layout(other) == class_layout(board)
+            grid, grid2 = reference.from_text(board), reference.from_text(other)
+            assert reference.legal_pairs(grid) == reference.legal_pairs(grid2)  # the naive rules agree
+            assert legal_pairs(parse(other)) == legal_pairs(parse(board))
+
+
+def test_the_key_tells_apart_other_layouts_adds_and_rulesets(no_diagonals: Any) -> None:
+    base = canonical_key("123456789/135", 1)
+    assert canonical_key("123456789/136", 1) != base  # 5 -> 6: another class
+    assert canonical_key("123456789/135", 2) != base
+    assert canonical_key("123456789/135", 1, no_diagonals) != base
+    assert base.startswith("nmc1-") and len(base) == len("nmc1-") + 16
+    assert canonical_key("987654321/975", 1) == base  # the mirror (5 stays 5)
+
+
+# --- planted repeats: NM321 ---------------------------------------------------------------
+
+def _bundle(tmp: Path, name: str, bundle_id: str, change: Any = None) -> Path:
+    doc = yaml.safe_load((FIXTURES / "bundle.yaml").read_text())
+    doc["id"] = bundle_id
+    for level in doc["levels"]:
+        for stage in level["stages"]:
+            if change is not None:
+                p = stage["puzzle"]
+                p["board"] = change(p["board"])
+                p["id"] = puzzle_id(p["board"], p["adds"], p["ruleset"])
+    path = tmp / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dump_yaml(doc))
+    return path
+
+
+def _first_puzzle() -> Puzzle:
+    doc = yaml.safe_load((FIXTURES / "bundle.yaml").read_text())
+    return Puzzle.from_dict(doc["levels"][0]["stages"][0]["puzzle"])
+
+
+def test_validate_refuses_a_planted_repeat_naming_both_files(tmp_path: Path) -> None:
+    first = _bundle(tmp_path, "2026-03-01/bundle.yaml", "night-1")
+    second = _bundle(tmp_path, "2026-03-02/bundle.yaml", "night-2")
+    report = validate_paths([tmp_path])
+    found = [p for p in report.problems if p.code == "NM321"]
+    assert found and len(found) == len(report.problems) == 4  # each Stage of the second night
+    for p in found:
+        assert p.file == str(second) and str(first) in p.message and "the same board" in p.message
+        assert "shipped twice" in p.message and p.path.endswith(".board") and p.line
+
+
+def test_validate_refuses_a_planted_mirror_naming_both_files(tmp_path: Path) -> None:
+    first = _bundle(tmp_path, "a/bundle.yaml", "night-1")
+    second = _bundle(tmp_path, "b/bundle.yaml", "night-2", mirrored)
+    report = validate_paths([tmp_path])
+    assert [p.code for p in report.problems] == ["NM321"] * 4, report.problems
+    for p in report.problems:
+        assert p.file == str(second) and str(first) in p.message and "relabelled copy" in p.message
+
+
+def test_a_shipped_puzzle_still_in_stock_is_a_repeat_and_stock_only_is_not(tmp_path: Path) -> None:
+    puzzle = _first_puzzle()
+    put(tmp_path, [puzzle], DAY)
+    assert validate_paths([tmp_path]).ok  # a stock puzzle alone ships nothing
+    bundle = _bundle(tmp_path, "2026-03-01/bundle.yaml", "night-1")
+    problems = validate_paths([tmp_path]).problems
+    assert [p.code for p in problems] == ["NM321"]
+    assert "shipped and still in stock" in problems[0].message
+    assert {problems[0].file, problems[0].message.split(" at ")[1].split(":")[0]} == {
+        str(bundle), str(stock_path(tmp_path, puzzle))}
+
+
+def test_pre_commit_catches_a_repeat_of_the_whole_repository_from_one_changed_file(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    first = _bundle(repo, "levels/2026-03-01/bundle.yaml", "night-1")
+    changed = _bundle(repo, "levels/2026-03-02/bundle.yaml", "night-2", mirrored)
+    assert validate_paths([changed]).ok  # alone, the file is fine
+    report = validate_paths([changed], against=repo)
+    assert [p.code for p in report.problems] == ["NM321"] * 4
+    assert all(str(repo / "levels/2026-03-01/bundle.yaml") in p.message for p in report.problems)
+    assert index_file(repo).is_file() and sorted(p.name for p in repo.iterdir()) == ["levels"]  # nothing left in the folder
+    first.unlink()  # the index follows the files: the repeat is gone
+    assert validate_paths([changed], against=repo).ok
+    # the hook passes the changed files and the repository root
+    hook = yaml.safe_load((Path(__file__).parent.parent / ".pre-commit-hooks.yaml").read_text())[0]
+    assert "--against ." in hook["entry"]
+
+
+# --- the index ----------------------------------------------------------------------------
+
+def test_the_index_reads_only_what_changed_and_rebuilds_a_corrupt_file(tmp_path: Path) -> None:
+    puzzle = _first_puzzle()
+    put(tmp_path, [Puzzle(mirrored(puzzle.board), puzzle.adds, puzzle.solution, puzzle.difficulty)], DAY)
+    _bundle(tmp_path, "n1/bundle.yaml", "night-1")  # ships a relabelled copy of the stock puzzle
+    assert put(tmp_path, [puzzle], DAY) == []  # the stock takes no copy of a shipped puzzle
+    with LevelIndex(tmp_path) as index:
+        first = index.refresh()  # put() brought it up to date: nothing to read
+        assert (first.files, first.read, first.dropped) == (2, 0, 0) and len(index.entries()) == 5
+        assert len(index.repeats()) == 1 and index.stock() == []  # shipped: not offered
+    _bundle(tmp_path, "n1/bundle.yaml", "night-1", lambda b: b.replace("7", "6"))  # edited: another layout
+    with LevelIndex(tmp_path) as index:
+        again = index.refresh()
+        assert again.read == 1 and index.repeats() == [] and len(index.stock()) == 1
+    index_file(tmp_path).write_bytes(b"not a database" * 100)
+    with LevelIndex(tmp_path) as index:
+        assert index.refresh().read == 2 and len(index.stock()) == 1
+    with sqlite3.connect(index_file(tmp_path)) as db:  # damaged tables: rebuilt silently
+        db.execute("DROP TABLE entries")
+    with LevelIndex(tmp_path) as index:
+        assert index.refresh().read == 2 and len(index.entries()) == 5
+
+
+def test_the_stock_layout_is_recognised_only_in_its_place() -> None:
+    assert is_stock_path(("generated", "stock", "1", "27x3", "nm1-0.yaml"))
+    assert not is_stock_path(("stock", "tests", "x.yaml")) and not is_stock_path(("stock", "1", "a", "x.yaml"))
+
+
+def test_prune_says_what_it_drops_and_keeps_the_oldest_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    puzzle = _first_puzzle()
+    put(tmp_path / "old", [puzzle], DAY)
+    (stale,) = prune(tmp_path / "old")  # the fixture was rated by an older rating version
+    assert "rated by rating version 1; the current version is" in stale.reason
+    monkeypatch.setattr("pipeline.rating.tiers.RATING_VERSION", 1)  # now it is current
+    root = tmp_path / "new"
+    copy = Puzzle(mirrored(puzzle.board), puzzle.adds, puzzle.solution, puzzle.difficulty)
+    put(root, [puzzle], DAY)
+    # a second copy written by hand (put itself refuses a key already in stock)
+    later = stock_path(root, copy)
+    later.write_text(dump_yaml({**copy.to_document(), "provenance": {"stocked": "2026-03-09"}}))
+    bad = later.parent / "nm1-000000000000.yaml"
+    bad.write_text("schema_version: 1\nkind: puzzle\n")
+    assert put(root, [copy], DAY) == []
+    dropped = prune(root)
+    reasons = {d.path.name: d.reason for d in dropped}
+    assert set(reasons) == {later.name, bad.name}
+    assert "a copy of" in reasons[later.name] and reasons[bad.name].startswith("invalid: NM2")
+    assert stock_path(root, puzzle).is_file() and not later.exists() and not bad.exists()
+    with LevelIndex(root) as index:
+        index.refresh()
+        (group,) = counts(index.stock())
+    assert group.total == 1 and group.name == "1/18x1" and group.tiers == {puzzle.tier: 1}
+
+
+# --- nights from the stock ----------------------------------------------------------------
+
+def _naive_choose(candidates: list[Any], targets: list[float], wanted: int) -> list[Any]:
+    left, chosen = list(candidates), []
+    while left and len(chosen) < wanted:
+        for t in sorted(targets):
+            if left and len(chosen) < wanted:
+                best = min(left, key=lambda e: (abs(e.score - t), e.stocked, e.id))
+                left.remove(best)
+                chosen.append(best)
+    return chosen
+
+
+def test_the_night_takes_the_nearest_then_the_oldest_as_a_naive_search_does() -> None:
+    from pipeline.formats.index import Entry
+
+    rng = random.Random(5)
+    for _ in range(300):
+        entries = [Entry(f"s/{k}", "", "stock", f"k{k}", f"nm1-{k:012x}", 1, 27, 3, "easy", float(rng.randint(0, 12)),
+                         f"2026-01-{rng.randint(1, 3):02d}") for k in range(rng.randint(0, 12))]
+        targets = [rng.uniform(0, 12) if rng.random() < 0.5 else float(rng.randint(0, 12)) for _ in range(rng.randint(1, 4))]
+        wanted = rng.randint(0, 14)
+        assert stock_night.choose(entries, targets, wanted) == _naive_choose(entries, targets, wanted)
+
+
+MID = """\
+schema_version: 1
+kind: curves
+curves:
+- name: mid
+  shape: {start: {tier: medium, at: 0.5}, finish: {tier: medium, at: 0.5}}
+"""
+
+
+def _night(out: Path, day: dt.date, **kw: Any) -> NightlyOptions:
+    args: dict[str, Any] = dict(levels=1, stages=2, curve="flat", stock=True, keep={}, jobs=1)
+    args.update(kw)
+    return NightlyOptions(date=day, seed=nightly.default_seed(day), out=out, **args)
+
+
+def _keys(out: Path) -> list[str]:
+    keys = []
+    for bundle in sorted(out.glob("*/bundle.yaml")):
+        doc = yaml.safe_load(bundle.read_text())
+        keys += [canonical_key(s["puzzle"]["board"], s["puzzle"]["adds"]) for lv in doc["levels"] for s in lv["stages"]]
+    return keys
+
+
+def _stock_files(out: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((out / "stock").rglob("*.yaml"))}
+
+
+@pytest.fixture(scope="module")
+def two_nights(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any, Any]:
+    out = tmp_path_factory.mktemp("stock-nights")
+    first = run_nightly(_night(out, DAY))
+    second = run_nightly(_night(out, DAY + dt.timedelta(days=1)))
+    return out, first, second
+
+
+def test_the_second_night_draws_from_the_stock_and_generates_only_the_shortfall(two_nights: tuple[Path, Any, Any]) -> None:
+    out, first, second = two_nights
+    st1, st2 = first.tiers["medium"], second.tiers["medium"]
+    assert (st1.from_stock, st1.generated) == (0, 3)  # need 2 + spare 1, all made
+    assert st2.from_stock == 1 and st2.generated == nightly.shortfall(2, 1) == 2  # the one left over, then the rest
+    report = (out / (DAY + dt.timedelta(days=1)).isoformat() / "report.md").read_text()
+    assert "## Stock" in report and "(1 puzzles drawn: medium 1)" in report and "only the shortfall (medium)" in report
+    keys = _keys(out)
+    assert len(keys) == len(set(keys)) == 4
+    assert validate_paths([out]).ok
+    assert not list(out.glob("*/pool")) and not list(out.glob("*/.stock*"))
+    with LevelIndex(out) as index:
+        index.refresh()
+        assert not index.stock_keys() & index.shipped_keys()
+
+
+def test_the_refill_keeps_a_level_so_the_next_night_generates_nothing(tmp_path: Path, two_nights: tuple[Path, Any, Any]) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(two_nights[0], out)
+    refilled = run_nightly(_night(out, DAY + dt.timedelta(days=2), keep={"medium": 4}))
+    assert any(line.startswith("refill medium:") and "kept at 4" in line for line in refilled.stock_lines)
+    assert len(_stock_files(out)) == 4
+    result = run_nightly(_night(out, DAY + dt.timedelta(days=3)))
+    st = result.tiers["medium"]
+    assert (st.generated, st.attempts, st.from_stock) == (0, 0, 3)
+    report = (out / (DAY + dt.timedelta(days=3)).isoformat() / "report.md").read_text()
+    assert "made tonight: 0 puzzles, only the shortfall: the stock covered every tier" in report
+    assert len(_stock_files(out)) == 2 and validate_paths([out]).ok
+    keys = _keys(out)
+    assert len(keys) == len(set(keys)) == 8
+
+
+def test_the_refill_starts_no_batch_past_its_time_bound(tmp_path: Path, two_nights: tuple[Path, Any, Any]) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(two_nights[0], out)
+    result = run_nightly(_night(out, DAY + dt.timedelta(days=2), keep={"medium": 40}, refill_seconds=0.0))
+    (line,) = [line for line in result.stock_lines if line.startswith("refill medium:")]
+    assert "0 made from 0 attempts" in line and "short (time bound 0 s)" in line
+
+
+def test_a_night_killed_before_its_publish_leaves_the_stock_as_it_was(
+    tmp_path: Path, two_nights: tuple[Path, Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(two_nights[0], out)
+    before = _stock_files(out)
+
+    def killed(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(nightly, "publish", killed)
+    with pytest.raises(KeyboardInterrupt):
+        run_nightly(_night(out, DAY + dt.timedelta(days=2)))
+    assert _stock_files(out) == before
+    assert not (out / (DAY + dt.timedelta(days=2)).isoformat()).exists()
+
+
+def test_a_night_killed_after_its_publish_has_its_stock_move_finished_by_the_next_run(
+    tmp_path: Path, two_nights: tuple[Path, Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(two_nights[0], out)
+    real = nightly.publish
+
+    def killed_after(staging: Path, final: Path) -> None:
+        real(staging, final)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(nightly, "publish", killed_after)
+    day = DAY + dt.timedelta(days=2)
+    with pytest.raises(KeyboardInterrupt):
+        run_nightly(_night(out, day))
+    assert (out / day.isoformat() / stock_night.MANIFEST).is_file()  # published, stock move pending
+    with LevelIndex(out) as index:  # meanwhile the stock offers nothing the night ships
+        index.refresh()
+        assert not {e.key for e in index.stock()} & index.shipped_keys(), "pending night still offered"
+    assert stock_night.finish(out) and stock_night.finish(out) == []
+    assert validate_paths([out]).ok and not (out / day.isoformat() / stock_night.MANIFEST).exists()
+
+
+def test_two_nights_racing_on_one_stock_never_take_the_same_puzzle(tmp_path: Path, two_nights: tuple[Path, Any, Any]) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(two_nights[0], out)
+    job = tmp_path / "job.yaml"
+    job.write_text(MID + "job: {curve: mid, levels: 1, stages: 1, keep: {medium: 0}}\n")
+    days = [(DAY + dt.timedelta(days=n)).isoformat() for n in (5, 6)]
+    runs = [subprocess.Popen([sys.executable, "-m", "pipeline.cli", "nightly", "--job", str(job), "--out", str(out),
+                              "--date", day, "-j", "1"], cwd=Path(__file__).parent.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for day in days]
+    results = [(r.wait(timeout=300), r.communicate()) for r in runs]
+    for code, (_, err) in results:
+        assert code == 0 or "another nightly run is writing" in err, err
+    assert any(code == 0 for code, _ in results)
+    keys = _keys(out)
+    assert len(keys) == len(set(keys)) and validate_paths([out]).ok
+
+
+# --- the stock command --------------------------------------------------------------------
+
+def test_stock_refill_is_deterministic_and_stock_shows_counts_and_a_histogram(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    runner = CliRunner()
+    args = ["stock", "refill", "--tier", "easy", "--cells", "18", "--adds", "2", "--count", "3", "--seed", "4", "-j"]
+    first = runner.invoke(app, [*args, "1", "--out", str(tmp_path / "a")])
+    second = runner.invoke(app, [*args, "2", "--out", str(tmp_path / "b")])
+    assert first.exit_code == 0 and second.exit_code == 0, first.output + second.output
+    files = sorted((tmp_path / "a" / "stock" / "1" / "18x2").iterdir())
+    assert len(files) == 3 and all(f.read_bytes() == (tmp_path / "b" / f.relative_to(tmp_path / "a")).read_bytes()
+                                   for f in files)
+    shown = runner.invoke(app, ["stock", "--out", str(tmp_path / "a"), "--json"])
+    doc = json.loads(shown.stdout)
+    assert doc["total"] == 3 and doc["groups"][0]["tiers"] == {"easy": 3} and sum(doc["groups"][0]["histogram"].values()) == 3
+    text = runner.invoke(app, ["stock", "--out", str(tmp_path / "a")]).stdout
+    assert "1/18x2: 3 (easy 3)" in text and "score   0  10" in text
+    again = runner.invoke(app, [*args, "1", "--out", str(tmp_path / "a")])  # same seed: the same boards, none new
+    assert again.exit_code == 0 and "0 new easy puzzle(s)" in again.output
+    files[0].write_text(files[0].read_text().replace("adds: 2", "adds: 3"))
+    pruned = runner.invoke(app, ["stock", "prune", "--out", str(tmp_path / "a")])
+    assert pruned.exit_code == 0 and f"{files[0]}: invalid: NM303" in pruned.stdout and not files[0].exists()
+
+
+def test_swap_takes_from_the_stock_never_a_shipped_copy_and_gives_the_old_one_back(
+    tmp_path: Path, two_nights: tuple[Path, Any, Any]
+) -> None:
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    out = tmp_path / "out"
+    shutil.copytree(two_nights[0], out)
+    first, second = (out / (DAY + dt.timedelta(days=n)).isoformat() / "bundle.yaml" for n in (0, 1))
+    shipped = Puzzle.from_dict(yaml.safe_load(first.read_text())["levels"][0]["stages"][0]["puzzle"])
+    copy = Puzzle(mirrored(shipped.board), shipped.adds, shipped.solution, shipped.difficulty)
+    planted = stock_path(out, copy)  # a relabelled copy of a shipped puzzle, planted in the stock
+    planted.write_text(dump_yaml(copy.to_document()))
+    runner = CliRunner()
+    refused = runner.invoke(app, ["swap", str(second), "L1.S1", "--with", copy.id])
+    assert refused.exit_code == 1 and f"already shipped at {first}:L1.S1" in refused.output
+    planted.unlink()
+    before = set(_stock_files(out))
+    old = yaml.safe_load(second.read_text())["levels"][0]["stages"][0]["puzzle"]["id"]
+    done = runner.invoke(app, ["swap", str(second), "L1.S1"])
+    assert done.exit_code == 0, done.output
+    new = yaml.safe_load(second.read_text())["levels"][0]["stages"][0]["puzzle"]["id"]
+    assert f"{new}.yaml" in before and set(_stock_files(out)) == before - {f"{new}.yaml"} | {f"{old}.yaml"}
+    assert "back in the stock" in done.output and validate_paths([out]).ok
+
+
+def test_the_studio_never_offers_a_relabelled_copy_of_a_shipped_puzzle(night_copy: Path) -> None:
+    pytest.importorskip("starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')")
+    from starlette.testclient import TestClient
+
+    from pipeline.studio.app import create_app
+
+    bundle = night_copy / "2026-01-02" / "bundle.yaml"
+    first = yaml.safe_load(bundle.read_text())["levels"][0]["stages"][0]["puzzle"]
+    shipped = Puzzle.from_dict(first)
+    copy = Puzzle(mirrored(shipped.board), shipped.adds, shipped.solution, shipped.difficulty)
+    (night_copy / "2026-01-02" / "pool" / f"{copy.id}.yaml").write_text(dump_yaml(copy.to_document()))
+    client = TestClient(create_app(night_copy), base_url="http://127.0.0.1:8765")
+    page = client.get("/swap", params={"path": "2026-01-02/bundle.yaml", "at": "1.1"}).text
+    assert 'class="offers"' in page and f'data-id="{copy.id}"' not in page
+    assert f"{copy.id} (or a relabelled copy) is already shipped at 2026-01-02/bundle.yaml:L1.S1" in page
