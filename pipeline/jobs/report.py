@@ -67,8 +67,9 @@ def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assem
     out = _heading(options, assembly)
     if options.stock:
         out += _stock(stats, assembly, from_stock)
-    out += _tier_table(stats, assembly, valid, generated, attempts)
-    out += _work_per_phase(assembly, valid, generated, attempts)
+    drawn = sum(s.from_stock for s in stats.values())
+    out += _tier_table(stats, assembly, valid, generated, attempts, options.stock)
+    out += _work_per_phase(assembly, valid, generated + drawn, attempts, generated)
     out += _targets(assembly)
     out += _curve(assembly)
     return "\n".join(out)
@@ -106,25 +107,29 @@ def _stock(stats: Mapping[str, TierStats], assembly: Assembly, from_stock: Set[s
     ]
 
 
-def _tier_table(stats: Mapping[str, TierStats], assembly: Assembly, valid: int, generated: int, attempts: int) -> list[str]:
-    """Puzzles generated, tried, valid and used per tier, and the generator's rejections."""
+def _tier_table(stats: Mapping[str, TierStats], assembly: Assembly, valid: int, generated: int, attempts: int,
+                stock: bool = False) -> list[str]:
+    """Puzzles generated, tried, valid and used per tier (and drawn from the stock, on a night
+    that uses it), and the generator's rejections."""
     used = Counter(p.puzzle.tier for p in assembly.placements)
     out = [
         "## Puzzles per tier",
         "",
-        "| tier | cells | adds | generated | attempts | acceptance | valid | used |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "| tier | cells | adds |" + (" from stock |" if stock else "") + " generated | attempts | acceptance | valid | used |",
+        "|---|---:|---:|" + ("---:|" if stock else "") + "---:|---:|---:|---:|---:|",
     ]
     for tier in TIER_NAMES:
         if tier not in stats:
             continue
         s = stats[tier]
+        drawn = f" {s.from_stock} |" if stock else ""
         out.append(
-            f"| {tier} | {s.plan.cells} | {s.plan.adds} | {s.generated} | {s.attempts} |"
-            f" {percent(s.generated, s.attempts)} | {s.generated - s.invalid} | {used[tier]} |"
+            f"| {tier} | {s.plan.cells} | {s.plan.adds} |{drawn} {s.generated} | {s.attempts} |"
+            f" {percent(s.generated, s.attempts)} | {s.generated + s.from_stock - s.invalid} | {used[tier]} |"
         )
+    drawn_all = f" {sum(s.from_stock for s in stats.values())} |" if stock else ""
     out += [
-        f"| all | | | {generated} | {attempts} | {percent(generated, attempts)} | {valid} | {sum(used.values())} |",
+        f"| all | | |{drawn_all} {generated} | {attempts} | {percent(generated, attempts)} | {valid} | {sum(used.values())} |",
         "",
     ]
     reasons: Counter[str] = Counter()
@@ -136,12 +141,12 @@ def _tier_table(stats: Mapping[str, TierStats], assembly: Assembly, valid: int, 
     return out
 
 
-def _work_per_phase(assembly: Assembly, valid: int, generated: int, attempts: int) -> list[str]:
+def _work_per_phase(assembly: Assembly, valid: int, checked: int, attempts: int, generated: int) -> list[str]:
     return [
         "## Work per phase",
         "",
         f"- generate: {attempts} candidate boards tried for {generated} puzzles.",
-        f"- validate: {generated} puzzles checked as puzzle files, {generated - valid} rejected; the bundle checked again.",
+        f"- validate: {checked} puzzles checked as puzzle files, {checked - valid} rejected; the bundle checked again.",
         f"- assemble: optimal placement, total deviation from the curve {assembly.cost / 100:.2f} points"
         f" (mean {assembly.cost / 100 / max(1, len(assembly.placements)):.2f} per stage),"
         f" {assembly.nodes} matching(s) solved.",
