@@ -1,8 +1,9 @@
 """A whole night, as `make nightly` runs it: the figure the README states, with the machine.
 
 Run: `python -m pipeline.bench nightly` (or `make bench`). It runs `numbermatch nightly` for the
-committed night's date (the default 10 Levels x 6 Stages on the ramp, every core) into a temp
-folder, in a fresh process as a user would, and prints the wall-clock time, the CPU time of the
+committed night's date, generating every puzzle (10 Levels x 6 Stages on the ramp curve,
+`--no-stock`; a night drawn from the stock generates only its
+shortfall, see `bench stock`), with every core, into a temp folder, in a fresh process as a user would, and prints the wall-clock time, the CPU time of the
 job and its worker processes, the cores it had, the load the machine was under (another job on a
 shared machine slows a night down), and the phases from its run.log. The baseline in the same run
 is the bare interpreter's start (`python -c pass`), which the wall time is printed against.
@@ -19,7 +20,8 @@ import tempfile
 import time
 from pathlib import Path
 
-DATE = "2026-11-29"  # the committed night: the bench rebuilds it (same seed, same bundle)
+DATE = "2026-11-29"  # the committed night's date and seed
+NIGHT = ["--levels", "10", "--stages", "6", "--curve", "ramp", "--no-stock"]  # everything generated
 
 
 def machine() -> str:
@@ -57,10 +59,10 @@ def main() -> None:
     bare, _ = _timed([sys.executable, "-c", "pass"])
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="nm-bench-nightly-") as tmp:
-        wall, cpu = _timed([str(command), "nightly", "--date", DATE, "--out", tmp])
+        wall, cpu = _timed([str(command), "nightly", "--date", DATE, *NIGHT, "--out", tmp])
         log = (Path(tmp) / DATE / "run.log").read_text(encoding="utf-8").splitlines()
     print(f"   machine: {machine()}; load average {load:.1f} before the run")
-    print(f"   nightly --date {DATE} (10 levels x 6 stages, ramp, all cores): wall {wall:.1f} s, CPU {cpu:.1f} s"
+    print(f"   nightly --date {DATE} {' '.join(NIGHT)} (all cores): wall {wall:.1f} s, CPU {cpu:.1f} s"
           f" ({cpu / wall:.2f} cores busy on average); bare `python -c pass` {bare * 1000:.0f} ms ({wall / bare:.0f}x)")
     for line in log[1:]:
         print(f"     {line}")
