@@ -97,9 +97,10 @@ def matches(shown: str, actual: str) -> bool:
     return re.fullmatch(pattern, normalise(actual), re.DOTALL) is not None
 
 
-def environment() -> dict[str, str]:
+def environment(cache: Path | None = None) -> dict[str, str]:
     """A fixed terminal for the examples: the venv's commands first, 80 columns, no colour, and
-    none of the variables that would change what a command does (a scheduler, GitHub's workspace)."""
+    none of the variables that would change what a command does (a scheduler, GitHub's workspace);
+    the level-file index in `cache` (beside the scratch copy), never in the user's own cache."""
     env = {
         key: value
         for key, value in os.environ.items()
@@ -107,6 +108,8 @@ def environment() -> dict[str, str]:
     }
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env.update({"COLUMNS": "80", "LINES": "40", "NO_COLOR": "1", "TERM": "dumb", "LC_ALL": "C.UTF-8"})
+    if cache is not None:
+        env["NUMBERMATCH_CACHE"] = str(cache)
     return env
 
 
@@ -117,7 +120,7 @@ def run(step: Step, cwd: Path) -> tuple[str, int]:
         done = subprocess.run(
             ["bash", "-c", step.command],
             cwd=cwd,
-            env=environment(),
+            env=environment(cwd.parent / "nm-cache"),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -264,7 +267,7 @@ def main(argv: list[str]) -> int:
     status = 0
     for path in paths:
         with tempfile.TemporaryDirectory(prefix="nm-docs-") as tmp:
-            cwd = scratch_copy(Path(tmp))
+            cwd = scratch_copy(Path(tmp) / "repo")
             if do_rewrite:
                 changed, failed = rewrite(path, cwd)
                 print(f"{path.relative_to(ROOT)}: {'rewritten' if changed else 'up to date'}")
