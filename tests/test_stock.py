@@ -25,6 +25,7 @@ from pipeline.stock import night as stock_night
 from pipeline.stock.store import counts, prune, put, stock_path
 from pipeline.validator import validate_paths
 from tests import reference
+from tests.helpers import run
 
 FIXTURES = Path(__file__).parent / "fixtures" / "validator" / "valid"
 DAY = dt.date(2026, 3, 1)
@@ -348,37 +349,28 @@ def test_two_nights_racing_on_one_stock_never_take_the_same_puzzle(tmp_path: Pat
 def test_stock_refill_is_deterministic_and_stock_shows_counts_and_a_histogram(tmp_path: Path) -> None:
     import json
 
-    from typer.testing import CliRunner
-
-    from pipeline.cli import app
-
-    runner = CliRunner()
     args = ["stock", "refill", "--tier", "easy", "--cells", "18", "--adds", "2", "--count", "3", "--seed", "4", "-j"]
-    first = runner.invoke(app, [*args, "1", "--out", str(tmp_path / "a")])
-    second = runner.invoke(app, [*args, "2", "--out", str(tmp_path / "b")])
+    first = run(*args, "1", "--out", str(tmp_path / "a"))
+    second = run(*args, "2", "--out", str(tmp_path / "b"))
     assert first.exit_code == 0 and second.exit_code == 0, first.output + second.output
     files = sorted((tmp_path / "a" / "stock" / "1" / "18x2").iterdir())
     assert len(files) == 3 and all(f.read_bytes() == (tmp_path / "b" / f.relative_to(tmp_path / "a")).read_bytes()
                                    for f in files)
-    shown = runner.invoke(app, ["stock", "--out", str(tmp_path / "a"), "--json"])
+    shown = run("stock", "--out", str(tmp_path / "a"), "--json")
     doc = json.loads(shown.stdout)
     assert doc["total"] == 3 and doc["groups"][0]["tiers"] == {"easy": 3} and sum(doc["groups"][0]["histogram"].values()) == 3
-    text = runner.invoke(app, ["stock", "--out", str(tmp_path / "a")]).stdout
+    text = run("stock", "--out", str(tmp_path / "a")).stdout
     assert "1/18x2: 3 (easy 3)" in text and "score   0  10" in text
-    again = runner.invoke(app, [*args, "1", "--out", str(tmp_path / "a")])  # same seed: the same boards, none new
+    again = run(*args, "1", "--out", str(tmp_path / "a"))  # same seed: the same boards, none new
     assert again.exit_code == 0 and "0 new easy puzzle(s)" in again.output
     files[0].write_text(files[0].read_text().replace("adds: 2", "adds: 3"))
-    pruned = runner.invoke(app, ["stock", "prune", "--out", str(tmp_path / "a")])
+    pruned = run("stock", "prune", "--out", str(tmp_path / "a"))
     assert pruned.exit_code == 0 and f"{files[0]}: invalid: NM303" in pruned.stdout and not files[0].exists()
 
 
 def test_swap_takes_from_the_stock_never_a_shipped_copy_and_gives_the_old_one_back(
     tmp_path: Path, two_nights: tuple[Path, Any, Any]
 ) -> None:
-    from typer.testing import CliRunner
-
-    from pipeline.cli import app
-
     out = tmp_path / "out"
     shutil.copytree(two_nights[0], out)
     first, second = (out / (DAY + dt.timedelta(days=n)).isoformat() / "bundle.yaml" for n in (0, 1))
@@ -386,13 +378,12 @@ def test_swap_takes_from_the_stock_never_a_shipped_copy_and_gives_the_old_one_ba
     copy = Puzzle(mirrored(shipped.board), shipped.adds, shipped.solution, shipped.difficulty)
     planted = stock_path(out, copy)  # a relabelled copy of a shipped puzzle, planted in the stock
     planted.write_text(dump_yaml(copy.to_document()))
-    runner = CliRunner()
-    refused = runner.invoke(app, ["swap", str(second), "L1.S1", "--with", copy.id])
+    refused = run("swap", str(second), "L1.S1", "--with", copy.id)
     assert refused.exit_code == 1 and f"already shipped at {first}:L1.S1" in refused.output
     planted.unlink()
     before = set(_stock_files(out))
     old = yaml.safe_load(second.read_text())["levels"][0]["stages"][0]["puzzle"]["id"]
-    done = runner.invoke(app, ["swap", str(second), "L1.S1"])
+    done = run("swap", str(second), "L1.S1")
     assert done.exit_code == 0, done.output
     new = yaml.safe_load(second.read_text())["levels"][0]["stages"][0]["puzzle"]["id"]
     assert f"{new}.yaml" in before and set(_stock_files(out)) == before - {f"{new}.yaml"} | {f"{old}.yaml"}
