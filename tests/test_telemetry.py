@@ -178,12 +178,14 @@ def test_formats_agree_and_bad_records_are_counted(catalogue: Any, simulated: Pa
     assert "--strict: 5 bad records" in result.output and f"{bad}:4" in result.output
 
 
-@pytest.mark.parametrize("content, message", [
-    (b'{"puzzle": "x"}\n\xff\xfe\n', ":2: not UTF-8"),
-    (b"a,b\n" + b"x" * 70_000 + b"\n", "cannot read the telemetry"),
+@pytest.mark.parametrize("name, content, message", [
+    ("t.jsonl", b'{"puzzle": "x"}\n\xff\xfe\n', ":2: not UTF-8"),
+    ("t.csv", b"a,b\n" + b"x" * 70_000 + b"\n", "cannot read the telemetry"),
+    ("t.jsonl", b"x" * 70_000 + b"\n", "cannot read the telemetry"),
+    ("t.parquet", b"PAR1 not really parquet", "cannot read the telemetry"),
 ])
-def test_unreadable_telemetry_is_one_line(tmp_path: Path, content: bytes, message: str) -> None:
-    path = tmp_path / ("t.jsonl" if b"puzzle" in content else "t.csv")
+def test_unreadable_telemetry_is_one_line(tmp_path: Path, name: str, content: bytes, message: str) -> None:
+    path = tmp_path / name
     path.write_bytes(content)
     result = run("observed", str(path), "--levels", str(BUNDLE))
     assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output
