@@ -384,3 +384,22 @@ def test_studio_cards_show_observed_figures_and_the_audience_score(catalogue: An
     assert page.text.count('class="observed') == 60 and "audience" in page.text
     plain = TestClient(create_app(tmp_path / "generated"), base_url="http://127.0.0.1:8765").get("/bundle", params={"path": "2026-11-29/bundle.yaml"})
     assert "players lost" not in plain.text and "audience" not in plain.text
+
+
+def test_the_fast_and_the_line_reader_agree(catalogue: Any, simulated: Path, tmp_path: Path) -> None:
+    """A JSON Lines file without blank lines goes through DuckDB's own reader; one with a blank
+    line through the line reader: the same counts and the same bad records at the same lines."""
+    from pipeline.telemetry.records import read_telemetry
+
+    lines = simulated.read_text().splitlines()[:400]
+    lines[10] = lines[9]  # a duplicate attempt at line 11
+    lines[20] = lines[20].replace('"puzzle":"nm1-', '"puzzle":"nm9-')  # an unknown puzzle at line 21
+    lines[30] = lines[30].replace('"moves":', '"moves":"x","was":')  # a bad field at line 31
+    dense, loose = tmp_path / "dense.jsonl", tmp_path / "loose.jsonl"
+    dense.write_text("\n".join(lines) + "\n")
+    loose.write_text("\n".join(lines) + "\n\n")  # the trailing blank line sends it down the line path
+    a, b = read_telemetry([dense], catalogue), read_telemetry([loose], catalogue)
+    assert a.counts == b.counts and a.records == b.records == 397
+    assert [(x.kind, x.count, [p.split(":")[-1] for p in x.first]) for x in a.bad] == \
+        [(x.kind, x.count, [p.split(":")[-1] for p in x.first]) for x in b.bad] == \
+        [("bad-field", 1, ["31"]), ("unknown-puzzle", 1, ["21"]), ("duplicate-attempt", 1, ["11"])]
