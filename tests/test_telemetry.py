@@ -18,6 +18,7 @@ from pipeline.rating.score import score_from_metrics
 REPO = Path(__file__).resolve().parent.parent
 NIGHT = REPO / "generated" / "2026-11-29"
 BUNDLE = NIGHT / "bundle.yaml"
+STOCK = REPO / "generated" / "stock"  # the committed stock of unshipped puzzles
 AUDIENCE = "random:0.2,scanner:0.3,proximity:0.5"  # unlike the default mix (random 0.45, local 0.3)
 
 
@@ -90,7 +91,7 @@ def test_bad_profiles_are_refused(change: dict[str, Any], message: str) -> None:
 # --- the validator and profile files ----------------------------------------------------------
 
 def _puzzle_doc() -> dict[str, Any]:
-    return yaml.safe_load(next((NIGHT / "pool").glob("*.yaml")).read_text())
+    return yaml.safe_load(sorted(STOCK.rglob("*.yaml"))[0].read_text())
 
 
 def _validate(tmp_path: Path, doc: dict[str, Any], profile: RatingProfile | None = None) -> list[tuple[str, str]]:
@@ -115,7 +116,7 @@ def test_validator_checks_a_profile_scored_puzzle(tmp_path: Path) -> None:
     codes = [c for c, _ in _validate(tmp_path, bad)]
     assert "NM317" in codes and "NM310" in codes  # digest no longer matches, and the score moved
     bad = json.loads(json.dumps(doc))
-    bad["difficulty"]["tier"] = "easy"
+    bad["difficulty"]["tier"] = "easy" if bad["difficulty"]["tier"] != "easy" else "expert"
     assert [c for c, _ in _validate(tmp_path, bad)] == ["NM309"]
 
 
@@ -300,12 +301,16 @@ def test_rescore_keeps_the_text_and_stays_valid(tmp_path: Path) -> None:
     d = doc["levels"][0]["stages"][0]["puzzle"]["difficulty"]
     assert d["score"] == strong().score(d) and d["profile"]["name"] == "strong"
     # a file that does not validate is refused and nothing is written
-    broken = night / "pool" / "broken.yaml"
+    pool = night / "pool"
+    pool.mkdir()
+    for f in sorted(STOCK.rglob("*.yaml"))[:3]:
+        shutil.copy(f, pool / f.name)
+    broken = pool / "zz-broken.yaml"
     broken.write_text("kind: puzzle\n")
-    pool_before = {p: p.read_bytes() for p in (night / "pool").glob("*.yaml")}
-    result = run("rescore", "--profile", str(profile), str(night / "pool"))
+    pool_before = {p: p.read_bytes() for p in pool.glob("*.yaml")}
+    result = run("rescore", "--profile", str(profile), str(pool))
     assert result.exit_code == 1 and "broken.yaml" in result.output and "Traceback" not in result.output
-    assert {p: p.read_bytes() for p in (night / "pool").glob("*.yaml")} == pool_before
+    assert {p: p.read_bytes() for p in pool.glob("*.yaml")} == pool_before
 
 
 # --- --profile on the other commands --------------------------------------------------------------
@@ -320,7 +325,7 @@ def test_rate_assemble_swap_validate_take_a_profile(tmp_path: Path) -> None:
     assert under["score"] == strong().score(plain) != plain["score"]
     assert under["tier"] == strong().tier_for(under["score"]) and under["profile"]["digest"] == strong().digest
     out = tmp_path / "b.yaml"
-    result = run("assemble", str(NIGHT / "pool"), "--levels", "1", "--stages", "3", "--out", str(out), "--profile", str(profile))
+    result = run("assemble", str(STOCK), "--levels", "1", "--stages", "3", "--out", str(out), "--profile", str(profile))
     assert result.exit_code == 0, result.output
     doc = yaml.safe_load(out.read_text())
     blocks = [s["puzzle"]["difficulty"] for s in doc["levels"][0]["stages"]]
@@ -331,7 +336,7 @@ def test_rate_assemble_swap_validate_take_a_profile(tmp_path: Path) -> None:
     write_profile(default, profile_document(RatingProfile.default()))
     result = run("validate", str(out), "--profile", str(default))
     assert result.exit_code == 1 and "NM318" in result.output
-    result = run("swap", str(out), "L1.S2", "--pool", str(NIGHT / "pool"), "--profile", str(profile))
+    result = run("swap", str(out), "L1.S2", "--pool", str(STOCK), "--profile", str(profile))
     assert result.exit_code == 0, result.output
     assert run("validate", str(out), "--profile", str(profile)).exit_code == 0
     bad = tmp_path / "bad.yaml"
