@@ -110,3 +110,21 @@ def test_the_constructive_generator_is_refused_where_unsound(no_diagonals: Rules
 def test_the_cli_refuses_it(generated: Path, no_diagonals: Ruleset) -> None:
     result = run(*["validate", str(generated)])
     assert result.exit_code != 0 and "NM302" in result.output
+
+
+def test_board_width_and_pair_order_live_on_the_ruleset() -> None:
+    """26.7: no module checks for ruleset 1 by identity; the record carries width and pair order."""
+    import dataclasses
+    from random import Random
+
+    from pipeline.engine import rules
+    from pipeline.engine.board import WIDTH
+    from pipeline.rating.players import LocalPlayer, ScannerPlayer, play
+
+    assert DEFAULT.width == WIDTH == 9 and DEFAULT.pair_order is rules.pairs_ordered
+    narrow = dataclasses.replace(DEFAULT, width=3)
+    cells = bytes(Random(3).choices(range(1, 10), k=27))
+    for player in (LocalPlayer(), ScannerPlayer()):
+        nine = [play(player, cells, 2, Random(s)).path for s in range(12)]
+        three = [play(player, cells, 2, Random(s), ruleset=narrow).path for s in range(12)]
+        assert nine != three, player.name  # the player's rows are the ruleset's rows

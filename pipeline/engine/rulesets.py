@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pipeline.engine import rules
-from pipeline.engine.board import CLASS, cell_name, format_board
+from pipeline.engine.board import CLASS, WIDTH, cell_name, format_board
 from pipeline.errors import IllegalMoveError, RulesetError
 
 Pair = tuple[int, int]
@@ -45,6 +45,11 @@ class Ruleset:
     - `tracked_pairs`: the simulated players may update legal pairs incrementally
       (`rating.players`, ruleset 1's lines); off, they recompute them after every move.
     - `constructive`: the generator's constructive strategy builds boards winnable under it.
+
+    `width` is the board's row length (cells per row; the last row may be short): the players'
+    rows and the constructive strategy's row collapse read it from here. `pair_order`, when set,
+    lists the legal pairs in the order the solver's random playouts try them (ruleset 1: fragile
+    vertical and diagonal pairs first); None: `legal_pairs`' order.
     """
 
     number: int
@@ -61,6 +66,8 @@ class Ruleset:
     bitmask_stretches: bool = False
     tracked_pairs: bool = False
     constructive: bool = False
+    width: int = WIDTH
+    pair_order: Callable[[bytes], list[Pair]] | None = None
     # value -> class for every byte, for `bytes.translate` (derived from value_class)
     class_of: bytes = field(init=False, repr=False, compare=False)
 
@@ -148,6 +155,7 @@ DEFAULT = register(
         bitmask_stretches=True,
         tracked_pairs=True,
         constructive=True,
+        pair_order=rules.pairs_ordered,
     )
 )
 RULESET_1 = DEFAULT

@@ -12,7 +12,8 @@ Two kinds, which the strategies of `strategies` draw on:
 Both take a `random.Random` and nothing else that varies, so a proposal is a pure function of
 its parameters and the generator's per-attempt seed.
 
-A starting board has no gaps: `cells` digits in reading order, rows of 9, the last row short.
+A starting board has no gaps: `cells` digits in reading order, rows of the ruleset's width, the last
+row short.
 """
 
 from __future__ import annotations
@@ -22,10 +23,11 @@ from functools import partial
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from pipeline.engine.board import CLASS, WIDTH
+from pipeline.engine.board import CLASS
 from pipeline.errors import NumberMatchError
 from pipeline.engine.moves import ADD, Move
-from pipeline.engine.rules import CLASS_OF, legal_pairs, pair_problem
+from pipeline.engine.rules import CLASS_OF
+from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.solver.shortcuts import class_residue
 
 DEFAULT_DIGITS = "123456789"
@@ -115,7 +117,9 @@ def random_digits(cells: int, rng: random.Random, digits: DigitDistribution) -> 
     return Proposal(bytes(digits.draw(rng, cells)))
 
 
-def _clearing_order(layout: list[int], rng: random.Random, tries_per_cell: int = 8) -> tuple[list[tuple[int, int]], int]:
+def _clearing_order(
+    layout: list[int], rng: random.Random, rs: Ruleset, tries_per_cell: int = 8
+) -> tuple[list[tuple[int, int]], int]:
     """Pair up the cell ids of `layout` so that removing the pairs in the returned order empties it.
 
     `layout` is a board of cell ids in reading order (-1 for a gap; no row is all gaps). The
@@ -144,7 +148,7 @@ def _clearing_order(layout: list[int], rng: random.Random, tries_per_cell: int =
         for x, a in enumerate(free):
             for b in free[x + 1 :]:
                 budget -= 1
-                if budget < 0 or _connected_with(layout, pos, chosen, a, b):
+                if budget < 0 or _connected_with(layout, pos, chosen, a, b, rs):
                     found = (a, b) if budget >= 0 else None
                     break
             if found or budget < 0:
@@ -156,7 +160,7 @@ def _clearing_order(layout: list[int], rng: random.Random, tries_per_cell: int =
         chosen.update(found)
         backward.append(found)
     while True:
-        forward = _forward_clear(layout, chosen, rng) if free else []
+        forward = _forward_clear(layout, chosen, rng, rs) if free else []
         if forward is not None:
             return forward + backward[::-1], len(backward)
         a, b = backward.pop()
@@ -165,7 +169,7 @@ def _clearing_order(layout: list[int], rng: random.Random, tries_per_cell: int =
 
 
 def _forward_clear(
-    layout: list[int], chosen: set[int], rng: random.Random, tries: int = 3
+    layout: list[int], chosen: set[int], rng: random.Random, rs: Ruleset, tries: int = 3
 ) -> list[tuple[int, int]] | None:
     """Remove every active id not in `chosen` by connected pairs, `chosen` ids blocking; None if cornered."""
     for _ in range(tries):
@@ -173,61 +177,65 @@ def _forward_clear(
         played: list[tuple[int, int]] = []
         while True:
             geometry = bytes(0 if cid < 0 else BLOCKER if cid in chosen else ACTIVE for cid in lay)
-            options = [(i, j) for i, j in legal_pairs(geometry) if geometry[i] == ACTIVE]
+            options = [(i, j) for i, j in rs.legal_pairs(geometry) if geometry[i] == ACTIVE]
             if not options:
                 break
             i, j = rng.choice(options)
             a, b = lay[i], lay[j]
-            lay, _ = _remove_ids(lay, a, b)
+            lay, _ = _remove_ids(lay, a, b, rs.width)
             played.append((a, b))
         if all(cid < 0 or cid in chosen for cid in lay):
             return played
     return None
 
 
-def _connected_with(layout: list[int], pos: dict[int, int], chosen: set[int], a: int, b: int) -> bool:
+def _connected_with(layout: list[int], pos: dict[int, int], chosen: set[int], a: int, b: int, rs: Ruleset) -> bool:
     """Whether ids a and b are connected when only `chosen` plus a, b are active (rows collapsed)."""
     active = chosen | {a, b}
     cells = bytearray()
     where: dict[int, int] = {}
-    for s in range(0, len(layout), WIDTH):
-        row = layout[s : s + WIDTH]
+    for s in range(0, len(layout), rs.width):
+        row = layout[s : s + rs.width]
         if not any(cid in active for cid in row):
             continue
         for cid in row:
             if cid == a or cid == b:
                 where[cid] = len(cells)
             cells.append(ACTIVE if cid in active else 0)
-    return pair_problem(bytes(cells), where[a], where[b]) is None
+    return rs.pair_problem(bytes(cells), where[a], where[b]) is None
 
 
-def _remove_ids(layout: list[int], a: int, b: int) -> tuple[list[int], Move]:
+def _remove_ids(layout: list[int], a: int, b: int, width: int) -> tuple[list[int], Move]:
     """Remove ids a, b from a layout the way the engine removes a pair; returns it and the move."""
     i, j = layout.index(a), layout.index(b)
     move = Move.pair(i, j)
     out = list(layout)
     out[i] = out[j] = -1
     kept: list[int] = []
-    for s in range(0, len(out), WIDTH):
-        row = out[s : s + WIDTH]
+    for s in range(0, len(out), width):
+        row = out[s : s + width]
         if any(cid >= 0 for cid in row):
             kept.extend(row)
     return kept, move
 
 
-def _random_forward(layout: list[int], pairs: int, rng: random.Random) -> tuple[list[int], list[tuple[int, int]]]:
+def _random_forward(
+    layout: list[int], pairs: int, rng: random.Random, rs: Ruleset
+) -> tuple[list[int], list[tuple[int, int]]]:
     """Play `pairs` removals of connected cells forward, each chosen uniformly among the legal ones."""
     played: list[tuple[int, int]] = []
     for _ in range(pairs):
         geometry = bytes(ACTIVE if cid >= 0 else 0 for cid in layout)
-        i, j = rng.choice(legal_pairs(geometry))
+        i, j = rng.choice(rs.legal_pairs(geometry))
         a, b = layout[i], layout[j]
-        layout, _ = _remove_ids(layout, a, b)
+        layout, _ = _remove_ids(layout, a, b, rs.width)
         played.append((a, b))
     return layout, played
 
 
-def constructive(cells: int, adds: int, rng: random.Random, digits: DigitDistribution) -> Proposal:
+def constructive(
+    cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset = DEFAULT
+) -> Proposal:
     """A board solvable by construction, with its winning move list.
 
     The rules split a pair's legality into geometry (the two cells are connected: only gaps
@@ -261,13 +269,13 @@ def constructive(cells: int, adds: int, rng: random.Random, digits: DigitDistrib
     forward: list[tuple[int, int]] = []
     if use_add:
         # a random stretch of forward play, then the add
-        layout, forward = _random_forward(layout, rng.randrange(0, (cells - 1) // 2 + 1), rng)
+        layout, forward = _random_forward(layout, rng.randrange(0, (cells - 1) // 2 + 1), rng, ruleset)
         sources = [cid for cid in layout if cid >= 0]
         copy_of = dict(zip(range(cells, cells + len(sources)), sources))
         layout = layout + list(copy_of)
-    rest, _ = _clearing_order(layout, rng)
+    rest, _ = _clearing_order(layout, rng, ruleset)
     values = _assign_values(cells + len(copy_of), forward + rest, copy_of, rng, digits)
-    return Proposal(bytes(values[:cells]), _certificate(cells, forward, use_add, rest))
+    return Proposal(bytes(values[:cells]), _certificate(cells, forward, use_add, rest, ruleset.width))
 
 
 
@@ -311,20 +319,20 @@ def _assign_values(
 
 
 def _certificate(
-    cells: int, forward: list[tuple[int, int]], use_add: bool, backward: list[tuple[int, int]]
+    cells: int, forward: list[tuple[int, int]], use_add: bool, backward: list[tuple[int, int]], width: int
 ) -> tuple[Move, ...]:
     """The move list (board coordinates at each move) for the chosen id pairs."""
     layout = list(range(cells))
     moves: list[Move] = []
     for a, b in forward:
-        layout, move = _remove_ids(layout, a, b)
+        layout, move = _remove_ids(layout, a, b, width)
         moves.append(move)
     if use_add:
         sources = [cid for cid in layout if cid >= 0]
         layout = layout + list(range(cells, cells + len(sources)))
         moves.append(ADD)
     for a, b in backward:
-        layout, move = _remove_ids(layout, a, b)
+        layout, move = _remove_ids(layout, a, b, width)
         moves.append(move)
     assert not layout
     return tuple(moves)

@@ -95,7 +95,7 @@ def _constructive(cells: int, adds: int, rng: random.Random, digits: DigitDistri
                   window: Window | None) -> Iterator[Proposal]:
     from pipeline.generation.proposals import constructive
 
-    yield constructive(cells, adds, rng, digits)
+    yield constructive(cells, adds, rng, digits, ruleset)
 
 
 def _search(cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset,

@@ -206,6 +206,7 @@ class ScannerPlayer:
 
     def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
         cursor = [rng.randrange(len(cells)) if cells else 0]
+        width = ruleset.width
 
         def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
             at = cursor[0]
@@ -214,8 +215,8 @@ class ScannerPlayer:
                 if p[0] >= at:
                     pick = p
                     break
-            row_start = pick[0] - pick[0] % WIDTH
-            row = cells[row_start : row_start + WIDTH]
+            row_start = pick[0] - pick[0] % width
+            row = cells[row_start : row_start + width]
             vanishes = all(not v or row_start + k in pick for k, v in enumerate(row))
             cursor[0] = row_start if vanishes else pick[0]
             return pick
@@ -274,14 +275,15 @@ class LocalPlayer:
     reach: int = 1
 
     def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
-        focus = [rng.randrange(max(1, (len(cells) + WIDTH - 1) // WIDTH))]
+        width = ruleset.width
+        focus = [rng.randrange(max(1, (len(cells) + width - 1) // width))]
         reach = self.reach
 
         def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
             f = focus[0]
-            near = [p for p in pairs if abs(p[0] // WIDTH - f) <= reach or abs(p[1] // WIDTH - f) <= reach]
+            near = [p for p in pairs if abs(p[0] // width - f) <= reach or abs(p[1] // width - f) <= reach]
             pick = rng.choice(near or pairs)
-            focus[0] = pick[0] // WIDTH
+            focus[0] = pick[0] // width
             return pick
 
         return choose

@@ -38,7 +38,6 @@ from enum import StrEnum
 from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
 from pipeline.engine.board import WIDTH, Board, cells_of
 from pipeline.engine.moves import ADD, Move
-from pipeline.engine.rules import pairs_ordered
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.limits import MAX_SOLVE_CELLS, check_adds, check_cells
 from pipeline.solver.mask import Stretch
@@ -405,8 +404,8 @@ def _playouts(cells: bytes, adds: int, count: int, search: _Search) -> list[Move
     rng = random.Random(cells + bytes([adds]))
     ruleset = search.ruleset
     stack = ruleset.stack_certificate
-    # ruleset 1's own pair order (fragile vertical/diagonal pairs first) keeps its games as they were
-    pairs_of = pairs_ordered if ruleset.legal_pairs is DEFAULT.legal_pairs else ruleset.legal_pairs
+    # the ruleset's own pair order where it has one (ruleset 1: fragile vertical/diagonal pairs first)
+    pairs_of = ruleset.pair_order or ruleset.legal_pairs
     remove_pair = ruleset.remove_pair
     for _ in range(count):
         c, a = cells, adds
