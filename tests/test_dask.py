@@ -86,6 +86,18 @@ def test_puzzles_are_byte_identical_to_the_process_pool(cluster, pool_run) -> No
     assert all(name.startswith("tcp://127.0.0.1:") for name, _ in result.work.attempts)
 
 
+def test_search_puzzles_are_byte_identical_to_the_process_pool(cluster) -> None:
+    """The search strategy (issue 25.2): attempt k is still a pure function of the params and k."""
+    params = GenerateParams(cells=18, adds=1, tier="hard", seed=3, playouts=8)
+    executor = connect(cluster.scheduler_address)
+    try:
+        result = generate(2, params, executor=executor)
+    finally:
+        executor.close()
+    assert documents(result) == documents(generate(2, params, jobs=2))
+    assert all(p.provenance["strategy"] == "search" for p in result.puzzles)
+
+
 def test_nightly_bundle_and_report_are_byte_identical(cluster, tmp_path) -> None:
     pool, dask = tmp_path / "pool", tmp_path / "dask"
     run_nightly(NightlyOptions(date=DATE, seed=default_seed(DATE), out=pool, jobs=2, **TINY))  # type: ignore[arg-type]

@@ -114,6 +114,8 @@ def test_the_climb_keeps_every_value_class_count():
 def test_window_aims_inside_the_target():
     assert Window(84, 100).aim() == (88.0, 96.0)
     assert Window(67, 73).aim() == (68.5, 71.5)
+    assert Window(0, 41, upper=True).aim() == pytest.approx((24.6, 38.0))  # a whole tier: its upper part
+    assert Window(84, 100, upper=True).aim() == (89.0, 97.0)
     assert Window(0, 41).distance(20) == 0 and Window(84, 100).distance(80) == 8
 
 

@@ -391,3 +391,20 @@ def test_a_curve_file_is_read_once_per_night(tmp_path: Path, monkeypatch: pytest
     monkeypatch.setattr(curve_specs, "read_curve_file", counted)
     run_nightly(night(tmp_path / "out", curve=f"{curves}:level"))
     assert reads == [curves]
+
+
+def test_the_night_asks_for_each_stage_near_its_target() -> None:
+    """Issue 25.4: the generator is asked for bands of Stage targets (each target within BAND of
+    its band's middle, in the target's tier), then the tier's spare anywhere in the tier."""
+    from pipeline.jobs.curve_specs import targets, tier_needs
+
+    bands = nightly.generation_bands("campaign", 10, 6)
+    slots = [t for row in targets("campaign", 10, 6) for t in row]
+    aimed = [b for b in bands if b.score is not None]
+    assert sum(b.count for b in aimed) == len(slots)
+    for t in slots:
+        assert any(b.tier == t.tier and abs(t.score - b.score) <= nightly.BAND for b in aimed if b.score is not None), t
+    spare = {b.tier: b.count for b in bands if b.score is None}
+    needs = tier_needs("campaign", 10, 6)
+    assert set(spare) == set(needs) and all(spare[t] >= 1 for t in needs)
+    assert nightly.generation_counts("campaign", 10, 6) == {t: needs[t] + spare[t] for t in needs}

@@ -54,6 +54,8 @@ START_DRAWS = 6  # random boards drawn per attempt; the climb starts from the cl
 CANDIDATES = 3
 INNER_MARGIN = 3.0
 INNER_SHARE = 0.3
+TIER_AIM = 0.6  # a whole tier: aim from this share of the way up (see `Window`) ...
+MIN_AIM = 8.0  # ... leaving at least this many points to aim into
 CLIMB_SOLVE_NODES = 2_000  # a move is kept only onto a board the solver wins within this budget
 _PLAYERS: dict[str, Player] = {"random": RandomPlayer(), "local": LocalPlayer()}
 
@@ -70,15 +72,27 @@ def estimate(cells: bytes, adds: int, ruleset: Ruleset, games: dict[str, int] = 
 
 @dataclass(frozen=True)
 class Window:
-    """The target score range [low, high] the climb aims into (inclusive; from a tier or score)."""
+    """The target score range [low, high] the climb aims into (inclusive; from a tier or score).
+
+    `upper`: a whole tier was asked for. The climb then aims at its upper part (from TIER_AIM of
+    the way up): random boards of the easier tiers crowd the top of their tier, and puzzles that
+    sit lower would be easier than random's puzzles of the same tier, which the held-out check
+    (random's puzzles against the search's, tier by tier) would rightly count against the search.
+    """
 
     low: float
     high: float
+    upper: bool = False
 
     def aim(self) -> tuple[float, float]:
-        """The window shrunk by INNER_MARGIN at each end, as far as its width allows."""
-        margin = min(max(INNER_MARGIN, INNER_SHARE * (self.high - self.low)), (self.high - self.low) / 4)
-        return self.low + margin, self.high - margin
+        """The window shrunk by INNER_MARGIN at each end (as far as its width allows); a tier's
+        from TIER_AIM of the way up, as far as MIN_AIM points are left."""
+        width = self.high - self.low
+        margin = min(max(INNER_MARGIN, INNER_SHARE * width), width / 4)
+        if not self.upper:
+            return self.low + margin, self.high - margin
+        top = self.high - min(margin, INNER_MARGIN)
+        return max(self.low + margin, min(self.low + TIER_AIM * width, top - MIN_AIM)), top
 
     def distance(self, score: float) -> float:
         low, high = self.aim()
@@ -138,5 +152,5 @@ def climb(
 def settings() -> dict[str, object]:
     """The strategy's parameters, recorded in each puzzle's provenance."""
     return {"start_draws": START_DRAWS, "steps": STEPS, "candidates": CANDIDATES, "estimate_games": dict(ESTIMATE_GAMES),
-            "refined_games": dict(REFINED_GAMES), "estimate_seed": ESTIMATE_SEED, "refined_seed": REFINED_SEED, "inner_margin": INNER_MARGIN,
+            "refined_games": dict(REFINED_GAMES), "estimate_seed": ESTIMATE_SEED, "refined_seed": REFINED_SEED, "inner_margin": INNER_MARGIN, "tier_aim": TIER_AIM,
             "climb_solve_nodes": CLIMB_SOLVE_NODES}

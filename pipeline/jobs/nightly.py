@@ -36,6 +36,7 @@ import math
 import os
 import shutil
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,7 +46,7 @@ from pipeline.jobs.assembler import Assembly, assemble
 from pipeline.atomic import WriteRefused, snapshot, write_atomic
 from pipeline.jobs.bundle import bundle_document, write_bundle
 from pipeline.formats.curves import DEFAULT_CURVE, Curve, CurveError, curve_from_data, curve_params, shape_text
-from pipeline.jobs.curve_specs import load_curve, tier_needs
+from pipeline.jobs.curve_specs import load_curve, targets, tier_needs
 from pipeline.jobs.publish import PublishError, locked, make_staging, publish, publish_over, sweep
 from pipeline.stock.night import finish as finish_stock, stage_aside
 from pipeline.limits import MAX_LEVELS, MAX_STAGES
@@ -67,7 +68,8 @@ DEFAULT_LEVELS = 10
 DEFAULT_STAGES = 6
 NIGHT_CURVE = "campaign"  # the default night's curve: shipped, and reaches expert (a boss Stage from Level 3 on)
 DEFAULT_OUT = NIGHTS_FOLDER  # where a puzzle id is looked up without --in, too
-SPARE = 0.5  # generate this share more than the curve needs per tier, so the assignment can choose
+SPARE = 0.25  # generate this share more than the curve needs per tier, so the assignment can choose
+BAND = 6.0  # each band of Stage targets asks the generator for scores within this of its middle
 DEFAULT_REFILL_SECONDS = 600.0  # the refill after a night starts no new batch past this many seconds
 REFILL_BATCH = 8  # puzzles per refill batch: the refill checks its time bound between batches
 
@@ -78,7 +80,7 @@ class TierPlan:
 
     cells: int
     adds: int
-    strategy: str = "random"
+    strategy: str = "search"
 
 
 # Chosen from what the rating gives: for each tier, a size and adds allocation whose generated
@@ -143,10 +145,41 @@ def tier_seed(seed: int, tier: str) -> int:
     return int(hashlib.sha256(f"{seed}/{tier}".encode()).hexdigest()[:12], 16)
 
 
+@dataclass(frozen=True)
+class Band:
+    """One request to the generator: `count` Puzzles of `tier` scoring within `within` of
+    `score` (None: anywhere in the tier)."""
+
+    tier: str
+    score: float | None
+    within: float
+    count: int
+
+
+def generation_bands(curve: str | Curve, levels: int, stages: int, first_level: int = 1) -> list[Band]:
+    """What the night asks the generator for, tier by tier: the Stages' targets in bands at most
+    2 x BAND wide, each aimed at its middle (so every Stage gets a Puzzle near its target), then
+    SPARE of the tier's need anywhere in the tier, so the assignment can choose."""
+    rows = targets(curve, levels, stages, first_level)
+    bands: list[Band] = []
+    for tier in tier_needs(curve, levels, stages, first_level):
+        scores = sorted(t.score for row in rows for t in row if t.tier == tier)
+        while scores:
+            group = [x for x in scores if x <= scores[0] + 2 * BAND]
+            scores = scores[len(group):]
+            middle = round((group[0] + group[-1]) / 2, 2)
+            bands.append(Band(tier, middle, BAND, len(group)))
+        need = sum(b.count for b in bands if b.tier == tier)
+        bands.append(Band(tier, None, BAND, max(1, math.ceil(need * SPARE))))
+    return bands
+
+
 def generation_counts(curve: str | Curve, levels: int, stages: int, first_level: int = 1) -> dict[str, int]:
-    """How many Puzzles to generate per tier: what the curve needs plus SPARE for choice."""
-    needs = tier_needs(curve, levels, stages, first_level)
-    return {t: need + max(1, math.ceil(need * SPARE)) for t, need in needs.items()}
+    """How many Puzzles the night generates per tier (its bands' counts added up)."""
+    counts: dict[str, int] = {}
+    for band in generation_bands(curve, levels, stages, first_level):
+        counts[band.tier] = counts.get(band.tier, 0) + band.count
+    return counts
 
 
 @dataclass(frozen=True)
@@ -223,6 +256,7 @@ class TierStats:
     invalid: int = 0
     work: str = ""  # where the attempts ran, with worker names: run.log only, never the report
     from_stock: int = 0  # puzzles of this tier drawn from the stock (the rest was generated)
+    seconds: float = 0.0  # generation's wall-clock time for the tier: run.log only
 
     @property
     def acceptance(self) -> float:
@@ -541,15 +575,27 @@ def _generate_tiers(
     stats: dict[str, TierStats] = {}
     puzzles: list[Puzzle] = [p for tier in counts for p in drawn.puzzles.get(tier, ())]
     avoid = _known_keys(options) | {canonical_key(p.board, p.adds, p.ruleset) for p in puzzles}
+    # each Stage's target where the whole night is generated in the rating's own scores; else per tier
+    by_score = options.profile is None and not options.stock
+    bands = (generation_bands(curve, options.levels, options.stages, options.first_level) if by_score
+             else [Band(t, None, BAND, n) for t, n in counts.items()])
     for tier, count in counts.items():
-        plan = TIER_PLANS[tier]
-        st = stats[tier] = TierStats(wanted=count, plan=plan, seed=tier_seed(options.seed, tier),
-                                     from_stock=drawn.count(tier))
+        stats[tier] = TierStats(wanted=count, plan=TIER_PLANS[tier], seed=tier_seed(options.seed, tier),
+                                from_stock=drawn.count(tier))
+    for k, band in enumerate(bands):
+        tier, count, plan = band.tier, band.count, TIER_PLANS[band.tier]
+        st = stats[tier]
         if count == 0 or executor is None:
             continue
-        params = GenerateParams(cells=plan.cells, adds=plan.adds, tier=tier, strategy=plan.strategy, seed=st.seed,
-                                profile=options.profile)
-        report = (lambda done, total, tier=tier: progress(f"generate {tier}", done, total)) if progress else None
+        # a tier's first band keeps the tier's seed; the others get seeds of their own
+        first = k == min(i for i, b in enumerate(bands) if b.tier == tier)
+        seed = st.seed if first else tier_seed(options.seed, f"{tier}/{k}")
+        params = GenerateParams(cells=plan.cells, adds=plan.adds, tier=tier, score=band.score, within=band.within,
+                                # the search's estimate is of the rating's own score, not a profile's
+                                strategy=plan.strategy if options.profile is None else None,
+                                seed=seed, profile=options.profile)
+        report = (lambda done, total, tier=tier, before=st.generated, wanted=st.wanted: progress(
+            f"generate {tier}", before + done, wanted)) if progress else None
         try:
             result = generate(count, params, exclude_ids={p.id for p in puzzles}, progress=report, executor=executor)
         except NumberMatchError as exc:
@@ -561,8 +607,11 @@ def _generate_tiers(
                 avoid.add(key)
                 fresh.append(p)
         result.puzzles = fresh
-        st.generated, st.attempts, st.rejected = len(result.puzzles), result.attempts, dict(result.rejected)
-        st.work = f"{result.seconds:.1f} s on {result.work}"
+        st.generated += len(result.puzzles)
+        st.attempts += result.attempts
+        st.rejected = dict(sorted((Counter(st.rejected) + Counter(result.rejected)).items()))
+        st.seconds += result.seconds
+        st.work = f"{st.seconds:.1f} s on {result.work}"
         if len(result.puzzles) < count:
             raise NightlyError(
                 "generate",
