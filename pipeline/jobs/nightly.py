@@ -156,14 +156,20 @@ class Band:
     count: int
 
 
-def generation_bands(curve: str | Curve, levels: int, stages: int, first_level: int = 1) -> list[Band]:
+def generation_bands(
+    curve: str | Curve, levels: int, stages: int, first_level: int = 1, by_score: bool = True
+) -> list[Band]:
     """What the night asks the generator for, tier by tier: the Stages' targets in bands at most
     2 x BAND wide, each aimed at its middle (so every Stage gets a Puzzle near its target), then
-    SPARE of the tier's need anywhere in the tier, so the assignment can choose."""
+    SPARE of the tier's need anywhere in the tier, so the assignment can choose. Without
+    `by_score` (a rating profile's scores are not the curve's), the tier's need anywhere in it."""
     rows = targets(curve, levels, stages, first_level)
     bands: list[Band] = []
     for tier in tier_needs(curve, levels, stages, first_level):
         scores = sorted(t.score for row in rows for t in row if t.tier == tier)
+        if not by_score:
+            bands.append(Band(tier, None, BAND, len(scores)))
+            scores = []
         while scores:
             group = [x for x in scores if x <= scores[0] + 2 * BAND]
             scores = scores[len(group):]
