@@ -2,7 +2,7 @@
 better than the default mix, for audiences unlike it, and how many attempts does it need?
 
 For each audience (a mix of the rating's players unlike version 3's default): the puzzles (the
-committed night: bundle and pool) are split in two by a seeded hash. Telemetry is simulated on
+committed night's bundle and the committed stock) are split in two by a seeded hash. Telemetry is simulated on
 the first half (`ATTEMPTS` attempts per puzzle, as `numbermatch telemetry simulate` writes it)
 and a profile's weights are fitted to it (`pipeline.telemetry.calibrate.fit_weights`). On the
 second half, each puzzle's true loss rate for the audience is measured from many games
@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-PUZZLES = REPO / "generated" / "2026-11-29"
+# the committed night's bundle and the committed stock of unshipped puzzles
+PUZZLES: tuple[Path, ...] = (REPO / "generated" / "2026-11-29" / "bundle.yaml", REPO / "generated" / "stock")
 # Three audiences unlike the default (random 0.45, local 0.30, the other five 0.05 each).
 AUDIENCES: dict[str, dict[str, float]] = {
     # several of the rating's players left out (random, local, lookahead, planner)
@@ -57,7 +58,7 @@ def _true_loss(puzzle: Any, mix: dict[str, float], games: int, seed: int) -> flo
 
 
 def run_audience(
-    name: str, mix: dict[str, float], *, attempts: int, truth_games: int, seed: int, puzzles: Path = PUZZLES,
+    name: str, mix: dict[str, float], *, attempts: int, truth_games: int, seed: int, puzzles: Path | tuple[Path, ...] = PUZZLES,
     steps: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     """One audience's row: weights, held-out MAE and Spearman before/after, attempts needed."""
@@ -69,7 +70,7 @@ def run_audience(
     from pipeline.telemetry.simulate import simulate
     from pipeline.telemetry.stats import mae, spearman
 
-    catalogue = load_catalogue([puzzles])
+    catalogue = load_catalogue([puzzles] if isinstance(puzzles, Path) else list(puzzles))
     ids = sorted(pid for pid, p in catalogue.puzzles.items() if p.difficulty.get("version") == 3 and p.difficulty.get("score") is not None)
     fit_ids = [pid for pid in ids if _half(pid, seed) == 0]
     test_ids = [pid for pid in ids if _half(pid, seed) == 1]
