@@ -156,3 +156,17 @@ def cli() -> Callable[..., Any]:
     from tests.helpers import run
 
     return run
+
+
+DESIGNERS_DATE = dt.date(2026, 2, 3)
+
+
+@pytest.fixture(scope="session")
+def night(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny published night: one Level of three medium Stages, and a pool of leftovers (the
+    designers' commands' tests read it; a test that writes copies it first)."""
+    from pipeline.jobs.nightly import NightlyOptions, default_seed, run_nightly
+
+    out = tmp_path_factory.mktemp("designers-night")
+    run_nightly(NightlyOptions(date=DESIGNERS_DATE, seed=default_seed(DESIGNERS_DATE), out=out, jobs=1, levels=1, stages=3, curve="flat"))
+    return out / DESIGNERS_DATE.isoformat()

@@ -1,0 +1,99 @@
+"""`numbermatch puzzle`: authoring a puzzle file from a hand-made board, and `--refresh`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.helpers import run
+from pipeline.engine.board import parse
+from pipeline.engine.stage import replay
+from pipeline.solver.search import SOLVED, solve
+from pipeline.validator import validate_paths
+
+# A board a designer might draw: 18 cells, 1 add; solvable (checked in a test of authoring).
+HAND = "123456789/987654321"
+
+
+
+def test_puzzle_authors_a_valid_file_from_a_hand_made_board(tmp_path: Path) -> None:
+    assert solve(parse(HAND), 1).status == SOLVED
+    result = run("puzzle", HAND, "--adds", "1", "--out", f"{tmp_path}/new/")  # a folder still to be made
+    assert result.exit_code == 0, result.output
+    files = list((tmp_path / "new").glob("*.yaml"))
+    assert len(files) == 1
+    doc = yaml.safe_load(files[0].read_text())
+    assert doc["board"] == HAND and doc["adds"] == 1 and doc["id"] == files[0].stem
+    assert doc["provenance"]["strategy"] == "hand"
+    assert replay(parse(HAND), doc["solution"], 1)[0] == b""
+    assert validate_paths(files, deep=True).ok
+    again = tmp_path / "again.yaml"
+    assert run("puzzle", HAND, "--adds", "1", "--out", str(again)).exit_code == 0
+    assert again.read_bytes() == files[0].read_bytes()  # deterministic
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["1.......9/5", "--adds", "0"], "is unsolvable: the solver proved"),
+        (["12x", "--adds", "1"], "'x' at column 2"),
+        (["", "--adds", "1"], "the board is empty"),
+        ([HAND], "--adds N is required"),
+        (["123456789/987654321/123456789/987654321/1234", "--adds", "1", "--budget-nodes", "1"], "raise the budget (--budget-nodes N, 0 = no limit)"),
+    ],
+)
+def test_puzzle_refuses_in_one_line_and_writes_nothing(tmp_path: Path, args: list[str], message: str) -> None:
+    out = tmp_path / "p.yaml"
+    result = run("puzzle", *args, "--out", str(out))
+    assert result.exit_code == 1 and message in result.output, result.output
+    assert result.output.count("\n") == 1
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_puzzle_refuses_an_unwritable_folder_before_solving(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    result = run("puzzle", HAND, "--adds", "1", "--out", str(blocker / "sub" / "p.yaml"))
+    assert result.exit_code == 1 and "is not a folder" in result.output
+
+
+def test_refresh_rederives_and_says_what_changed(tmp_path: Path) -> None:
+    assert run("puzzle", HAND, "--adds", "1", "--out", str(tmp_path)).exit_code == 0
+    path = next(tmp_path.glob("*.yaml"))
+    original = path.read_text()
+    result = run("puzzle", "--refresh", str(path))
+    assert result.exit_code == 0 and "unchanged" in result.output
+    # A designer edits the board (and nothing else): id, certificate and rating are stale.
+    edited = original.replace(f"board: {HAND}", "board: 123456789/987654321/19")
+    path.write_text(edited)
+    result = run("puzzle", "--refresh", str(path))
+    assert result.exit_code == 0, result.output
+    assert "rewritten: id " in result.output and "certificate re-solved" in result.output
+    assert validate_paths([path], deep=True).ok
+    assert yaml.safe_load(path.read_text())["board"] == "123456789/987654321/19"
+
+
+def test_refresh_leaves_a_file_that_cannot_be_fixed_untouched(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("schema_version: 1\nkind: puzzle\nid: x\nruleset: 1\nboard: 1.......9/5\nadds: 0\nsolution: []\ndifficulty: {}\n")
+    before = bad.read_bytes()
+    result = run("puzzle", "--refresh", str(bad))
+    assert result.exit_code == 1 and "unsolvable" in result.output
+    assert bad.read_bytes() == before
+
+
+
+
+def test_moves_are_numbered_from_1_by_apply_and_the_validator_alike(tmp_path: Path) -> None:
+    assert run("puzzle", HAND, "--adds", "1", "--out", f"{tmp_path}/").exit_code == 0
+    path = next(tmp_path.glob("*.yaml"))
+    doc = yaml.safe_load(path.read_text())
+    bad = [doc["solution"][0], "0,0-0,1"]  # the second move is illegal
+    doc["solution"] = bad + doc["solution"][1:]
+    path.write_text(yaml.safe_dump(doc, sort_keys=False))
+    problems = [p.message for p in validate_paths([path]).problems]
+    assert any(m.startswith("move 2: illegal move 0,0-0,1") for m in problems), problems
+    applied = run("apply", HAND, *bad, "--adds", "1")
+    assert applied.exit_code == 1 and "move 2: illegal move 0,0-0,1" in applied.output

@@ -1,0 +1,123 @@
+"""`numbermatch play`: piped and on a real terminal; undo, restart, add, hints, winnable."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from tests.helpers import run
+from pipeline.engine.stage import replay
+from pipeline.formats.source import resolve
+from pipeline.solver.search import SOLVED, solve
+
+
+def test_play_piped_reaches_won_with_the_certificate(night: Path) -> None:
+    first = yaml.safe_load((night / "bundle.yaml").read_text())["levels"][0]["stages"][0]["puzzle"]
+    result = run("play", f"{night / 'bundle.yaml'}:L1.S1", input="\n".join(first["solution"]) + "\n")
+    assert result.exit_code == 0
+    assert f"won in {len(first['solution'])} moves!" in result.output
+    assert result.output.rstrip().endswith(f"final: won, {len(first['solution'])} moves, adds left "
+                                           f"{first['adds'] - first['solution'].count('+')}")
+
+
+def test_play_shows_the_engines_reason_and_goes_on() -> None:
+    result = run("play", "1.......9/3.5", input="0,0-2,2\n0,0 0,1\nzz\n0,8 0,0\nq\n")
+    assert result.exit_code == 0
+    assert "move 1: illegal move 0,0-2,2 on board '1.......9/3.5': cell 2,2 is off the board" in result.output
+    assert "cell 0,1 is a gap" in result.output
+    assert "cannot read 'zz'" in result.output
+    assert "move 1: 0,0-0,8" in result.output  # two cells in either order
+    assert "stuck: no pair and no add left" in result.output and "bye: stuck after 1 moves" in result.output
+
+
+def test_play_undo_restart_add_and_winnable() -> None:
+    result = run("play", "1.......9/5", "--adds", "1", input="w\n+\nu\n0,0-0,8\nr\nm\nq\n")
+    out = result.output
+    assert result.exit_code == 0
+    assert "winnable with 1 of the 1 add left" in out  # 1,9 pair then 5 alone: the add is needed
+    assert "move 1: +" in out and "undid +" in out and "restarted" in out
+    assert "legal pairs (1): 0,0-0,8" in out
+
+
+def test_hints_keep_the_stage_winnable(night: Path) -> None:
+    src = f"{night / 'bundle.yaml'}:L1.S2"
+    start = resolve(src)
+    assert start.adds is not None
+    cells, adds = start.cells, start.adds
+    played: list[str] = []
+    for _ in range(4):  # follow four hints; after each the solver still wins
+        result = run("play", src, input="\n".join(played + ["?", "q"]) + "\n")
+        m = re.search(r"hint: (\d+,\d+-\d+,\d+) keeps the Stage winnable", result.output)
+        if m is None:
+            assert "hint: +" in result.output
+            break
+        played.append(m.group(1))
+        after, left = replay(cells, played, adds)
+        assert solve(after, left, budget_nodes=200_000).status == SOLVED
+
+
+def test_play_refuses_a_bad_source_in_one_line() -> None:
+    result = run("play", "nope.yaml")
+    assert result.exit_code == 1 and result.output.strip() == "numbermatch: error: nope.yaml: no such file"
+
+
+def _read_until(fd: int, pattern: str, timeout: float = 30.0) -> str:
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while pattern.encode() not in seen:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"no {pattern!r} on the terminal; it showed:\n{seen.decode(errors='replace')}")
+        ready, _, _ = select.select([fd], [], [], left)
+        if ready:
+            try:
+                chunk = os.read(fd, 4096)
+            except OSError:  # the child closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+    return seen.decode(errors="replace")
+
+
+def test_play_on_a_real_terminal() -> None:
+    """Through a pseudo-terminal: the prompt, an illegal move's reason, a hint, then a win."""
+    master, slave = pty.openpty()
+    exe = Path(sys.executable).with_name("numbermatch")
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "pipeline.cli"]
+    proc = subprocess.Popen(cmd + ["play", "1.......9/3...7"], stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    os.close(slave)
+    try:
+        assert "status: in play" in _read_until(master, "> ")
+        os.write(master, b"0,0-1,0\n")
+        assert "values 1 and 3 are neither equal nor sum to 10" in _read_until(master, "> ")
+        os.write(master, b"?\n")
+        shown = _read_until(master, "> ")
+        hinted = re.search(r"hint: (\S+) keeps the Stage winnable", shown)
+        assert hinted is not None and "[" in shown  # the hinted cells are marked on the board
+        os.write(master, hinted.group(1).encode() + b"\n")
+        _read_until(master, "> ")
+        rest = b"0,0-0,4" if hinted.group(1) == "0,0-0,8" else b"0,0-0,8"  # the row that is left
+        os.write(master, rest + b"\n")
+        assert "won in 2 moves!" in _read_until(master, "> ")
+        os.write(master, b"q\n")
+        assert "final: won" in _read_until(master, "final: won")
+        assert proc.wait(timeout=30) == 0
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_won_stage_has_no_hint_and_takes_no_more_moves() -> None:
+    out = run("play", "19", input="0,0-0,1\n?\n+\nq\n").output
+    assert "won in 1 moves!" in out and "nothing to hint" in out and "the Stage is won: u to undo" in out

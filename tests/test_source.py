@@ -1,0 +1,90 @@
+"""SOURCE everywhere: a board, a puzzle file, a bundle stage (`bundle.yaml:L1.S2`) or a puzzle
+id, resolved one way by every command, and refused in one line."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.helpers import run
+from pipeline.engine.board import parse
+from pipeline.formats.source import SourceError, resolve
+
+# A board a designer might draw: 18 cells, 1 add; solvable (checked in a test of authoring).
+HAND = "123456789/987654321"
+
+
+
+def test_source_resolves_notation_files_stages_and_ids(night: Path) -> None:
+    bundle = night / "bundle.yaml"
+    doc = yaml.safe_load(bundle.read_text())
+    first = doc["levels"][0]["stages"][0]["puzzle"]
+    stage = resolve(f"{bundle}:L1.S1")
+    assert stage.cells == parse(first["board"]) and stage.adds == first["adds"]
+    assert resolve(f"{bundle}:l1.s1").cells == stage.cells  # case does not matter
+    by_id = resolve(first["id"], [night])
+    assert by_id.cells == stage.cells and by_id.puzzle is not None and by_id.puzzle["id"] == first["id"]
+    pool_file = sorted((night / "pool").glob("*.yaml"))[0]
+    from_file = resolve(str(pool_file))
+    assert from_file.label == pool_file.stem and from_file.adds is not None
+    bare = resolve("1.......9/3.5")
+    assert bare.adds is None and bare.adds_or(None) == 0 and bare.adds_or(2) == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("12x", "invalid board '12x': row 0 has 'x' at column 2"),
+        ("missing.yaml", "missing.yaml: no such file"),
+        ("{bundle}", "is a bundle; name one stage"),
+        ("{bundle}:L9.S1", "there is no L9"),
+        ("{bundle}:L1.S9", "there is no S9"),
+        ("{bundle}:stage2", "not of the form L<level>.S<stage>"),
+        ("nm1-000000000000", "--in PATH"),
+        ("12/3", "row 0 has 2 cells"),
+    ],
+)
+def test_a_bad_source_is_one_line_naming_it(night: Path, text: str, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        resolve(text.format(bundle=night / "bundle.yaml"))
+    result = run("show", text.format(bundle=night / "bundle.yaml"))
+    assert result.exit_code == 1
+    assert result.output.count("\n") == 1 and result.output.startswith("numbermatch: error:")
+
+
+def test_an_id_in_none_of_the_files_says_so(night: Path) -> None:
+    with pytest.raises(SourceError, match="in none of the"):
+        resolve("nm1-000000000000", [night])
+
+
+def test_a_malformed_puzzle_file_names_file_and_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: puzzle\nboard: [1, 2\n")
+    result = run("show", str(bad))
+    assert result.exit_code == 1 and f"{bad}:" in result.output and "YAML syntax error" in result.output
+    bad.write_text("kind: puzzle\nboard: 12x\nadds: 1\n")
+    result = run("show", str(bad))
+    assert result.exit_code == 1 and "$.board" in result.output and "'x'" in result.output
+
+
+def test_engine_commands_take_a_stage_and_use_its_adds(night: Path) -> None:
+    bundle = night / "bundle.yaml"
+    first = yaml.safe_load(bundle.read_text())["levels"][0]["stages"][0]["puzzle"]
+    src = f"{bundle}:L1.S1"
+    shown = run("show", src)
+    assert shown.exit_code == 0 and f"{src}: {first['adds']} add" in shown.output
+    moves = run("moves", src, "--json")
+    assert moves.exit_code == 0 and '"pairs"' in moves.output
+    applied = run("apply", src, *first["solution"], "--json")
+    assert applied.exit_code == 0 and '"status": "won"' in applied.output  # the puzzle's adds were used
+    too_few = run("apply", src, *first["solution"], "--adds", "0")
+    if "+" in first["solution"]:
+        assert too_few.exit_code == 1 and "no adds left" in too_few.output
+    solved = run("solve", first["id"], "--in", str(night), "--json")
+    assert solved.exit_code == 0 and '"status": "solved"' in solved.output
+    rated = run("rate", src, "--json")
+    assert rated.exit_code == 0
+    assert f'"score": {first["difficulty"]["score"]}' in rated.output  # reproduces the stored rating
