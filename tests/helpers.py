@@ -55,3 +55,24 @@ def play(page: Any, move: Move) -> None:
         assert move.first is not None and move.second is not None
         click_cell(page, move.first)
         click_cell(page, move.second)
+
+
+def codes(text: str, name: str = "x.yaml") -> list[str]:
+    """The problem codes the validator gives a document's text."""
+    from pipeline.validator import validate_texts
+
+    return [p.code for p in validate_texts([(name, text)]).problems]
+
+
+def one_line_error(result: Result) -> str:
+    """The one `numbermatch: error:` line of a command's output (fails unless there is exactly one)."""
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("numbermatch: error:")]
+    assert len(errors) == 1, result.output
+    return errors[0]
+
+
+def edited(text: str, old: str, new: str) -> str:
+    """`text` with the first `old` replaced by `new` (which must be there): a mutant document."""
+    assert old in text
+    return text.replace(old, new, 1)

@@ -1,0 +1,135 @@
+"""The validator is never fooled: floats as integers, octal and tagged YAML, duplicate puzzles,
+metrics that do not add up; the assembler reads YAML exactly as the validator does (issue 10)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.helpers import codes, edited, one_line_error, run
+from pipeline.formats.puzzle import puzzle_id
+from pipeline.validator import validate_paths, validate_texts
+
+VALID = Path(__file__).parent / "fixtures" / "validator" / "valid"
+PUZZLE = (VALID / "puzzle.yaml").read_text(encoding="utf-8")
+BUNDLE = (VALID / "bundle.yaml").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("old,new", [
+    ("schema_version: 1", "schema_version: 1.0"),
+    ("ruleset: 1", "ruleset: 1.0"),
+    ("      playouts: 16", "      playouts: 16.0"),
+    ("  certificate_length: 14", "  certificate_length: 14.0"),
+])
+def test_whole_number_floats_are_not_integers(old: str, new: str) -> None:
+    assert "NM205" in codes(edited(PUZZLE, old, new))
+
+
+def test_adds_as_a_float_with_its_own_id_is_refused() -> None:
+    board = "719473731/547335153"
+    text = edited(edited(PUZZLE, "adds: 1", "adds: 1.0"), "id: nm1-ad6b87a055dd", f"id: {puzzle_id(board, 1.0)}")  # type: ignore[arg-type]
+    assert "NM205" in codes(text)
+
+
+@pytest.mark.parametrize("written", ["010", "0_1", "1_", "0b1", "0x1", "+1", "01", "1:30"])
+def test_whole_numbers_are_plain_decimal_digits(written: str) -> None:
+    """22.15: YAML 1.1 reads `010` as 8 (and `0_1`, `0x1`, `+1`, `1:30` as numbers), YAML 1.2 as
+    10 or a string; a file whose numbers two readers read differently is refused."""
+    problems = validate_texts([("p.yaml", edited(PUZZLE, "adds: 1", f"adds: {written}"))]).problems
+    assert [(p.code, p.path, p.line) for p in problems] == [("NM205", "$.adds", 7)], problems
+    assert "is not a plain whole number" in problems[0].message
+    assert "NM205" in codes(edited(BUNDLE, "- level: 1", "- level: 01"))
+    assert "NM205" in codes(edited(PUZZLE, "score:", "score: 1_0.5\n  #"))
+
+
+def test_an_octal_adds_with_the_id_made_for_8_adds_is_refused() -> None:
+    board = "719473731/547335153"
+    text = edited(edited(PUZZLE, "adds: 1", "adds: 010"), "id: nm1-ad6b87a055dd", f"id: {puzzle_id(board, 8)}")
+    assert "NM205" in codes(text)
+
+
+def test_level_and_stage_numbers_must_be_integers() -> None:
+    assert "NM205" in codes(edited(BUNDLE, "- level: 1", "- level: 1.0"))
+    assert "NM205" in codes(edited(BUNDLE, "  - stage: 1", "  - stage: 1.0"))
+
+
+def test_one_puzzle_twice_in_a_bundle_under_a_float_adds_is_refused() -> None:
+    doc = yaml.safe_load(BUNDLE)
+    first = doc["levels"][0]["stages"][0]["puzzle"]
+    twin = dict(first, adds=1.0, id=puzzle_id(first["board"], 1.0))  # type: ignore[arg-type]
+    doc["levels"][0]["stages"][1]["puzzle"] = twin
+    assert "NM205" in codes(yaml.safe_dump(doc, sort_keys=False))
+
+
+@pytest.mark.parametrize("tagged", [
+    "kind: !!timestamp puzzle", "kind: !!str puzzle", "kind: !!bool puzzle", "adds: !!int abc", "adds: !!float abc",
+    "adds: !!int 1", "kind: ! puzzle",
+])
+def test_explicit_tags_are_refused_as_documented(tagged: str) -> None:
+    key = tagged.split(":")[0]
+    line = next(line for line in PUZZLE.splitlines() if line.startswith(key + ":"))
+    assert codes(edited(PUZZLE, line, tagged)) == ["NM109"]
+
+
+def test_validator_and_assemble_read_yaml_the_same_way(tmp_path: Path) -> None:
+    """A tab at the end of the first line: libyaml takes it, pure PyYAML does not. Whatever the
+    validator decides, the assembler (same loader) must not crash on a file it accepted."""
+    lines = BUNDLE.split("\n")
+    lines[1] += "\t"
+    path = tmp_path / "tab.yaml"
+    path.write_text("\n".join(lines))
+    checked = run("validate", str(path))
+    result = run("assemble", str(path), "--levels", "1", "--stages", "1", "--curve", "flat", "--out", str(tmp_path / "b.yaml"))
+    if checked.exit_code == 0:
+        assert "validation problem" not in result.output
+    else:
+        assert result.exit_code == 1 and "validation problem" in result.output
+
+
+@pytest.mark.parametrize("bad", ["../x", "", "a b", "x\ny", "a" * 200, "-x", "é"])
+def test_assemble_refuses_bad_bundle_ids_up_front(tmp_path: Path, bad: str) -> None:
+    out = tmp_path / "b.yaml"
+    result = run("assemble", str(VALID / "bundle.yaml"), "--levels", "1", "--stages", "1", "--curve", "flat",
+                 "--out", str(out), "--id", bad)
+    assert result.exit_code == 2
+    assert "--id" in one_line_error(result)
+    assert not out.exists() and not (tmp_path / "x").exists()
+
+
+def test_assemble_writes_only_what_the_validator_accepts(tmp_path: Path) -> None:
+    out = tmp_path / "b.yaml"
+    result = run("assemble", str(VALID / "bundle.yaml"), "--levels", "1", "--stages", "1", "--curve", "flat",
+                 "--out", str(out), "--id", "good-id.1")
+    assert result.exit_code == 0, result.output
+    assert validate_paths([out]).ok
+
+
+def test_min_adds_above_the_certificates_adds_is_refused() -> None:
+    text = edited(edited(PUZZLE, "adds: 1", "adds: 3"), "id: nm1-ad6b87a055dd", f"id: {puzzle_id('719473731/547335153', 3)}")
+    text = edited(text, "min_adds: 1", "min_adds: 2")  # the solution uses one add: it wins with 1
+    assert "NM311" in codes(text)
+
+
+def test_certificate_length_must_be_the_solutions_length() -> None:
+    text = edited(PUZZLE, "certificate_length: 14", "certificate_length: 15")
+    assert "NM314" in codes(text)
+    report = validate_paths([VALID / "puzzle.yaml"], deep=True)
+    assert report.ok  # the check is in the plain layer; --deep adds nothing to disagree with
+
+
+def test_player_counts_must_be_whole_games() -> None:
+    text = edited(PUZZLE, "      win_rate: 0.125\n      mean_moves: 11.12\n      playouts: 16",
+                 "      win_rate: 0.11\n      mean_moves: 11.12\n      playouts: 0")
+    assert "NM315" in codes(text)
+    assert "NM315" in codes(edited(PUZZLE, "win_rate: 0.125", "win_rate: 0.13"))  # 2.08 of 16 games
+
+
+def test_patterns_match_the_whole_text() -> None:
+    doc = yaml.safe_load(PUZZLE)
+    doc["solution"][0] = "0,4-1,4\n"
+    assert "NM207" in codes(yaml.safe_dump(doc, sort_keys=False)) or "NM305" in codes(yaml.safe_dump(doc, sort_keys=False))
+    bundle = yaml.safe_load(BUNDLE)
+    bundle["id"] = "x\n"
+    assert "NM207" in codes(yaml.safe_dump(bundle, sort_keys=False))
