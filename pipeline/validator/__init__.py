@@ -110,7 +110,7 @@ class Validator:
         from pipeline.formats.index import LevelIndex
 
         if not Path(root).is_dir():
-            raise PathError(f"--against {root}: no such folder")
+            raise PathError(f"{root}: no such folder to check against")
         with LevelIndex(root) as index:
             index.refresh()
             found = index.by_keys(s.key for s in self.semantics.sightings)
