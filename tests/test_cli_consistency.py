@@ -17,9 +17,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.fixture
 def nights(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A folder like a game repository: generated/<night>/pool/ with one committed puzzle file;
-    the current folder. Returns the puzzle's id."""
-    committed = sorted(REPO.glob("generated/*/pool/*.yaml"))[0]
+    """A folder like a game repository: generated/<night>/pool/ with one committed puzzle file
+    (from anywhere under generated/); the current folder. Returns the puzzle's id."""
+    committed = sorted(REPO.glob("generated/**/nm*-*.yaml"))[0]
     pool = tmp_path / "generated" / "2026-01-01" / "pool"
     pool.mkdir(parents=True)
     shutil.copy(committed, pool)

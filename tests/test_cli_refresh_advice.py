@@ -17,8 +17,10 @@ REPO = Path(__file__).resolve().parent.parent
 
 @pytest.fixture
 def stale_night(tmp_path: Path) -> Path:
-    """A copy of the committed night whose L1.S1 board was edited by hand (its first digit)."""
-    night = sorted(REPO.glob("generated/*/bundle.yaml"))[-1].parent
+    """A copy of a committed night that starts at Level 1, its L1.S1 board edited by hand (its
+    first digit)."""
+    night = next(p.parent for p in sorted(REPO.glob("generated/*/bundle.yaml"))
+                 if not re.search(r"(?m)^first_level: (?!1$)", p.read_text(encoding="utf-8")))
     copy = tmp_path / "night"
     shutil.copytree(night, copy)
     bundle = copy / "bundle.yaml"
@@ -32,7 +34,7 @@ def test_nm303_names_the_refresh_that_fixes_it(stale_night: Path, tmp_path: Path
     problems = [p for p in validate_paths([stale_night]).problems if p.code == "NM303"]
     assert len(problems) == 1
     assert f"`numbermatch puzzle --refresh {stale_night}:L1.S1` re-derives id, certificate and rating" in problems[0].message
-    puzzle = next((stale_night.parent / "pool").glob("*.yaml"))
+    puzzle = Path(shutil.copy(sorted(REPO.glob("generated/**/nm*-*.yaml"))[0], tmp_path / "puzzle.yaml"))
     text = puzzle.read_text(encoding="utf-8")
     puzzle.write_text(re.sub(r"(?m)^adds: (\d+)$", lambda m: f"adds: {int(m[1]) + 1}", text, count=1), encoding="utf-8")
     problems = [p for p in validate_paths([puzzle]).problems if p.code == "NM303"]

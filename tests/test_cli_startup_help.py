@@ -219,7 +219,7 @@ def test_light_commands_load_only_what_their_work_needs(tmp_path) -> None:  # ty
     import shutil
     from pathlib import Path
 
-    committed = sorted((Path(__file__).resolve().parent.parent / "generated").glob("*/pool/*.yaml"))[0]
+    committed = sorted((Path(__file__).resolve().parent.parent / "generated").glob("**/nm*-*.yaml"))[0]
     puzzle = Path(shutil.copy(committed, tmp_path / "puzzle.yaml"))
     runs = {
         "solve": (("solve", "19"), None),

@@ -122,7 +122,7 @@ def _committed_blocks() -> list[dict]:
     import yaml
 
     root = Path(__file__).resolve().parent.parent
-    return [yaml.safe_load(p.read_text())["difficulty"] for p in sorted(root.glob("generated/*/pool/*.yaml"))[:40]]
+    return [yaml.safe_load(p.read_text())["difficulty"] for p in sorted(root.glob("generated/**/nm*-*.yaml"))[:40]]
 
 
 def test_the_report_and_the_studio_show_the_same_sentence() -> None:

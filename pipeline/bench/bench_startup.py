@@ -40,8 +40,8 @@ def _numbermatch() -> list[str]:
 
 
 def _puzzle_file(folder: Path) -> Path | None:
-    """One committed puzzle file (the newest night's pool), copied to `folder`."""
-    pools = sorted((ROOT / "generated").glob("*/pool/*.yaml"))
+    """One committed puzzle file (a night's pool or the stock), copied to `folder`."""
+    pools = sorted((ROOT / "generated").glob("**/nm*-*.yaml"))
     if not pools:
         return None
     return Path(shutil.copy(pools[-1], folder / "puzzle.yaml"))
