@@ -52,7 +52,8 @@ def _puzzle(rng: Random) -> Puzzle:
 
 def _difficulty(rng: Random, length: int, min_adds: int) -> dict[str, Any]:
     players = {
-        name: {"win_rate": round(rng.random(), 4), "mean_moves": round(rng.uniform(5, 30), 2), "playouts": 64}
+        # whole numbers of games won and of moves over the 64 games (the validator checks it: NM315)
+        name: {"win_rate": round(rng.randint(0, 64) / 64, 4), "mean_moves": round(rng.randint(320, 1920) / 64, 4), "playouts": 64}
         for name in ("random", "scanner", "lookahead")
     }
     d: dict[str, Any] = {
@@ -67,7 +68,7 @@ def _difficulty(rng: Random, length: int, min_adds: int) -> dict[str, Any]:
         "collapse_openings": round(rng.random(), 4),
     }
     score = score_from_metrics(d)
-    d["score"], d["tier"] = score, tier_for(score)
+    d["score"], d["tier"] = score, tier_for(score, 1)  # a block without `version` is version 1
     return d
 
 
