@@ -169,6 +169,7 @@ class DaskExecutor:
         return SchedulerError(f"the Dask scheduler at {self.address} went away: {reason}")
 
     def outcomes(self, run: Attempt, params: Any, limit: int) -> Generator[Tagged, None, None]:
+        import threading  # start-up time: only a Dask run waits on futures this way
         import uuid  # start-up time: only a Dask run tags its tasks
 
         from distributed import KilledWorker
@@ -193,11 +194,18 @@ class DaskExecutor:
                 if not inflight:
                     return
                 start, stop, future = inflight.popleft()
+                # Wait for the future ourselves and only then ask for its result without a timeout:
+                # distributed's `result(timeout=...)` can lose the race between its two timers and
+                # raise UnboundLocalError ('result') instead of TimeoutError on a loaded machine.
+                done = threading.Event()
+                future.add_done_callback(lambda _f, done=done: done.set())
                 while True:
                     if self.client.status in ("closing", "closed"):
                         raise SchedulerError(f"the Dask scheduler at {self.address} went away")
+                    if not done.wait(POLL):
+                        continue
                     try:
-                        worker, seconds, outcomes = future.result(timeout=POLL)
+                        worker, seconds, outcomes = future.result()
                         break
                     except (DaskTimeout, TimeoutError):
                         continue
