@@ -31,7 +31,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -94,6 +94,16 @@ class Entry:
 
     def __str__(self) -> str:
         return f"{self.where} ({self.id}, {self.tier})"
+
+
+class Candidate(NamedTuple):
+    """A stock puzzle as a night's choice sees it."""
+
+    score: float | None
+    stocked: str
+    id: str
+    key: str
+    path: str
 
 
 @dataclass(frozen=True)
@@ -364,6 +374,14 @@ class LevelIndex:
                 args.append(value)
         return self._entries(f"WHERE {' AND '.join(where)} ORDER BY stocked, id, path", args)
 
+    def candidates(self, tier: str, *, ruleset: int, besides: str | None = None) -> list[Candidate]:
+        """What a night chooses from: the unshipped stock puzzles of a tier as light tuples
+        (a night's query over 100,000 stock puzzles builds no Entry per row), oldest first."""
+        shipped, args = _shipped(besides)
+        sql = (f"SELECT score, stocked, id, key, path FROM entries WHERE kind = 'stock' AND key NOT IN ({shipped})"
+               " AND tier = ? AND ruleset = ? ORDER BY stocked, id, path")
+        return list(map(Candidate._make, self.db.execute(sql, (*args, tier, ruleset))))
+
     def repeats(self) -> list[tuple[Entry, Entry]]:
         """Each place that repeats an earlier one's key: shipped twice, shipped and in stock, or
         in stock twice; (first place, repeat) in path and place order, shipped places first."""
@@ -393,4 +411,4 @@ def _row(e: Entry) -> tuple[Any, ...]:
     return (e.path, e.place, e.kind, e.key, e.id, e.ruleset, e.cells, e.adds, e.tier, e.score, e.stocked)
 
 
-__all__ = ["CACHE_ENV", "index_file", "STOCK_DIR", "Entry", "IndexFolderError", "LevelIndex", "Refreshed", "is_stock_path", "read_entries"]
+__all__ = ["CACHE_ENV", "Candidate", "index_file", "STOCK_DIR", "Entry", "IndexFolderError", "LevelIndex", "Refreshed", "is_stock_path", "read_entries"]

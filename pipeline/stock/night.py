@@ -27,13 +27,15 @@ import re
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 from pathlib import Path
 
 from pipeline.atomic import write_atomic
-from pipeline.formats.index import STOCK_DIR, Entry, LevelIndex
+from pipeline.formats.index import STOCK_DIR, Candidate, Entry, LevelIndex
 from pipeline.formats.puzzle import Puzzle
 from pipeline.stock.store import read_puzzle, stock_path, stock_text
 
+Choice = TypeVar("Choice", Candidate, Entry)  # what choose() picks from: the index's rows
 MANIFEST = ".stock-move.json"
 ADDED = ".stock-add"
 _NIGHT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
@@ -50,7 +52,7 @@ class Drawn:
         return len(self.puzzles.get(tier, ()))
 
 
-def choose(candidates: Sequence[Entry], targets: Sequence[float], wanted: int) -> list[Entry]:
+def choose(candidates: Sequence[Choice], targets: Sequence[float], wanted: int) -> list[Choice]:
     """Up to `wanted` candidates, nearest a target first (targets in turn; ties: oldest, then id).
 
     Candidates sorted by score, so each pick looks only at the untaken ones next to its target
@@ -60,7 +62,7 @@ def choose(candidates: Sequence[Entry], targets: Sequence[float], wanted: int) -
     scores = [float(e.score) for e in scored if e.score is not None]
     taken = [False] * len(scored)
     left = len(scored)
-    chosen: list[Entry] = []
+    chosen: list[Choice] = []
     order = sorted(targets) or [50.0]
     while left and len(chosen) < wanted:
         for target in order:
@@ -73,7 +75,7 @@ def choose(candidates: Sequence[Entry], targets: Sequence[float], wanted: int) -
     return chosen + unscored[: max(0, wanted - len(chosen))]
 
 
-def _nearest(scores: list[float], taken: list[bool], target: float, scored: Sequence[Entry]) -> int:
+def _nearest(scores: list[float], taken: list[bool], target: float, scored: Sequence[Choice]) -> int:
     """The untaken candidate nearest `target`; ties: the oldest, then the smaller id."""
     at = bisect.bisect_left(scores, target)
     lo, hi = at - 1, at
@@ -94,32 +96,30 @@ def _nearest(scores: list[float], taken: list[bool], target: float, scored: Sequ
     return min(ties, key=lambda k: (scored[k].stocked, scored[k].id))
 
 
-def _distance(entry: Entry, target: float) -> float:
-    return abs(entry.score - target) if entry.score is not None else float("inf")
-
-
 def draw(root: Path, targets: Mapping[str, Sequence[float]], wanted: Mapping[str, int], ruleset: int,
-         night: str | None = None) -> Drawn:
+         night: str | None = None, index: LevelIndex | None = None) -> Drawn:
     """The stock puzzles a night takes per tier (see the module docstring). Keys repeated inside
     the stock are taken once; the bundle of `night` (the folder a rerun replaces) does not count
-    as shipped."""
-    puzzles: dict[str, list[Puzzle]] = {}
-    files: dict[str, Path] = {}
+    as shipped. `index`: root's index, already refreshed (else it is opened and refreshed)."""
     if not (root / STOCK_DIR).is_dir():
         return Drawn({}, {})
-    with LevelIndex(root) as index:
-        index.refresh()
-        for tier, count in wanted.items():
-            seen: set[str] = set()
-            candidates = []
-            for e in index.stock(tier, ruleset=ruleset, besides=night):
-                if e.key not in seen:
-                    seen.add(e.key)
-                    candidates.append(e)
-            for e in choose(candidates, targets.get(tier, ()), count):
-                path = root / e.path
-                puzzles.setdefault(tier, []).append(read_puzzle(path))
-                files[e.id] = path
+    if index is None:
+        with LevelIndex(root) as own:
+            own.refresh()
+            return draw(root, targets, wanted, ruleset, night, own)
+    puzzles: dict[str, list[Puzzle]] = {}
+    files: dict[str, Path] = {}
+    for tier, count in wanted.items():
+        seen: set[str] = set()
+        candidates = []
+        for e in index.candidates(tier, ruleset=ruleset, besides=night):
+            if e.key not in seen:
+                seen.add(e.key)
+                candidates.append(e)
+        for e in choose(candidates, targets.get(tier, ()), count):
+            path = root / e.path
+            puzzles.setdefault(tier, []).append(read_puzzle(path))
+            files[e.id] = path
     return Drawn(puzzles, files)
 
 
