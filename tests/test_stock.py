@@ -179,7 +179,7 @@ def test_prune_says_what_it_drops_and_keeps_the_oldest_copy(tmp_path: Path, monk
     dropped = prune(root)
     reasons = {d.path.name: d.reason for d in dropped}
     assert set(reasons) == {later.name, bad.name}
-    assert "a copy of" in reasons[later.name] and reasons[bad.name].startswith("invalid: NM2")
+    assert "a copy of" in reasons[later.name] and reasons[bad.name].startswith("invalid: ") and ": NM2" in reasons[bad.name]
     assert stock_path(root, puzzle).is_file() and not later.exists() and not bad.exists()
     with LevelIndex(root) as index:
         index.refresh()
@@ -365,7 +365,7 @@ def test_stock_refill_is_deterministic_and_stock_shows_counts_and_a_histogram(tm
     assert again.exit_code == 0 and "0 new easy puzzle(s)" in again.output
     files[0].write_text(files[0].read_text().replace("adds: 2", "adds: 3"))
     pruned = run("stock", "prune", "--out", str(tmp_path / "a"))
-    assert pruned.exit_code == 0 and f"{files[0]}: invalid: NM303" in pruned.stdout and not files[0].exists()
+    assert pruned.exit_code == 0 and f"{files[0]}: invalid: " in pruned.stdout and "NM303" in pruned.stdout and not files[0].exists()
 
 
 def test_swap_takes_from_the_stock_never_a_shipped_copy_and_gives_the_old_one_back(

@@ -22,6 +22,7 @@ from pipeline.engine.canonical import canonical_key
 from pipeline.errors import NumberMatchError
 from pipeline.formats.index import STOCK_DIR, Entry, LevelIndex
 from pipeline.formats.puzzle import Puzzle, dump_yaml
+from pipeline.problems import first_problem
 
 if TYPE_CHECKING:
     from pipeline.generation.executors import Executor
@@ -192,14 +193,14 @@ def prune(root: Path, *, dry_run: bool = False) -> list[Dropped]:
         rel = path.relative_to(root)
         if rel.as_posix() not in indexed and not any(part.startswith(".") for part in rel.parts):
             problems = run.add_file(path)
-            what = f"{problems[0].code} {problems[0].message}" if problems else "not in the stock's layout"
+            what = first_problem(problems) if problems else "not in the stock's layout"
             dropped.append(Dropped(path, f"invalid: {what}"))
     kept: dict[str, Path] = {}
     for entry in stocked:
         path = root / entry.path
         problems = [p for p in run.add_file(path) if p.code not in ("NM304", "NM321")]
         if problems:
-            dropped.append(Dropped(path, f"invalid: {problems[0].code} {problems[0].message}"))
+            dropped.append(Dropped(path, f"invalid: {first_problem(problems)}"))
             continue
         version = _rating_version(path)
         if version != RATING_VERSION:
