@@ -30,6 +30,7 @@ from urllib.parse import urlencode
 
 import yaml
 
+from pipeline.formats.bundle import Bundle
 from pipeline.solver.budgets import HINT_BUDGET_NODES
 from pipeline.engine.board import parse
 from pipeline.engine.moves import Move
@@ -100,10 +101,9 @@ def main() -> None:
         root, bundle = _night(Path(tmp))
         doc = yaml.safe_load((root / bundle).read_text(encoding="utf-8"))
         sources = [
-            ({"path": bundle, "at": f"{level['level']}.{stage['stage']}"}, stage["puzzle"])
-            for level in doc["levels"]
-            for stage in level["stages"]
-            if 27 <= len(parse(stage["puzzle"]["board"])) <= 36
+            ({"path": bundle, "at": stage.slot.short}, stage.puzzle.core_dict())
+            for stage in Bundle.from_dict(doc, bundle).stages
+            if 27 <= len(parse(stage.puzzle.board)) <= 36
         ]
         sources = sources[:: max(1, len(sources) // MAX_STAGES)][:MAX_STAGES]  # every tier
         if not any(len(parse(p["board"])) == 36 for _, p in sources):
@@ -178,8 +178,9 @@ def _swap_pages(root: Path, bundle: str, doc: dict) -> None:
         print("   swap page: skipped (the night has no pool/)")
         return
     pool = load_puzzles([pool_dir])
-    stages = [s for level in doc["levels"] for s in level["stages"]]
-    ats = [(level["level"], s["stage"]) for level in doc["levels"] for s in level["stages"]][:MAX_STAGES]
+    value = Bundle.from_dict(doc, bundle)
+    stages = [s.data for s in value.stages]
+    ats = [(s.slot.level, s.slot.stage) for s in value.stages][:MAX_STAGES]
     page_t: list[float] = []
     pure_t: list[float] = []
     old_t: list[float] = []

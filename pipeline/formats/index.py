@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from pipeline.engine.canonical import canonical_key
+from pipeline.formats.bundle import Bundle, BundleError
 from pipeline.formats.difficulty import Difficulty
 from pipeline.errors import NumberMatchError
 from pipeline.limits import MAX_FILE_BYTES
@@ -176,19 +177,15 @@ def read_entries(text: str, rel: str) -> list[Entry]:
         stocked = provenance.get("stocked") if isinstance(provenance, dict) else None
         entry = _entry(rel, "", kind, data, str(stocked or ""))
         return [entry] if entry else []
-    if data.get("kind") != "bundle" or not isinstance(data.get("levels"), list):
-        return []
+    try:
+        bundle = Bundle.from_dict(data, rel)
+    except BundleError:
+        return []  # not a bundle, or a malformed one: the validator reports it, the index skips it
     out = []
-    first = data.get("first_level", 1)
-    for li, level in enumerate(data["levels"]):
-        if not isinstance(level, dict) or not isinstance(level.get("stages"), list):
-            continue
-        number = level.get("level", li + (first if type(first) is int else 1))
-        for si, stage in enumerate(level["stages"]):
-            if isinstance(stage, dict):
-                entry = _entry(rel, f"L{number}.S{stage.get('stage', si + 1)}", "bundle", stage.get("puzzle"))
-                if entry:
-                    out.append(entry)
+    for stage in bundle.stages:
+        entry = _entry(rel, str(stage.slot), "bundle", stage.data.get("puzzle"))
+        if entry:
+            out.append(entry)
     return out
 
 

@@ -199,37 +199,32 @@ def puzzle_source(data: Any, path: Path) -> Source:
     return _puzzle_source(data, f"{path}: $", label, path)
 
 
-def bundle_stages(data: dict[str, Any], path: Path) -> list[list[dict[str, Any]]]:
-    """The stage mappings of a bundle document, Level by Level (shape checked, not content)."""
-    levels = data.get("levels")
-    if data.get("kind") != "bundle" or not isinstance(levels, list):
-        raise SourceError(f"{path}: is not a bundle (kind {data.get('kind')!r}); a stage needs a bundle file")
-    out = []
-    for n, level in enumerate(levels):
-        stages = level.get("stages") if isinstance(level, dict) else None
-        if not isinstance(stages, list) or not all(isinstance(s, dict) for s in stages):
-            raise SourceError(f"{path}: $.levels[{n}].stages: expected a list of stages")
-        out.append(stages)
-    return out
-
-
 def bundle_stage(path: Path, level: int, stage: int) -> Source:
     """Stage `stage` of Level `level` (both from 1) of a bundle file."""
+    from pipeline.formats.bundle import BUNDLE_KIND, Bundle, BundleError  # imports yaml: start-up
+
     data = read_document(path)
-    levels = bundle_stages(data, path)
-    first = data.get("first_level", 1)  # Levels are named as the bundle numbers them
-    at = level - first if isinstance(first, int) else level - 1
-    if not 0 <= at < len(levels):
-        raise SourceError(f"{path}: has Levels {level - at}-{level - at + len(levels) - 1}; there is no L{level}")
-    stages = levels[at]
-    if not 1 <= stage <= len(stages):
-        raise SourceError(f"{path}: Level {level} has Stages 1-{len(stages)}; there is no S{stage}")
-    where = f"{path}: $.levels[{at}].stages[{stage - 1}].puzzle"
-    return _puzzle_source(stages[stage - 1].get("puzzle"), where, f"{path}:L{level}.S{stage}", path)
+    try:
+        bundle = Bundle.from_dict(data, str(path))
+    except BundleError as exc:
+        also = "; a stage needs a bundle file" if data.get("kind") != BUNDLE_KIND else ""
+        raise SourceError(f"{exc}{also}") from exc
+    found = bundle.stage(Slot(level, stage))
+    if not bundle.levels:
+        raise SourceError(f"{path}: the bundle has no Levels")
+    if found is None:
+        numbers = bundle.level_numbers
+        if level not in numbers:
+            raise SourceError(f"{path}: has Levels {numbers[0]}-{numbers[-1]}; there is no L{level}")
+        count = len(bundle.levels[level - bundle.first_level])
+        raise SourceError(f"{path}: Level {level} has Stages 1-{count}; there is no S{stage}")
+    where = f"{path}: {found.path}.puzzle"
+    return _puzzle_source(found.data.get("puzzle"), where, f"{path}:L{level}.S{stage}", path)
 
 
 def find_id(puzzle_id: str, search: Iterable[str | Path]) -> Source:
     """The puzzle with this id in the given files and folders (puzzle files and bundles)."""
+    from pipeline.formats.bundle import BUNDLE_KIND, Bundle, BundleError  # imports yaml: start-up
     from pipeline.formats.files import level_files
 
     places = list(search)
@@ -250,12 +245,16 @@ def find_id(puzzle_id: str, search: Iterable[str | Path]) -> Source:
             data = read_document(path)
         except SourceError:
             continue  # an unreadable neighbour does not hide the puzzle we look for
-        if data.get("kind") == "bundle" and isinstance(data.get("levels"), list):
-            for ln, level in enumerate(bundle_stages(data, path), 1):
-                for sn, stage in enumerate(level, 1):
-                    puzzle = stage.get("puzzle")
-                    if isinstance(puzzle, dict) and puzzle.get("id") == puzzle_id:
-                        return _puzzle_source(puzzle, f"{path}: L{ln}.S{sn}", puzzle_id, path)
+        if data.get("kind") == BUNDLE_KIND:
+            try:
+                bundle = Bundle.from_dict(data, str(path))
+            except BundleError:
+                continue  # nor does a malformed bundle
+            for found in bundle.stages:
+                if found.data.get("puzzle", {}).get("id") == puzzle_id:
+                    # named by position (L1 is the bundle's first Level), as this always said
+                    at = f"L{found.level_index + 1}.S{found.stage_index + 1}"
+                    return _puzzle_source(found.data.get("puzzle"), f"{path}: {at}", puzzle_id, path)
         elif data.get("id") == puzzle_id:
             return _puzzle_source(data, f"{path}: $", puzzle_id, path)
     shown = ", ".join(str(p) for p in places)

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from pipeline.formats.files import level_files
+from pipeline.formats.bundle import Bundle
 from pipeline.formats.puzzle import Puzzle
 from pipeline.jobs.assembler import AssemblyError
 from pipeline.validator import Validator
@@ -56,7 +57,7 @@ def load_puzzles(paths: Iterable[str | Path]) -> list[Puzzle]:
     puzzles: list[Puzzle] = []
     for doc in docs:
         if doc.get("kind") == "bundle":
-            puzzles += [Puzzle.from_dict(stage["puzzle"]) for level in doc["levels"] for stage in level["stages"]]
+            puzzles += [stage.puzzle for stage in Bundle.from_dict(doc).stages]
         else:
             puzzles.append(Puzzle.from_dict(doc))
     # The id is content-derived: the same Puzzle found in two files is one Puzzle (first kept).

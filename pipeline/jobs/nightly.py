@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from pipeline.jobs.assembler import Assembly, assemble
 from pipeline.atomic import WriteRefused, snapshot, write_atomic
 from pipeline.jobs.bundle import bundle_document, write_bundle
+from pipeline.formats.bundle import Bundle
 from pipeline.formats.curves import DEFAULT_CURVE, Curve, CurveError, curve_from_data, curve_params, shape_text
 from pipeline.jobs.curve_specs import load_curve, targets, tier_needs
 from pipeline.jobs.publish import PublishError, locked, make_staging, publish, publish_over, sweep
@@ -232,7 +233,7 @@ def previous_night(out: Path, before: _dt.date) -> Previous | None:
         kind = doc.get("kind") if isinstance(doc, dict) else None
         raise NightlyError("continue", f"{path} is {'a ' + str(kind) + ' file' if isinstance(kind, str) else 'not a bundle'},"
                                        " not a bundle; cannot continue from it")
-    levels = doc["levels"]
+    bundle = Bundle.from_dict(doc, str(path))
     params = (doc.get("generator") or {}).get("params") or {}
     name = str(params.get("curve", DEFAULT_CURVE))
     definition = params.get("curve_definition")
@@ -242,10 +243,10 @@ def previous_night(out: Path, before: _dt.date) -> Previous | None:
         raise NightlyError("continue", f"{path}: cannot continue its curve: {exc}") from exc
     return Previous(
         folder=folder,
-        next_level=doc.get("first_level", 1) + len(levels),
+        next_level=bundle.first_level + len(bundle.levels),
         curve=curve,
-        levels=len(levels),
-        stages=len(levels[-1]["stages"]),
+        levels=len(bundle.levels),
+        stages=len(bundle.levels[-1]),
     )
 
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from pipeline.engine.board import parse
 from pipeline.engine.moves import Move
+from pipeline.formats.bundle import Bundle, Stage
 from pipeline.formats.difficulty import Difficulty
 from pipeline.jobs.picture import board_svg
 from pipeline.rating.tiers import TIERS, tier_for
@@ -229,14 +230,14 @@ def _stage_card(level: int, stage: Mapping[str, Any]) -> str:
 
 def render_report_html(doc: Mapping[str, Any]) -> str:
     """The page for a bundle document (a schema-valid bundle mapping)."""
-    levels = doc.get("levels") or []
+    levels = Bundle.from_dict(doc).levels
     gen = doc.get("generator") or {}
     params = gen.get("params") or {}
     title = f"Bundle {doc.get('id')}"
-    stages = [s for lv in levels for s in lv.get("stages") or []]
-    scores = [(Difficulty.from_dict((s.get("puzzle") or {}).get("difficulty")).score, s.get("target_score")) for s in stages]
-    deviation = sum(abs(score - float(target)) for score, target in scores if score is not None)
-    shape = f"{len(levels)} Level{'s' if len(levels) != 1 else ''} of {len(levels[0].get('stages') or []) if levels else 0} Stages"
+    stages = [s for lv in levels for s in lv]
+    scores = [(s.puzzle.rated.score, s.target_score) for s in stages]
+    deviation = sum(abs(score - float(target or 0.0)) for score, target in scores if score is not None)
+    shape = f"{len(levels)} Level{'s' if len(levels) != 1 else ''} of {len(levels[0]) if levels else 0} Stages"
     meta = (
         f"{shape} on curve {escape(str(params.get('curve', '?')))}, seed {escape(str(gen.get('seed')))},"
         f" {escape(str(gen.get('name')))} {escape(str(gen.get('version')))}, ruleset {escape(str(doc.get('ruleset')))};"
@@ -258,7 +259,7 @@ def render_report_html(doc: Mapping[str, Any]) -> str:
         f"<h1>{escape(title)}</h1>",
         f'<p class="meta">{meta}</p>',
         f'<p class="legend">Tiers by score: {legend}</p>',
-        "<nav>" + " ".join(f'<a href="#level-{lv.get("level")}">Level {lv.get("level")}</a>' for lv in levels) + "</nav>",
+        "<nav>" + " ".join(f'<a href="#level-{lv[0].slot.level}">Level {lv[0].slot.level}</a>' for lv in levels) + "</nav>",
         "<h2>The night's curve</h2>",
     ]
     points: list[tuple[str, float, float | None, str]] = []
@@ -268,17 +269,17 @@ def render_report_html(doc: Mapping[str, Any]) -> str:
         if points:
             breaks.append(len(points))
         level_points = _points(lv, full=True)
-        ticks += [f"L{lv.get('level')}"] + [""] * (len(level_points) - 1)
+        ticks += [f"L{lv[0].slot.level}"] + [""] * (len(level_points) - 1)
         points += level_points
     out.append(f'<figure class="curve" id="curve-all">{curve_svg(points, breaks=breaks, ticks=ticks, width=1100)}</figure>')
     for lv in levels:
-        n = lv.get("level")
+        n = lv[0].slot.level
         out += [
             f'<section id="level-{n}">',
             f"<h2>Level {n}</h2>",
             f'<figure class="curve" id="curve-{n}">{curve_svg(_points(lv), width=560)}</figure>',
             '<div class="stages">',
-            *(_stage_card(int(n), s) for s in lv.get("stages") or []),
+            *(_stage_card(n, s.data) for s in lv),
             "</div>",
             "</section>",
         ]
@@ -292,14 +293,14 @@ def render_report_html(doc: Mapping[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _points(level: Mapping[str, Any], full: bool = False) -> list[tuple[str, float, float | None, str]]:
+def _points(level: Sequence[Stage], full: bool = False) -> list[tuple[str, float, float | None, str]]:
     """Chart points of a Level's Stages; `full` labels them L<level>.S<stage>, else S<stage>."""
     out = []
-    for s in level.get("stages") or []:
-        rated = Difficulty.from_dict((s.get("puzzle") or {}).get("difficulty"))
+    for s in level:
+        rated = s.puzzle.rated
         out.append((
-            f"L{level.get('level')}.S{s.get('stage')}" if full else f"S{s.get('stage')}",
-            float(s.get("target_score", 0.0)),
+            str(s.slot) if full else f"S{s.slot.stage}",
+            s.target_score or 0.0,
             rated.score,
             rated.tier,
         ))

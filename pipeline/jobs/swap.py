@@ -24,8 +24,10 @@ from typing import Any
 from pipeline.atomic import Snapshot
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.errors import NumberMatchError
+from pipeline.formats.bundle import Bundle, BundleError, Stage
 from pipeline.formats.difficulty import Difficulty
 from pipeline.formats.puzzle import Puzzle, dump_yaml
+from pipeline.formats.slot import Slot
 
 
 class SwapError(NumberMatchError):
@@ -58,9 +60,9 @@ def _score_text(score: Any) -> str:
     return f"score {score:.2f}" if isinstance(score, (int, float)) and not isinstance(score, bool) else "no score"
 
 
-def _load(path: Path) -> tuple[Snapshot, Any]:
-    """The bundle as read (its bytes are re-checked before the write) and its YAML node tree
-    (read with the validator's safe loader from those same bytes)."""
+def _load(path: Path) -> tuple[Snapshot, Any, Bundle]:
+    """The bundle as read (its bytes are re-checked before the write), its YAML node tree (read
+    with the validator's safe loader from those same bytes) and its value."""
     from pipeline.formats.source import SourceError, snapshot_document
 
     try:
@@ -70,7 +72,10 @@ def _load(path: Path) -> tuple[Snapshot, Any]:
     data = document.data
     if not isinstance(data, dict) or data.get("kind") != "bundle":
         raise SwapError(f"{path}: is not a bundle (a swap replaces a Stage of a bundle file)")
-    return snap, document
+    try:
+        return snap, document, Bundle.from_dict(data, str(path))
+    except BundleError as exc:
+        raise SwapError(str(exc)) from exc
 
 
 def _mapping_value(node: Any, key: str) -> Any:
@@ -80,16 +85,12 @@ def _mapping_value(node: Any, key: str) -> Any:
     return None
 
 
-def _stage_nodes(document: Any, path: Path) -> list[list[Any]]:
-    """The YAML nodes of each Stage mapping, Level by Level."""
+def _puzzle_node(document: Any, found: Stage) -> Any:
+    """The YAML node of `found`'s puzzle mapping (None if it has none): the node tree is walked
+    by the Stage's place in the document, which `Bundle.from_dict` recorded."""
     levels = _mapping_value(document.node, "levels")
-    out = []
-    for level in getattr(levels, "value", None) or []:
-        stages = _mapping_value(level, "stages")
-        out.append(list(getattr(stages, "value", None) or []))
-    if not out:
-        raise SwapError(f"{path}: the bundle has no Levels")
-    return out
+    stages = _mapping_value(levels.value[found.level_index], "stages")
+    return _mapping_value(stages.value[found.stage_index], "puzzle")
 
 
 def _replacement_text(node: Any, text: str, puzzle: Puzzle) -> tuple[int, int, str]:
@@ -115,16 +116,18 @@ def _layout(board: str, ruleset: int) -> str:
     return digit_layout(board, ruleset)
 
 
-def _level_at(data: Any, nodes: list[list[Any]], path: Path, level: int, stage: int) -> int:
-    """The position in the bundle of Level `level` (named as the bundle numbers its Levels),
-    which has a Stage `stage`."""
-    first = data.get("first_level", 1)
-    at = level - first
-    if not 0 <= at < len(nodes):
-        raise SwapError(f"{path}: has Levels {first}-{first + len(nodes) - 1}; there is no L{level}")
-    if not 1 <= stage <= len(nodes[at]):
-        raise SwapError(f"{path}: Level {level} has Stages 1-{len(nodes[at])}; there is no S{stage}")
-    return at
+def _stage_at(bundle: Bundle, path: Path, level: int, stage: int) -> Stage:
+    """Stage `stage` of Level `level` (named as the bundle numbers its Levels)."""
+    found = bundle.stage(Slot(level, stage))
+    if not bundle.levels:
+        raise SwapError(f"{path}: the bundle has no Levels")
+    if found is None:
+        numbers = bundle.level_numbers
+        if level not in numbers:
+            raise SwapError(f"{path}: has Levels {numbers[0]}-{numbers[-1]}; there is no L{level}")
+        count = len(bundle.levels[level - bundle.first_level])
+        raise SwapError(f"{path}: Level {level} has Stages 1-{count}; there is no S{stage}")
+    return found
 
 
 def refresh_stage(
@@ -140,11 +143,9 @@ def refresh_stage(
     from pipeline.validator import validate_texts
 
     path = Path(bundle)
-    snap, document = _load(path)
+    snap, document, value = _load(path)
     text = snap.text
-    nodes = _stage_nodes(document, path)
-    at = _level_at(document.data, nodes, path, level, stage)
-    puzzle_node = _mapping_value(nodes[at][stage - 1], "puzzle")
+    puzzle_node = _puzzle_node(document, _stage_at(value, path, level, stage))
     if puzzle_node is None:
         raise SwapError(f"{path}: L{level}.S{stage} has no puzzle")
     puzzle, changes, _ = refreshed(bundle_stage(path, level, stage), f"{path}:L{level}.S{stage}", budget_nodes, embedded=True)
@@ -174,21 +175,19 @@ def swap_stage(
     from pipeline.validator import validate_texts
 
     path = Path(bundle)
-    snap, document = _load(path)
+    snap, document, value = _load(path)
     text = snap.text
     before = validate_texts([(str(path), text)])
     if not before.ok:
         raise SwapError(f"the bundle does not validate before the swap: {before.first_problem()}")
-    data = document.data
-    nodes = _stage_nodes(document, path)
-    at = _level_at(data, nodes, path, level, stage)
-    stages = [s for lv in data["levels"] for s in lv["stages"]]
-    flat = sum(len(lv) for lv in nodes[:at]) + stage - 1
-    old = stages[flat].get("puzzle") or {}
-    target = stages[flat].get("target_score")
-    if not isinstance(target, (int, float)) or isinstance(target, bool):
+    found = _stage_at(value, path, level, stage)
+    stages = [s.data for s in value.stages]
+    flat = sum(len(lv) for lv in value.levels[: found.level_index]) + found.stage_index
+    old = dict(found.data["puzzle"])
+    target = found.target_score
+    if target is None:
         raise SwapError(f"{path}: L{level}.S{stage} has no target_score")
-    used = {str((s.get("puzzle") or {}).get("id")) for s in stages}
+    used = {str(s["puzzle"].get("id")) for s in stages}
     if with_id is not None:
         new = next((p for p in pool if p.id == with_id), None)
         if new is None:
@@ -197,7 +196,7 @@ def swap_stage(
             raise SwapError(f"puzzle {with_id}: already in the bundle; a bundle uses each puzzle once")
     else:
         new = choose_replacement(stages, flat, pool, f"L{level}.S{stage}")
-    puzzle_node = _mapping_value(nodes[at][stage - 1], "puzzle")
+    puzzle_node = _puzzle_node(document, found)
     if puzzle_node is None:
         raise SwapError(f"{path}: L{level}.S{stage} has no puzzle")
     start, end, body = _replacement_text(puzzle_node, text, new)

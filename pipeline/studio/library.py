@@ -19,6 +19,7 @@ from pipeline.errors import NumberMatchError
 from pipeline.formats.files import YAML_SUFFIXES
 from pipeline.formats.night import POOL_DIR
 from pipeline.problems import first_problem
+from pipeline.formats.bundle import Bundle, BundleError
 from pipeline.formats.puzzle import Puzzle
 from pipeline.formats.difficulty import Difficulty
 from pipeline.rating.tiers import TIER_NAMES, UNSOLVABLE
@@ -95,27 +96,13 @@ class StageSlot:
 
 
 def bundle_stages(data: dict[str, Any], name: str) -> list[StageSlot]:
-    """Every Stage of a bundle mapping in order; raises LibraryError for a malformed one."""
-    if data.get("kind") != "bundle":
-        raise LibraryError(f"{name}: is not a bundle (kind: {data.get('kind')!r})")
-    out = []
-    levels = data.get("levels")
-    if not isinstance(levels, list):
-        raise LibraryError(f"{name}: $.levels is not a list")
-    first = data.get("first_level", 1)  # Levels are named as the bundle numbers them
-    first = first if isinstance(first, int) and not isinstance(first, bool) else 1
-    for li, level in enumerate(levels):
-        stages = level.get("stages") if isinstance(level, dict) else None
-        if not isinstance(stages, list):
-            raise LibraryError(f"{name}: $.levels[{li}].stages is not a list")
-        for si, stage in enumerate(stages):
-            puzzle = stage.get("puzzle") if isinstance(stage, dict) else None
-            if not isinstance(puzzle, dict):
-                raise LibraryError(f"{name}: $.levels[{li}].stages[{si}].puzzle is not a mapping")
-            target = stage.get("target_score")
-            ok = isinstance(target, (int, float)) and not isinstance(target, bool)
-            out.append(StageSlot(first + li, si + 1, float(target) if ok else None, puzzle))
-    return out
+    """Every Stage of a bundle mapping in order (`Bundle.from_dict` reads it); raises LibraryError
+    for a malformed one."""
+    try:
+        bundle = Bundle.from_dict(data, name)
+    except BundleError as exc:
+        raise LibraryError(str(exc)) from exc
+    return [StageSlot(s.slot.level, s.slot.stage, s.target_score, dict(s.data["puzzle"])) for s in bundle.stages]
 
 
 @dataclass

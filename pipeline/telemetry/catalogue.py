@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import NumberMatchError
+from pipeline.formats.bundle import Bundle
 from pipeline.formats.puzzle import Puzzle
 from pipeline.problems import first_problem
 
@@ -75,11 +76,11 @@ def load_catalogue(paths: Iterable[str | os.PathLike[str]]) -> Catalogue:
     for doc in docs:
         kind = doc.get("kind")
         if kind == "bundle":
-            for level in doc["levels"]:
-                for stage in level["stages"]:
-                    p = Puzzle.from_dict(stage["puzzle"])
-                    puzzles.setdefault(p.id, p)
-                    stages.append(StageRef(doc["id"], level["level"], stage["stage"], p.id, stage.get("target_score")))
+            bundle = Bundle.from_dict(doc)
+            for stage in bundle.stages:
+                p = stage.puzzle
+                puzzles.setdefault(p.id, p)
+                stages.append(StageRef(bundle.id, stage.slot.level, stage.slot.stage, p.id, stage.target_score))
         elif kind == "puzzle":
             p = Puzzle.from_dict(doc)
             puzzles.setdefault(p.id, p)

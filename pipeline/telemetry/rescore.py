@@ -22,6 +22,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pipeline.atomic import Snapshot, snapshot, write_guarded
 from pipeline.errors import NumberMatchError
+from pipeline.formats.bundle import Bundle
 from pipeline.formats.difficulty import Difficulty
 from pipeline.rating.profile import RatingProfile, rescored
 
@@ -44,9 +45,8 @@ class Rescored:
 
 def _difficulty_paths(data: dict[str, Any]) -> Iterator[tuple[Any, ...]]:
     if data.get("kind") == "bundle":
-        for li, level in enumerate(data["levels"]):
-            for si, _ in enumerate(level["stages"]):
-                yield ("levels", li, "stages", si, "puzzle", "difficulty")
+        for stage in Bundle.from_dict(data).stages:
+            yield ("levels", stage.level_index, "stages", stage.stage_index, "puzzle", "difficulty")
     elif data.get("kind") == "puzzle":
         yield ("difficulty",)
 
