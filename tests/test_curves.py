@@ -345,7 +345,7 @@ def test_any_curve_document_gets_problems_never_a_crash(curves: list, job: objec
 def test_the_studio_names_levels_as_the_bundle_numbers_them() -> None:
     from pipeline.studio.library import bundle_stages
 
-    stage = {"stage": 1, "target_score": 10.0, "puzzle": {"id": "x"}}
+    stage = {"stage": 1, "target_score": 10.0, "puzzle": {"id": "x", "board": "19", "adds": 0}}
     data = {"kind": "bundle", "first_level": 5, "levels": [{"level": 5, "stages": [stage]}, {"level": 6, "stages": [stage]}]}
     assert [(s.level, s.stage) for s in bundle_stages(data, "b.yaml")] == [(5, 1), (6, 1)]
     del data["first_level"]
