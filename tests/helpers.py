@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import os
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -76,3 +77,25 @@ def edited(text: str, old: str, new: str) -> str:
     """`text` with the first `old` replaced by `new` (which must be there): a mutant document."""
     assert old in text
     return text.replace(old, new, 1)
+
+
+def key_reads(source: str, keys: Collection[str]) -> list[tuple[int, str]]:
+    """(line, text) of every read of one of `keys` in Python `source`: `x["k"]`, `x.get("k")`
+    (or pop/setdefault). Writing a key (`x["k"] = v`) is not reading it. The scans that keep
+    one accessor per document part (test_difficulty, test_bundle) use it."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        key = None
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Constant):
+            key = node.slice.value
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("get", "pop", "setdefault")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            key = node.args[0].value
+        if key in keys:
+            found.append((node.lineno, ast.unparse(node)))
+    return sorted(found)

@@ -3,7 +3,6 @@ walked by every reader instead of the document's `levels` and `stages`."""
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
@@ -12,6 +11,7 @@ import yaml
 from pipeline.formats.bundle import Bundle, BundleError, Stage
 from pipeline.formats.puzzle import Puzzle
 from pipeline.formats.slot import Slot
+from tests import helpers
 
 ROOT = Path(__file__).resolve().parent.parent
 NIGHTS = sorted((ROOT / "generated").glob("*/bundle.yaml"))
@@ -34,22 +34,7 @@ ALLOWED_EXPRESSIONS = {
 
 def key_reads(source: str) -> list[tuple[int, str]]:
     """(line, text) of every read `x["levels"]`, `x["stages"]`, `x.get("levels")`, `x.get("stages")`."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        key = None
-        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Constant):
-            key = node.slice.value
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in ("get", "pop", "setdefault")
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-        ):
-            key = node.args[0].value
-        if key in ("levels", "stages"):
-            found.append((node.lineno, ast.unparse(node)))
-    return found
+    return helpers.key_reads(source, ("levels", "stages"))
 
 
 def test_nothing_walks_a_bundle_document_outside_the_value() -> None:
@@ -141,3 +126,16 @@ def test_first_level_numbers_the_levels() -> None:
     assert bundle.stages[0].slot == Slot(3, 1) and list(bundle.level_numbers) == [3]
     assert Bundle.from_dict(_doc()).stages[0].slot == Slot(1, 1)  # absent: Level 1
     assert Bundle.from_dict(_doc(first_level=True)).first_level == 1  # a bool is no number
+
+
+def test_locate_names_the_levels_and_stages_there_are() -> None:
+    bundle = Bundle.from_dict(_doc(first_level=3))
+    assert bundle.locate(Slot(3, 1), "b.yaml") is bundle.stages[0]
+    for slot, message in [
+        (Slot(1, 1), "b.yaml: has Levels 3-3; there is no L1"),
+        (Slot(3, 2), "b.yaml: Level 3 has Stages 1-1; there is no S2"),
+    ]:
+        with pytest.raises(BundleError, match=message.replace(".", r"\.")):
+            bundle.locate(slot, "b.yaml")
+    with pytest.raises(BundleError, match="b.yaml: the bundle has no Levels"):
+        Bundle.from_dict(_doc(levels=[])).locate(Slot(1, 1), "b.yaml")

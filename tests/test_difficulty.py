@@ -3,7 +3,6 @@ its `score` and `tier` keys are read (`pipeline.rating.versions.stored_score`/`s
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ import pytest
 from pipeline.formats.difficulty import Difficulty
 from pipeline.formats.puzzle import Puzzle
 from pipeline.rating.tiers import tier_for
+from tests import helpers
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,22 +25,7 @@ ALLOWED = {
 def key_reads(source: str) -> list[tuple[int, str]]:
     """(line, text) of every read `x["score"]`, `x["tier"]`, `x.get("score")`, `x.get("tier")`
     (writing a block, as the rating and the benches do, is not reading it)."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        key = None
-        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Constant):
-            key = node.slice.value
-        elif (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr in ("get", "pop", "setdefault")
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-        ):
-            key = node.args[0].value
-        if key in ("score", "tier"):
-            found.append((node.lineno, ast.unparse(node)))
-    return found
+    return helpers.key_reads(source, ("score", "tier"))
 
 
 def test_nothing_reads_a_difficulty_score_or_tier_outside_the_accessor() -> None:

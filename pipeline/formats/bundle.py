@@ -68,6 +68,19 @@ class Bundle:
             return self.levels[at][slot.stage - 1]
         return None
 
+    def locate(self, slot: Slot, name: str) -> Stage:
+        """The Stage at `slot`; BundleError naming `name` and the Levels or Stages there are."""
+        found = self.stage(slot)
+        if found is not None:
+            return found
+        numbers = self.level_numbers
+        if not numbers:
+            raise BundleError(f"{name}: the bundle has no Levels")
+        if slot.level not in numbers:
+            raise BundleError(f"{name}: has Levels {numbers[0]}-{numbers[-1]}; there is no L{slot.level}")
+        count = len(self.levels[slot.level - self.first_level])
+        raise BundleError(f"{name}: Level {slot.level} has Stages 1-{count}; there is no S{slot.stage}")
+
     @property
     def level_numbers(self) -> range:
         return range(self.first_level, self.first_level + len(self.levels))

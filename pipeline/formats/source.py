@@ -209,15 +209,10 @@ def bundle_stage(path: Path, level: int, stage: int) -> Source:
     except BundleError as exc:
         also = "; a stage needs a bundle file" if data.get("kind") != BUNDLE_KIND else ""
         raise SourceError(f"{exc}{also}") from exc
-    found = bundle.stage(Slot(level, stage))
-    if not bundle.levels:
-        raise SourceError(f"{path}: the bundle has no Levels")
-    if found is None:
-        numbers = bundle.level_numbers
-        if level not in numbers:
-            raise SourceError(f"{path}: has Levels {numbers[0]}-{numbers[-1]}; there is no L{level}")
-        count = len(bundle.levels[level - bundle.first_level])
-        raise SourceError(f"{path}: Level {level} has Stages 1-{count}; there is no S{stage}")
+    try:
+        found = bundle.locate(Slot(level, stage), str(path))
+    except BundleError as exc:
+        raise SourceError(str(exc)) from exc
     where = f"{path}: {found.path}.puzzle"
     return _puzzle_source(found.data.get("puzzle"), where, f"{path}:L{level}.S{stage}", path)
 

@@ -118,16 +118,10 @@ def _layout(board: str, ruleset: int) -> str:
 
 def _stage_at(bundle: Bundle, path: Path, level: int, stage: int) -> Stage:
     """Stage `stage` of Level `level` (named as the bundle numbers its Levels)."""
-    found = bundle.stage(Slot(level, stage))
-    if not bundle.levels:
-        raise SwapError(f"{path}: the bundle has no Levels")
-    if found is None:
-        numbers = bundle.level_numbers
-        if level not in numbers:
-            raise SwapError(f"{path}: has Levels {numbers[0]}-{numbers[-1]}; there is no L{level}")
-        count = len(bundle.levels[level - bundle.first_level])
-        raise SwapError(f"{path}: Level {level} has Stages 1-{count}; there is no S{stage}")
-    return found
+    try:
+        return bundle.locate(Slot(level, stage), str(path))
+    except BundleError as exc:
+        raise SwapError(str(exc)) from exc
 
 
 def refresh_stage(
