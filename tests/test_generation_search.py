@@ -35,6 +35,11 @@ def test_search_is_the_default_for_a_target_and_random_otherwise():
     assert GenerateParams(cells=27, adds=2, tier="hard").strategy_record().name == "search"
     assert GenerateParams(cells=27, adds=2, score=70).strategy_record().name == "search"
     assert GenerateParams(cells=27, adds=2).strategy_record().name == "random"
+    # where the figures do not hold (easy fails the held-out check; easy and medium are slower)
+    assert GenerateParams(cells=27, adds=2, tier="easy").strategy_record().name == "random"
+    assert GenerateParams(cells=27, adds=2, tier="medium").strategy_record().name == "random"
+    assert GenerateParams(cells=27, adds=2, score=30).strategy_record().name == "random"
+    assert GenerateParams(cells=27, adds=2, tier="easy", strategy="search").strategy_record().name == "search"
 
 
 def test_search_made_puzzles_are_fully_rated_certified_and_valid(expert_run):
