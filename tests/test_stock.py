@@ -405,3 +405,32 @@ def test_the_studio_never_offers_a_relabelled_copy_of_a_shipped_puzzle(night_cop
     page = client.get("/swap", params={"path": "2026-01-02/bundle.yaml", "at": "1.1"}).text
     assert 'class="offers"' in page and f'data-id="{copy.id}"' not in page
     assert f"{copy.id} (or a relabelled copy) is already shipped at 2026-01-02/bundle.yaml:L1.S1" in page
+
+
+def _refresh_in_a_process(root: str, file: str, out: Any) -> None:
+    try:
+        with LevelIndex(root, file=file) as ix:
+            ix.refresh()
+            out.put(len(ix.entries()))
+    except BaseException as exc:  # noqa: BLE001 - the test reports what a process saw
+        out.put(repr(exc))
+
+
+def test_processes_creating_one_index_at_once_all_get_the_files(tmp_path: Path) -> None:
+    """Two swaps at once both refresh a new index file: creating its tables raced (one saw
+    'attempt to write a readonly database' or 'cannot rollback' tracebacks)."""
+    import multiprocessing
+
+    root = str(Path(__file__).resolve().parent.parent / "generated")
+    ctx = multiprocessing.get_context("fork")
+    for round_ in range(8):
+        file = str(tmp_path / f"index-{round_}.sqlite")
+        out = ctx.Queue()
+        procs = [ctx.Process(target=_refresh_in_a_process, args=(root, file, out)) for _ in range(3)]
+        for p in procs:
+            p.start()
+        for p in procs:
+            p.join(60)
+        seen = [out.get(timeout=10) for _ in procs]
+        assert all(isinstance(n, int) and n > 0 for n in seen), seen
+        assert len(set(seen)) == 1, seen

@@ -214,13 +214,20 @@ def _walk(root: Path) -> Iterator[tuple[str, int, int, int]]:
 
 _COLUMNS = "path, place, kind, key, id, ruleset, cells, adds, tier, score, stocked"
 _TABLES = f"""
-CREATE TABLE meta (schema INTEGER);
-CREATE TABLE files (path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, inode INTEGER);
-CREATE TABLE entries ({_COLUMNS});
-CREATE INDEX entries_path ON entries (path);
-CREATE INDEX entries_key ON entries (key);
-CREATE INDEX entries_stock ON entries (kind, tier, ruleset, cells, adds, score);
+CREATE TABLE IF NOT EXISTS meta (schema INTEGER);
+CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, size INTEGER, mtime INTEGER, inode INTEGER);
+CREATE TABLE IF NOT EXISTS entries ({_COLUMNS});
+CREATE INDEX IF NOT EXISTS entries_path ON entries (path);
+CREATE INDEX IF NOT EXISTS entries_key ON entries (key);
+CREATE INDEX IF NOT EXISTS entries_stock ON entries (kind, tier, ruleset, cells, adds, score);
+INSERT INTO meta SELECT {SCHEMA} WHERE NOT EXISTS (SELECT 1 FROM meta);
 """
+
+
+def _busy(exc: sqlite3.DatabaseError) -> bool:
+    """SQLite's answer when another connection holds the file: not damage."""
+    text = str(exc).lower()
+    return isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
 class LevelIndex:
@@ -252,15 +259,19 @@ class LevelIndex:
                         os.unlink(f"{self.file}{suffix}")
                     except OSError:
                         pass
-        db = sqlite3.connect(":memory:", isolation_level=None)  # not writable: a cache for this run
-        db.executescript(_TABLES + f"INSERT INTO meta VALUES ({SCHEMA});")
+        return self._memory()  # not writable: a cache for this run
+
+    @staticmethod
+    def _memory() -> sqlite3.Connection:
+        db = sqlite3.connect(":memory:", isolation_level=None)
+        db.executescript(_TABLES)
         return db
 
     @staticmethod
     def _usable(db: sqlite3.Connection) -> bool:
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if not tables:
-            db.executescript("BEGIN;" + _TABLES + f"INSERT INTO meta VALUES ({SCHEMA}); COMMIT;")
+        if not tables:  # a new file: processes racing to create it take turns (IF NOT EXISTS)
+            db.executescript("BEGIN IMMEDIATE;" + _TABLES + "COMMIT;")
             return True
         if tables != {"meta", "files", "entries"}:
             return False
@@ -281,13 +292,21 @@ class LevelIndex:
         """Bring the index up to date with the files; only changed files are read."""
         try:
             return self._refresh()
-        except sqlite3.DatabaseError:  # the file was damaged under us: rebuild from the files
+        except sqlite3.DatabaseError as exc:
             self.db.close()
-            try:
-                os.unlink(self.file)
-            except OSError:
-                pass
-            self.db = self._open()
+            if not _busy(exc):  # the file was damaged under us: rebuild it from the files
+                try:
+                    os.unlink(self.file)
+                except OSError:
+                    pass
+                self.db = self._open()
+                try:
+                    return self._refresh()
+                except sqlite3.DatabaseError:
+                    self.db.close()
+            # another process holds the index file (or it is still unusable): the files are the
+            # truth, so this run indexes them in memory rather than fail or wait any longer
+            self.db = self._memory()
             return self._refresh()
 
     def _refresh(self) -> Refreshed:
@@ -314,7 +333,8 @@ class LevelIndex:
             db.executemany(f"INSERT INTO entries ({_COLUMNS}) VALUES ({', '.join('?' * 11)})", rows)
             db.execute("COMMIT")
         except BaseException:
-            db.execute("ROLLBACK")
+            if db.in_transaction:  # SQLite may have rolled back already (e.g. on SQLITE_BUSY)
+                db.execute("ROLLBACK")
             raise
         return Refreshed(len(seen), len(changed), len(gone))
 
