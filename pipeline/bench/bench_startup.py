@@ -25,6 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from pipeline.cli import COMMANDS
+
 RUNS = int(os.environ.get("STARTUP_RUNS", "10"))  # STARTUP_RUNS=3 for a quick look
 TARGET = 0.1  # seconds over `python -c pass`
 BASELINE = "python -c pass (baseline)"
@@ -49,8 +51,6 @@ def _puzzle_file(folder: Path) -> Path | None:
 
 def cases(folder: Path) -> dict[str, tuple[list[str], str | None]]:
     """Row name -> (command line, stdin)."""
-    from pipeline.cli import COMMANDS
-
     nm = _numbermatch()
     rows: dict[str, tuple[list[str], str | None]] = {BASELINE: ([sys.executable, "-c", "pass"], None)}
     rows["numbermatch --help"] = ([*nm, "--help"], None)

@@ -21,6 +21,10 @@ import yaml
 from pipeline.engine.canonical import canonical_key
 from pipeline.formats.index import LevelIndex
 from pipeline.formats.puzzle import puzzle_id
+from pipeline.jobs.nightly import DEFAULT_LEVELS, DEFAULT_STAGES, NIGHT_CURVE, generation_counts
+from pipeline.jobs.curve_specs import load_curve
+from pipeline.stock.night import draw
+from pipeline.validator import Validator
 
 TIERS = (("easy", 20.0, 27, 3), ("medium", 47.0, 30, 2), ("hard", 70.0, 30, 1), ("expert", 90.0, 36, 1))
 NIGHTS = 30  # bundles of 60 Stages already shipped
@@ -90,11 +94,6 @@ def _read_everything(root: Path) -> int:
 
 
 def main() -> None:
-    from pipeline.jobs.nightly import DEFAULT_LEVELS, DEFAULT_STAGES, NIGHT_CURVE, generation_counts
-    from pipeline.jobs.curve_specs import load_curve
-    from pipeline.stock.night import draw
-    from pipeline.validator import Validator
-
     count = int(os.environ.get("NM_BENCH_STOCK", "100000"))
     rng = Random(27)
     root = Path(tempfile.mkdtemp(prefix="nm-bench-stock-"))

@@ -27,15 +27,23 @@ import time
 from collections import Counter
 from pathlib import Path
 from urllib.parse import urlencode
+import datetime as dt
+import random
+import shutil
 
 import yaml
 
 from pipeline.formats.bundle import Bundle
 from pipeline.solver.budgets import HINT_BUDGET_NODES
-from pipeline.engine.board import parse
+from pipeline.engine.board import format_board, parse
 from pipeline.engine.moves import Move
-from pipeline.solver import solve
+from pipeline.solver import SOLVED, solve
 from pipeline.studio import game
+from pipeline.jobs.nightly import NightlyOptions, run_nightly
+from pipeline.formats.puzzle import Puzzle, dump_yaml
+from pipeline.studio.server import Background
+from pipeline.jobs.inputs import load_puzzles
+from pipeline.jobs.swap import SwapError, choose_replacement, swap_stage
 
 MAX_STAGES = 30
 EXTRA_36 = 10  # random 36-cell boards with 1 add (the expert plan's size) when the night has none
@@ -48,9 +56,6 @@ def _night(tmp: Path) -> tuple[Path, str]:
     bundles = sorted(generated.glob("*/bundle.yaml"), reverse=True) if generated.is_dir() else []
     if bundles:
         return generated, bundles[0].relative_to(generated).as_posix()
-    import datetime as dt
-
-    from pipeline.jobs.nightly import NightlyOptions, run_nightly
 
     result = run_nightly(NightlyOptions(date=dt.date(2026, 1, 2), seed=20260102, levels=2, stages=6, out=tmp, jobs=1))
     return tmp, result.bundle_path.relative_to(tmp).as_posix()
@@ -58,12 +63,6 @@ def _night(tmp: Path) -> tuple[Path, str]:
 
 def _boards_36(root: Path, count: int) -> list[tuple[str, dict]]:
     """Solvable random 36-cell boards with 1 add, written as puzzle files under `root`."""
-    import random
-
-    from pipeline.engine.board import format_board
-    from pipeline.formats.puzzle import Puzzle, dump_yaml
-    from pipeline.solver import SOLVED
-
     rng = random.Random(36)
     out: list[tuple[str, dict]] = []
     while len(out) < count:
@@ -95,8 +94,6 @@ def _line(name: str, values: list[float], base: list[float]) -> str:
 
 
 def main() -> None:
-    from pipeline.studio.server import Background
-
     with tempfile.TemporaryDirectory() as tmp:
         root, bundle = _night(Path(tmp))
         doc = yaml.safe_load((root / bundle).read_text(encoding="utf-8"))
@@ -108,7 +105,6 @@ def main() -> None:
         sources = sources[:: max(1, len(sources) // MAX_STAGES)][:MAX_STAGES]  # every tier
         if not any(len(parse(p["board"])) == 36 for _, p in sources):
             if root == Path("generated"):  # never write into the real night: serve a copy
-                import shutil
 
                 shutil.copytree(root / Path(bundle).parent, Path(tmp) / Path(bundle).parent)
                 root = Path(tmp)
@@ -169,10 +165,6 @@ def main() -> None:
 
 def _swap_pages(root: Path, bundle: str, doc: dict) -> None:
     """GET /swap per Stage against `choose_replacement` in-process, and the old way's cost."""
-    from pipeline.jobs.inputs import load_puzzles
-    from pipeline.jobs.swap import SwapError, choose_replacement, swap_stage
-    from pipeline.studio.server import Background
-
     pool_dir = root / Path(bundle).parent / "pool"
     if not pool_dir.is_dir():
         print("   swap page: skipped (the night has no pool/)")

@@ -20,6 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
+from pipeline.telemetry.catalogue import load_catalogue
+
+from pipeline.telemetry.records import read_telemetry
+
+import duckdb
+
 RECORDS = int(os.environ.get("NM_BENCH_TELEMETRY_RECORDS", "10000000"))
 BASELINE_SLICE = 200_000
 NIGHT = Path(__file__).resolve().parents[2] / "generated" / "2026-11-29" / "bundle.yaml"
@@ -28,10 +34,6 @@ TARGET_S = 60.0
 
 def write_records(folder: Path, n: int) -> tuple[Path, Path]:
     """n attempt records as JSON Lines and as Parquet (DuckDB writes both; deterministic)."""
-    import duckdb
-
-    from pipeline.telemetry.catalogue import load_catalogue
-
     ids = sorted(load_catalogue([NIGHT]).puzzles)
     jsonl, parquet = folder / "attempts.jsonl", folder / "attempts.parquet"
     con = duckdb.connect(config={"threads": 2})
@@ -56,9 +58,6 @@ def write_records(folder: Path, n: int) -> tuple[Path, Path]:
 
 def _child(path: str) -> None:
     """Run in a child process: read and count, print seconds and the summary as JSON."""
-    from pipeline.telemetry.catalogue import load_catalogue
-    from pipeline.telemetry.records import read_telemetry
-
     catalogue = load_catalogue([NIGHT])
     start = time.perf_counter()
     t = read_telemetry([path], catalogue, threads=2)
@@ -94,8 +93,6 @@ def plain_python(path: Path, lines: int, ids: set[str]) -> tuple[float, dict[str
 
 
 def main() -> None:
-    from pipeline.telemetry.catalogue import load_catalogue
-
     print(f"   machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; {RECORDS:,} attempt records; target {TARGET_S:.0f} s on 2 threads")
     with tempfile.TemporaryDirectory(prefix="nm-bench-telemetry-") as tmp:
         start = time.perf_counter()

@@ -20,7 +20,7 @@ from pipeline.errors import NumberMatchError, Terminated, shorten
 from pipeline.limits import MAX_JOBS, MAX_LEVELS, MAX_STAGES
 from pipeline.generation import SCHEDULER_ENV
 from pipeline.formats.curves import CURVE_HELP, CURVE_METAVAR, shape_text
-from pipeline.formats.source import NIGHTS_FOLDER
+from pipeline.formats.night import NIGHTS_FOLDER
 
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 

@@ -29,6 +29,7 @@ from pipeline import __version__
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.formats.difficulty import Difficulty
 from pipeline.rating.profile import RatingProfile, rescored
+from pipeline.engine.canonical import canonical_key
 
 SCHEMA_VERSION = 1
 PUZZLE_KIND = "puzzle"
@@ -70,8 +71,6 @@ class Puzzle:
     @property
     def key(self) -> str:
         """The canonical key: the same for every relabelled copy (`pipeline.engine.canonical`)."""
-        from pipeline.engine.canonical import canonical_key
-
         return canonical_key(self.board, self.adds, self.ruleset)
 
     @property

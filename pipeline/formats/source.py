@@ -28,12 +28,14 @@ from typing import Any
 from pipeline.engine.board import parse
 from pipeline.errors import NumberMatchError, clip
 from pipeline.formats.slot import FORM, Slot, SlotError
+from pipeline.formats.night import NIGHTS_FOLDER
 from pipeline.problems import first_problem
+from pipeline.engine.rulesets import DEFAULT, SHIPPED, ruleset_for
+from pipeline.engine.stage import replay
 
 ID_PATTERN = re.compile(r"nm\d+-[0-9a-f]{12}\Z")
 _NOTATION = re.compile(r"[1-9./]*\Z")
 STAGE_FORM = "BUNDLE:L<level>.S<stage>"
-NIGHTS_FOLDER = "generated"  # where the nightly job writes by default, and where a puzzle id is looked up by default
 
 
 class SourceError(NumberMatchError):
@@ -66,9 +68,6 @@ class Source:
     def certificate(self, adds: int) -> tuple[str, ...] | None:
         """The puzzle's stored solution when it wins this board with `adds`, else None
         (a hand-edited file may carry a stale one)."""
-        from pipeline.engine.rulesets import ruleset_for
-        from pipeline.engine.stage import replay
-
         if not self.solution:
             return None
         try:
@@ -122,7 +121,7 @@ def _split_stage(text: str) -> tuple[Path, int, int] | None:
 
 def load_document(path: Path):  # -> pipeline.formats.loader.Document (data and node tree)
     """A file's YAML document, read safely; SourceError names the file, line and problem."""
-    from pipeline.formats.loader import load_file  # the validator is a heavy import; only for files
+    from pipeline.formats.loader import load_file  # start-up time: YAML loads only when a file is read
 
     if not path.exists():
         raise SourceError(f"{path}: no such file")
@@ -135,7 +134,7 @@ def load_document(path: Path):  # -> pipeline.formats.loader.Document (data and 
 def snapshot_document(path: Path):  # -> (pipeline.atomic.Snapshot, pipeline.formats.loader.Document)
     """A file read for an edit: its bytes (which the guarded write re-checks) and the YAML
     document parsed from those same bytes; SourceError names the file, line and problem."""
-    from pipeline.atomic import snapshot
+    from pipeline.atomic import snapshot  # start-up time: YAML loads only when a file is read
     from pipeline.formats.loader import load_bytes
 
     base = snapshot(path)
@@ -159,7 +158,6 @@ def _puzzle_source(data: Any, where: str, label: str, file: Path | None) -> Sour
     """A Source from a puzzle mapping, checking just what playing it needs."""
     if not isinstance(data, dict):
         raise SourceError(f"{where}: expected a puzzle mapping, found {type(data).__name__}")
-    from pipeline.engine.rulesets import DEFAULT, SHIPPED, ruleset_for
 
     try:
         ruleset = ruleset_for(data.get("ruleset", DEFAULT.number), SHIPPED)
@@ -201,7 +199,7 @@ def puzzle_source(data: Any, path: Path) -> Source:
 
 def bundle_stage(path: Path, level: int, stage: int) -> Source:
     """Stage `stage` of Level `level` (both from 1) of a bundle file."""
-    from pipeline.formats.bundle import BUNDLE_KIND, Bundle, BundleError  # imports yaml: start-up
+    from pipeline.formats.bundle import BUNDLE_KIND, Bundle, BundleError  # start-up time: YAML loads only for a bundle or an id
 
     data = read_document(path)
     try:
@@ -219,7 +217,7 @@ def bundle_stage(path: Path, level: int, stage: int) -> Source:
 
 def find_id(puzzle_id: str, search: Iterable[str | Path]) -> Source:
     """The puzzle with this id in the given files and folders (puzzle files and bundles)."""
-    from pipeline.formats.bundle import BUNDLE_KIND, Bundle, BundleError  # imports yaml: start-up
+    from pipeline.formats.bundle import BUNDLE_KIND, Bundle, BundleError  # start-up time: YAML loads only for a bundle or an id
     from pipeline.formats.files import level_files
 
     places = list(search)

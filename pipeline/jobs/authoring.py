@@ -12,15 +12,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from yaml.nodes import MappingNode, ScalarNode
+
 from pipeline.atomic import Snapshot
 from pipeline.engine.board import format_board
 from pipeline.errors import NumberMatchError
 from pipeline.formats.difficulty import Difficulty
-from pipeline.engine.rulesets import DEFAULT
+from pipeline.engine.rulesets import DEFAULT, ruleset_for
 from pipeline.formats.puzzle import GENERATOR_NAME, PUZZLE_KIND, SCHEMA_VERSION, Puzzle, dump_yaml
 from pipeline.rating import DEFAULT_SEED
 from pipeline.schemas import schema_hint
 from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
+from pipeline.engine.stage import replay
+from pipeline.rating.score import rate
+from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
+from pipeline.validator import validate_texts
+from pipeline.formats.source import SourceError, puzzle_source, snapshot_document
+from pipeline.formats.loader import load_text
 
 
 
@@ -43,11 +51,6 @@ def author(
     `certificate`: a solution to keep when it still wins (checked by replay); otherwise the
     solver finds one.
     """
-    from pipeline.engine.rulesets import ruleset_for
-    from pipeline.engine.stage import replay
-    from pipeline.rating.score import rate
-    from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
-
     board = format_board(cells)
     rules = ruleset_for(ruleset)
     if not cells:
@@ -97,8 +100,6 @@ def puzzle_text(puzzle: Puzzle, folder: Path) -> str:
 
 def validation_problem(name: str, text: str) -> str | None:
     """The validator's first problem with the text as a puzzle file, or None when it is valid."""
-    from pipeline.validator import validate_texts
-
     report = validate_texts([(name, text)])
     if report.ok:
         return None
@@ -123,8 +124,6 @@ def refresh(path: Path, *, budget_nodes: int | None = DEFAULT_BUDGET_NODES) -> R
     The new text changes only the values that changed (`edit_values`): comments, the modeline
     and the layout of untouched fields stay byte-identical. A field the puzzle format does not
     have (a designer's `notes:`) is refused with its line, never silently dropped."""
-    from pipeline.formats.source import SourceError, puzzle_source, snapshot_document
-
     try:
         base, document = snapshot_document(path)
         source = puzzle_source(document.data, path)
@@ -166,10 +165,6 @@ def edit_values(text: str, document: Any, new: dict[str, Any], path: Path) -> st
     rewritten in place and keys missing from the file appended; every other byte is kept.
     Raises AuthoringError listing the fields the file has and `new` does not (they would be
     lost or invalid), or when the file's layout cannot be edited in place."""
-    from yaml.nodes import MappingNode, ScalarNode
-
-    from pipeline.formats.loader import load_text
-
     root = document.node
     old = document.data
     extra = [(k.value, k.start_mark.line + 1) for k, _ in root.value if isinstance(k, ScalarNode) and k.value not in new]

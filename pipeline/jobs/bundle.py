@@ -36,14 +36,12 @@ from pipeline.atomic import write_atomic
 from pipeline.errors import shorten
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.formats.puzzle import BUNDLE_KIND, SCHEMA_VERSION, dump_yaml
-from pipeline.schemas import schema_hint
+from pipeline.schemas import load_schema, python_regex, schema_hint
 
 
 
 def bundle_id_problem(text: str) -> str | None:
     """Why `text` cannot be a bundle id (the schema's pattern), or None when it can."""
-    from pipeline.schemas import load_schema, python_regex
-
     spec = load_schema("bundle")["properties"]["id"]
     if python_regex(spec["pattern"]).search(text):
         return None

@@ -12,13 +12,12 @@ from pipeline.formats.curves import CURVE_KIND, Curve, CurveError, Target, built
 from pipeline.errors import shorten
 from pipeline.problems import first_problem
 from pipeline.rating.tiers import TIER_NAMES
+from pipeline.formats.loader import load_file
+from pipeline.validator import Validator
 
 
 def read_curve_file(path: str | Path) -> dict[str, Any]:
     """A curve file's data after the validator accepted it; refuses with line and column."""
-    from pipeline.formats.loader import load_file  # the one loader of level files
-    from pipeline.validator import Validator  # jsonschema loads only when a file is read
-
     path = Path(path)
     if not path.is_file():
         raise CurveError(f"{path}: no such curve file")

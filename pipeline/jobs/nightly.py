@@ -41,26 +41,35 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+import resource
 
 from pipeline.jobs.assembler import Assembly, assemble
 from pipeline.atomic import WriteRefused, snapshot, write_atomic
 from pipeline.jobs.bundle import bundle_document, write_bundle
 from pipeline.formats.bundle import Bundle
 from pipeline.formats.curves import DEFAULT_CURVE, Curve, CurveError, curve_from_data, curve_params, shape_text
-from pipeline.jobs.curve_specs import load_curve, targets, tier_needs
+from pipeline.jobs.curve_specs import load_curve, read_curve_file, targets, tier_needs
 from pipeline.jobs.publish import PublishError, locked, make_staging, publish, publish_over, sweep
-from pipeline.stock.night import finish as finish_stock, stage_aside
+from pipeline.stock.night import finish as finish_stock, stage_aside, stage_move
 from pipeline.limits import MAX_LEVELS, MAX_STAGES
 from pipeline.jobs.report_html import REPORT_HTML, render_report_html
 from pipeline.jobs.report import BUNDLE_FILE, LOG_FILE, REPORT_FILE, per_tier, percent, render_report
 from pipeline.errors import NumberMatchError
 from pipeline.problems import Problem, first_problem
-from pipeline.formats.night import POOL_DIR
+from pipeline.formats.night import NIGHTS_FOLDER, POOL_DIR
 from pipeline.formats.puzzle import Puzzle, dump_yaml
-from pipeline.formats.source import NIGHTS_FOLDER
 from pipeline.rating.profile import RatingProfile
 from pipeline.engine.canonical import canonical_key
 from pipeline.stock.night import Drawn, draw
+from pipeline.formats.loader import load_file
+from pipeline.validator.profiles import read_profile
+from pipeline.formats.files import write_puzzles
+from pipeline.engine.rulesets import DEFAULT
+from pipeline.generation.executors import SchedulerError, open_executor
+from pipeline.generation.generator import GenerateParams, generate
+from pipeline.formats.index import LevelIndex
+from pipeline.stock.store import StockError, refill
+from pipeline.validator import validate_paths, validate_texts
 
 if TYPE_CHECKING:
     from pipeline.generation.executors import Executor
@@ -223,7 +232,6 @@ def previous_night(out: Path, before: _dt.date) -> Previous | None:
     problems = _validate_files([path])
     if problems:
         raise NightlyError("continue", f"{path} is not a valid bundle: {first_problem(problems)}")
-    from pipeline.formats.loader import load_file  # the one loader of level files, as validated
 
     loaded = load_file(path)
     if loaded.document is None:  # changed since it was validated
@@ -289,8 +297,6 @@ Log = Callable[[str], None]
 
 def read_job(path: Path) -> dict[str, Any]:
     """A curve file's `job:` settings, its curve as a spec that loads from anywhere."""
-    from pipeline.jobs.curve_specs import read_curve_file
-
     try:
         data = read_curve_file(path)
     except CurveError as exc:
@@ -358,8 +364,6 @@ def plan_night(
 
 def _read_profile(path: Path) -> RatingProfile:
     """The night's rating profile (a file named by --profile, or by the job file relative to it)."""
-    from pipeline.validator.profiles import read_profile
-
     try:
         return read_profile(path)
     except NumberMatchError as exc:
@@ -507,7 +511,6 @@ def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progr
         raise NightlyError("write", f"the bundle fails validation: {first_problem(problems)}")
     write_atomic(staging / REPORT_FILE, render_report(options, stats, assembly, len(valid), set(drawn.files)))
     if options.stock:  # the unused go to the stock (with the publish), where swap also looks
-        from pipeline.stock.night import stage_move
 
         used = [drawn.files[p.puzzle.id] for p in assembly.placements if p.puzzle.id in drawn.files]
         filed = _filed_ids(options)  # e.g. an older night's pool/: the same id in two files is NM304
@@ -528,15 +531,11 @@ def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progr
 
 def _write_pool(staging: Path, assembly: Assembly) -> None:
     """The validated Puzzles the bundle did not use, as `pool/<id>.yaml`: what `swap` takes first."""
-    from pipeline.formats.files import write_puzzles
-
     write_puzzles(sorted(assembly.unused, key=lambda p: p.id), staging / POOL_DIR)
 
 
 def _draw(options: NightlyOptions, curve: Curve) -> Drawn:
     """The stock's puzzles for this night, per tier (none when the night does not use the stock)."""
-    from pipeline.engine.rulesets import DEFAULT
-
     if not options.stock:
         return Drawn({}, {})
     targets: dict[str, list[float]] = {}
@@ -558,8 +557,6 @@ def shortfall(need: int, drawn: int) -> int:
 
 
 def _generate(options: NightlyOptions, curve: Curve, progress: Progress | None, drawn: Drawn) -> tuple[dict[str, TierStats], list[Puzzle]]:
-    from pipeline.generation.executors import SchedulerError, open_executor
-
     needs = tier_needs(curve, options.levels, options.stages, options.first_level)
     counts = {t: shortfall(need, drawn.count(t)) if options.stock else n
               for (t, need), n in zip(needs.items(), generation_counts(
@@ -577,8 +574,6 @@ def _generate_tiers(
     options: NightlyOptions, curve: Curve, progress: Progress | None, executor: Executor | None, counts: Mapping[str, int],
     drawn: Drawn,
 ) -> tuple[dict[str, TierStats], list[Puzzle]]:
-    from pipeline.generation.generator import GenerateParams, generate  # the generator is a heavy import
-
     stats: dict[str, TierStats] = {}
     puzzles: list[Puzzle] = [p for tier in counts for p in drawn.puzzles.get(tier, ())]
     avoid = _known_keys(options) | {canonical_key(p.board, p.adds, p.ruleset) for p in puzzles}
@@ -631,16 +626,12 @@ def _generate_tiers(
 
 def cpu_seconds() -> float:
     """CPU seconds of this process and its finished workers (for the log only, never the output)."""
-    import resource
-
     return sum(getattr(resource.getrusage(who), field) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
                for field in ("ru_utime", "ru_stime"))
 
 
 def _filed_ids(options: NightlyOptions) -> set[str]:
     """Ids of the plain puzzle files under the output folder (not stock, not bundles)."""
-    from pipeline.formats.index import LevelIndex
-
     with LevelIndex(options.out) as index:
         index.refresh()
         return {e.id for e in index.entries("puzzle")}
@@ -649,8 +640,6 @@ def _filed_ids(options: NightlyOptions) -> set[str]:
 def _known_keys(options: NightlyOptions) -> set[str]:
     """Canonical keys already shipped or in stock under the output folder (the night a rerun
     replaces does not count: its bundle goes)."""
-    from pipeline.formats.index import LevelIndex
-
     with LevelIndex(options.out) as index:
         index.refresh()
         return index.shipped_keys(besides=options.date_text) | index.stock_keys()
@@ -659,9 +648,6 @@ def _known_keys(options: NightlyOptions) -> set[str]:
 def _refill(options: NightlyOptions, curve: Curve, out: Path, log: Log) -> list[str]:
     """Top the stock up to the night's keep levels per tier, in batches, starting no batch past
     `refill_seconds`; returns (and logs) one line per tier refilled."""
-    from pipeline.formats.index import LevelIndex
-    from pipeline.stock.store import StockError, refill
-
     keep = options.keep
     if keep is None:
         keep = generation_counts(curve, options.levels, options.stages, options.first_level)
@@ -696,8 +682,6 @@ def _refill(options: NightlyOptions, curve: Curve, out: Path, log: Log) -> list[
 
 def _validate_puzzles(puzzles: Sequence[Puzzle], stats: dict[str, TierStats]) -> list[Puzzle]:
     """Check each candidate as the puzzle file it would be; keep those the validator accepts."""
-    from pipeline.validator import validate_texts
-
     report = validate_texts((f"{p.id}.yaml", dump_yaml(p.to_document())) for p in puzzles)
     bad = {Path(problem.file).stem for problem in report.problems}
     for p in puzzles:
@@ -709,8 +693,6 @@ def _validate_puzzles(puzzles: Sequence[Puzzle], stats: dict[str, TierStats]) ->
 def _validate_files(paths: Sequence[Path]) -> list[Problem]:
     """The validator's problems with the files, each naming its file by name (not the staging
     folder it was checked in)."""
-    from pipeline.validator import validate_paths
-
     report = validate_paths(paths)
     return [dataclasses.replace(p, file=Path(p.file).name) for p in report.problems]
 

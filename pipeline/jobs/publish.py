@@ -24,6 +24,7 @@ from pathlib import Path
 
 from pipeline.atomic import Snapshot, current_umask, snapshot, write_guarded
 from pipeline.errors import NumberMatchError
+from pipeline.jobs.report import BUNDLE_FILE
 
 STAGING_MARKER = ".numbermatch-staging"  # inside a staging folder
 ASIDE_MARKER = ".numbermatch"  # suffix of the file beside a folder renamed aside: `.<date>.old-<pid>.numbermatch`
@@ -150,8 +151,6 @@ def publish_over(staging: Path, final: Path, bundle_base: Snapshot | None) -> li
     made during the run is refused rather than lost), keep every other file in the folder (a
     designer's notes, playtests, puzzles a swap returned to pool/). Returns what it did, as
     lines for the log. Raises WriteRefused (nothing replaced when the bundle changed)."""
-    from pipeline.jobs.report import BUNDLE_FILE
-
     if os.path.islink(final) or not final.is_dir():
         raise PublishError(f"{final} exists and is not a folder; nothing written")
     made = sorted(

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from html import escape
 from typing import Any
+from urllib.parse import quote
 
 from pipeline.engine.board import parse
 from pipeline.engine.moves import Move
@@ -25,6 +26,9 @@ from pipeline.formats.bundle import Bundle, Stage
 from pipeline.formats.difficulty import Difficulty
 from pipeline.jobs.picture import board_svg
 from pipeline.rating.tiers import TIERS, tier_for
+from pipeline.rating.explain import explain
+from pipeline.atomic import snapshot, write_guarded
+from pipeline.jobs.report import BUNDLE_FILE, REPORT_FILE
 
 REPORT_HTML = "report.html"
 
@@ -47,8 +51,6 @@ def tier_badge_css() -> str:
 
 def favicon_link() -> str:
     """A <link rel="icon"> carrying FAVICON_SVG, so the self-contained report needs no file."""
-    from urllib.parse import quote
-
     return f'<link rel="icon" href="data:image/svg+xml,{quote(FAVICON_SVG)}">'
 
 CSS = """
@@ -180,8 +182,6 @@ def _explain_block(difficulty: Mapping[str, Any]) -> str:
 def _explanation(difficulty: Mapping[str, Any]) -> tuple[list[tuple[str, str, Any, float, float]], tuple[str, ...], str] | None:
     """(rows of name, label, value, weight, points; deciding metric names; summary), from the
     rating's own `explain`, or None when the block lacks what the score needs."""
-    from pipeline.rating.explain import explain
-
     try:
         e = explain(difficulty)
     except ValueError:
@@ -315,9 +315,6 @@ def refresh_reports(bundle: Path, doc: Mapping[str, Any], what: str) -> list[str
     report.html from the bundle, and mark its report.md stale (it reports the nightly run's own
     figures, which cannot be re-derived from the bundle). Only files that are already there are
     touched; returns one line per file, naming it as `<folder>/<name>` relative to the bundle's."""
-    from pipeline.atomic import snapshot, write_guarded
-    from pipeline.jobs.report import BUNDLE_FILE, REPORT_FILE
-
     if bundle.name != BUNDLE_FILE:
         return []
     lines = []

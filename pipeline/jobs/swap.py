@@ -21,13 +21,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.atomic import Snapshot
+from pipeline.atomic import Snapshot, WriteRefused, os_message, snapshot, write_guarded
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle, BundleError, Stage
 from pipeline.formats.difficulty import Difficulty
-from pipeline.formats.puzzle import Puzzle, dump_yaml
+from pipeline.formats.puzzle import PUZZLE_KIND, Puzzle, SCHEMA_VERSION, dump_yaml
 from pipeline.formats.slot import Slot
+from pipeline.formats.source import SourceError, bundle_stage, snapshot_document
+from pipeline.jobs.assembler import digit_layout
+from pipeline.jobs.authoring import refreshed
+from pipeline.validator import validate_texts
+from pipeline.rating.tiers import tier_for
 
 
 class SwapError(NumberMatchError):
@@ -63,8 +68,6 @@ def _score_text(score: Any) -> str:
 def _load(path: Path) -> tuple[Snapshot, Any, Bundle]:
     """The bundle as read (its bytes are re-checked before the write), its YAML node tree (read
     with the validator's safe loader from those same bytes) and its value."""
-    from pipeline.formats.source import SourceError, snapshot_document
-
     try:
         snap, document = snapshot_document(path)
     except SourceError as exc:
@@ -111,8 +114,6 @@ def _replacement_text(node: Any, text: str, puzzle: Puzzle) -> tuple[int, int, s
 
 
 def _layout(board: str, ruleset: int) -> str:
-    from pipeline.jobs.assembler import digit_layout
-
     return digit_layout(board, ruleset)
 
 
@@ -131,11 +132,6 @@ def refresh_stage(
     board or adds were edited by hand), editing only that `puzzle:` mapping as a swap does.
     Unlike a swap, the bundle need not validate before (the stale Stage is why it does not), but
     it must after; nothing is written otherwise. Returns the new text, the Puzzle and what changed."""
-    from pipeline.atomic import write_guarded
-    from pipeline.formats.source import bundle_stage
-    from pipeline.jobs.authoring import refreshed
-    from pipeline.validator import validate_texts
-
     path = Path(bundle)
     snap, document, value = _load(path)
     text = snap.text
@@ -165,9 +161,6 @@ def swap_stage(
     """Replace Stage `stage` of Level `level` (both from 1) by a pool Puzzle; see the module
     docstring. Writes the bundle (guarded: `pipeline.atomic.write_guarded`) unless `write` is
     False (then `commit_swap` writes it, pool first); raises SwapError."""
-    from pipeline.atomic import write_guarded
-    from pipeline.validator import validate_texts
-
     path = Path(bundle)
     snap, document, value = _load(path)
     text = snap.text
@@ -212,8 +205,6 @@ def commit_swap(result: SwapResult, pool: Path | None) -> Path | None:
     change since it was read; a refused bundle write takes back the pool file it made. Returns
     the pool file written (None: no pool, or the puzzle was there already). Raises SwapError
     (a WriteRefused or any OSError as one line)."""
-    from pipeline.atomic import WriteRefused, os_message, write_guarded
-
     kept = None
     try:
         if pool is not None:
@@ -231,10 +222,6 @@ def keep_in_pool(result: SwapResult, folder: Path) -> Path | None:
     """Write the puzzle a swap took out into the pool folder as `<id>.yaml`, so the swap can be
     undone; None when a file of that name is already there or it would not validate. Raises
     WriteRefused or OSError when it cannot be written."""
-    from pipeline.atomic import WriteRefused, snapshot, write_guarded
-    from pipeline.formats.puzzle import SCHEMA_VERSION, PUZZLE_KIND
-    from pipeline.validator import validate_texts
-
     if not result.old_puzzle:
         return None
     target = folder / f"{result.old_id}.yaml"
@@ -254,8 +241,6 @@ def keep_in_pool(result: SwapResult, folder: Path) -> Path | None:
 def candidate_order(target: float) -> Callable[[Puzzle], tuple[int, float, str]]:
     """How candidates for a Stage of this target rank: its tier first, then the nearest score,
     then the smaller id (the studio lists the pool in this order)."""
-    from pipeline.rating.tiers import tier_for
-
     tier = tier_for(target) if 0 <= target <= 100 else None
 
     def key(p: Puzzle) -> tuple[int, float, str]:
@@ -269,8 +254,6 @@ def choose_replacement(stages: Sequence[Mapping[str, Any]], flat: int, pool: Seq
     """The Puzzle `swap` puts in Stage number `flat` (0-based over the whole bundle) of a bundle
     whose Stage mappings are `stages`, named `name` in messages: see the module docstring. Pure:
     reads and writes nothing. Raises SwapError saying why no pool Puzzle fits."""
-    from pipeline.rating.tiers import tier_for
-
     target = stages[flat].get("target_score")
     if not isinstance(target, (int, float)) or isinstance(target, bool):
         raise SwapError(f"{name} has no target_score")

@@ -23,6 +23,10 @@ from pipeline.errors import NumberMatchError
 from pipeline.formats.index import STOCK_DIR, Entry, LevelIndex
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.problems import first_problem
+from pipeline.schemas import schema_hint
+from pipeline.generation.generator import GenerateParams, GenerationError, generate
+from pipeline.rating.tiers import RATING_VERSION
+from pipeline.validator import Validator
 
 if TYPE_CHECKING:
     from pipeline.generation.executors import Executor
@@ -51,8 +55,6 @@ def stock_path(root: Path, puzzle: Puzzle) -> Path:
 
 def stock_text(puzzle: Puzzle, day: _dt.date, root: Path) -> str:
     """The stock file of a puzzle: the puzzle file, its provenance saying when it was stocked."""
-    from pipeline.schemas import schema_hint
-
     provenance = {**puzzle.provenance, "stocked": day.isoformat()}
     doc = Puzzle(puzzle.board, puzzle.adds, puzzle.solution, puzzle.difficulty, puzzle.ruleset, provenance).to_document()
     return dump_yaml(doc, schema_hint("puzzle", stock_path(root, puzzle).parent))
@@ -144,8 +146,6 @@ def refill(
 ) -> Refilled:
     """Generate `count` new puzzles of a tier and group into the stock (none repeating a stocked
     or shipped one). Same seed and stock: the same files, whatever the workers."""
-    from pipeline.generation.generator import GenerateParams, GenerationError, generate
-
     with LevelIndex(root) as index:
         index.refresh()
         taken = index.stock_keys() | index.shipped_keys()
@@ -177,9 +177,6 @@ def prune(root: Path, *, dry_run: bool = False) -> list[Dropped]:
     ruleset no longer shipped included), puzzles rated by an older rating version than the
     current one, puzzles already shipped in a bundle, and second copies of one canonical key
     (the oldest stays). Returns what was dropped (or would be, with `dry_run`)."""
-    from pipeline.rating.tiers import RATING_VERSION
-    from pipeline.validator import Validator
-
     dropped: list[Dropped] = []
     with LevelIndex(root) as index:
         index.refresh()

@@ -42,6 +42,7 @@ from pipeline.rating.tiers import TIERS
 from pipeline.telemetry.catalogue import Catalogue
 from pipeline.telemetry.records import Telemetry
 from pipeline.telemetry.stats import mae, spearman
+from pipeline.rating.versions import WEIGHTS_V3
 
 MIN_PUZZLES = 20  # puzzles with enough attempts for a fit and 5 held-out folds of 4
 MIN_ATTEMPTS = 30  # finished attempts a puzzle needs to count (its loss rate to within ~15 points at 90%)
@@ -135,8 +136,6 @@ def folds(data: Sequence[Sample], k: int, seed: int) -> list[list[Sample]]:
 
 def cross_validate(data: Sequence[Sample], k: int = FOLDS, seed: int = 0) -> dict[str, Any]:
     """Held-out MAE and Spearman of the fitted mix (fitted without each fold) and the default mix."""
-    from pipeline.rating.versions import WEIGHTS_V3
-
     default = tuple(WEIGHTS_V3[n] for n in PLAYER_NAMES)
     observed: list[float] = []
     fitted: list[float] = []

@@ -17,6 +17,9 @@ from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle
 from pipeline.formats.puzzle import Puzzle
 from pipeline.problems import first_problem
+from pipeline.formats.files import level_files
+from pipeline.validator import Validator
+from pipeline.formats.loader import load_file
 
 
 class CatalogueError(NumberMatchError):
@@ -53,10 +56,6 @@ class Catalogue:
 
 def load_catalogue(paths: Iterable[str | os.PathLike[str]]) -> Catalogue:
     """Validate the level files under `paths` and read their puzzles and bundle Stages."""
-    from pipeline.formats.files import level_files
-    from pipeline.validator import Validator
-    from pipeline.formats.loader import load_file
-
     files = level_files(paths)
     if not files:
         raise CatalogueError("no level files given (--levels PATH...)")

@@ -16,11 +16,14 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from html import escape
 from typing import Any
+import json
 
 from pipeline.rating.profile import RatingProfile, profile_of
 from pipeline.telemetry.catalogue import Catalogue, StageRef
 from pipeline.telemetry.records import Telemetry
 from pipeline.telemetry.stats import mae, spearman, wilson
+from pipeline.rating.tiers import tier_range
+from pipeline.jobs.report_html import CSS, TIER_COLOURS, curve_svg
 
 
 @dataclass(frozen=True)
@@ -170,8 +173,6 @@ def observe(catalogue: Catalogue, telemetry: Telemetry, profile: RatingProfile |
         if scorer is not None:
             rng = scorer.tier_range(tier)
         else:
-            from pipeline.rating.tiers import tier_range
-
             rng = tier_range(tier, rated.version)
         low_t, high_t = rng or (0.0, 100.0)
         low, high = wilson(counts.losses, counts.finished)
@@ -228,8 +229,6 @@ def render_text(obs: Observation) -> str:
 
 def _calibration_svg(obs: Observation, size: int = 420) -> str:
     """Observed (y) against rated (x) loss rate, each puzzle a dot with its 90% interval."""
-    from pipeline.jobs.report_html import TIER_COLOURS
-
     pad = 40
     span = size - 2 * pad
 
@@ -262,8 +261,6 @@ def _calibration_svg(obs: Observation, size: int = 420) -> str:
 
 def render_html(obs: Observation) -> str:
     """One self-contained page (inline CSS and SVG, no clock), in the look of report.html."""
-    from pipeline.jobs.report_html import CSS, TIER_COLOURS, curve_svg
-
     def chip(tier: str) -> str:
         return f'<span class="tier" style="background:{TIER_COLOURS.get(tier, "#495057")}">{escape(tier)}</span>'
 
@@ -315,8 +312,6 @@ def render_html(obs: Observation) -> str:
 
 
 def render_json(obs: Observation) -> str:
-    import json
-
     return json.dumps(obs.to_dict(), indent=2) + "\n"
 
 

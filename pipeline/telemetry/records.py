@@ -19,8 +19,8 @@ DuckDB does the reading and counting (multi-threaded, with a memory cap: `make b
 blank lines goes through DuckDB's own JSON reader, a record's position being its line; any other
 (or one that reader refuses: a line that is not an object, or too long) is read line by line so
 that every line can be named. A field's value is read as text either way (a number written as a
-string is a number, as in CSV); an object or a list where a value belongs is a bad field. It is
-imported inside `read_telemetry` so that commands which never read telemetry do not load it.
+string is a number, as in CSV); an object or a list where a value belongs is a bad field. Only the
+telemetry commands import this module (and so DuckDB), inside their command functions.
 """
 
 from __future__ import annotations
@@ -33,6 +33,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+import codecs
+import re
+
+import duckdb
 
 from pipeline.errors import NumberMatchError
 from pipeline.limits import (
@@ -145,9 +149,6 @@ def _check_utf8(path: Path) -> bool:
     """Refuse a JSON Lines or CSV file that is not UTF-8, naming the line of the first bad byte.
     Returns whether every line holds something (no blank line: then a record's position is its
     line number, which lets JSON Lines take DuckDB's fast reader)."""
-    import codecs
-    import re
-
     blank = re.compile(rb"\n[ \t\r]*\n")
     decoder = codecs.getincrementaldecoder("utf-8")()
     line = 1
@@ -258,8 +259,6 @@ def read_telemetry(
 ) -> Telemetry:
     """Count the telemetry in `files` per puzzle of `catalogue`; bad records counted and skipped
     (TelemetryError under `strict` when there is any, or when a file cannot be read at all)."""
-    import duckdb  # ~0.1 s to import: only commands that read telemetry pay it
-
     paths = [Path(f) for f in files]
     if not paths:
         raise TelemetryError("no telemetry files given")
@@ -291,8 +290,6 @@ def read_telemetry(
 
 
 def _read(con: Any, paths: list[Path], catalogue: Catalogue, dense: dict[Path, bool]) -> Telemetry:
-    import duckdb
-
     con.execute("CREATE TEMP TABLE puzzles (id VARCHAR, adds BIGINT)")
     con.executemany("INSERT INTO puzzles VALUES (?, ?)", [(pid, p.adds) for pid, p in catalogue.puzzles.items()])
     con.execute("CREATE TEMP TABLE stages (bundle VARCHAR, level BIGINT, stage BIGINT, puzzle VARCHAR)")

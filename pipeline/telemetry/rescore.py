@@ -25,6 +25,9 @@ from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle
 from pipeline.formats.difficulty import Difficulty
 from pipeline.rating.profile import RatingProfile, rescored
+from pipeline.formats.puzzle import dump_yaml
+from pipeline.validator import validate_texts
+from pipeline.formats.loader import find_node, load_text
 
 
 class RescoreError(NumberMatchError):
@@ -77,10 +80,6 @@ class _Offsets:
 
 def rescore_text(text: str, name: str, profile: RatingProfile) -> tuple[str, int, int]:
     """(new text, blocks, changed) for one level file's text; RescoreError when it cannot."""
-    from pipeline.formats.puzzle import dump_yaml
-    from pipeline.validator import validate_texts
-    from pipeline.formats.loader import find_node, load_text
-
     before = validate_texts([(name, text)])
     if not before.ok:
         raise RescoreError(f"{name}: not rescored, the file does not validate: {before.first_problem()}")

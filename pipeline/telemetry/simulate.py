@@ -20,6 +20,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from random import Random
 from typing import Any
+import csv
+import io
+
+import duckdb
 
 from pipeline.errors import NumberMatchError
 from pipeline.limits import MAX_SIMULATE_ATTEMPTS
@@ -27,6 +31,8 @@ from pipeline.rating.players import PLAYERS_V3, Player, play_many
 from pipeline.engine.board import parse
 from pipeline.engine.rulesets import ruleset_for
 from pipeline.telemetry.catalogue import Catalogue
+from pipeline.atomic import write_atomic
+from pipeline.telemetry.records import sql_text, telemetry_format
 
 PLAYERS_BY_NAME: dict[str, Player] = {p.name: p for p in PLAYERS_V3}
 EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)  # simulated `at` timestamps count from here
@@ -117,9 +123,6 @@ def records_jsonl(records: Iterable[Mapping[str, Any]]) -> str:
 
 
 def records_csv(records: Iterable[Mapping[str, Any]]) -> str:
-    import csv
-    import io
-
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=FIELD_ORDER, lineterminator="\n")
     writer.writeheader()
@@ -130,16 +133,12 @@ def records_csv(records: Iterable[Mapping[str, Any]]) -> str:
 
 def write_records(path: str | os.PathLike[str], records: list[dict[str, Any]]) -> Path:
     """Write records atomically in the format the suffix names (JSON Lines, CSV or Parquet)."""
-    from pipeline.atomic import write_atomic
-    from pipeline.telemetry.records import sql_text, telemetry_format
-
     target = Path(path)
     fmt = telemetry_format(target)
     if fmt == "jsonl":
         return write_atomic(target, records_jsonl(records))
     if fmt == "csv":
         return write_atomic(target, records_csv(records))
-    import duckdb  # Parquet: DuckDB writes it (no pyarrow); the temp files sit beside the target
 
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, staged = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".jsonl", dir=target.parent)

@@ -24,6 +24,7 @@ from pipeline.problems import CODES, Problem, ValidationReport, internal_error
 from pipeline.rating.profile import RatingProfile
 from pipeline.validator.schema_layer import check as check_schema, classify
 from pipeline.validator.semantics import Semantics, repeat_message
+from pipeline.formats.index import LevelIndex
 
 __all__ = [
     "CODES", "Problem", "ValidationReport", "PathError", "collect_files", "validate_paths",
@@ -107,8 +108,6 @@ class Validator:
         """NM321 for each shipped or stock puzzle of this run whose canonical key is also in a
         file under `root` outside the run (through root's index, refreshed first): what
         pre-commit needs when only one file changed. Call after the files were added."""
-        from pipeline.formats.index import LevelIndex
-
         if not Path(root).is_dir():
             raise PathError(f"{root}: no such folder to check against")
         with LevelIndex(root) as index:

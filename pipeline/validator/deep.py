@@ -18,6 +18,9 @@ from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.tiers import TIERS_BY_VERSION, tier_range
 from pipeline.rating.versions import stored_score, stored_tier
 from pipeline.validator.context import DEEP_TIER_MARGIN, SCORE_TOLERANCE, Context, Parts
+from pipeline.solver.search import UNSOLVABLE, solve
+from pipeline.rating.profile import profile_of, rated_under
+from pipeline.rating.score import DEFAULT_PLAYOUTS, rate, stored_playouts
 
 
 def deep_check(
@@ -31,8 +34,6 @@ def deep_check(
     ruleset: Ruleset = DEFAULT,
 ) -> None:
     """Solver and rating disagreements for one puzzle (whose certificate `won` or not)."""
-    from pipeline.solver.search import UNSOLVABLE, solve
-
     result = solve(board, adds, ruleset=ruleset)
     if result.status == UNSOLVABLE:
         if won:
@@ -43,8 +44,6 @@ def deep_check(
             ctx.add(parts + ("board",), "NM401", f"the solver proves the puzzle unsolvable with {adds} adds")
     if not won:
         return
-    from pipeline.rating.profile import profile_of, rated_under
-    from pipeline.rating.score import DEFAULT_PLAYOUTS, rate, stored_playouts
 
     stored = p["difficulty"]
     version = stored.get("version", 1)

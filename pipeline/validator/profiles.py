@@ -14,6 +14,8 @@ from pathlib import Path
 from pipeline.errors import NumberMatchError
 from pipeline.rating.profile import RatingProfile
 from pipeline.problems import first_problem
+from pipeline.validator import Validator
+from pipeline.formats.loader import load_file
 
 
 class ProfileFileError(NumberMatchError):
@@ -22,9 +24,6 @@ class ProfileFileError(NumberMatchError):
 
 def read_profile(path: str | os.PathLike[str]) -> RatingProfile:
     """The profile in `path`; ProfileFileError naming the file, line and problem otherwise."""
-    from pipeline.validator import Validator
-    from pipeline.formats.loader import load_file
-
     p = Path(path)
     if not p.is_file():
         raise ProfileFileError(f"{p}: no such profile file")

@@ -28,6 +28,7 @@ from pipeline.formats.index import is_stock_path
 from pipeline.validator.context import SCORE_TOLERANCE, Context, Parts
 from pipeline.formats.loader import Document
 from pipeline.problems import Problem, json_path
+from pipeline.validator.curve_checks import curve_problems
 
 
 
@@ -103,8 +104,6 @@ class Semantics:
         elif kind == "rating-profile":
             _profile_file(ctx, data)
         elif kind == "curves":
-            from pipeline.validator.curve_checks import curve_problems
-
             for parts, code, message in curve_problems(data, ctx.is_bad):
                 ctx.add(parts, code, message)
         else:
@@ -206,7 +205,7 @@ class Semantics:
         _difficulty(ctx, p["difficulty"], adds, parts + ("difficulty",), self.profile)
         _derived(ctx, p["difficulty"], p["solution"], won, parts + ("difficulty",))
         if self.deep:
-            from pipeline.validator.deep import deep_check  # the solver and rating load only when asked for
+            from pipeline.validator.deep import deep_check  # start-up time: the solver and rating load only for deep checks
 
             deep_check(ctx, board, adds, p, parts, won, provenance, ruleset)
             if self.on_deep is not None:
