@@ -166,7 +166,7 @@ def test_prune_says_what_it_drops_and_keeps_the_oldest_copy(tmp_path: Path, monk
     put(tmp_path / "old", [puzzle], DAY)
     (stale,) = prune(tmp_path / "old")  # the fixture was rated by an older rating version
     assert "rated by rating version 1; the current version is" in stale.reason
-    monkeypatch.setattr("pipeline.rating.tiers.RATING_VERSION", 1)  # now it is current
+    monkeypatch.setattr("pipeline.stock.store.RATING_VERSION", 1)  # now it is current
     root = tmp_path / "new"
     copy = Puzzle(mirrored(puzzle.board), puzzle.adds, puzzle.solution, puzzle.difficulty)
     put(root, [puzzle], DAY)

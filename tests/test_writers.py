@@ -282,7 +282,7 @@ def test_swap_puts_the_old_puzzle_into_the_pool_before_the_bundle(night: Path, m
         order.append(Path(path).name)
         return real(path, data, **kw)
 
-    monkeypatch.setattr(pipeline.atomic, "write_guarded", spy)
+    monkeypatch.setattr("pipeline.jobs.swap.write_guarded", spy)  # swap's own binding of it
     assert run("swap", str(bundle), "L1.S2").exit_code == 0
     assert order[:2] == [f"{old}.yaml", "bundle.yaml"]  # then the reports (item 14)
 
@@ -616,7 +616,7 @@ def test_a_curves_file_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     f.write_text(_curves(3))
     reads: list[str] = []
     real = loader.load_file
-    monkeypatch.setattr(loader, "load_file", lambda path, name=None: reads.append(str(path)) or real(path, name))
+    monkeypatch.setattr("pipeline.jobs.curve_specs.load_file", lambda path, name=None: reads.append(str(path)) or real(path, name))
     assert load_curve(f"{f}:c1").name == "c1"
     assert reads == [str(f)]
 
