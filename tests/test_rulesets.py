@@ -128,3 +128,12 @@ def test_board_width_and_pair_order_live_on_the_ruleset() -> None:
         nine = [play(player, cells, 2, Random(s)).path for s in range(12)]
         three = [play(player, cells, 2, Random(s), ruleset=narrow).path for s in range(12)]
         assert nine != three, player.name  # the player's rows are the ruleset's rows
+
+
+def test_ruleset_one_only() -> None:
+    assert ruleset_for(1) is DEFAULT and ruleset_for("1") is DEFAULT and ruleset_for(DEFAULT) is DEFAULT
+    for bad in (2, "2", 0, "one", None, True, 1.5):
+        with pytest.raises(RulesetError, match="unknown ruleset"):
+            ruleset_for(bad)
+    with pytest.raises(RulesetError):
+        Stage("11", adds=0, ruleset=2)
