@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = ("jobs", "formats", "validator", "rating", "solver", "engine")
 # Known exceptions, each with its reason.
 ALLOWED = {
-    # a puzzle id looked up without --in: the message says how (tests/test_cli_consistency.py pins it)
+    # a puzzle id looked up without --in: the message says how (tests/test_source.py pins it)
     ("pipeline/formats/source.py", "--in"),
 }
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z-]+")

@@ -1,4 +1,5 @@
-"""Board pictures: `board_svg` and `numbermatch render`."""
+"""Board pictures: `board_svg` and `numbermatch render` (to a file or, with `--out -`, to standard
+output)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,14 @@ def test_render_writes_an_svg_with_the_next_move(night: Path, tmp_path: Path) ->
     bad = run("render", src, "--out", str(tmp_path / "x.png"))
     assert bad.exit_code == 1 and "name an .svg file" in bad.output
     assert not (tmp_path / "x.png").exists()
+
+
+def test_render_out_dash_writes_the_svg_to_stdout(tmp_path: Path) -> None:
+    piped = run(*["render", "19......./5.......5/2", "--adds", "1", "--next", "--out", "-"])
+    assert piped.exit_code == 0, piped.output
+    assert piped.stdout.startswith("<svg ") and piped.stdout.rstrip().endswith("</svg>")
+    assert ", next move 1,0-1,8 highlighted" in piped.stderr
+    out = tmp_path / "board.svg"
+    assert run(*["render", "19......./5.......5/2", "--adds", "1", "--next", "--out", str(out)]).exit_code == 0
+    assert out.read_text(encoding="utf-8") == piped.stdout
+    assert not (Path.cwd() / "-").exists()

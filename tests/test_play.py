@@ -1,4 +1,5 @@
-"""`numbermatch play`: piped and on a real terminal; undo, restart, add, hints, winnable."""
+"""`numbermatch play`: piped and on a real terminal; undo, restart, add, hints, winnable; the same
+grid as `show`."""
 
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from pathlib import Path
 import yaml
 
 from tests.helpers import run
+from pipeline.cli.play_cmds import Game
+from pipeline.engine.board import parse
 from pipeline.engine.stage import replay
 from pipeline.formats.source import resolve
 from pipeline.solver.search import SOLVED, solve
@@ -121,3 +124,11 @@ def test_play_on_a_real_terminal() -> None:
 def test_a_won_stage_has_no_hint_and_takes_no_more_moves() -> None:
     out = run("play", "19", input="0,0-0,1\n?\n+\nq\n").output
     assert "won in 1 moves!" in out and "nothing to hint" in out and "the Stage is won: u to undo" in out
+
+
+def test_play_and_show_draw_the_same_grid() -> None:
+    board = "123456789/98.654321/135"
+    shown = run(*["show", board]).stdout.splitlines()
+    played = Game(parse(board), 0).picture().splitlines()
+    assert played == shown[: len(played)]
+    assert len(played) == 4 and played[2] == "  1   9  8  .  6  5  4  3  2  1"

@@ -1,9 +1,11 @@
 """SOURCE everywhere: a board, a puzzle file, a bundle stage (`bundle.yaml:L1.S2`) or a puzzle
-id, resolved one way by every command, and refused in one line."""
+id, resolved one way by every command, and refused in one line; a puzzle id is looked up in
+generated/ without --in."""
 
 from __future__ import annotations
 
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,8 @@ import yaml
 from tests.helpers import run
 from pipeline.engine.board import parse
 from pipeline.formats.source import SourceError, resolve
+
+REPO = Path(__file__).resolve().parent.parent
 
 # A board a designer might draw: 18 cells, 1 add; solvable (checked in a test of authoring).
 HAND = "123456789/987654321"
@@ -88,3 +92,36 @@ def test_engine_commands_take_a_stage_and_use_its_adds(night: Path) -> None:
     rated = run("rate", src, "--json")
     assert rated.exit_code == 0
     assert f'"score": {first["difficulty"]["score"]}' in rated.output  # reproduces the stored rating
+
+
+@pytest.fixture
+def nights(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A folder like a game repository: generated/<night>/pool/ with one committed puzzle file
+    (from anywhere under generated/); the current folder. Returns the puzzle's id."""
+    committed = sorted(REPO.glob("generated/**/nm*-*.yaml"))[0]
+    pool = tmp_path / "generated" / "2026-01-01" / "pool"
+    pool.mkdir(parents=True)
+    shutil.copy(committed, pool)
+    monkeypatch.chdir(tmp_path)
+    return committed.stem
+
+
+def test_show_id_without_in_looks_in_generated(nights: str) -> None:
+    result = run(*["show", nights])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(f"{nights}: ")
+    same = run(*["show", nights, "--in", "generated"])
+    assert same.stdout == result.stdout
+
+
+def test_an_id_not_in_generated_says_where_it_looked(nights: str) -> None:
+    result = run(*["solve", "nm1-000000000000"])
+    assert result.exit_code == 1
+    assert "under generated (looked in the default folder; --in PATH looks elsewhere)" in result.stderr
+
+
+def test_without_generated_an_id_asks_for_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    result = run(*["show", "nm1-000000000000"])
+    assert result.exit_code == 1
+    assert "there is no generated/ folder here to look in; say where to look with --in PATH" in result.stderr
