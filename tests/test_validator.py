@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -336,3 +338,29 @@ def test_fast_schema_check_never_passes_what_jsonschema_rejects(data) -> None:
         doc = _replaced(doc, path, data.draw(json_values))
     if schemas.fast_check(kind)(doc):
         assert list(schemas.validator(kind).iter_errors(doc)) == []
+
+
+def test_validate_deep_shows_progress_on_a_terminal_only(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import pty
+    from pathlib import Path
+
+    fixture = Path(__file__).parent / "fixtures" / "validator" / "valid" / "puzzle.yaml"
+    piped = run(*["validate", "--deep", str(fixture)])
+    assert "deep check" not in piped.output
+    master, slave = pty.openpty()
+    code = f"import sys; sys.argv=['numbermatch','validate','--deep',{str(fixture)!r}]; from pipeline.cli import main; main()"
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(master)
+    assert proc.wait(timeout=60) == piped.exit_code
+    assert b"deep check: file 1 of 1" in seen and b"deep check: 1 puzzle re-solved and re-rated" in seen

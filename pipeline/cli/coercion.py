@@ -6,7 +6,7 @@ as much as the rest of a command's start-up together. The values our commands ta
 (text, ASCII whole numbers in a range, paths, a choice, lists of those), so `install()` makes
 typer coerce them here first and hand everything else, and every value we cannot accept, to
 typer's own pydantic coercion: a wrong value gets exactly typer's message, a right one the same
-value (tests/test_cli_startup_help.py cross-checks both over every parameter of every command).
+value (tests/test_cli_startup.py cross-checks both over every parameter of every command).
 Guarded by `hasattr`: another typer version keeps its own coercion.
 """
 

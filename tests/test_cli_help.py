@@ -1,5 +1,6 @@
-"""What `--help` says (issue 23.4): true to the rating version, the nightly's output, no nested
-brackets, paragraphs wrapped as paragraphs, choices never cut mid-word, the real limits."""
+"""What `--help` says: true to the rating version, the nightly's output, no nested brackets,
+paragraphs wrapped as paragraphs, real type names, the choices (never cut mid-word), the real
+limits, an example at the end. (What loading help costs is tests/test_cli_startup.py.)"""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import typer.main
 
 from tests.helpers import run
 from pipeline.cli import COMMANDS, app
+from pipeline.cli.help_text import EXAMPLES
 from pipeline.limits import MAX_ADDS
-
 
 
 def help_text(name: str, width: int = 80) -> str:
@@ -77,3 +78,28 @@ def test_every_adds_option_shows_the_limit() -> None:
                 assert (param.min, param.max) == (0, MAX_ADDS), name
     assert {"play", "puzzle", "render", "solve", "rate", "apply"} <= set(with_adds)
     assert f"[0<=x<={MAX_ADDS}]" in " ".join(help_text("play").split())
+
+
+@pytest.mark.parametrize("name", sorted(COMMANDS))
+def test_help_shows_real_types_and_ends_with_an_example(name: str) -> None:
+    result = run(*[name, "--help"], env={"COLUMNS": "200"}, terminal_width=200)
+    assert result.exit_code == 0
+    text = result.stdout
+    for python_ish in ("<bool>", "<int>", "<str>", "<path>", "list[", "{"):
+        assert python_ish not in text.split("Example:")[0], f"{name} --help shows {python_ish}"
+    assert text.rstrip().splitlines()[-1].strip() == f"Example: {EXAMPLES[name]}"
+
+
+@pytest.mark.parametrize(
+    ("name", "choices"),
+    [
+        ("generate", "easy|medium|hard|expert"),
+        ("generate", "random|constructive"),
+        ("assemble", "ramp|"),
+        ("nightly", "ramp|"),
+        ("validate", "text|json|github"),
+    ],
+)
+def test_help_lists_the_choices(name: str, choices: str) -> None:
+    result = run(*[name, "--help"], env={"COLUMNS": "200"}, terminal_width=200)
+    assert choices in result.stdout
