@@ -1,4 +1,5 @@
-"""The Level assembler: optimal placement along a curve, variety, refusals, bundles."""
+"""The Level assembler: optimal placement along a curve, variety, refusals, bundles; `assemble`
+reads YAML as the validator does and writes only what it accepts."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import one_line_error, run
 from pipeline.jobs.assembler import AssemblyError, assemble, assign, digit_layout, slot_cost
 from pipeline.jobs.bundle import bundle_document, bundle_text, write_bundle
 from pipeline.schemas import schema_hint
@@ -19,6 +21,10 @@ from pipeline.formats.curves import CurveError, Target, at, builtin_names
 from pipeline.jobs.curve_specs import targets, tier_needs
 from pipeline.formats.puzzle import Puzzle
 from pipeline.rating.tiers import TIER_NAMES, tier_for
+from pipeline.validator import validate_paths
+
+VALID = Path(__file__).parent / "fixtures" / "validator" / "valid"
+BUNDLE = (VALID / "bundle.yaml").read_text(encoding="utf-8")
 
 # Boards by layout: each list holds boards with one value-class pattern.
 LAYOUT_A = ["19", "91", "11", "99"]
@@ -255,3 +261,36 @@ def test_a_failed_write_leaves_the_old_bundle_intact(tmp_path: Path, monkeypatch
     assert target.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["bundle.yaml"]  # no temp file left behind
     assert "id: b1" in bundle_text(doc)
+
+
+def test_validator_and_assemble_read_yaml_the_same_way(tmp_path: Path) -> None:
+    """A tab at the end of the first line: libyaml takes it, pure PyYAML does not. Whatever the
+    validator decides, the assembler (same loader) must not crash on a file it accepted."""
+    lines = BUNDLE.split("\n")
+    lines[1] += "\t"
+    path = tmp_path / "tab.yaml"
+    path.write_text("\n".join(lines))
+    checked = run("validate", str(path))
+    result = run("assemble", str(path), "--levels", "1", "--stages", "1", "--curve", "flat", "--out", str(tmp_path / "b.yaml"))
+    if checked.exit_code == 0:
+        assert "validation problem" not in result.output
+    else:
+        assert result.exit_code == 1 and "validation problem" in result.output
+
+
+@pytest.mark.parametrize("bad", ["../x", "", "a b", "x\ny", "a" * 200, "-x", "é"])
+def test_assemble_refuses_bad_bundle_ids_up_front(tmp_path: Path, bad: str) -> None:
+    out = tmp_path / "b.yaml"
+    result = run("assemble", str(VALID / "bundle.yaml"), "--levels", "1", "--stages", "1", "--curve", "flat",
+                 "--out", str(out), "--id", bad)
+    assert result.exit_code == 2
+    assert "--id" in one_line_error(result)
+    assert not out.exists() and not (tmp_path / "x").exists()
+
+
+def test_assemble_writes_only_what_the_validator_accepts(tmp_path: Path) -> None:
+    out = tmp_path / "b.yaml"
+    result = run("assemble", str(VALID / "bundle.yaml"), "--levels", "1", "--stages", "1", "--curve", "flat",
+                 "--out", str(out), "--id", "good-id.1")
+    assert result.exit_code == 0, result.output
+    assert validate_paths([out]).ok

@@ -1,5 +1,6 @@
-"""Bounded work: every size, count and worker number has an upper bound, parsing is linear, a
-FIFO never blocks, workers die with their parent, a lock names its holder (issue 10)."""
+"""Bounded work (`pipeline.limits`): every size, count and worker number has an upper bound, named
+in docs/limits.md; parsing is linear, a FIFO never blocks, workers die with their parent, a lock
+names its holder."""
 
 from __future__ import annotations
 
@@ -173,3 +174,23 @@ def test_the_lock_refusal_names_the_holder(tmp_path: Path) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     finally:
         os.close(fd)
+
+
+def test_the_docs_list_every_limit() -> None:
+    """docs/limits.md (linked from the README) holds the table `python -m pipeline.limits` prints,
+    which names every constant in pipeline/limits.py."""
+    import pipeline.atomic
+
+    section = (REPO / "docs" / "limits.md").read_text(encoding="utf-8")
+    begin, end = "(generated: `python -m pipeline.limits`; a test checks it) -->\n", "<!-- limits:end -->"
+    assert section.split(begin, 1)[1].split(end, 1)[0] == limits.limits_table(), "run: python -m pipeline.limits"
+    constants = {name for name, value in vars(limits).items()
+                 if name.isupper() and isinstance(value, (int, float, str)) and not isinstance(value, bool)}
+    named = {name for row in limits.LIMITS for name in row.names}
+    assert constants - named == set(), "add a row to limits.LIMITS for each new limit"
+    assert f"{pipeline.atomic.LOCK_WAIT_SECONDS:g} s" in section
+    for name in ("MAX_CELLS", "MAX_SOLVE_CELLS", "MAX_RATE_CELLS", "MAX_ADDS", "MAX_LEVELS", "MAX_STAGES",
+                 "MAX_JOBS", "MAX_FILE_BYTES", "MAX_PLAYOUTS", "MAX_COUNT", "MAX_CURVES", "MAX_PLAY_LINE"):
+        value = getattr(limits, name)
+        shown = f"{value:,}" if name != "MAX_FILE_BYTES" else f"{value // (1024 * 1024)} MiB"
+        assert shown in section, (name, shown)

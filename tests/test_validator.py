@@ -13,7 +13,6 @@ import yaml
 from hypothesis import given, settings, strategies as st
 
 from tests.helpers import run
-from pipeline import schemas
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.formats import loader
 from pipeline.validator import CODES, PathError, collect_files, validate_paths, validate_texts
@@ -212,34 +211,6 @@ def test_a_freshly_generated_puzzle_validates(tmp_path: Path) -> None:
     assert validate_paths([path]).problems == []
 
 
-def test_schemas_are_valid_draft_2020_12_with_ids_and_descriptions() -> None:
-    from jsonschema import Draft202012Validator
-
-    for kind in schemas.KINDS:
-        schema = schemas.load_schema(kind)
-        Draft202012Validator.check_schema(schema)
-        assert schema["$id"] == f"https://numbermatch.dev/schemas/{kind}-1.schema.json"
-
-        def walk(node: object, where: str, kind: str = kind) -> None:
-            if isinstance(node, dict):
-                for name, sub in node.get("properties", {}).items():
-                    assert "description" in sub or "$ref" in sub, f"{kind}: {where}.{name} has no description"
-                for name, sub in node.items():
-                    walk(sub, f"{where}.{name}")
-            elif isinstance(node, list):
-                for sub in node:
-                    walk(sub, where)
-
-        walk(schema, "$")
-        for name, sub in schema.get("$defs", {}).items():
-            assert "description" in sub, f"{kind}: $defs.{name} has no description"
-
-
-def test_bundle_schema_uses_the_puzzle_definitions() -> None:
-    text = json.dumps(schemas.load_schema("bundle"))
-    assert "puzzle.schema.json#/$defs/puzzleCore" in text and '"board"' not in text
-
-
 @settings(max_examples=60, deadline=None)
 @given(st.data())
 def test_mangled_files_are_reported_never_raised(data: st.DataObject) -> None:
@@ -252,92 +223,6 @@ def test_mangled_files_are_reported_never_raised(data: st.DataObject) -> None:
     assert all(p.file == "m.yaml" and p.code in CODES for p in report.problems)
     if mangled == text:
         assert report.ok
-
-
-# --- the fast schema check only ever stands in for jsonschema on documents that are valid -----
-
-json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 100) | st.floats(-1, 101, allow_nan=False) | st.text(max_size=12),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
-    max_leaves=6,
-)
-
-
-def _paths(node, prefix=()):
-    yield prefix
-    if isinstance(node, dict):
-        for key, value in node.items():
-            yield from _paths(value, prefix + (key,))
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _paths(value, prefix + (i,))
-
-
-def _replaced(node, path, value):
-    if not path:
-        return value
-    copy = dict(node) if isinstance(node, dict) else list(node)
-    copy[path[0]] = _replaced(node[path[0]], path[1:], value)
-    return copy
-
-
-def _inlined_by_referencing(kind: str) -> object:
-    """The naive reference: every $ref looked up through the `referencing` registry."""
-
-    def walk(node: object, resolver: object) -> object:
-        if isinstance(node, list):
-            return [walk(item, resolver) for item in node]
-        if not isinstance(node, dict):
-            return node
-        if isinstance(node.get("$ref"), str):
-            resolved = resolver.lookup(node["$ref"])  # type: ignore[attr-defined]
-            target = walk(resolved.contents, resolved.resolver)
-            return {**target, **walk({k: v for k, v in node.items() if k != "$ref"}, resolver)}  # type: ignore[dict-item]
-        return {k: (v if k in ("$defs", "const", "enum") else walk(v, resolver)) for k, v in node.items() if k != "$defs"}
-
-    return walk(schemas.load_schema(kind), schemas.registry().resolver(base_uri=schemas.load_schema(kind)["$id"]))
-
-
-@pytest.mark.parametrize("kind", schemas.KINDS)
-def test_inlined_schemas_resolve_every_ref_as_referencing_does(kind: str) -> None:
-    """`schemas.inlined` resolves our two forms of $ref itself (start-up time: no `referencing`)."""
-    assert schemas.inlined(kind) == _inlined_by_referencing(kind)
-    assert "$ref" not in json.dumps(schemas.inlined(kind))
-    with pytest.raises(schemas.SchemaNotFoundError, match="does not resolve"):
-        schemas._lookup("https://example.com/other.json#/$defs/x", kind)
-
-
-@pytest.mark.parametrize("kind", schemas.KINDS)
-def test_the_fast_check_compiles_with_short_raises(kind: str) -> None:
-    """Start-up time of `validate`: every raise fastjsonschema generates is one line, so the fast
-    check replaces each message (a dump of the schema rule) by a constant before compiling."""
-    import fastjsonschema
-
-    generated = fastjsonschema._factory({**schemas.inlined(kind), "$schema": "http://json-schema.org/draft-07/schema#"}, {}, {})[1].func_code
-    raises = [line for line in generated.splitlines() if "raise JsonSchemaValueException(" in line]
-    assert raises and all(schemas._RAISE.fullmatch(line) for line in raises)
-    short = schemas._RAISE.sub(r'\1raise JsonSchemaValueException("invalid")', generated)
-    assert len(short) < len(generated) / 2
-    compile(short, "<short>", "exec")
-
-
-@pytest.mark.parametrize("kind, name", [("puzzle", "puzzle.yaml"), ("bundle", "bundle.yaml")])
-def test_fast_schema_check_is_in_use(kind: str, name: str) -> None:
-    fast = schemas.fast_check(kind)
-    assert fast is not None
-    assert fast(yaml.safe_load((VALID / name).read_text()))
-
-
-@settings(max_examples=300, deadline=None)
-@given(st.data())
-def test_fast_schema_check_never_passes_what_jsonschema_rejects(data) -> None:
-    kind, name = data.draw(st.sampled_from([("puzzle", "puzzle.yaml"), ("bundle", "bundle.yaml")]))
-    doc = yaml.safe_load((VALID / name).read_text())
-    for _ in range(data.draw(st.integers(1, 3))):
-        path = data.draw(st.sampled_from(list(_paths(doc))))
-        doc = _replaced(doc, path, data.draw(json_values))
-    if schemas.fast_check(kind)(doc):
-        assert list(schemas.validator(kind).iter_errors(doc)) == []
 
 
 def test_validate_deep_shows_progress_on_a_terminal_only(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -364,3 +249,25 @@ def test_validate_deep_shows_progress_on_a_terminal_only(tmp_path) -> None:  # t
     os.close(master)
     assert proc.wait(timeout=60) == piped.exit_code
     assert b"deep check: file 1 of 1" in seen and b"deep check: 1 puzzle re-solved and re-rated" in seen
+
+
+def test_a_crash_on_one_file_is_a_problem_record_and_the_run_goes_on(tmp_path: Path, monkeypatch) -> None:
+    from pipeline.validator import semantics
+
+    real = semantics.Semantics.check
+
+    def crash_on_b(self, doc, kind, name, bad):
+        if name.endswith("b.yaml"):
+            raise RuntimeError("boom")
+        return real(self, doc, kind, name, bad)
+
+    monkeypatch.setattr(semantics.Semantics, "check", crash_on_b)
+    for name, source in (("a", "puzzle.yaml"), ("b", "other_puzzle.yml"), ("c", "bundle.yaml")):
+        (tmp_path / f"{name}.yaml").write_text((VALID / source).read_text())
+    result = run("validate", str(tmp_path), "--format", "json")
+    report = json.loads(result.output)
+    assert result.exit_code == 1 and report["files"] == 3
+    crashed = [p for p in report["problems"] if p["code"] == "NM100"]
+    assert [Path(p["file"]).name for p in crashed] == ["b.yaml"] and "boom" in crashed[0]["message"]
+    github = run("validate", str(tmp_path), "--format", "github")
+    assert "b.yaml" in github.output and github.exit_code == 1

@@ -1,5 +1,6 @@
-"""The validator is never fooled: floats as integers, octal and tagged YAML, duplicate puzzles,
-metrics that do not add up; the assembler reads YAML exactly as the validator does (issue 10)."""
+"""The validator is never fooled: floats as integers, octal and tagged YAML, huge integers,
+duplicate puzzles, metrics that do not add up. (How `assemble` reads the same YAML is in
+test_assembler.py; the schema's patterns in test_validator_schema.py.)"""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import codes, edited, one_line_error, run
+from tests.helpers import codes, edited
 from pipeline.formats.puzzle import puzzle_id
 from pipeline.validator import validate_paths, validate_texts
 
@@ -73,39 +74,6 @@ def test_explicit_tags_are_refused_as_documented(tagged: str) -> None:
     assert codes(edited(PUZZLE, line, tagged)) == ["NM109"]
 
 
-def test_validator_and_assemble_read_yaml_the_same_way(tmp_path: Path) -> None:
-    """A tab at the end of the first line: libyaml takes it, pure PyYAML does not. Whatever the
-    validator decides, the assembler (same loader) must not crash on a file it accepted."""
-    lines = BUNDLE.split("\n")
-    lines[1] += "\t"
-    path = tmp_path / "tab.yaml"
-    path.write_text("\n".join(lines))
-    checked = run("validate", str(path))
-    result = run("assemble", str(path), "--levels", "1", "--stages", "1", "--curve", "flat", "--out", str(tmp_path / "b.yaml"))
-    if checked.exit_code == 0:
-        assert "validation problem" not in result.output
-    else:
-        assert result.exit_code == 1 and "validation problem" in result.output
-
-
-@pytest.mark.parametrize("bad", ["../x", "", "a b", "x\ny", "a" * 200, "-x", "é"])
-def test_assemble_refuses_bad_bundle_ids_up_front(tmp_path: Path, bad: str) -> None:
-    out = tmp_path / "b.yaml"
-    result = run("assemble", str(VALID / "bundle.yaml"), "--levels", "1", "--stages", "1", "--curve", "flat",
-                 "--out", str(out), "--id", bad)
-    assert result.exit_code == 2
-    assert "--id" in one_line_error(result)
-    assert not out.exists() and not (tmp_path / "x").exists()
-
-
-def test_assemble_writes_only_what_the_validator_accepts(tmp_path: Path) -> None:
-    out = tmp_path / "b.yaml"
-    result = run("assemble", str(VALID / "bundle.yaml"), "--levels", "1", "--stages", "1", "--curve", "flat",
-                 "--out", str(out), "--id", "good-id.1")
-    assert result.exit_code == 0, result.output
-    assert validate_paths([out]).ok
-
-
 def test_min_adds_above_the_certificates_adds_is_refused() -> None:
     text = edited(edited(PUZZLE, "adds: 1", "adds: 3"), "id: nm1-ad6b87a055dd", f"id: {puzzle_id('719473731/547335153', 3)}")
     text = edited(text, "min_adds: 1", "min_adds: 2")  # the solution uses one add: it wins with 1
@@ -126,10 +94,7 @@ def test_player_counts_must_be_whole_games() -> None:
     assert "NM315" in codes(edited(PUZZLE, "win_rate: 0.125", "win_rate: 0.13"))  # 2.08 of 16 games
 
 
-def test_patterns_match_the_whole_text() -> None:
-    doc = yaml.safe_load(PUZZLE)
-    doc["solution"][0] = "0,4-1,4\n"
-    assert "NM207" in codes(yaml.safe_dump(doc, sort_keys=False)) or "NM305" in codes(yaml.safe_dump(doc, sort_keys=False))
-    bundle = yaml.safe_load(BUNDLE)
-    bundle["id"] = "x\n"
-    assert "NM207" in codes(yaml.safe_dump(bundle, sort_keys=False))
+def test_huge_integers_are_one_problem_each() -> None:
+    assert "NM112" in codes(edited(PUZZLE, "seed: 7", "seed: " + "9" * 5000))
+    assert "NM112" in codes(edited(PUZZLE, "seed: 7", "seed: 0x" + "f" * 5000))
+    assert "NM305" in codes(edited(PUZZLE, "- 0,4-1,4", "- " + "1" * 5000 + ",4-1,4"))
