@@ -67,6 +67,9 @@ MAX_PATH_CHARS = 1000
 MAX_NAME_BYTES = 255
 MAX_DRAFT_EDITS = 500
 MAX_STUDIO_MOVES = 1000  # far more than a 36-cell board with a few adds can take
+# A stock night's swap candidates in the studio, per tier its Stages target: the nearest to
+# their targets (`stock.night.draw`); a stock of 100,000 puzzles is never validated on a page.
+MAX_STOCK_OFFERS = 100
 # A bundle's curation file (the studio's pins and excludes, read by `assemble --curation`).
 MAX_CURATION_BYTES = 64 * 1024
 # Play telemetry (`observed`, `calibrate`; docs/telemetry.md). Files per run; bytes of one JSON
@@ -165,6 +168,8 @@ LIMITS: tuple[Limit, ...] = (
     Limit("studio: a path in a request (characters / bytes per name)", ("MAX_PATH_CHARS", "MAX_NAME_BYTES"),
           "403, one line (on the command line a name over 255 bytes is one line from the file system)"),
     Limit("studio: edits in a draft / moves in a game's address", ("MAX_DRAFT_EDITS", "MAX_STUDIO_MOVES"), "400, one line"),
+    Limit("studio: swap candidates from the stock, per tier a bundle targets", ("MAX_STOCK_OFFERS",),
+          "the ones nearest the Stages' targets are offered"),
     Limit("a bundle's curation file (`BUNDLE.curation.txt`)", ("MAX_CURATION_BYTES",),
           "`assemble --curation`, the studio: one line"),
     Limit("telemetry: files per run", ("MAX_TELEMETRY_FILES",), "one line naming the count"),

@@ -342,16 +342,6 @@ def test_any_curve_document_gets_problems_never_a_crash(curves: list, job: objec
     assert all(p.line is not None for p in report.problems)
 
 
-def test_the_studio_names_levels_as_the_bundle_numbers_them() -> None:
-    from pipeline.studio.library import bundle_stages
-
-    stage = {"stage": 1, "target_score": 10.0, "puzzle": {"id": "x", "board": "19", "adds": 0}}
-    data = {"kind": "bundle", "first_level": 5, "levels": [{"level": 5, "stages": [stage]}, {"level": 6, "stages": [stage]}]}
-    assert [(s.level, s.stage) for s in bundle_stages(data, "b.yaml")] == [(5, 1), (6, 1)]
-    del data["first_level"]
-    assert [s.level for s in bundle_stages(data, "b.yaml")] == [1, 2]
-
-
 def test_a_bad_curve_file_is_refused_in_one_line_naming_the_place(tmp_path: Path) -> None:
     from pipeline.jobs.curve_specs import read_curve_file
 

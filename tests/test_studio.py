@@ -86,7 +86,7 @@ def test_a_post_to_save_is_refused_from_another_site_or_host(client: TestClient)
     [
         ({"at": "1.1", "m": "8,8-8,7"}, "move 1"),
         ({"at": "1.1", "m": "banana"}, "invalid move"),
-        ({"at": "7.7"}, "no Stage L7.S7"),
+        ({"at": "7.7"}, "there is no L7"),
         ({"at": "x"}, "names no Stage"),
         ({"at": "1.1", "draft": "s:1.1=nm1-nope"}, "not in the pool"),
         ({"at": "1.1", "draft": "rm -rf"}, "draft edit"),
@@ -315,3 +315,29 @@ def test_showing_the_solution_keeps_the_game_in_progress(client: TestClient, nig
     assert re.search(r'<ol id="moves"><li>' + re.escape(first) + "</li></ol>", game_page)
     nxt = re.search(r'href="([^"]+)" id="next"', solution)
     assert nxt and 'id="back-to-game"' in client.get(nxt.group(1).replace("&amp;", "&")).text  # kept while stepping
+
+
+def test_the_studio_reads_bundles_and_puzzles_only_through_their_values() -> None:
+    """One bundle view in the package: the studio walks `Bundle`/`Stage`/`Puzzle` values and reads
+    scores and tiers through `Difficulty`, never a document's raw fields (a request's own
+    fields, `q` and `form`, are not documents)."""
+    from tests import helpers
+
+    fields = ("levels", "stages", "puzzle", "target_score", "difficulty", "id", "board", "adds", "solution", "ruleset",
+              "score", "tier")
+    offenders = []
+    for path in sorted((Path(__file__).resolve().parent.parent / "pipeline" / "studio").glob("*.py")):
+        reads = helpers.key_reads(path.read_text(), fields)
+        offenders += [f"{path.name}:{line}: {text}" for line, text in reads if not text.startswith(("q.", "q[", "form"))]
+    assert offenders == [], "read them through Bundle, Stage, Puzzle and Difficulty:\n  " + "\n  ".join(offenders)
+
+
+def test_the_studio_names_levels_as_the_bundle_numbers_them(night_copy: Path) -> None:
+    doc = yaml.safe_load((night_copy / BUNDLE).read_text())
+    doc["first_level"] = 5
+    (night_copy / BUNDLE).write_text(yaml.safe_dump(doc, sort_keys=False))
+    client = TestClient(create_app(night_copy), base_url=ORIGIN, raise_server_exceptions=False)
+    page = client.get("/bundle", params={"path": BUNDLE}).text
+    assert 'data-at="5.1"' in page and 'data-at="1.1"' not in page and ">L5.S2<" in page
+    assert client.get("/stage", params={"path": BUNDLE, "at": "5.2"}).status_code == 200
+    assert "there is no L1" in client.get("/stage", params={"path": BUNDLE, "at": "1.1"}).text

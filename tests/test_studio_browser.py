@@ -270,6 +270,29 @@ def test_swap_a_stage_from_the_pool_and_save(studio: Any, page: Any) -> None:
     assert not [p for p in (studio.root / "2026-01-02").iterdir() if p.name.startswith(".")]  # no work copy left
 
 
+def test_swap_a_stage_of_a_stock_night_from_the_stock_and_save(night_copy: Path, page: Any) -> None:
+    """A night drawn from the stock has no pool/: the swap page offers the nights' stock, and a
+    Save moves the taken puzzle out of it and the old one back in."""
+    import shutil
+
+    from pipeline.stock.store import put, read_puzzle
+    from pipeline.studio.server import Background
+    from tests.conftest import STUDIO_DATE
+
+    pool = night_copy / "2026-01-02" / "pool"
+    put(night_copy, [read_puzzle(p) for p in sorted(pool.glob("*.yaml"))], STUDIO_DATE)
+    shutil.rmtree(pool)
+    old = stages(night_copy)[2]["puzzle"]["id"]
+    with Background(night_copy) as studio:
+        pid = _swap_first_offer(page, studio.url, "1.3")
+        assert list(night_copy.glob(f"stock/*/*/{pid}.yaml"))  # offered from the stock
+        page.locator("#save").click()
+        page.wait_for_selector("#message")
+        assert f"{old} back in the stock" in page.locator("#message").inner_text()
+    assert stages(night_copy)[2]["puzzle"]["id"] == pid
+    assert not list(night_copy.glob(f"stock/*/*/{pid}.yaml")) and list(night_copy.glob(f"stock/*/*/{old}.yaml"))
+
+
 def test_a_stale_save_is_refused_and_the_file_on_disk_is_intact(studio: Any, page: Any) -> None:
     _swap_first_offer(page, studio.url, "1.2")
     path = studio.root / BUNDLE

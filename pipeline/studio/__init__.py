@@ -7,7 +7,8 @@ rules. A game's whole state (the moves played) travels in the page address, so t
 no sessions, the back button works, and a reload shows the same position.
 
     paths.py    resolve a request's path inside PATH, or refuse it
-    library.py  find nights, bundles and puzzle folders; read them; content hashes
+    library.py  find nights, bundles and puzzle folders; read them as Bundle and Puzzle values;
+                a bundle's swap candidates (its pool, or the stock); content hashes
     game.py     a position from a move list; hint, fewest adds, certificate steps
     curate.py   the draft (swaps, pins, excludes) and the save
     app.py      the Starlette application (routes, templates)

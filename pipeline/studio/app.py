@@ -8,7 +8,8 @@ Routes (all pages take `path`, a file or folder relative to the studio's folder)
     GET  /stage     play a Stage: the board as buttons, Add, undo, restart, hint, winnable?,
                     and the certificate step by step (`sol=K`)
     GET  /act       one click or button of the stage page; redirects to the new /stage address
-    GET  /swap      the pool's candidates for one Stage, nearest first
+    GET  /swap      the candidates for one Stage (the night's pool, or the stock for a night
+                    drawn from it), nearest first
     POST /draft     change the draft (no file is written); redirects to /bundle
     POST /save      apply the draft, validate, write atomically; refuses a stale base
 
@@ -19,7 +20,8 @@ passes `guard.Guard` first (own origin, per-run token, a small urlencoded body):
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -37,10 +39,12 @@ from starlette.staticfiles import StaticFiles
 from pipeline.solver.budgets import HINT_BUDGET_NODES
 from pipeline.engine.board import WIDTH, parse
 from pipeline.engine.moves import ADD, Move
-from pipeline.engine.rulesets import SHIPPED, ruleset_for
+from pipeline.engine.rulesets import SHIPPED, Ruleset, ruleset_for
 from pipeline.errors import IllegalMoveError, NumberMatchError
+from pipeline.formats.bundle import Bundle, Stage
 from pipeline.formats.difficulty import Difficulty
-from pipeline.formats.puzzle import Puzzle
+from pipeline.formats.puzzle import BUNDLE_KIND, PUZZLE_KIND, Puzzle
+from pipeline.formats.slot import Slot
 from pipeline.jobs.curation import Curation, curation_beside, curation_path
 from pipeline.jobs.report_html import FAVICON_SVG, tier_badge_css
 from pipeline.jobs.swap import candidate_order
@@ -49,11 +53,10 @@ from pipeline.rating.tiers import tier_for
 from pipeline.solver import SOLVED, UNSOLVABLE
 from pipeline.studio import game
 from pipeline.studio.curate import (
-    Draft, DraftError, SaveStopped, StaleSave, curation_of, draft_from, nearest, offer_pool, save, split_at, stage_name,
+    Draft, DraftError, SaveStopped, StaleSave, curation_of, draft_from, nearest, offer_pool, save, split_at, stage_ids,
+    stage_name,
 )
-from pipeline.studio.library import (
-    POOL_DIR, Library, LibraryError, StageSlot, bundle_stages, content_hash, difficulty_of, score_of, tier_of,
-)
+from pipeline.studio.library import Library, LibraryError, Offers, content_hash, puzzle_value
 from pipeline.studio.guard import LOCAL_HOSTS, Guard, new_token
 from pipeline.studio.paths import PathRefused, inside, relative
 
@@ -68,16 +71,41 @@ def board_picture(cells: bytes, highlight: tuple[int, ...] = ()) -> Markup:
     return Markup(board_svg(cells, highlight=highlight, numbers=False, cell=20))
 
 
-def explained(difficulty: Any) -> Any:
+def explained(difficulty: Difficulty | Mapping[str, Any]) -> Any:
     """The rating's explanation of a stored difficulty block, or None when it has none."""
     from pipeline.rating.explain import explain
 
-    if not isinstance(difficulty, dict):
+    block = difficulty.data if isinstance(difficulty, Difficulty) else difficulty
+    if not isinstance(block, dict) or not block:
         return None
     try:
-        return explain(difficulty)
+        return explain(block)
     except ValueError:
         return None
+
+
+@dataclass(frozen=True)
+class StageSource:
+    """What a stage page plays: a bundle's Stage (`at`, the draft's swap applied) or a puzzle
+    file, and the address parts (path, at, draft, base) its links keep."""
+
+    path: str
+    at: str
+    draft: str
+    base: str
+    title: str
+    target: float | None
+    puzzle: Puzzle
+    start: bytes
+    ruleset: Ruleset
+
+    @property
+    def adds(self) -> int:
+        return self.puzzle.adds
+
+    @property
+    def query(self) -> dict[str, str]:
+        return {k: v for k, v in (("path", self.path), ("at", self.at), ("draft", self.draft), ("base", self.base)) if v}
 
 
 class Studio:
@@ -98,12 +126,11 @@ class Studio:
             observed=self.observed.get, profiled=self.profiled,
         )
 
-    def profiled(self, difficulty: Any) -> tuple[float, str] | None:
-        """A stored block's score and tier under `--profile` (None without one, or no score)."""
-        if self.profile is None or not isinstance(difficulty, dict):
+    def profiled(self, rated: Difficulty) -> tuple[float, str] | None:
+        """A stored rating's score and tier under `--profile` (None without one, or no score)."""
+        if self.profile is None:
             return None
         try:
-            rated = Difficulty.from_dict(difficulty)
             score = rated.score_under(self.profile)
         except (ValueError, KeyError, TypeError):
             return None
@@ -120,30 +147,25 @@ class Studio:
         rel = request.query_params.get(key, "")
         return inside(self.root, rel), rel
 
-    def bundle(self, path: Path, rel: str) -> tuple[dict[str, Any], bytes, list[StageSlot]]:
-        data, raw = self.library.document(path, rel)
-        return data, raw, bundle_stages(data, rel)
-
     def curation(self, bundle: Path, rel: str) -> Curation:
         """The pins and excludes kept beside a bundle (a curation file linking out of PATH is refused)."""
         inside(self.root, curation_path(Path(rel)).as_posix())
         return curation_beside(bundle, rel)
 
-    def pool(self, bundle: Path) -> list[Puzzle]:
-        return [p for _, p in self.pool_checked(bundle)[0]]
-
-    def pool_checked(self, bundle: Path) -> tuple[list[tuple[str, Puzzle]], list[str]]:
-        """The pool's puzzles the studio may ship, and a line per file it may not: the
-        validator's refusals, and any puzzle whose canonical key (a relabelled copy included)
-        a bundle under the studio's folder already ships (NM321; `stock.store`)."""
+    def offers(self, path: Path, bundle: Bundle) -> Offers:
+        """The swap candidates the studio may ship for a bundle (its pool, or the stock of a
+        night drawn from it: `Library.offers`), and a line per file it may not: the validator's
+        refusals, and any puzzle whose canonical key (a relabelled copy included) a bundle under
+        the studio's folder already ships (NM321; `stock.store`)."""
         from pipeline.stock.store import shipped_places
 
-        accepted, refused = self.library.pool_checked(bundle)
+        found = self.library.offers(path, bundle)
         shipped = shipped_places(self.root)
         repeats = [f"{name}: NM321: {p.id} (or a relabelled copy) is already shipped at"
                    f" {Path(shipped[p.key]).relative_to(self.root).as_posix()}"
-                   for name, p in accepted if p.key in shipped]
-        return [(name, p) for name, p in accepted if p.key not in shipped], refused + repeats
+                   for name, p in found.accepted if p.key in shipped]
+        accepted = tuple((name, p) for name, p in found.accepted if p.key not in shipped)
+        return Offers(found.source, found.folder, accepted, found.refused + tuple(repeats))
 
     # -- pages -----------------------------------------------------------------------------
     def index(self, request: Request) -> Response:
@@ -151,7 +173,7 @@ class Studio:
 
     def bundle_page(self, request: Request) -> Response:
         path, rel = self.file(request)
-        data, raw, slots = self.bundle(path, rel)
+        bundle, raw = self.library.bundle(path, rel)
         current = content_hash(raw)
         base = request.query_params.get("base") or current
         saved = self.curation(path, rel)  # the pins and excludes kept by an earlier Save
@@ -159,21 +181,16 @@ class Studio:
             draft = Draft.parse(request.query_params["draft"])
         else:
             draft = draft_from(saved)
-        changes = bool(draft.swaps) or curation_of(draft, {s.at: str(s.puzzle.get("id")) for s in slots}) != saved
-        pool = {p.id: p for p in self.pool(path)}
-        shown: list[tuple[StageSlot, dict[str, Any] | None]] = []
-        for slot in slots:
-            new_id = draft.swap_for(slot.at)
-            if new_id and new_id in pool:
-                shown.append((StageSlot(slot.level, slot.stage, slot.target, pool[new_id].core_dict()), slot.puzzle))
-            else:
-                shown.append((slot, None))
-        cards = [card(s, old) for s, old in shown]
+        changes = bool(draft.swaps) or curation_of(draft, stage_ids(bundle)) != saved
+        offers = self.offers(path, bundle)
+        pool = {p.id: p for p in offers.puzzles}
+        shown = drafted(bundle.stages, draft, pool)
+        cards = [card(p, s, old) for s, p, old in shown]
         return self.page(
-            "bundle.html", rel=rel, data=data, cards=cards, chart=curve(s for s, _ in shown),
+            "bundle.html", rel=rel, bundle=bundle, cards=cards, chart=curve((s, p) for s, p, _ in shown),
             draft=draft, draft_text=str(draft), base=base, stale=base != current, pool_size=len(pool), changes=changes,
-            curation_name=curation_path(path).name,
-            message=request.query_params.get("msg", "")[:300], pool_rel=_pool_rel(self.root, path),
+            curation_name=curation_path(path).name, source=offers.source,
+            message=request.query_params.get("msg", "")[:300], pool_rel=_pool_rel(self.root, offers),
         )
 
     def folder_page(self, request: Request) -> Response:
@@ -182,50 +199,44 @@ class Studio:
             raise LibraryError(f"{rel}: no such folder")
         entries = []
         for name, puzzle, problem in self.library.puzzle_files(path):
-            slot = StageSlot(0, 0, None, puzzle.core_dict()) if puzzle else None
-            entries.append((name, card(slot, None) if slot else None, problem))
+            entries.append((name, card(puzzle, None, None) if puzzle else None, problem))
         return self.page("folder.html", rel=rel, entries=entries)
 
-    def stage_source(self, request: Request) -> dict[str, Any]:
+    def stage_source(self, request: Request) -> StageSource:
         """The puzzle a stage page plays: a bundle's Stage (`at`, drafts applied) or a puzzle file."""
         path, rel = self.file(request)
-        data, raw = self.library.document(path, rel)
-        at = request.query_params.get("at", "")
-        draft_text = request.query_params.get("draft", "")
-        source: dict[str, Any] = {"path": rel, "at": at, "draft": draft_text, "base": request.query_params.get("base", "")}
-        if data.get("kind") == "bundle":
-            level, stage = split_at(at)
-            slot = next((s for s in bundle_stages(data, rel) if (s.level, s.stage) == (level, stage)), None)
-            if slot is None:
-                raise LibraryError(f"{rel}: has no Stage L{level}.S{stage}")
-            puzzle = slot.puzzle
+        data, _ = self.library.document(path, rel)
+        q = request.query_params
+        at, draft_text, base = q.get("at", ""), q.get("draft", ""), q.get("base", "")
+        target: float | None = None
+        if data.get("kind") == BUNDLE_KIND:
+            bundle, _ = self.library.bundle(path, rel)
+            stage = bundle.locate(Slot(*split_at(at)), rel)
+            puzzle, title, target = stage.puzzle, str(stage.slot), stage.target_score
             swap_id = Draft.parse(draft_text).swap_for(at)
             if swap_id:
-                found = next((p for p in self.pool(path) if p.id == swap_id), None)
+                found = next((p for p in self.offers(path, bundle).puzzles if p.id == swap_id), None)
                 if found is None:
                     raise DraftError(f"draft puzzle {swap_id} is not in the pool")
-                puzzle = found.core_dict()
-            source.update(title=f"L{level}.S{stage}", target=slot.target)
-        elif data.get("kind") == "puzzle":
-            puzzle = data
-            source.update(title=str(data.get("id")), target=None)
+                puzzle = found
+        elif data.get("kind") == PUZZLE_KIND:
+            puzzle = puzzle_value(data, rel)
+            title = puzzle.id
         else:
             raise LibraryError(f"{rel}: is neither a bundle nor a puzzle file")
-        ruleset = ruleset_for(puzzle.get("ruleset", 1), SHIPPED)
-        board, adds = puzzle.get("board"), puzzle.get("adds")
-        if not isinstance(board, str) or not isinstance(adds, int) or isinstance(adds, bool) or not 0 <= adds <= 99:
+        ruleset = ruleset_for(puzzle.ruleset, SHIPPED)
+        if not 0 <= puzzle.adds <= 99:
             raise LibraryError(f"{rel}: the puzzle's board or adds is missing or malformed")
-        source.update(puzzle=puzzle, start=parse(board), adds=adds, ruleset=ruleset)
-        return source
+        return StageSource(rel, at, draft_text, base, title, target, puzzle, parse(puzzle.board), ruleset)
 
     def stage_page(self, request: Request) -> Response:
         src = self.stage_source(request)
         q = request.query_params
-        solution = [str(m) for m in src["puzzle"].get("solution") or []]
-        base_query = {k: src[k] for k in ("path", "at", "draft", "base") if src[k]}
+        solution = list(src.puzzle.solution)
+        base_query = src.query
         if "sol" in q:
             step = _int(q.get("sol"), 0)
-            pos, nxt = game.certificate_step(src["start"], src["adds"], solution, step, src["ruleset"])
+            pos, nxt = game.certificate_step(src.start, src.adds, solution, step, src.ruleset)
             step = len(pos.moves)
             highlight: tuple[int, ...] = () if nxt is None or nxt.first is None or nxt.second is None else (nxt.first, nxt.second)
             game_text = q.get("game", "")  # the game in progress when the solution was opened: kept
@@ -235,7 +246,7 @@ class Studio:
                 cells=_cells(pos.cells, highlight=highlight), q=base_query, solution=solution,
                 game=game_text if game_moves else "", game_moves=game_moves,
             )
-        pos = game.replay(src["start"], src["adds"], game.parse_moves(q.get("m", "")), src["ruleset"])
+        pos = game.replay(src.start, src.adds, game.parse_moves(q.get("m", "")), src.ruleset)
         sel = _int(q.get("sel"), None)
         if sel is not None and not (0 <= sel < len(pos.cells) and pos.cells[sel]):
             sel = None
@@ -243,7 +254,7 @@ class Studio:
         return self.page(
             "stage.html", src=src, pos=pos, sel=sel, note=note, q=base_query, focus=_int(q.get("f"), sel),
             cells=_cells(pos.cells, selected=sel, highlight=highlight), solution=solution,
-            adds_used=src["adds"] - pos.adds_left,
+            adds_used=src.adds - pos.adds_left,
         )
 
     def note(self, pos: game.Position, note: str) -> tuple[dict[str, Any] | None, tuple[int, ...]]:
@@ -290,9 +301,9 @@ class Studio:
         """One click of the stage page: a cell (select, deselect or pair) or a button."""
         src = self.stage_source(request)
         q = request.query_params
-        pos = game.replay(src["start"], src["adds"], game.parse_moves(q.get("m", "")), src["ruleset"])
+        pos = game.replay(src.start, src.adds, game.parse_moves(q.get("m", "")), src.ruleset)
         sel = _int(q.get("sel"), None)
-        out: dict[str, Any] = {k: src[k] for k in ("path", "at", "draft", "base") if src[k]}
+        out: dict[str, Any] = dict(src.query)
         do = q.get("do", "")
         note = ""
         focus: int | None = None
@@ -340,27 +351,26 @@ class Studio:
     def swap_page(self, request: Request) -> Response:
         path, rel = self.file(request)
         at = request.query_params.get("at", "")
-        level, stage = split_at(at)
+        slot = Slot(*split_at(at))
         draft = Draft.parse(request.query_params.get("draft", ""))
-        data, raw, slots = self.bundle(path, rel)
-        slot = next((s for s in slots if (s.level, s.stage) == (level, stage)), None)
-        if slot is None:
-            raise LibraryError(f"{rel}: has no Stage L{level}.S{stage}")
+        bundle, raw = self.library.bundle(path, rel)
+        stage = bundle.locate(slot, rel)
         base = request.query_params.get("base") or content_hash(raw)
-        used = {str(s.puzzle.get("id")) for s in slots}
-        accepted, refused = self.pool_checked(path)
-        files = {p.id: name for name, p in accepted}
-        pool = [p for _, p in accepted]
-        offered = offer_pool(pool, draft.without_swap(at), used)
-        flat = slots.index(slot)
-        stages = drafted_stages(slots, draft.without_swap(at), pool)
-        best, why = nearest(stages, flat, at, offered) if offered else (None, "the pool has no unused puzzle")
-        tier = tier_for(slot.target) if slot.target is not None and 0 <= slot.target <= 100 else None
-        order = candidate_order(slot.target if slot.target is not None else 0.0)
+        found = self.offers(path, bundle)
+        files = {p.id: name for name, p in found.accepted}
+        pool = found.puzzles
+        offered = offer_pool(pool, draft.without_swap(at), set(stage_ids(bundle).values()))
+        flat = bundle.stages.index(stage)
+        stages = drafted_stages(bundle.stages, draft.without_swap(at), pool)
+        best, why = nearest(stages, flat, at, offered) if offered else (None, f"the {found.source or 'pool'} has no unused puzzle")
+        target = stage.target_score
+        tier = tier_for(target) if target is not None and 0 <= target <= 100 else None
+        order = candidate_order(target if target is not None else 0.0)
         others = sorted((p for p in offered if best is None or p.id != best.id), key=order)
         return self.page(
-            "swap.html", rel=rel, at=at, slot=slot, tier=tier, best=best, why=why, others=others, draft=draft,
-            draft_text=str(draft), base=base, pinned=at in draft.pins, current=draft.swap_for(at), files=files, refused=refused,
+            "swap.html", rel=rel, at=at, stage=stage, tier=tier, best=best, why=why, others=others, draft=draft,
+            draft_text=str(draft), base=base, pinned=at in draft.pins, current=draft.swap_for(at), files=files,
+            refused=found.refused, source=found.source or "pool",
         )
 
     def draft_edit(self, request: Request) -> Response:
@@ -384,8 +394,8 @@ class Studio:
                 raise DraftError("exclude names no puzzle")
             was = pid in draft.excludes
             draft = draft.toggle_exclude(pid)
-            _, raw, slots = self.bundle(path, rel)
-            on_disk = {s.at: str(s.puzzle.get("id")) for s in slots}
+            bundle, _ = self.library.bundle(path, rel)
+            on_disk = stage_ids(bundle)
             in_stage = at and (draft.swap_for(at) or on_disk.get(at)) == pid
             if was or not at or not in_stage:
                 msg = f"{pid} {'included again' if was else 'excluded: it is not offered any more'}"
@@ -393,12 +403,12 @@ class Studio:
                 msg = f"{pid} excluded; {stage_name(at)} is pinned, so it keeps its puzzle"
             else:
                 used = set(on_disk.values())
-                pool = self.pool(path)
+                pool = self.offers(path, bundle).puzzles
                 rest = draft.without_swap(at)
-                flat = next((k for k, s in enumerate(slots) if s.at == at), None)
-                if flat is None:
+                if at not in on_disk:
                     raise DraftError(f"{rel}: has no Stage {stage_name(at)}")
-                best, why = nearest(drafted_stages(slots, rest, pool), flat, at, offer_pool(pool, rest, used))
+                flat = list(on_disk).index(at)
+                best, why = nearest(drafted_stages(bundle.stages, rest, pool), flat, at, offer_pool(pool, rest, used))
                 if best is not None:
                     draft = draft.with_swap(at, best.id)
                     msg = f"{pid} excluded; {stage_name(at)} takes {best.id} in the draft (not saved yet)"
@@ -424,7 +434,13 @@ class Studio:
 
         try:
             saved = self.curation(path, rel)
-            done = await run_in_threadpool(save, path, rel, base, draft, self.pool(path), saved, self.root)
+            offers = Offers("", None, (), ())
+            if draft.swaps:
+                try:
+                    offers = self.offers(path, self.library.bundle(path, rel)[0])
+                except LibraryError:
+                    pass  # not a bundle: `save` says what the file is
+            done = await run_in_threadpool(save, path, rel, base, draft, offers, saved, self.root)
         except StaleSave as exc:
             return refused(409, str(exc), draft, "")
         except SaveStopped as exc:
@@ -435,43 +451,45 @@ class Studio:
         return RedirectResponse("/bundle?" + urlencode(query), status_code=303)
 
 
-def drafted_stages(slots: list[StageSlot], draft: Draft, pool: list[Puzzle]) -> list[dict[str, Any]]:
-    """The bundle's Stage mappings as the draft would make them (what `swap` would see)."""
-    by_id = {p.id: p for p in pool}
-    out = []
-    for s in slots:
-        pid = draft.swap_for(s.at)
-        puzzle = by_id[pid].core_dict() if pid in by_id else s.puzzle
-        out.append({"target_score": s.target, "puzzle": puzzle})
+def drafted(stages: Sequence[Stage], draft: Draft, pool: Mapping[str, Puzzle]) -> list[tuple[Stage, Puzzle, Puzzle | None]]:
+    """Each Stage with the puzzle the draft puts there and the one it replaces (None: unchanged)."""
+    out: list[tuple[Stage, Puzzle, Puzzle | None]] = []
+    for s in stages:
+        new = pool.get(draft.swap_for(s.slot.short) or "")
+        out.append((s, new, s.puzzle) if new is not None else (s, s.puzzle, None))
     return out
 
 
-def curve(slots: Iterable[StageSlot]) -> Markup:
+def drafted_stages(stages: Sequence[Stage], draft: Draft, pool: Sequence[Puzzle]) -> list[dict[str, Any]]:
+    """The bundle's Stage mappings as the draft would make them (what `choose_replacement` reads)."""
+    by_id = {p.id: p for p in pool}
+    return [{"target_score": s.target_score, "puzzle": p.core_dict()} for s, p, _ in drafted(stages, draft, by_id)]
+
+
+def curve(stages: Iterable[tuple[Stage, Puzzle]]) -> Markup:
     """The designers' curve chart (report.html's) over these Stages, Levels side by side."""
     from pipeline.jobs.report_html import curve_svg
 
     points: list[tuple[str, float, float | None, str]] = []
     ticks: list[str] = []
     breaks: list[int] = []
-    for k, s in enumerate(slots):
-        if k and s.stage == 1:
+    for k, (s, p) in enumerate(stages):
+        if k and s.slot.stage == 1:
             breaks.append(k)
-        ticks.append(f"L{s.level}" if s.stage == 1 else "")
-        points.append((f"L{s.level}.S{s.stage}", s.target or 0.0, score_of(s.puzzle), tier_of(s.puzzle)))
+        ticks.append(f"L{s.slot.level}" if s.slot.stage == 1 else "")
+        points.append((str(s.slot), s.target_score or 0.0, p.rated.score, p.tier))
     return Markup(curve_svg(points, breaks=breaks, ticks=ticks))
 
 
-def card(slot: StageSlot | None, replaced: dict[str, Any] | None) -> dict[str, Any]:
-    """What a card shows about one Stage or puzzle."""
-    assert slot is not None
-    p = slot.puzzle
+def card(puzzle: Puzzle, stage: Stage | None, replaced: Puzzle | None) -> dict[str, Any]:
+    """What a card shows about one puzzle, in a bundle's Stage or a puzzle file."""
     try:
-        cells = parse(str(p.get("board", "")))
+        cells = parse(puzzle.board)
     except NumberMatchError:
         cells = b""
     return {
-        "slot": slot, "id": p.get("id"), "board": p.get("board"), "cells": cells, "adds": p.get("adds"),
-        "tier": tier_of(p), "score": score_of(p), "difficulty": difficulty_of(p), "replaced": replaced,
+        "stage": stage, "at": stage.slot.short if stage else "", "puzzle": puzzle, "id": puzzle.id, "cells": cells,
+        "rated": puzzle.rated, "tier": puzzle.tier, "score": puzzle.rated.score, "replaced": replaced,
     }
 
 
@@ -499,11 +517,13 @@ def _reason(text: str) -> str:
     return text.rsplit(": ", 1)[-1]
 
 
-def _pool_rel(root: Path, bundle: Path) -> str | None:
-    """The pool folder's name under PATH, or None when there is none (or it links outside)."""
-    pool = bundle.parent / POOL_DIR
+def _pool_rel(root: Path, offers: Offers) -> str | None:
+    """The pool folder's name under PATH (a link on the bundle page), or None when the
+    candidates come from no pool folder (none, or the stock)."""
+    if offers.source != "pool" or offers.folder is None:
+        return None
     try:
-        return relative(root, pool) if pool.is_dir() else None
+        return relative(root, offers.folder)
     except (ValueError, OSError, RuntimeError):
         return None
 

@@ -4,7 +4,9 @@ The draft travels in the page address (`s:1.2=nm1-...;p:1.3;x:nm1-...`) together
 content hash of the bundle as it was when opened, so nothing is written until Save and a
 reload never loses it. Meaning of each edit:
 
-- swap `L.S=ID`: put the pool Puzzle ID in that Stage (the only edit that changes the file);
+- swap `L.S=ID`: put the candidate Puzzle ID in that Stage (the only edit that changes the file);
+  candidates come from the night's pool, or for a night drawn from the stock (no pool/ folder)
+  from the stock of the nights' folder (`library.Library.offers`);
 - pin `L.S`: keep that Stage as it is (no swap is offered or accepted for it);
 - exclude `ID`: never offer that Puzzle; excluding the Puzzle of an unpinned Stage also swaps
   in the pool's best remaining Puzzle for it.
@@ -13,27 +15,31 @@ Save re-reads the bundle and refuses when its hash is not the draft's base (some
 since it was opened: nothing is written, the draft stays in the address). Otherwise each swap is
 made exactly as `numbermatch swap BUNDLE L.S --with ID` makes it (`pipeline.jobs.swap`: only
 that Stage's text changes, the whole bundle is validated first, the old puzzle goes back to the
-night's pool so the swap can be undone), the night's report.html is re-rendered and report.md
+night's pool, or to the stock it came from, before the bundle is written, so the swap can be
+undone and a failure leaves it in one place; a puzzle taken from the stock then leaves it, all
+under the nights' folder lock the nightly holds), the night's report.html is re-rendered and report.md
 marked stale. Pins and excludes are kept in the bundle's curation file (`pipeline.jobs.curation`),
 which the bundle page opens with and `assemble --curation` reads. A refused Save keeps the draft.
 """
 
 from __future__ import annotations
 
+import contextlib
+import datetime as _dt
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pipeline.errors import NumberMatchError
+from pipeline.formats.bundle import Bundle
 from pipeline.formats.puzzle import Puzzle
-from pipeline.jobs.curation import Curation
-from pipeline.formats.night import POOL_DIR
 from pipeline.formats.slot import Slot
+from pipeline.jobs.curation import Curation
 from pipeline.limits import MAX_DRAFT_EDITS
-from pipeline.studio.library import content_hash
+from pipeline.studio.library import Offers, content_hash
 
 _AT = r"[1-9]\d{0,3}\.[1-9]\d{0,3}"
 _ID = r"[A-Za-z0-9_.-]{1,80}"
@@ -161,9 +167,10 @@ class SaveStopped(DraftError):
         self.saved = saved
 
 
-def save(bundle: Path, rel: str, base: str, draft: Draft, pool: Sequence[Puzzle], saved: Curation, root: Path) -> Saved:
-    """Make the draft's swaps one by one with `swap`'s own implementation (the old puzzle goes
-    back to the pool first, the whole bundle is validated before each write), then keep its pins
+def save(bundle: Path, rel: str, base: str, draft: Draft, offers: Offers, saved: Curation, root: Path) -> Saved:
+    """Make the draft's swaps one by one with `swap`'s own implementation from the candidates
+    `offers` (the old puzzle goes back to the pool or the stock first, the whole bundle is
+    validated before each write, a stock puzzle taken leaves the stock), then keep its pins
     and excludes in the bundle's curation file. Refuses (StaleSave, nothing written) when the
     bundle is not the one the draft was based on; a refusal after some swaps raises SaveStopped
     with what was saved and the draft left. Messages name the bundle as `rel` only. Nothing is
@@ -175,11 +182,13 @@ def save(bundle: Path, rel: str, base: str, draft: Draft, pool: Sequence[Puzzle]
     ids = bundle_ids(bundle, rel)  # first: a Save naming report.md or a puzzle file says so, not "changed"
     if not draft.swaps and curation_of(draft, ids) == saved:
         raise DraftError("nothing to save: the draft changes nothing")
-    folder = bundle.parent / POOL_DIR  # no pool, or one linking out of PATH: the old puzzle stays out
-    pool_dir = folder if folder.is_dir() and within(root, folder) else None
-    by_id = {p.id: p for p in pool}
+    folder = offers.folder if offers.folder is not None and within(root, offers.folder) else None
+    pool_dir = folder if offers.source == "pool" else None  # none, or linking out of PATH: the old puzzle stays out
+    stock = folder if offers.source == "stock" else None  # the nights' folder whose stock/ offered them
+    where = offers.source or "pool"
+    by_id = {p.id: p for p in offers.puzzles}
     lines: list[str] = []
-    with _SAVE_LOCK:
+    with _SAVE_LOCK, _stock_locked(stock if draft.swaps else None):
         current = content_hash(bundle.read_bytes())
         if current != base:
             raise StaleSave(
@@ -193,16 +202,16 @@ def save(bundle: Path, rel: str, base: str, draft: Draft, pool: Sequence[Puzzle]
                 if at in draft.pins:
                     raise DraftError(f"{name} is pinned and cannot be swapped")
                 if pid not in by_id:
-                    raise DraftError(f"{name}: puzzle {pid} is not in the pool (or the validator refuses its file)")
+                    raise DraftError(f"{name}: puzzle {pid} is not in the {where} (or the validator refuses its file)")
                 level, stage = split_at(at)
                 try:
                     result = swap_stage(bundle, level, stage, [by_id[pid]], with_id=pid, write=False)
-                    kept = _commit(result, pool_dir, current)
+                    kept = _commit(result, pool_dir, current) if stock is None else _commit_stock(result, stock, current)
                 except SwapError as exc:
                     raise DraftError(f"{name}: {_plain(str(exc), bundle, rel)}") from exc
                 current = content_hash(result.text.encode("utf-8"))
                 done.append(at)
-                back = f"; {result.old_id} back in the pool" if kept else ""
+                back = f"; {result.old_id} back in the {where}" if kept else ""
                 lines.append(f"{name}: {result.old_id} -> {pid}{back}")
             wanted = curation_of(draft, bundle_ids(bundle, rel))
             if wanted != saved:
@@ -261,6 +270,63 @@ def _commit(result: Any, pool_dir: Path | None, expected: str) -> Path | None:
     return commit_swap(result, pool_dir)
 
 
+def _commit_stock(result: Any, nights: Path, expected: str) -> Path | None:
+    """`_commit` for a swap from the stock of `nights` (the CLI's `swap` from the stock, made
+    safe against a kill): the taken puzzle must still be in the stock; the old one goes into the
+    stock first (unless its key is stocked already or another bundle ships it), then the bundle
+    is written guarded (a refusal takes that stock file back), then the taken one leaves the
+    stock. A kill between leaves a puzzle in a bundle and in the stock (NM321 says so), never in
+    neither. Returns the stock file written for the old puzzle."""
+    from pipeline.atomic import WriteRefused, snapshot, write_guarded
+    from pipeline.formats.index import LevelIndex
+    from pipeline.jobs.swap import SwapError, commit_swap
+    from pipeline.stock.store import remove_keys, shipped_places, stock_path, stock_text
+
+    if result.base is None or result.base.digest != expected:
+        raise SwapError("the bundle changed on disk while saving; nothing more was written")
+    with LevelIndex(nights) as index:
+        index.refresh()
+        stocked = index.stock_keys()
+    if result.new.key not in stocked:
+        raise SwapError(f"{result.new.id} is no longer in the stock (a night or a swap took it); nothing written")
+    old = Puzzle.from_dict(result.old_puzzle) if result.old_puzzle else None
+    kept = None
+    if old is not None and old.key not in stocked and old.key not in shipped_places(nights, besides=result.path):
+        target = stock_path(nights, old)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            today = _dt.datetime.now(_dt.timezone.utc).date()
+            kept = write_guarded(target, stock_text(old, today, nights), base=snapshot(target))
+        except (WriteRefused, OSError) as exc:
+            raise SwapError(f"cannot put {old.id} back in the stock ({exc}); nothing written") from exc
+    try:
+        commit_swap(result, None)
+    except SwapError:
+        if kept is not None:
+            kept.unlink(missing_ok=True)  # ours, made a moment ago: the bundle still has that puzzle
+        raise
+    remove_keys(nights, [result.new.key])
+    return kept
+
+
+@contextlib.contextmanager
+def _stock_locked(nights: Path | None) -> Iterator[None]:
+    """Hold the nights' folder lock (the one the nightly and the stock commands hold) while a
+    Save takes from its stock, so a night never takes the same puzzle; none without a stock."""
+    from pipeline.jobs.publish import PublishError, locked
+
+    with contextlib.ExitStack() as held:
+        if nights is not None:
+            try:
+                held.enter_context(locked(nights))
+            except PublishError as exc:
+                raise DraftError(
+                    "the stock is in use (a nightly run or a stock command holds the nights' folder); nothing was"
+                    " written. Save again when it has finished"
+                ) from exc
+        yield
+
+
 def _write_curation(path: Path, curation: Curation, bundle_name: str) -> None:
     from pipeline.atomic import snapshot, write_guarded
 
@@ -277,12 +343,17 @@ def _plain(message: str, bundle: Path, rel: str) -> str:
 def bundle_ids(bundle: Path, rel: str) -> dict[str, str]:
     """Stage (`L.S`) -> puzzle id, as the bundle on disk has them; raises LibraryError naming
     `rel` for a file that is not a bundle."""
-    from pipeline.studio.library import SUFFIXES, LibraryError, bundle_stages, read_document
+    from pipeline.studio.library import SUFFIXES, LibraryError, bundle_value, read_document
 
     if not bundle.name.endswith(SUFFIXES):
         raise LibraryError(f"{rel}: is not a bundle (a Save changes a bundle file, *.yaml)")
     data, _ = read_document(bundle, rel)
-    return {s.at: str(s.puzzle.get("id")) for s in bundle_stages(data, rel)}
+    return stage_ids(bundle_value(data, rel))
+
+
+def stage_ids(bundle: Bundle) -> dict[str, str]:
+    """Stage address (`L.S`, as the bundle numbers its Levels) -> its puzzle's id, in play order."""
+    return {s.slot.short: s.puzzle.id for s in bundle.stages}
 
 
 def curation_of(draft: Draft, ids: Mapping[str, str]) -> Curation:

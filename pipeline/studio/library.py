@@ -11,18 +11,22 @@ import hashlib
 import os
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pipeline.errors import NumberMatchError
-from pipeline.formats.files import YAML_SUFFIXES
-from pipeline.formats.night import POOL_DIR
-from pipeline.problems import first_problem
 from pipeline.formats.bundle import Bundle, BundleError
-from pipeline.formats.puzzle import Puzzle
-from pipeline.formats.difficulty import Difficulty
-from pipeline.rating.tiers import TIER_NAMES, UNSOLVABLE
+from pipeline.formats.files import YAML_SUFFIXES
+from pipeline.formats.index import STOCK_DIR
+from pipeline.formats.night import POOL_DIR
+from pipeline.formats.puzzle import BUNDLE_KIND, PUZZLE_KIND, Puzzle
+from pipeline.limits import MAX_STOCK_OFFERS
+from pipeline.problems import first_problem
+from pipeline.rating.tiers import TIER_NAMES, UNSOLVABLE, tier_for
+from pipeline.stock.night import draw
+from pipeline.stock.store import nights_folder
 from pipeline.studio.paths import relative
 
 SUFFIXES = YAML_SUFFIXES
@@ -59,21 +63,6 @@ def read_document(path: Path, name: str) -> tuple[dict[str, Any], bytes]:
     return data, raw
 
 
-def difficulty_of(puzzle: Any) -> dict[str, Any]:
-    """A puzzle mapping's difficulty block ({} when it has none)."""
-    difficulty = puzzle.get("difficulty") if isinstance(puzzle, dict) else None
-    return difficulty if isinstance(difficulty, dict) else {}
-
-
-def score_of(puzzle: Any) -> float | None:
-    return Difficulty.from_dict(difficulty_of(puzzle)).score
-
-
-def tier_of(puzzle: Any) -> str:
-    """The stored tier; `?` when the block names none."""
-    return Difficulty.from_dict(difficulty_of(puzzle)).tier if "tier" in difficulty_of(puzzle) else "?"
-
-
 def tier_counts(tiers: list[str]) -> list[tuple[str, int]]:
     """(tier, count) in the tier table's order, then any other names found."""
     counts = Counter(tiers)
@@ -81,28 +70,37 @@ def tier_counts(tiers: list[str]) -> list[tuple[str, int]]:
     return [(t, counts[t]) for t in order]
 
 
-@dataclass(frozen=True)
-class StageSlot:
-    """One Stage of a bundle: where it is, its target score and its Puzzle mapping."""
-
-    level: int
-    stage: int
-    target: float | None
-    puzzle: dict[str, Any]
-
-    @property
-    def at(self) -> str:
-        return f"{self.level}.{self.stage}"
-
-
-def bundle_stages(data: dict[str, Any], name: str) -> list[StageSlot]:
-    """Every Stage of a bundle mapping in order (`Bundle.from_dict` reads it); raises LibraryError
-    for a malformed one."""
+def bundle_value(data: dict[str, Any], name: str) -> Bundle:
+    """The `Bundle` of a bundle document (the one bundle view: `pipeline.formats.bundle`); raises
+    LibraryError with its one line for a malformed one."""
     try:
-        bundle = Bundle.from_dict(data, name)
+        return Bundle.from_dict(data, name)
     except BundleError as exc:
         raise LibraryError(str(exc)) from exc
-    return [StageSlot(s.slot.level, s.slot.stage, s.target_score, dict(s.data["puzzle"])) for s in bundle.stages]
+
+
+def puzzle_value(data: dict[str, Any], name: str) -> Puzzle:
+    """The `Puzzle` of a puzzle document; raises LibraryError with one line for a malformed one."""
+    try:
+        return Puzzle.from_dict(data)
+    except (KeyError, TypeError, ValueError) as exc:
+        raise LibraryError(f"{name}: the puzzle's board, adds or other fields are missing or malformed") from exc
+
+
+@dataclass(frozen=True)
+class Offers:
+    """A bundle's swap candidates: where they come from (`source` "pool": the `pool/` folder
+    beside it; "stock": the stock of the nights' folder `folder`; "": none), the puzzles the
+    validator accepts (file name under PATH, Puzzle) and one line per file it refuses."""
+
+    source: str
+    folder: Path | None
+    accepted: tuple[tuple[str, Puzzle], ...]
+    refused: tuple[str, ...]
+
+    @property
+    def puzzles(self) -> list[Puzzle]:
+        return [p for _, p in self.accepted]
 
 
 @dataclass
@@ -133,7 +131,7 @@ class Library:
         self.root = root.resolve()
         self._cache: dict[Path, tuple[tuple[int, int], Any]] = {}
         self._docs: dict[Path, tuple[tuple[int, int, int], tuple[dict[str, Any], bytes]]] = {}
-        self._pools: dict[Path, tuple[Any, tuple[list[tuple[str, Puzzle]], list[str]]]] = {}
+        self._pools: dict[tuple[str, Path], tuple[Any, Offers]] = {}
 
     def document(self, path: Path, name: str) -> tuple[dict[str, Any], bytes]:
         """`read_document`, parsed once per version of the file (size, mtime and inode): every
@@ -166,10 +164,12 @@ class Library:
         value: Any
         try:
             data, _ = self.document(path, name)
-            if data.get("kind") == "bundle":
-                value = ("bundle", str(data.get("id")), [tier_of(s.puzzle) for s in bundle_stages(data, name)])
-            elif data.get("kind") == "puzzle":
-                value = ("puzzle", str(data.get("id")), [tier_of(data)])
+            if data.get("kind") == BUNDLE_KIND:
+                bundle = bundle_value(data, name)
+                value = ("bundle", bundle.id, [s.puzzle.tier for s in bundle.stages])
+            elif data.get("kind") == PUZZLE_KIND:
+                puzzle = puzzle_value(data, name)
+                value = ("puzzle", puzzle.id, [puzzle.tier])
             else:
                 value = f"{name}: kind {data.get('kind')!r} is neither bundle nor puzzle"
         except LibraryError as exc:
@@ -232,22 +232,49 @@ class Library:
                 data, _ = self.document(path, name)
                 if data.get("kind") != "puzzle":
                     continue
-                out.append((name, Puzzle.from_dict(data), None))
-            except (LibraryError, KeyError, TypeError, ValueError) as exc:
+                out.append((name, puzzle_value(data, name), None))
+            except LibraryError as exc:
                 out.append((name, None, str(exc)))
         return out
 
-    def pool(self, bundle_path: Path) -> list[tuple[str, Puzzle]]:
-        """The night's pool next to a bundle: (file name, Puzzle) of every puzzle file the
-        validator accepts (only those are offered: a Save must not fail on them)."""
-        return self.pool_checked(bundle_path)[0]
+    def bundle(self, path: Path, name: str) -> tuple[Bundle, bytes]:
+        """The bundle file's value and its bytes (raises LibraryError for any other file)."""
+        data, raw = self.document(path, name)
+        return bundle_value(data, name), raw
 
-    def pool_checked(self, bundle_path: Path) -> tuple[list[tuple[str, Puzzle]], list[str]]:
-        """The pool's accepted puzzles, and one line per file the validator refuses (a hand-edited
-        score, an id used twice, ...), checked in one run and again whenever a file changes."""
+    def offers(self, bundle_path: Path, bundle: Bundle) -> Offers:
+        """A bundle's swap candidates: its night's pool/, or for a night with none (a night drawn
+        from the stock) the stock of the nights' folder when that is inside PATH: per tier its
+        Stages target, the MAX_STOCK_OFFERS unshipped puzzles nearest those targets
+        (`stock.night.draw`, the nightly's own choice). Only files the validator accepts are
+        offered (a Save must not fail on them); checked in one run, again when a file changes."""
+        pool = bundle_path.parent / POOL_DIR
+        if pool.is_dir():
+            return self._checked("pool", pool, self.puzzle_files(pool))
+        nights = nights_folder(bundle_path)
+        stock = nights / STOCK_DIR
+        where = _resolved(stock)
+        if where is None or not where.is_relative_to(self.root) or not stock.is_dir():
+            return Offers("", None, (), ())
+        targets: dict[str, list[float]] = {}
+        for s in bundle.stages:
+            if s.target_score is not None and 0 <= s.target_score <= 100:
+                targets.setdefault(tier_for(s.target_score), []).append(s.target_score)
+        try:
+            drawn = draw(nights, targets, {tier: MAX_STOCK_OFFERS for tier in targets}, bundle.ruleset)
+        except NumberMatchError as exc:  # a stock file that cannot be read: said, nothing offered
+            return Offers("stock", nights, (), (str(exc).replace(str(self.root) + "/", ""),))
+        files = sorted(
+            (relative(self.root, drawn.files[p.id]), p, None)
+            for found in drawn.puzzles.values() for p in found if _is_file_inside(drawn.files[p.id], self.root)
+        )
+        return self._checked("stock", nights, files)
+
+    def _checked(self, source: str, folder: Path, files: Sequence[tuple[str, Puzzle | None, str | None]]) -> Offers:
+        """`Offers` of these files: the validator's refusals (a hand-edited score, an id used
+        twice, ...) as one line each; cached until a file changes."""
         from pipeline.validator import Validator
 
-        files = self.puzzle_files(bundle_path.parent / POOL_DIR)
         key = []
         for name, _, _ in files:
             try:
@@ -255,8 +282,7 @@ class Library:
             except OSError:
                 continue
             key.append((name, st.st_size, st.st_mtime_ns, st.st_ino))
-        folder = bundle_path.parent / POOL_DIR
-        hit = self._pools.get(folder)
+        hit = self._pools.get((source, folder))
         if hit is not None and hit[0] == key:
             return hit[1]
         run = Validator()
@@ -272,8 +298,9 @@ class Library:
                 refused.append(f"{name}:{p.line or 0}: {p.code} {p.message}")
             else:
                 accepted.append((name, puzzle))
-        self._pools[folder] = (key, (accepted, refused))
-        return accepted, refused
+        offers = Offers(source, folder, tuple(accepted), tuple(refused))
+        self._pools[(source, folder)] = (key, offers)
+        return offers
 
 
 def _resolved(path: Path) -> Path | None:
