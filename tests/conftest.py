@@ -120,6 +120,13 @@ def night_copy(studio_night: Path, tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def night_to_edit(night_copy: Path) -> Path:
+    """The night folder of a private copy (`bundle.yaml`, 1 Level of 4 Stages, and `pool/`): for
+    a test that edits, swaps or writes beside a night."""
+    return night_copy / STUDIO_DATE.isoformat()
+
+
+@pytest.fixture
 def studio(night_copy: Path) -> Iterator[Any]:
     """The studio serving a private copy of the night."""
     pytest.importorskip("uvicorn", reason="the studio's web packages are not installed (pip install -e '.[test]')")

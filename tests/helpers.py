@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ast
 import os
+import sys
 from collections.abc import Collection, Mapping
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from typer.testing import CliRunner, Result
@@ -71,6 +73,22 @@ def one_line_error(result: Result) -> str:
     errors = [line for line in lines if line.startswith("numbermatch: error:")]
     assert len(errors) == 1, result.output
     return errors[0]
+
+
+def one_line_refusal(result: Result, text: str) -> None:
+    """The command failed (exit 1) and its whole output is one `numbermatch: error:` line holding
+    `text`: what every refused write or hostile name must look like."""
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("numbermatch: error: ") and result.output.count("\n") == 1, result.output
+    assert text in result.output, result.output
+    assert "Traceback" not in result.output
+
+
+def numbermatch_argv() -> list[str]:
+    """The argv of `numbermatch` as a shell runs it (the installed script, else `python -m
+    pipeline.cli`): for tests that need a real process (pipes, signals, terminals)."""
+    exe = Path(sys.executable).with_name("numbermatch")
+    return [str(exe)] if exe.exists() else [sys.executable, "-m", "pipeline.cli"]
 
 
 def edited(text: str, old: str, new: str) -> str:

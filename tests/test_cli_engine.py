@@ -1,4 +1,5 @@
-"""`moves`, `apply`, `show` at the terminal: exact JSON, JSON Lines for stdin, clean errors."""
+"""`moves`, `apply`, `show` at the terminal: exact JSON, JSON Lines for stdin, clean errors, a quiet
+exit into a closed pipe."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 from pathlib import Path
 
 
-from tests.helpers import run
+from tests.helpers import numbermatch_argv, run
 
 
 
@@ -102,3 +103,17 @@ def test_a_refusal_no_command_catches_is_one_line_not_a_traceback(tmp_path: Path
     assert "Traceback" not in proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("numbermatch: error: ")
     assert not (tmp_path / "p.yaml").exists()
+
+
+def test_show_into_a_closed_pipe_exits_quietly() -> None:
+    """Item 22: `numbermatch show BOARD | head -1` printed a BrokenPipeError traceback."""
+    import subprocess
+
+    board = "/".join(["123456789"] * 40)
+    for _ in range(3):
+        proc = subprocess.Popen(numbermatch_argv() + ["show", board], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert proc.stdout is not None
+        proc.stdout.readline()
+        proc.stdout.close()  # what `head -1` does after its line
+        _, err = proc.communicate(timeout=60)
+        assert err == b"" and proc.returncode in (0, 141), (proc.returncode, err)

@@ -1,6 +1,6 @@
 """Hostile command lines: out-of-range numbers, unknown options, non-ASCII digits, malformed dates
 and unusable output folders get one line naming the input, a non-zero exit, never a traceback,
-before any work. (Hostile files are the validator's tests; sizes and counts, test_limits.py.)"""
+before any work; a name over 255 bytes is one line everywhere. (Hostile files are the validator's tests; sizes and counts, test_limits.py.)"""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import one_line_error, run
+from tests.helpers import numbermatch_argv, one_line_error, one_line_refusal, run
 
 
 @pytest.mark.parametrize("args,code", [
@@ -71,3 +71,30 @@ def test_nightly_takes_yyyy_mm_dd_only(date: str, tmp_path: Path) -> None:
     assert result.exit_code in (1, 2)
     assert "YYYY-MM-DD" in one_line_error(result)
     assert list(tmp_path.iterdir()) == []
+
+
+LONG = "a" * 300
+
+
+@pytest.mark.parametrize("args", [
+    ["validate", "{L}.yaml"], ["show", "{L}.yaml"], ["solve", "{L}.yaml"], ["swap", "{L}.yaml", "L1.S1"],
+    ["assemble", "{L}.yaml", "--levels", "1", "--stages", "1", "--out", "x.yaml"], ["puzzle", "--refresh", "{L}.yaml"],
+    ["render", "{L}.yaml", "--out", "x.svg"], ["report", "{L}.yaml", "--out", "x.html"],
+    ["nightly", "--continue", "{L}", "--date", "2026-01-01"], ["play", "{L}.yaml"], ["rate", "{L}.yaml"],
+    ["puzzle", "19", "--adds", "0", "--out", "{L}.yaml"], ["render", "19", "--out", "{L}.svg"],
+    ["assemble", "{T}/bundle.yaml", "--levels", "1", "--stages", "1", "--out", "{L}.yaml"],
+])
+def test_a_name_over_255_bytes_is_one_line_everywhere(args: list[str], tmp_path: Path, night_to_edit: Path) -> None:
+    filled = [a.replace("{L}", str(tmp_path / LONG)).replace("{T}", str(night_to_edit)) for a in args]
+    result = run(*filled)
+    one_line_refusal(result, "a name in the path is longer than the file system allows (255 bytes)")
+    assert len(result.output) < 400
+
+
+def test_a_name_over_255_bytes_on_the_fast_path_is_one_line(tmp_path: Path) -> None:
+    import subprocess
+
+    for command in ("show", "moves"):
+        proc = subprocess.run(numbermatch_argv() + [command, str(tmp_path / f"{LONG}.yaml")], capture_output=True, timeout=60)
+        err = proc.stderr.decode()
+        assert proc.returncode == 1 and err.count("\n") == 1 and "longer than the file system allows" in err, err

@@ -1,9 +1,11 @@
 """Curves as designers' data: the curve file format, its validation, its expansion, and the
-assembler filling a curve with a boss Stage and per-Level constraints optimally."""
+assembler filling a curve with a boss Stage and per-Level constraints optimally; curves files
+capped, read once, never mistaken for puzzles, and naming each other in a cycle refused."""
 
 from __future__ import annotations
 
 import itertools
+import os
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import run
+from tests.helpers import one_line_refusal, run
 from pipeline.jobs.assembler import AssemblyError, assemble, assign, digit_layout
 from pipeline.formats.curves import (
     BUILTIN_FILE,
@@ -371,3 +373,94 @@ def test_every_problem_of_one_curve_is_reported(tmp_path: Path) -> None:
         "$.curves[0].levels[0][1]", "$.curves[0].levels[1].constraints.at_most.hard", "$.curves[0].shape.dips[0].to",
         "$.curves[0].constraints.at_most.hard",
     ])
+
+
+# --- curves files beside puzzles, their caps, and curves files naming each other -------------
+
+CURVES = """\
+schema_version: 1
+kind: curves
+curves:
+- name: gentle
+  description: Easy all the way.
+  shape:
+    start: {tier: easy, at: 0.3}
+    finish: {tier: easy, at: 0.6}
+"""
+
+
+def test_a_curves_file_in_a_puzzle_folder_is_skipped_and_refused_when_named(night_to_edit: Path) -> None:
+    """Item 20: `KeyError: 'board'` from assemble and swap while validate said all valid."""
+    (night_to_edit / "pool" / "gentle.yaml").write_text(CURVES)
+    assert run("validate", str(night_to_edit / "pool" / "gentle.yaml")).exit_code == 0
+    result = run("assemble", str(night_to_edit), "--levels", "1", "--stages", "4", "--curve", "ramp",
+                 "--out", str(night_to_edit / "again.yaml"))
+    assert result.exit_code == 0, result.output
+    assert run("swap", str(night_to_edit / "bundle.yaml"), "L1.S2").exit_code == 0
+    one_line_refusal(run("assemble", str(night_to_edit / "pool" / "gentle.yaml"), "--levels", "1", "--stages", "1",
+                       "--out", str(night_to_edit / "x.yaml")), "gentle.yaml: is a curves file, not puzzles")
+
+
+def _curves(n: int) -> str:
+    return "schema_version: 1\nkind: curves\ncurves:\n" + "".join(
+        f"- name: c{i}\n  description: d\n  shape:\n    start: {{tier: easy, at: 0.3}}\n    finish: {{tier: easy, at: 0.6}}\n"
+        for i in range(n)
+    )
+
+
+def test_a_curves_file_is_capped_by_curves_and_by_size(tmp_path: Path, night_to_edit: Path) -> None:
+    """Item 19: 100,000 schema-valid curves took validate 13-26 s and 440 MB."""
+    import time
+
+    from pipeline import limits
+    from pipeline.validator import validate_paths
+
+    ok = tmp_path / "ok.yaml"
+    ok.write_text(_curves(limits.MAX_CURVES))
+    assert validate_paths([ok]).ok
+    many = tmp_path / "many.yaml"
+    many.write_text(_curves(limits.MAX_CURVES + 1))
+    [problem] = validate_paths([many]).problems
+    assert problem.code == "NM104" and f"holds {limits.MAX_CURVES + 1} curves; a curves file holds at most" in problem.message
+    huge = tmp_path / "huge.yaml"
+    huge.write_text(_curves(20_000))  # ~2 MB, 200,000 values: refused before it is parsed
+    started = time.monotonic()
+    [problem] = validate_paths([huge]).problems
+    assert problem.code == "NM104" and "curves files are limited to 262,144 bytes" in problem.message
+    result = run("assemble", str(night_to_edit), "--levels", "1", "--stages", "1", "--curve", f"{huge}:c1", "--out", str(tmp_path / "x.yaml"))
+    one_line_refusal(result, "curves files are limited to 262,144 bytes")
+    assert time.monotonic() - started < 5
+
+
+def test_a_curves_file_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Item 19: `assemble --curve` validated the file, then read it again."""
+    import pipeline.formats.loader as loader
+    from pipeline.jobs.curve_specs import load_curve
+
+    f = tmp_path / "c.yaml"
+    f.write_text(_curves(3))
+    reads: list[str] = []
+    real = loader.load_file
+    monkeypatch.setattr("pipeline.jobs.curve_specs.load_file", lambda path, name=None: reads.append(str(path)) or real(path, name))
+    assert load_curve(f"{f}:c1").name == "c1"
+    assert reads == [str(f)]
+
+
+def test_curve_files_naming_each_other_are_a_cycle_not_a_crash(tmp_path: Path, night_to_edit: Path) -> None:
+    (tmp_path / "a:x").write_text(_curves(1).replace("c0", "a") + 'job: {curve: "b:y", levels: 1, stages: 1}\n')
+    (tmp_path / "b:y").write_text(_curves(1).replace("c0", "b") + 'job: {curve: "a:x", levels: 1, stages: 1}\n')
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = run("assemble", str(night_to_edit), "--levels", "1", "--stages", "1", "--curve", "a:x", "--out", "x.yaml")
+    finally:
+        os.chdir(cwd)
+    one_line_refusal(result, "curve files name each other in a cycle: 'a:x' -> 'b:y' -> 'a:x'")
+
+
+def test_refresh_on_a_curves_file_says_it_is_a_curves_file(tmp_path: Path) -> None:
+    f = tmp_path / "c.yaml"
+    f.write_text(_curves(1))
+    result = run("puzzle", "--refresh", str(f))
+    assert result.exit_code == 1 and f"{f}: is a curves file, not a puzzle file" in result.output
+    assert "board" not in result.output

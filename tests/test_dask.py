@@ -1,5 +1,5 @@
 """Generation on a Dask cluster (real LocalCluster, worker processes): same output as the pool,
-survives a killed worker, fails in one line when the scheduler is unreachable or goes away."""
+survives a killed worker, fails in one line when the scheduler is unreachable, goes away, or is no Dask scheduler."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import distributed
 import pytest
 
-from tests.helpers import run
+from tests.helpers import one_line_refusal, run
 from pipeline.generation.executors import (
     BATCH_SECONDS,
     MAX_BATCH,
@@ -282,3 +282,62 @@ def test_without_dask_the_scheduler_option_says_what_to_install(monkeypatch, tmp
     assert result.stderr.strip().splitlines() == [
         "numbermatch: error: --scheduler needs Dask: pip install 'numbermatch[dask]'"
     ]
+
+
+class _Server:
+    """A TCP server on 127.0.0.1 that answers every connection with `behaviour`."""
+
+    def __init__(self, behaviour: str) -> None:
+        import socket
+        import threading
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.behaviour = behaviour
+        self.open: list = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.open.append(conn)
+            try:
+                if self.behaviour == "junk":  # claims an 8 EB frame, as a random first 8 bytes may
+                    conn.sendall(b"\xff" * 8 + os.urandom(64))
+                elif self.behaviour == "http":  # answers only after a request, like the dashboard
+                    conn.settimeout(30)
+                    if conn.recv(65536):
+                        conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                # "silent": accepts and never says a thing
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.open:
+            conn.close()
+
+
+@pytest.mark.parametrize("behaviour", ["http", "silent", "junk"])
+def test_a_scheduler_address_that_is_no_scheduler_fails_within_10_s(behaviour: str, tmp_path: Path) -> None:
+    import time
+
+    pytest.importorskip("distributed")
+    from pipeline.generation.executors import SchedulerError, connect
+
+    server = _Server(behaviour)
+    address = f"tcp://127.0.0.1:{server.port}"
+    try:
+        started = time.monotonic()
+        with pytest.raises(SchedulerError, match=rf"^{address} is not a Dask scheduler: "):
+            connect(address)
+        assert time.monotonic() - started < 8
+        result = run("generate", "--cells", "18", "--adds", "1", "--scheduler", address, "--out", str(tmp_path / "p"))
+        one_line_refusal(result, f"{address} is not a Dask scheduler")
+    finally:
+        server.close()

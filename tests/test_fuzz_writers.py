@@ -10,13 +10,13 @@ import multiprocessing
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
+from tests.helpers import numbermatch_argv
 from pipeline.atomic import WriteRefused, snapshot, write_guarded
 from pipeline.jobs.inputs import load_puzzles
 from pipeline.jobs.swap import SwapError, commit_swap, swap_stage
@@ -95,11 +95,6 @@ def test_swaps_and_a_hand_edit_racing_on_one_bundle(night_copy: Path, tmp_path: 
           f" {refused} refused in one line, 0 lost")
 
 
-def _cli() -> list[str]:
-    exe = Path(sys.executable).with_name("numbermatch")
-    return [str(exe)] if exe.exists() else [sys.executable, "-m", "pipeline.cli"]
-
-
 @pytest.mark.parametrize("trial", range(max(1, TRIALS // 4)))
 def test_two_swap_commands_at_once_never_lose_a_stage(night_copy: Path, tmp_path: Path, trial: int) -> None:
     """The issue's case: two `swap` runs at once on different stages both printed success and one
@@ -108,7 +103,7 @@ def test_two_swap_commands_at_once_never_lose_a_stage(night_copy: Path, tmp_path
     shutil.copytree(night_copy / "2026-01-02", folder)
     bundle = folder / "bundle.yaml"
     before = ids(bundle)
-    procs = {stage: subprocess.Popen(_cli() + ["swap", str(bundle), f"L1.S{stage}"], stdout=subprocess.PIPE,
+    procs = {stage: subprocess.Popen(numbermatch_argv() + ["swap", str(bundle), f"L1.S{stage}"], stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True) for stage in (2, 4)}
     after_outputs = {stage: p.communicate(timeout=120) for stage, p in procs.items()}
     after = ids(bundle)

@@ -194,3 +194,15 @@ def test_the_docs_list_every_limit() -> None:
         value = getattr(limits, name)
         shown = f"{value:,}" if name != "MAX_FILE_BYTES" else f"{value // (1024 * 1024)} MiB"
         assert shown in section, (name, shown)
+
+
+def test_a_big_file_without_aliases_is_not_blamed_on_aliases() -> None:
+    from pipeline.formats.loader import load_text
+
+    text = "x: [" + ",".join(["1"] * 1_000_001) + "]\n"
+    [problem] = load_text(text, "big.yaml").problems
+    assert problem.code == "NM107" and "aliases" not in problem.message and "more than 1,000,000 values" in problem.message
+    bomb = "a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n" \
+           "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"
+    [problem] = load_text(bomb, "bomb.yaml").problems
+    assert "once aliases are expanded" in problem.message

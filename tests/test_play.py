@@ -1,5 +1,5 @@
 """`numbermatch play`: piped and on a real terminal; undo, restart, add, hints, winnable; the same
-grid as `show`."""
+grid as `show`; Ctrl-C exits 130; a huge line is bounded and its echo cut."""
 
 from __future__ import annotations
 
@@ -8,13 +8,12 @@ import pty
 import re
 import select
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import yaml
 
-from tests.helpers import run
+from tests.helpers import numbermatch_argv, run
 from pipeline.cli.play_cmds import Game
 from pipeline.engine.board import parse
 from pipeline.engine.stage import replay
@@ -94,8 +93,7 @@ def _read_until(fd: int, pattern: str, timeout: float = 30.0) -> str:
 def test_play_on_a_real_terminal() -> None:
     """Through a pseudo-terminal: the prompt, an illegal move's reason, a hint, then a win."""
     master, slave = pty.openpty()
-    exe = Path(sys.executable).with_name("numbermatch")
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "pipeline.cli"]
+    cmd = numbermatch_argv()
     proc = subprocess.Popen(cmd + ["play", "1.......9/3...7"], stdin=slave, stdout=slave, stderr=slave, close_fds=True)
     os.close(slave)
     try:
@@ -132,3 +130,41 @@ def test_play_and_show_draw_the_same_grid() -> None:
     played = Game(parse(board), 0).picture().splitlines()
     assert played == shown[: len(played)]
     assert len(played) == 4 and played[2] == "  1   9  8  .  6  5  4  3  2  1"
+
+
+def test_ctrl_c_in_play_exits_130() -> None:
+    """Item 22: Ctrl-C in `play` exited 0."""
+    import signal
+    import subprocess
+    import time
+
+    proc = subprocess.Popen(numbermatch_argv() + ["play", "1.......9/3...7"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    assert proc.stdout is not None
+    while b"status: in play" not in proc.stdout.readline():
+        pass
+    time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, (out, err)
+    assert b"final: in play" in out and err.decode().strip() == "numbermatch: error: interrupted"
+
+
+def test_play_bounds_a_huge_line_and_cuts_its_echo() -> None:
+    """Item 18: one 10 MB line used ~40x its size in memory and was echoed twice in full."""
+    import subprocess
+
+    line = b"1" * 10_000_000 + b"\n0,0-0,8\nq\n"
+    proc = subprocess.run(numbermatch_argv() + ["play", "1.......9/3...7"], input=line, capture_output=True, timeout=120)
+    out = proc.stdout.decode()
+    assert proc.returncode == 0 and len(out) < 2_000, out[:300]
+    assert "(10,000,000 characters)" in out and "a line of 10,000,000 characters is no command (at most 200" in out
+    assert "move 1: 0,0-0,8" in out  # the next line is read as usual
+
+
+def test_play_messages_cut_a_long_command() -> None:
+    from pipeline.cli.play_cmds import Game
+    from pipeline.engine.board import parse
+
+    reply = Game(parse("1.......9/3...7"), 0).command("x" * 190)
+    assert len(reply) < 200 and "(190 characters)" in reply

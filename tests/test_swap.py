@@ -1,4 +1,4 @@
-"""`numbermatch swap` and the night's pool; `assemble --pin/--exclude`."""
+"""`numbermatch swap` and the night's pool; `assemble --pin/--exclude` (a long one not echoed in full)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import run
+from tests.helpers import one_line_refusal, run
 from pipeline.jobs.assembler import AssemblyError, assemble
 from pipeline.formats.puzzle import Puzzle
 from pipeline.rating.tiers import tier_for
@@ -140,3 +140,10 @@ def test_assemble_cli_pin(night: Path, tmp_path: Path) -> None:
     assert yaml.safe_load(out.read_text())["levels"][0]["stages"][2]["puzzle"]["id"] == spare
     bad = run("assemble", str(night / "pool"), "--levels", "1", "--stages", "3", "--pin", "L1S3", "--out", str(out))
     assert bad.exit_code == 1 and "L<level>.S<stage>=PUZZLE_ID" in bad.output
+
+
+def test_a_long_exclude_is_not_echoed_in_full(night_to_edit: Path) -> None:
+    result = run("assemble", str(night_to_edit), "--levels", "1", "--stages", "1", "--exclude", "x" * 100_000,
+                 "--out", str(night_to_edit / "x.yaml"))
+    one_line_refusal(result, "no such puzzle among the")
+    assert len(result.output) < 300
