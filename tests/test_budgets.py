@@ -1,5 +1,5 @@
 """Every budget bounds all the work: the solver's node budget and timeout cover the root tests,
-and boards cannot grow past the documented limits (issue 10, "Unbounded work")."""
+and boards cannot grow past the documented limits (`pipeline.solver.budgets`, `pipeline.limits`)."""
 
 from __future__ import annotations
 

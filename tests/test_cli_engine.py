@@ -106,7 +106,7 @@ def test_a_refusal_no_command_catches_is_one_line_not_a_traceback(tmp_path: Path
 
 
 def test_show_into_a_closed_pipe_exits_quietly() -> None:
-    """Item 22: `numbermatch show BOARD | head -1` printed a BrokenPipeError traceback."""
+    """`numbermatch show BOARD | head -1` printed a BrokenPipeError traceback."""
     import subprocess
 
     board = "/".join(["123456789"] * 40)

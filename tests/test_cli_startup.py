@@ -146,7 +146,7 @@ def test_a_bad_value_still_gets_typers_message() -> None:
     assert "Invalid value for '--adds': Input should be less than or equal to 16" in result.stderr
 
 
-# What the work of a heavier command needs, never its help nor the light commands (23.3): the
+# What the work of a heavier command needs, never its help nor the light commands: the
 # graph library (the assembler), the JSON Schema engine (only a file the fast check rejects), the
 # YAML parser (only files), pydantic and rich (typer's, replaced), the jobs and the validator.
 _HEAVY = ("networkx", "jsonschema", "referencing", "pydantic", "rich")

@@ -356,7 +356,7 @@ def test_a_bad_curve_file_is_refused_in_one_line_naming_the_place(tmp_path: Path
 
 
 def test_every_problem_of_one_curve_is_reported(tmp_path: Path) -> None:
-    """Issue 23.4: a curve with two NM320 problems (an unknown tier in its shape's finish and a
+    """A curve with two NM320 problems (an unknown tier in its shape's finish and a
     dip that rises) reported only the first; a bad Level target and bad constraints beside them too."""
     path = tmp_path / "curves.yaml"
     path.write_text(BAD_CURVES.replace("at: 1.5", "at: 0.5").replace("101", "hard"))
@@ -390,7 +390,7 @@ curves:
 
 
 def test_a_curves_file_in_a_puzzle_folder_is_skipped_and_refused_when_named(night_to_edit: Path) -> None:
-    """Item 20: `KeyError: 'board'` from assemble and swap while validate said all valid."""
+    """`KeyError: 'board'` came from assemble and swap while validate said all valid."""
     (night_to_edit / "pool" / "gentle.yaml").write_text(CURVES)
     assert run("validate", str(night_to_edit / "pool" / "gentle.yaml")).exit_code == 0
     result = run("assemble", str(night_to_edit), "--levels", "1", "--stages", "4", "--curve", "ramp",
@@ -409,7 +409,7 @@ def _curves(n: int) -> str:
 
 
 def test_a_curves_file_is_capped_by_curves_and_by_size(tmp_path: Path, night_to_edit: Path) -> None:
-    """Item 19: 100,000 schema-valid curves took validate 13-26 s and 440 MB."""
+    """100,000 schema-valid curves took validate 13-26 s and 440 MB."""
     import time
 
     from pipeline import limits
@@ -433,7 +433,7 @@ def test_a_curves_file_is_capped_by_curves_and_by_size(tmp_path: Path, night_to_
 
 
 def test_a_curves_file_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Item 19: `assemble --curve` validated the file, then read it again."""
+    """`assemble --curve` validated the file, then read it again."""
     import pipeline.formats.loader as loader
     from pipeline.jobs.curve_specs import load_curve
 

@@ -87,7 +87,7 @@ def test_puzzles_are_byte_identical_to_the_process_pool(cluster, pool_run) -> No
 
 
 def test_search_puzzles_are_byte_identical_to_the_process_pool(cluster) -> None:
-    """The search strategy (issue 25.2): attempt k is still a pure function of the params and k."""
+    """The search strategy: attempt k is still a pure function of the params and k."""
     params = GenerateParams(cells=18, adds=1, tier="hard", seed=3, playouts=8)
     executor = connect(cluster.scheduler_address)
     try:

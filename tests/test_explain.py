@@ -104,7 +104,7 @@ def test_summary_names_exactly_the_metrics_that_decide_the_tier(rated) -> None:
 
 
 def test_an_easy_tier_decided_by_the_blind_player_says_so() -> None:
-    """The issue's case: random decides easy (the table's mark) while the careful player and the
+    """Random decides easy (the table's mark) while the careful player and the
     early adder win every game and score 0 points; the sentence named those two."""
     d = {"version": 3, "tier": "easy", "score": 14.68, "min_adds": 1, "players": {
         "random": {"win_rate": 0.8101}, "scanner": {"win_rate": 0.875}, "lookahead": {"win_rate": 1.0},
@@ -126,7 +126,7 @@ def _committed_blocks() -> list[dict]:
 
 
 def test_the_report_and_the_studio_show_the_same_sentence() -> None:
-    """One sentence everywhere (23.4): the CLI prints `explain().summary`, report.html and the
+    """One sentence everywhere: the CLI prints `explain().summary`, report.html and the
     studio's cards show the very same text for the same stage."""
     from html import escape
     from pathlib import Path

@@ -1,6 +1,6 @@
-"""Random malformed requests against the studio (issue 22, the harness): never a 500, never a
-traceback, and no file under PATH changes unless the request is a Save from the studio's own
-origin carrying its token (and then the bundle still validates).
+"""Random malformed requests against the studio: never a 500, never a traceback, and no file under
+PATH changes unless the request is a Save from the studio's own origin carrying its token (and
+then the bundle still validates).
 
 `make test` runs a few dozen requests; `make fuzz` runs NM_FUZZ_EXAMPLES of them.
 """

@@ -1,6 +1,6 @@
-"""Writers racing on one bundle (issue 22, the harness): many trials of concurrent swaps and a
-hand edit on one night. Every writer that reports success has its edit on disk; every other one
-was refused in one line; the puzzle a swap takes out is always in the bundle or in the pool.
+"""Writers racing on one bundle: many trials of concurrent swaps and a hand edit on one night. Every
+writer that reports success has its edit on disk; every other one was refused in one line; the
+puzzle a swap takes out is always in the bundle or in the pool.
 
 `make test` runs a few trials; `make fuzz` runs NM_WRITER_TRIALS (default 100 there)."""
 
@@ -97,8 +97,8 @@ def test_swaps_and_a_hand_edit_racing_on_one_bundle(night_copy: Path, tmp_path: 
 
 @pytest.mark.parametrize("trial", range(max(1, TRIALS // 4)))
 def test_two_swap_commands_at_once_never_lose_a_stage(night_copy: Path, tmp_path: Path, trial: int) -> None:
-    """The issue's case: two `swap` runs at once on different stages both printed success and one
-    stage was lost (3 of 3 trials)."""
+    """Two `swap` runs at once on different stages once both printed success and one stage was
+    lost (3 of 3 trials)."""
     folder = tmp_path / "night"
     shutil.copytree(night_copy / "2026-01-02", folder)
     bundle = folder / "bundle.yaml"

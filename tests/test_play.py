@@ -133,7 +133,7 @@ def test_play_and_show_draw_the_same_grid() -> None:
 
 
 def test_ctrl_c_in_play_exits_130() -> None:
-    """Item 22: Ctrl-C in `play` exited 0."""
+    """Ctrl-C in `play` exited 0."""
     import signal
     import subprocess
     import time
@@ -151,7 +151,7 @@ def test_ctrl_c_in_play_exits_130() -> None:
 
 
 def test_play_bounds_a_huge_line_and_cuts_its_echo() -> None:
-    """Item 18: one 10 MB line used ~40x its size in memory and was echoed twice in full."""
+    """One 10 MB line used ~40x its size in memory and was echoed twice in full."""
     import subprocess
 
     line = b"1" * 10_000_000 + b"\n0,0-0,8\nq\n"

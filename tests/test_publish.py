@@ -1,5 +1,5 @@
-"""Publishing a night: the sweep, the lock and the staging folders touch only what the job made
-(regressions from the hostile-input campaign, issue 10)."""
+"""Publishing a night (`pipeline.jobs.publish`): the sweep, the lock and the staging folders touch
+only what the job made."""
 
 from __future__ import annotations
 

@@ -113,7 +113,7 @@ def test_the_cli_refuses_it(generated: Path, no_diagonals: Ruleset) -> None:
 
 
 def test_board_width_and_pair_order_live_on_the_ruleset() -> None:
-    """26.7: no module checks for ruleset 1 by identity; the record carries width and pair order."""
+    """No module checks for ruleset 1 by identity; the record carries width and pair order."""
     import dataclasses
     from random import Random
 

@@ -1,4 +1,4 @@
-"""Issue 24: telemetry in (formats, bad records, simulate), observed against rated, calibrate a
+"""Play telemetry: records in (formats, bad records, simulate), observed against rated, calibrate a
 rating profile, and the profile used by rescore and checked by the validator."""
 
 from __future__ import annotations

@@ -158,7 +158,7 @@ def test_cli_text_json_and_github_formats() -> None:
 def test_github_annotations_name_files_relative_to_the_workspace_else_the_current_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """GitHub attaches an annotation only to a path relative to the repository root (23.5)."""
+    """GitHub attaches an annotation only to a path relative to the repository root."""
     levels = tmp_path / "repo" / "levels"
     levels.mkdir(parents=True)
     shutil.copy(BROKEN / "wrong_tier.yaml", levels / "x.yaml")

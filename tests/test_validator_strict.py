@@ -36,7 +36,7 @@ def test_adds_as_a_float_with_its_own_id_is_refused() -> None:
 
 @pytest.mark.parametrize("written", ["010", "0_1", "1_", "0b1", "0x1", "+1", "01", "1:30"])
 def test_whole_numbers_are_plain_decimal_digits(written: str) -> None:
-    """22.15: YAML 1.1 reads `010` as 8 (and `0_1`, `0x1`, `+1`, `1:30` as numbers), YAML 1.2 as
+    """YAML 1.1 reads `010` as 8 (and `0_1`, `0x1`, `+1`, `1:30` as numbers), YAML 1.2 as
     10 or a string; a file whose numbers two readers read differently is refused."""
     problems = validate_texts([("p.yaml", edited(PUZZLE, "adds: 1", f"adds: {written}"))]).problems
     assert [(p.code, p.path, p.line) for p in problems] == [("NM205", "$.adds", 7)], problems

@@ -26,7 +26,7 @@ def stage_ids(bundle: Path) -> list[str]:
 
 
 def test_two_swaps_from_one_reading_never_lose_one(night_to_edit: Path) -> None:
-    """Item 7: the second of two swaps made from the same reading of the bundle is refused in
+    """The second of two swaps made from the same reading of the bundle is refused in
     one line instead of writing over the first (it used to print success and lose it)."""
     from pipeline.jobs.inputs import load_puzzles
     from pipeline.jobs.swap import SwapError, commit_swap, swap_stage
@@ -46,7 +46,7 @@ def test_two_swaps_from_one_reading_never_lose_one(night_to_edit: Path) -> None:
 
 @pytest.mark.parametrize("mode", [0o600, 0o640])
 def test_swap_and_refresh_keep_the_mode(night_to_edit: Path, mode: int) -> None:
-    """Item 8: a private file stays private."""
+    """A private file stays private."""
     bundle = night_to_edit / "bundle.yaml"
     os.chmod(bundle, mode)
     assert run("swap", str(bundle), "L1.S2").exit_code == 0
@@ -60,7 +60,7 @@ def test_swap_and_refresh_keep_the_mode(night_to_edit: Path, mode: int) -> None:
 
 
 def test_a_read_only_bundle_or_puzzle_is_refused(night_to_edit: Path) -> None:
-    """Item 8: a 0444 file is not made writable by replacing it."""
+    """A 0444 file is not made writable by replacing it."""
     bundle = night_to_edit / "bundle.yaml"
     before = bundle.read_bytes()
     pool_before = sorted(p.name for p in (night_to_edit / "pool").iterdir())
@@ -78,7 +78,7 @@ def test_a_read_only_bundle_or_puzzle_is_refused(night_to_edit: Path) -> None:
 
 
 def test_swap_and_refresh_write_through_a_link(night_to_edit: Path, tmp_path: Path) -> None:
-    """Item 9: the shared file changes; the link stays a link (it used to become a private copy)."""
+    """The shared file changes; the link stays a link (it used to become a private copy)."""
     shared = tmp_path / "shared"
     shared.mkdir()
     (night_to_edit / "bundle.yaml").rename(shared / "bundle.yaml")
@@ -97,7 +97,7 @@ def test_swap_and_refresh_write_through_a_link(night_to_edit: Path, tmp_path: Pa
 
 
 def test_refresh_keeps_comments_and_refuses_to_drop_a_field(night_to_edit: Path) -> None:
-    """Item 10: only the values that changed are rewritten; a `notes:` field is refused with its
+    """Only the values that changed are rewritten; a `notes:` field is refused with its
     line (it used to vanish under "rewritten: formatting only")."""
     puzzle = sorted((night_to_edit / "pool").glob("*.yaml"))[0]
     text = puzzle.read_text()
@@ -119,7 +119,7 @@ def test_refresh_keeps_comments_and_refuses_to_drop_a_field(night_to_edit: Path)
 
 
 def test_swap_puts_the_old_puzzle_into_the_pool_before_the_bundle(night_to_edit: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Item 11: pool first, so a kill between the writes never loses the old puzzle."""
+    """Pool first, so a kill between the writes never loses the old puzzle."""
     import pipeline.atomic
 
     bundle = night_to_edit / "bundle.yaml"
@@ -133,11 +133,11 @@ def test_swap_puts_the_old_puzzle_into_the_pool_before_the_bundle(night_to_edit:
 
     monkeypatch.setattr("pipeline.jobs.swap.write_guarded", spy)  # swap's own binding of it
     assert run("swap", str(bundle), "L1.S2").exit_code == 0
-    assert order[:2] == [f"{old}.yaml", "bundle.yaml"]  # then the reports (item 14)
+    assert order[:2] == [f"{old}.yaml", "bundle.yaml"]  # then the reports
 
 
 def test_swap_with_an_unwritable_pool_is_one_line_and_writes_nothing(night_to_edit: Path) -> None:
-    """Item 11: no PermissionError traceback, the bundle untouched."""
+    """No PermissionError traceback, the bundle untouched."""
     bundle = night_to_edit / "bundle.yaml"
     before = bundle.read_bytes()
     os.chmod(night_to_edit / "pool", 0o555)
@@ -149,7 +149,7 @@ def test_swap_with_an_unwritable_pool_is_one_line_and_writes_nothing(night_to_ed
 
 
 def test_outputs_never_clobber_a_bundle_or_another_kind_without_force(night_to_edit: Path, tmp_path: Path) -> None:
-    """Item 12: `puzzle --out` and `assemble --out` onto a bundle or notes used to overwrite them."""
+    """`puzzle --out` and `assemble --out` onto a bundle or notes used to overwrite them."""
     bundle = night_to_edit / "bundle.yaml"
     before = bundle.read_bytes()
     notes = night_to_edit / "notes.txt"
@@ -172,7 +172,7 @@ def test_outputs_never_clobber_a_bundle_or_another_kind_without_force(night_to_e
 
 
 def test_swap_re_renders_report_html_and_marks_report_md_stale(night_to_edit: Path) -> None:
-    """Item 14 (CLI side): after `swap` the night's reports no longer describe the old bundle."""
+    """After `swap` the night's reports no longer describe the old bundle."""
     bundle = night_to_edit / "bundle.yaml"
     os.chmod(night_to_edit / "report.md", 0o600)
     result = run("swap", str(bundle), "L1.S2")
@@ -189,7 +189,7 @@ def test_swap_re_renders_report_html_and_marks_report_md_stale(night_to_edit: Pa
 # --- the nightly job as a writer ------------------------------------------------------------------
 
 def test_a_rerun_of_a_night_is_refused_without_force_and_keeps_a_designers_files(night_copy: Path) -> None:
-    """Item 6: `nightly --date D` when D/ exists used to replace the whole folder, exit 0."""
+    """`nightly --date D` when D/ exists used to replace the whole folder, exit 0."""
     folder = night_copy / "2026-01-02"
     (folder / "notes.md").write_text("# my notes\n")
     (folder / "playtests").mkdir()
@@ -216,7 +216,7 @@ def test_a_rerun_of_a_night_is_refused_without_force_and_keeps_a_designers_files
 
 @pytest.mark.parametrize("make", ["dangling", "folder", "fifo", "puzzle"])
 def test_continue_from_a_broken_newest_night_fails_in_one_line(night_copy: Path, make: str) -> None:
-    """Item 16: it used to continue from the night before (Levels shipped twice) or crash."""
+    """It used to continue from the night before (Levels shipped twice) or crash."""
     import shutil
 
     older = night_copy / "2026-01-01"
