@@ -1,5 +1,6 @@
 """The docs are tested: every console example of README.md and docs/ prints what it shows, the
-site builds with `mkdocs build --strict`, and the collector itself fails on a wrong example."""
+site builds with `mkdocs build --strict`, the collector itself fails on a wrong example, and the
+test map (tests/README.md) names every test module."""
 
 from __future__ import annotations
 
@@ -85,6 +86,16 @@ def test_the_readme_is_a_front_door() -> None:
         assert (ROOT / link).is_file(), link
     pages = {f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md")} - {"docs/index.md"}
     assert not pages - links, f"add these pages to the README's Documentation table: {sorted(pages - links)}"
+
+
+def test_the_test_map_names_every_test_module() -> None:
+    """tests/README.md (where a test goes; docs/architecture.md points to it) names every test
+    module, and no module that is gone."""
+    text = (ROOT / "tests" / "README.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`(test_\w+\.py)`", text))
+    present = {p.name for p in (ROOT / "tests").glob("test_*.py")}
+    assert not present - named, f"add a row to tests/README.md for {sorted(present - named)}"
+    assert not named - present, f"tests/README.md names modules that are gone: {sorted(named - present)}"
 
 
 # --- the collector itself -------------------------------------------------------------------
