@@ -115,6 +115,23 @@ def test_a_rerun_replaces_the_nights_files_in_place_with_force(published: Path, 
     assert hidden(tmp_path) == []
 
 
+def test_already_published_is_checked_once_under_the_lock(published: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 26: the nightly asked "already published?" before taking the lock and again under
+    it; the check under the lock is the one that holds (another run may publish meanwhile)."""
+    calls: list[Path] = []
+    real = nightly._refuse_rerun
+
+    def counted(final: Path, options: NightlyOptions) -> None:
+        calls.append(final)
+        real(final, options)
+
+    monkeypatch.setattr(nightly, "_refuse_rerun", counted)
+    monkeypatch.setattr(nightly, "sweep", lambda out: calls.append(out))  # runs under the lock, before the check
+    with pytest.raises(NightlyError, match="is already published"):
+        run_nightly(night(published))
+    assert calls == [published, published / DATE.isoformat()]
+
+
 # --- failures leave the previous night intact ----------------------------------------------
 
 def test_a_failure_after_generation_leaves_the_previous_output_intact(

@@ -90,8 +90,9 @@ def nightly(
     ),
     stock: bool = typer.Option(
         True, "--stock/--no-stock",
-        help="Draw from OUT/stock/ first, generate only the shortfall, stock what was made and not used, "
-        "then refill the stock to the job's keep levels (--no-stock: generate everything, write pool/).",
+        help="Draw from OUT/stock/ first (puzzles near each Stage's target), generate only the shortfall, stock "
+        "what was made and not used, then refill the stock with what the next night needs and the job's keep "
+        "levels (--no-stock: generate everything, write pool/).",
     ),
 ) -> None:
     """Generate, validate and assemble tonight's bundle into OUT/<date>/: bundle.yaml, report.md,

@@ -92,7 +92,7 @@ def refill_cmd(
     from pipeline.generation.executors import SchedulerError, open_executor
     from pipeline.jobs.publish import PublishError, locked
     from pipeline.stock.night import finish
-    from pipeline.stock.store import refill
+    from pipeline.stock.store import refill, stock_day
 
     if tier not in TIER_NAMES:
         fail(f"--tier {tier!r}: expected one of {', '.join(TIER_NAMES)}", 2)
@@ -106,7 +106,7 @@ def refill_cmd(
         with locked(out), open_executor(jobs, scheduler) as executor:
             finish(out)
             result = refill(out, tier=tier, cells=cells, adds=adds, count=count, seed=seed, strategy=strategy,
-                            day=_dt.datetime.now(_dt.timezone.utc).date(), executor=executor,
+                            day=stock_day(out, _dt.datetime.now(_dt.timezone.utc).date()), executor=executor,
                             max_attempts=max_attempts, progress=progress)
     except (NumberMatchError, SchedulerError, PublishError) as exc:
         fail(str(exc))

@@ -391,13 +391,16 @@ class LevelIndex:
                 args.append(value)
         return self._entries(f"WHERE {' AND '.join(where)} ORDER BY stocked, id, path", args)
 
-    def candidates(self, tier: str, *, ruleset: int, besides: str | None = None) -> list[Candidate]:
+    def candidates(self, tier: str, *, ruleset: int, besides: str | None = None,
+                   before: str | None = None) -> list[Candidate]:
         """What a night chooses from: the unshipped stock puzzles of a tier as light tuples
-        (a night's query over 100,000 stock puzzles builds no Entry per row), oldest first."""
+        (a night's query over 100,000 stock puzzles builds no Entry per row), oldest first;
+        `before`: only those stocked before that date (YYYY-MM-DD; an undated one counts as old)."""
         shipped, args = _shipped(besides)
         sql = (f"SELECT score, stocked, id, key, path FROM entries WHERE kind = 'stock' AND key NOT IN ({shipped})"
-               " AND tier = ? AND ruleset = ? ORDER BY stocked, id, path")
-        return list(map(Candidate._make, self.db.execute(sql, (*args, tier, ruleset))))
+               " AND tier = ? AND ruleset = ?" + (" AND stocked < ?" if before is not None else "")
+               + " ORDER BY stocked, id, path")
+        return list(map(Candidate._make, self.db.execute(sql, (*args, tier, ruleset, *([before] if before is not None else [])))))
 
     def repeats(self) -> list[tuple[Entry, Entry]]:
         """Each place that repeats an earlier one's key: shipped twice, shipped and in stock, or

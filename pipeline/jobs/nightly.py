@@ -59,16 +59,15 @@ from pipeline.problems import Problem, first_problem
 from pipeline.formats.night import NIGHTS_FOLDER, POOL_DIR
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.rating.profile import RatingProfile
-from pipeline.engine.canonical import canonical_key
-from pipeline.stock.night import Drawn, draw
+from pipeline.stock.night import Drawn, draw, pick, taken_back
 from pipeline.formats.loader import load_file
 from pipeline.validator.profiles import read_profile
 from pipeline.formats.files import write_puzzles
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.generation.executors import SchedulerError, open_executor
 from pipeline.generation.generator import GenerateParams, generate
-from pipeline.formats.index import LevelIndex
-from pipeline.stock.store import StockError, refill
+from pipeline.formats.index import STOCK_DIR, LevelIndex
+from pipeline.stock.store import StockError, refill, stock_day
 from pipeline.validator import validate_paths, validate_texts
 
 if TYPE_CHECKING:
@@ -132,8 +131,9 @@ class NightlyOptions:
     force: bool = False  # replace the job's files in a night that exists (others are kept)
     profile: RatingProfile | None = None  # rate for this audience (`--profile`, or the job file's `profile:`)
     stock: bool = False  # draw from `<out>/stock/` first and hand back what was made and not used
-    keep: Mapping[str, int] | None = field(default_factory=dict)  # refill the stock to this per tier
-    # after the night (None: one night's worth, what this night asked for); {}: no refill
+    # the refill after the night: None: what the next night needs (its Stage targets); a mapping:
+    # that, then each tier named kept at its level; {}: no refill
+    keep: Mapping[str, int] | None = field(default_factory=dict)
     refill_seconds: float = DEFAULT_REFILL_SECONDS
 
     @property
@@ -178,16 +178,27 @@ def generation_bands(
     for tier in tier_needs(curve, levels, stages, first_level):
         scores = sorted(t.score for row in rows for t in row if t.tier == tier)
         if not by_score:
-            bands.append(Band(tier, None, BAND, len(scores)))
-            scores = []
-        while scores:
-            group = [x for x in scores if x <= scores[0] + 2 * BAND]
-            scores = scores[len(group):]
-            middle = round((group[0] + group[-1]) / 2, 2)
-            bands.append(Band(tier, middle, BAND, len(group)))
-        need = sum(b.count for b in bands if b.tier == tier)
-        bands.append(Band(tier, None, BAND, max(1, math.ceil(need * SPARE))))
+            bands += [Band(tier, None, BAND, len(scores)), Band(tier, None, BAND, spare(len(scores)))]
+        else:
+            bands += target_bands(tier, scores, spare(len(scores)))
     return bands
+
+
+def spare(need: int) -> int:
+    """The puzzles generated beyond a tier's `need`, so the assignment can choose (none for none)."""
+    return max(1, math.ceil(need * SPARE)) if need > 0 else 0
+
+
+def target_bands(tier: str, scores: Sequence[float], extra: int = 0) -> list[Band]:
+    """Bands for these Stage targets of one tier (see `generation_bands`), then `extra` puzzles
+    anywhere in the tier."""
+    bands: list[Band] = []
+    left = sorted(scores)
+    while left:
+        group = [x for x in left if x <= left[0] + 2 * BAND]
+        left = left[len(group):]
+        bands.append(Band(tier, round((group[0] + group[-1]) / 2, 2), BAND, len(group)))
+    return bands + ([Band(tier, None, BAND, extra)] if extra else [])
 
 
 def generation_counts(curve: str | Curve, levels: int, stages: int, first_level: int = 1) -> dict[str, int]:
@@ -271,6 +282,7 @@ class TierStats:
     invalid: int = 0
     work: str = ""  # where the attempts ran, with worker names: run.log only, never the report
     from_stock: int = 0  # puzzles of this tier drawn from the stock (the rest was generated)
+    short: int = 0  # Stages of this tier with no stock puzzle within BAND of their target
     seconds: float = 0.0  # generation's wall-clock time for the tier: run.log only
 
     @property
@@ -329,7 +341,7 @@ def plan_night(
     """The night's options: flags win over the job file, which wins over the night continued
     (`continue_from`: numbering goes on from its last Level; by default the output folder's
     nights), which wins over the defaults. The job file's `keep` and `refill_seconds` set the
-    stock's refill (default: keep what one night asks for)."""
+    stock's refill (default: what the next night needs)."""
     settings = read_job(job) if job is not None else {}
     prev = None
     asked = continue_from is not None
@@ -394,7 +406,6 @@ def run_nightly(
     except OSError as exc:
         raise NightlyError("setup", f"cannot create output folder {out}: {exc.strerror or exc}") from exc
     final = out / options.date_text
-    _refuse_rerun(final, options)
     cpu_started = cpu_seconds()
     try:
         with locked(out):
@@ -468,7 +479,8 @@ def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progr
     started = time.perf_counter()
     stats, puzzles = _generate(options, curve, progress, drawn)
     total_attempts = sum(s.attempts for s in stats.values())
-    made = [p for p in puzzles if p.id not in drawn.files]
+    drawn_ids = drawn.ids
+    made = [p for p in puzzles if p.id not in drawn_ids]
     if options.stock and not made and not total_attempts:
         summary("generate", "nothing: the stock covered every tier", started)
     else:
@@ -509,17 +521,25 @@ def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progr
     problems = _validate_files([bundle_path])
     if problems:
         raise NightlyError("write", f"the bundle fails validation: {first_problem(problems)}")
-    write_atomic(staging / REPORT_FILE, render_report(options, stats, assembly, len(valid), set(drawn.files)))
+    write_atomic(staging / REPORT_FILE, render_report(options, stats, assembly, len(valid), drawn_ids))
     if options.stock:  # the unused go to the stock (with the publish), where swap also looks
 
-        used = [drawn.files[p.puzzle.id] for p in assembly.placements if p.puzzle.id in drawn.files]
+        placed = [p.puzzle for p in assembly.placements]
+        # e.g. a rerun's own puzzle that a later night took from the stock, or that is in stock
+        elsewhere, stocked = _shipped_elsewhere(options)
+        used = [drawn.files.get(p.id) or stocked[p.id] for p in placed if p.id in drawn.files or p.id in stocked]
         filed = _filed_ids(options)  # e.g. an older night's pool/: the same id in two files is NM304
+        for p in placed:  # the filters above keep this from happening; the promise is checked all the same
+            if p.key in elsewhere:
+                raise NightlyError("assemble", f"{p.id} (or a relabelled copy) is shipped already at {elsewhere[p.key]}")
         stage_move(staging, Path(options.out), used,
-                   [p for p in assembly.unused if p.id not in drawn.files and p.id not in filed], options.date)
+                   [p for p in assembly.unused if p.id not in drawn_ids and p.id not in filed and p.key not in elsewhere],
+                   options.date, taken=[p for p in placed if p.id in drawn_ids],
+                   back=[p for p in drawn.back.values() if p.id not in {q.id for q in placed}])
     else:
         _write_pool(staging, assembly)
     write_atomic(staging / REPORT_HTML, render_report_html(doc))
-    unused = (f"{len([p for p in assembly.unused if p.id not in drawn.files])} unused new puzzles for the stock"
+    unused = (f"{len([p for p in assembly.unused if p.id not in drawn_ids])} unused new puzzles for the stock"
               if options.stock else f"{POOL_DIR}/ ({len(assembly.unused)} unused puzzles)")
     summary("write", f"{BUNDLE_FILE} ({bundle_path.stat().st_size} bytes) valid, {REPORT_FILE}, {REPORT_HTML},"
             f" {unused}", started)
@@ -535,55 +555,70 @@ def _write_pool(staging: Path, assembly: Assembly) -> None:
 
 
 def _draw(options: NightlyOptions, curve: Curve) -> Drawn:
-    """The stock's puzzles for this night, per tier (none when the night does not use the stock)."""
+    """The stock's puzzles for this night, per tier (none when the night does not use the stock):
+    each within BAND of the Stage target it is taken for, as the generator would make it (any
+    distance under a rating profile, whose scores are not the curve's). A rerun puts back in
+    play what the night took at its first run."""
     if not options.stock:
         return Drawn({}, {})
-    targets: dict[str, list[float]] = {}
-    for level in curve.targets(options.levels, options.stages, options.first_level):
-        for target in level:
-            targets.setdefault(target.tier, []).append(target.score)
     wanted = generation_counts(curve, options.levels, options.stages, options.first_level)
+    back = taken_back(Path(options.out) / options.date_text)
     try:
-        return draw(Path(options.out), targets, wanted, DEFAULT.number, night=options.date_text)
+        return draw(Path(options.out), _tier_targets(curve, options.levels, options.stages, options.first_level),
+                    wanted, DEFAULT.number, night=options.date_text,
+                    within=BAND if options.profile is None else None, taken_back=back)
     except NumberMatchError as exc:
         raise NightlyError("stock", str(exc)) from exc
 
 
-def shortfall(need: int, drawn: int) -> int:
-    """Puzzles to generate for a tier whose stock gave `drawn` of the `need` slots: none when
-    the stock covers it, else the missing ones plus SPARE of them for choice."""
-    missing = need - drawn
-    return 0 if missing <= 0 else missing + max(1, math.ceil(missing * SPARE))
+def _tier_targets(curve: Curve, levels: int, stages: int, first_level: int) -> dict[str, list[float]]:
+    """The Stage target scores of a night, per tier."""
+    found: dict[str, list[float]] = {}
+    for level in curve.targets(levels, stages, first_level):
+        for target in level:
+            found.setdefault(target.tier, []).append(target.score)
+    return found
+
+
+def shortfall(missing: int) -> int:
+    """Puzzles to generate for a tier whose stock had nothing close enough for `missing` of its
+    Stages: none when the stock covers it, else the missing ones plus SPARE of them for choice."""
+    return missing + spare(missing)
 
 
 def _generate(options: NightlyOptions, curve: Curve, progress: Progress | None, drawn: Drawn) -> tuple[dict[str, TierStats], list[Puzzle]]:
     needs = tier_needs(curve, options.levels, options.stages, options.first_level)
-    counts = {t: shortfall(need, drawn.count(t)) if options.stock else n
-              for (t, need), n in zip(needs.items(), generation_counts(
-                  curve, options.levels, options.stages, options.first_level).values())}
+    if options.stock and options.profile is None:  # the Stages the stock had nothing close enough for
+        bands = [b for t in needs for b in target_bands(t, drawn.uncovered.get(t, ()), spare(len(drawn.uncovered.get(t, ()))))]
+    elif options.stock:  # under a profile: per tier, what the stock did not cover
+        bands = [Band(t, None, BAND, shortfall(max(0, need - drawn.count(t)))) for t, need in needs.items()]
+    elif options.profile is None:  # each Stage's target, in the rating's own scores
+        bands = generation_bands(curve, options.levels, options.stages, options.first_level)
+    else:  # under a profile: the tier's need and spare anywhere in it
+        bands = [Band(t, None, BAND, n) for t, n in generation_counts(curve, options.levels, options.stages,
+                                                                      options.first_level).items()]
+    counts = {t: sum(b.count for b in bands if b.tier == t) for t in needs}
     if not any(counts.values()):  # the stock covers the night: no executor, no workers
-        return _generate_tiers(options, curve, progress, None, counts, drawn)
+        return _generate_tiers(options, progress, None, counts, bands, drawn)
     try:  # one executor (pool, or Dask cluster connection) serves every tier
         with open_executor(options.jobs, options.scheduler) as executor:
-            return _generate_tiers(options, curve, progress, executor, counts, drawn)
+            return _generate_tiers(options, progress, executor, counts, bands, drawn)
     except SchedulerError as exc:
         raise NightlyError("generate", str(exc)) from exc
 
 
 def _generate_tiers(
-    options: NightlyOptions, curve: Curve, progress: Progress | None, executor: Executor | None, counts: Mapping[str, int],
-    drawn: Drawn,
+    options: NightlyOptions, progress: Progress | None, executor: Executor | None, counts: Mapping[str, int],
+    bands: Sequence[Band], drawn: Drawn,
 ) -> tuple[dict[str, TierStats], list[Puzzle]]:
     stats: dict[str, TierStats] = {}
     puzzles: list[Puzzle] = [p for tier in counts for p in drawn.puzzles.get(tier, ())]
-    avoid = _known_keys(options) | {canonical_key(p.board, p.adds, p.ruleset) for p in puzzles}
-    # each Stage's target where the whole night is generated in the rating's own scores; else per tier
-    by_score = options.profile is None and not options.stock
-    bands = (generation_bands(curve, options.levels, options.stages, options.first_level) if by_score
-             else [Band(t, None, BAND, n) for t, n in counts.items()])
+    known = _known(options)  # key -> ids: a regenerated puzzle of a rerun is itself, not a repeat
+    for p in puzzles:
+        known.setdefault(p.key, set()).add(p.id)
     for tier, count in counts.items():
         stats[tier] = TierStats(wanted=count, plan=TIER_PLANS[tier], seed=tier_seed(options.seed, tier),
-                                from_stock=drawn.count(tier))
+                                from_stock=drawn.count(tier), short=len(drawn.uncovered.get(tier, ())))
     for k, band in enumerate(bands):
         tier, count, plan = band.tier, band.count, TIER_PLANS[band.tier]
         st = stats[tier]
@@ -604,9 +639,8 @@ def _generate_tiers(
             raise NightlyError("generate", f"{tier}: {exc}") from exc
         fresh = []
         for p in result.puzzles:  # never a puzzle (or a relabelled copy) shipped or stocked before
-            key = canonical_key(p.board, p.adds, p.ruleset)
-            if key not in avoid:
-                avoid.add(key)
+            if known.get(p.key, {p.id}) == {p.id}:
+                known[p.key] = {p.id}
                 fresh.append(p)
         result.puzzles = fresh
         st.generated += len(result.puzzles)
@@ -630,6 +664,15 @@ def cpu_seconds() -> float:
                for field in ("ru_utime", "ru_stime"))
 
 
+def _shipped_elsewhere(options: NightlyOptions) -> tuple[dict[str, str], dict[str, Path]]:
+    """Key -> where a bundle under the output folder other than this night's ships it, and
+    id -> the stock file of each stock puzzle."""
+    with LevelIndex(options.out) as index:
+        index.refresh()
+        shipped = {e.key: e.where for e in index.entries("bundle") if not e.path.startswith(options.date_text + "/")}
+        return shipped, {e.id: Path(options.out) / e.path for e in index.entries(STOCK_DIR)}
+
+
 def _filed_ids(options: NightlyOptions) -> set[str]:
     """Ids of the plain puzzle files under the output folder (not stock, not bundles)."""
     with LevelIndex(options.out) as index:
@@ -637,23 +680,94 @@ def _filed_ids(options: NightlyOptions) -> set[str]:
         return {e.id for e in index.entries("puzzle")}
 
 
-def _known_keys(options: NightlyOptions) -> set[str]:
-    """Canonical keys already shipped or in stock under the output folder (the night a rerun
-    replaces does not count: its bundle goes)."""
+def _known(options: NightlyOptions) -> dict[str, set[str]]:
+    """Canonical key -> puzzle ids, of what is shipped or in stock under the output folder (the
+    night a rerun replaces does not count: its bundle goes)."""
+    known: dict[str, set[str]] = {}
     with LevelIndex(options.out) as index:
         index.refresh()
-        return index.shipped_keys(besides=options.date_text) | index.stock_keys()
+        for e in index.entries():
+            if e.kind == "stock" or (e.kind == "bundle" and not e.path.startswith(options.date_text + "/")):
+                known.setdefault(e.key, set()).add(e.id)
+    return known
 
 
 def _refill(options: NightlyOptions, curve: Curve, out: Path, log: Log) -> list[str]:
-    """Top the stock up to the night's keep levels per tier, in batches, starting no batch past
-    `refill_seconds`; returns (and logs) one line per tier refilled."""
-    keep = options.keep
-    if keep is None:
-        keep = generation_counts(curve, options.levels, options.stages, options.first_level)
-    lines: list[str] = []
+    """Refill the stock after the night: first what the next night will need (its Stage targets
+    are known: the curve, the Level numbering and the sizes go on), aimed at those targets as
+    that night would generate them, then each tier up to the job's keep level; no batch starts
+    past `refill_seconds`. Returns (and logs) one line per part done. `keep` {}: no refill."""
+    if options.keep == {}:
+        return []
     started = time.perf_counter()
-    for tier, level in keep.items():
+    lines: list[str] = []
+    try:
+        with open_executor(options.jobs, options.scheduler) as executor:  # one pool for the whole refill
+            lines += _refill_ahead(options, curve, out, executor, started)
+            lines += _refill_keep(options, out, executor, started)
+    except SchedulerError as exc:
+        lines.append(f"refill: stopped: {exc}")
+    for line in lines:
+        log(f"stock: {line}")
+    if lines:
+        log(f"stock: refill took {time.perf_counter() - started:.1f} s")
+    return lines
+
+
+def _next_night(options: NightlyOptions, curve: Curve, out: Path) -> tuple[_dt.date, int, int, int, Curve]:
+    """The night after the latest one in `out`: its date, first Level, sizes and curve."""
+    if stock_day(out, options.date) <= options.date:  # this night is the latest: the next one continues it
+        return options.date + _dt.timedelta(days=1), options.first_level + options.levels, options.levels, options.stages, curve
+    latest = previous_night(out, _dt.date.max)  # a rerun of an older night: after the latest one
+    if latest is None:
+        raise NightlyError("refill", f"no night in {out} to continue")
+    return (_dt.date.fromisoformat(latest.folder.name) + _dt.timedelta(days=1), latest.next_level, latest.levels,
+            latest.stages, load_curve(latest.curve))
+
+
+def _refill_ahead(options: NightlyOptions, curve: Curve, out: Path, executor: Executor, started: float) -> list[str]:
+    """Generate into the stock, aimed at their targets, puzzles for the next night's Stages that
+    the stock has nothing within BAND of (as that night's draw will see it)."""
+    try:
+        day, first, levels, stages, ahead = _next_night(options, curve, out)
+        wanted = _tier_targets(ahead, levels, stages, first)
+    except (NumberMatchError, CurveError) as exc:
+        return [f"refill for the next night: not done: {exc}"]
+    stamp = stock_day(out, options.date)
+    lines = []
+    with LevelIndex(out) as index:
+        index.refresh()
+        missing = {tier: pick(index.candidates(tier, ruleset=DEFAULT.number, before=day.isoformat()), scores, len(scores),
+                              BAND if options.profile is None else None)[1] for tier, scores in wanted.items()}
+    for tier, scores in wanted.items():
+        plan = TIER_PLANS[tier]
+        bands = (target_bands(tier, missing[tier]) if options.profile is None
+                 else [Band(tier, None, BAND, len(missing[tier]))] if missing[tier] else [])
+        made = attempts = 0
+        note = ""
+        for k, band in enumerate(bands):
+            if time.perf_counter() - started >= options.refill_seconds:
+                note = f", stopped at the time bound ({options.refill_seconds:.0f} s)"
+                break
+            try:
+                done = refill(out, tier=tier, cells=plan.cells, adds=plan.adds, count=band.count, strategy=plan.strategy,
+                              seed=tier_seed(options.seed, f"ahead/{tier}/{k}"), day=stamp, executor=executor,
+                              score=band.score, within=band.within)
+            except StockError as exc:
+                note = f", stopped: {exc}"
+                break
+            made, attempts = made + len(done.written), attempts + done.attempts
+        lines.append(f"refill {tier} for {day.isoformat()} (Levels {first}-{first + levels - 1}):"
+                     f" {len(scores) - len(missing[tier])} of {len(scores)} Stage(s) covered by the stock,"
+                     f" {made} made from {attempts} attempts{note}")
+    return lines
+
+
+def _refill_keep(options: NightlyOptions, out: Path, executor: Executor, started: float) -> list[str]:
+    """Top each tier of the stock up to the job's keep level, in batches."""
+    lines: list[str] = []
+    stamp = stock_day(out, options.date)
+    for tier, level in (options.keep or {}).items():
         plan = TIER_PLANS[tier]
         with LevelIndex(out) as index:
             index.refresh()
@@ -663,7 +777,7 @@ def _refill(options: NightlyOptions, curve: Curve, out: Path, log: Log) -> list[
             count = min(REFILL_BATCH, level - have - written)
             try:
                 done = refill(out, tier=tier, cells=plan.cells, adds=plan.adds, count=count, strategy=plan.strategy,
-                              seed=tier_seed(options.seed, f"refill/{tier}/{batch}"), day=options.date, jobs=options.jobs)
+                              seed=tier_seed(options.seed, f"refill/{tier}/{batch}"), day=stamp, executor=executor)
             except StockError as exc:
                 lines.append(f"refill {tier}: stopped: {exc}")
                 break
@@ -674,9 +788,6 @@ def _refill(options: NightlyOptions, curve: Curve, out: Path, log: Log) -> list[
             lines.append(f"refill {tier}: {have} in stock, kept at {level}: {written} made from {attempts} attempts"
                          + ("" if have + written >= level else f", {level - have - written} short (time bound"
                             f" {options.refill_seconds:.0f} s)"))
-            log(f"stock: {lines[-1]}")
-    if lines:
-        log(f"stock: refill took {time.perf_counter() - started:.1f} s")
     return lines
 
 

@@ -53,6 +53,8 @@ class TierStats(Protocol):
     def rejected(self) -> Mapping[str, int]: ...
     @property
     def from_stock(self) -> int: ...
+    @property
+    def short(self) -> int: ...
 
 
 BUNDLE_FILE, REPORT_FILE, LOG_FILE = "bundle.yaml", "report.md", "run.log"
@@ -94,7 +96,8 @@ def _stock(stats: Mapping[str, TierStats], assembly: Assembly, from_stock: Set[s
     drawn = sum(s.from_stock for s in stats.values())
     made = sum(s.generated for s in stats.values())
     used = sum(1 for p in assembly.placements if p.puzzle.id in from_stock)
-    short = [t for t, s in stats.items() if s.generated]
+    short = [f"{t}: {s.short} Stage(s) with no stock puzzle near their target" if s.short else t
+             for t, s in stats.items() if s.generated]
     return [
         "## Stock",
         "",

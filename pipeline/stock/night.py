@@ -26,34 +26,55 @@ import os
 import re
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TypeVar
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
+
+import yaml
 
 from pipeline.atomic import write_atomic
+from pipeline.formats.bundle import Bundle, BundleError
 from pipeline.formats.index import STOCK_DIR, Candidate, Entry, LevelIndex
 from pipeline.formats.puzzle import Puzzle
 from pipeline.stock.store import read_puzzle, stock_path, stock_text
 
 Choice = TypeVar("Choice", Candidate, Entry)  # what choose() picks from: the index's rows
 MANIFEST = ".stock-move.json"
+TAKEN = ".stock-taken.json"  # kept in the night: what it took (for a rerun)
 ADDED = ".stock-add"
 _NIGHT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 
 
 @dataclass(frozen=True)
 class Drawn:
-    """What the stock gave one night: its puzzles (and files) per tier."""
+    """What the stock gave one night: its puzzles (and files) per tier, and the Stage targets
+    it had nothing close enough for."""
 
     puzzles: dict[str, list[Puzzle]]
-    files: dict[str, Path]  # puzzle id -> its stock file
+    files: dict[str, Path]  # puzzle id -> its stock file (none for a puzzle a rerun took back)
+    uncovered: dict[str, list[float]] = field(default_factory=dict)  # tier -> targets to generate for
+    back: dict[str, Puzzle] = field(default_factory=dict)  # id -> a puzzle the night being rerun took
 
     def count(self, tier: str) -> int:
         return len(self.puzzles.get(tier, ()))
 
+    @property
+    def ids(self) -> set[str]:
+        """The ids of every puzzle drawn (from a stock file or taken back)."""
+        return set(self.files) | set(self.back)
 
-def choose(candidates: Sequence[Choice], targets: Sequence[float], wanted: int) -> list[Choice]:
-    """Up to `wanted` candidates, nearest a target first (targets in turn; ties: oldest, then id).
+
+def choose(candidates: Sequence[Choice], targets: Sequence[float], wanted: int,
+           within: float | None = None) -> list[Choice]:
+    """Up to `wanted` candidates, nearest a target first (targets in turn; ties: oldest, then id),
+    none further than `within` from the target it is taken for (None: any distance)."""
+    return pick(candidates, targets, wanted, within)[0]
+
+
+def pick(candidates: Sequence[Choice], targets: Sequence[float], wanted: int,
+         within: float | None = None) -> tuple[list[Choice], list[float]]:
+    """`choose`, and the targets the first round left without a candidate within `within`: the
+    Stages the stock cannot serve as well as the generator would (their shortfall).
 
     Candidates sorted by score, so each pick looks only at the untaken ones next to its target
     (a night's query over 100,000 stock puzzles stays well under a second)."""
@@ -64,15 +85,28 @@ def choose(candidates: Sequence[Choice], targets: Sequence[float], wanted: int) 
     left = len(scored)
     chosen: list[Choice] = []
     order = sorted(targets) or [50.0]
-    while left and len(chosen) < wanted:
+    uncovered: list[float] = []
+    first = True
+    while len(chosen) < wanted:
+        took = 0
         for target in order:
-            if not left or len(chosen) >= wanted:
+            if len(chosen) >= wanted:
                 break
-            k = _nearest(scores, taken, target, scored)
+            k = _nearest(scores, taken, target, scored) if left else None
+            if k is None or (within is not None and abs(scores[k] - target) > within):
+                if first:
+                    uncovered.append(target)
+                continue
             taken[k] = True
             left -= 1
+            took += 1
             chosen.append(scored[k])
-    return chosen + unscored[: max(0, wanted - len(chosen))]
+        first = False
+        if not took:
+            break
+    if within is None:  # unscored puzzles only where any distance will do
+        chosen += unscored[: max(0, wanted - len(chosen))]
+    return chosen, uncovered
 
 
 def _nearest(scores: list[float], taken: list[bool], target: float, scored: Sequence[Choice]) -> int:
@@ -97,41 +131,100 @@ def _nearest(scores: list[float], taken: list[bool], target: float, scored: Sequ
 
 
 def draw(root: Path, targets: Mapping[str, Sequence[float]], wanted: Mapping[str, int], ruleset: int,
-         night: str | None = None, index: LevelIndex | None = None) -> Drawn:
-    """The stock puzzles a night takes per tier (see the module docstring). Keys repeated inside
-    the stock are taken once; the bundle of `night` (the folder a rerun replaces) does not count
-    as shipped. `index`: root's index, already refreshed (else it is opened and refreshed)."""
-    if not (root / STOCK_DIR).is_dir():
-        return Drawn({}, {})
+         night: str | None = None, index: LevelIndex | None = None, *, within: float | None = None,
+         taken_back: Sequence[Puzzle] = ()) -> Drawn:
+    """The stock puzzles a night takes per tier (see the module docstring): only puzzles stocked
+    before the night's date (`night`), each within `within` of the target it is taken for. Keys
+    repeated inside the stock are taken once; the bundle of `night` (the folder a rerun replaces)
+    does not count as shipped, and `taken_back` (what that night took at its first run) is in
+    the stock again. `index`: root's index, already refreshed (else it is opened and refreshed)."""
+    if not (root / STOCK_DIR).is_dir() and not taken_back:
+        return Drawn({}, {}, {t: sorted(v) for t, v in targets.items() if wanted.get(t)})
     if index is None:
         with LevelIndex(root) as own:
             own.refresh()
-            return draw(root, targets, wanted, ruleset, night, own)
+            return draw(root, targets, wanted, ruleset, night, own, within=within, taken_back=taken_back)
+    back = {p.id: p for p in taken_back if p.ruleset == ruleset}
     puzzles: dict[str, list[Puzzle]] = {}
     files: dict[str, Path] = {}
+    uncovered: dict[str, list[float]] = {}
+    returned: dict[str, Puzzle] = {}
     for tier, count in wanted.items():
         seen: set[str] = set()
         candidates = []
-        for e in index.candidates(tier, ruleset=ruleset, besides=night):
+        ours = [Candidate(p.rated.score, str(p.provenance.get("stocked", "")), p.id, p.key,
+                          stock_path(Path(), p).as_posix()) for p in back.values() if p.rated.tier == tier]
+        for e in sorted(index.candidates(tier, ruleset=ruleset, besides=night, before=night) + ours,
+                        key=lambda e: (e.stocked, e.id, e.path)):
             if e.key not in seen:
                 seen.add(e.key)
                 candidates.append(e)
-        for e in choose(candidates, targets.get(tier, ()), count):
-            path = root / e.path
-            puzzles.setdefault(tier, []).append(read_puzzle(path))
-            files[e.id] = path
-    return Drawn(puzzles, files)
+        chosen, uncovered[tier] = pick(candidates, targets.get(tier, ()), count, within)
+        for e in chosen:
+            if (root / e.path).is_file():
+                puzzles.setdefault(tier, []).append(read_puzzle(root / e.path))
+                files[e.id] = root / e.path
+            else:  # taken at the first run of the night being rerun: back in play
+                puzzles.setdefault(tier, []).append(back[e.id])
+                returned[e.id] = back[e.id]
+    return Drawn(puzzles, files, {t: v for t, v in uncovered.items() if v}, returned)
 
 
-def stage_move(staging: Path, root: Path, used: Iterable[Path], unused_made: Iterable[Puzzle], day: _dt.date) -> None:
-    """Record in the night's staging folder what `finish` will do to the stock once it is published."""
+def taken_record(taken: Iterable[Puzzle]) -> str:
+    """The night's `.stock-taken.json`: the stock puzzles its bundle used, with their stock
+    provenance, so a rerun (`nightly --force`) can put them back in play and draw as it did."""
+    rows = [{"id": p.id, "path": stock_path(Path(), p).as_posix(), "provenance": p.provenance}
+            for p in sorted(taken, key=lambda p: p.id)]
+    return json.dumps({"taken": rows}, indent=1, sort_keys=True) + "\n"
+
+
+def taken_back(folder: Path) -> list[Puzzle]:
+    """What the published night in `folder` took from the stock (its record, the boards read
+    from its bundle); empty when it has no record or the bundle no longer holds them."""
+    try:
+        rows = json.loads((folder / TAKEN).read_text(encoding="utf-8"))["taken"]
+        data = yaml.load((folder / "bundle.yaml").read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+        bundle = Bundle.from_dict(data, str(folder / "bundle.yaml"))
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, yaml.YAMLError, BundleError):
+        return []
+    shipped = {}
+    for stage in bundle.stages:
+        found = stage.data.get("puzzle")
+        if isinstance(found, dict):
+            shipped[str(found.get("id"))] = found
+    out = []
+    for row in rows if isinstance(rows, list) else ():
+        if isinstance(row, dict) and row.get("id") in shipped and isinstance(row.get("provenance"), dict):
+            try:
+                puzzle = Puzzle.from_dict({**shipped[row["id"]], "provenance": row["provenance"]})
+            except (KeyError, TypeError, ValueError):
+                continue
+            if puzzle.id == row["id"]:
+                out.append(puzzle)
+    return out
+
+
+def stage_move(staging: Path, root: Path, used: Iterable[Path], unused_made: Iterable[Puzzle], day: _dt.date,
+               taken: Iterable[Puzzle] = (), back: Iterable[Puzzle] = ()) -> None:
+    """Record in the night's staging folder what `finish` will do to the stock once it is
+    published: `used` stock files leave, `unused_made` (stocked `day`) and `back` (puzzles a rerun
+    took back and no longer uses, under their first stock date) go in; `taken` (the stock
+    puzzles the bundle uses) is the night's record for a rerun."""
     added = []
-    for p in unused_made:
+    for p, when in [(p, day) for p in unused_made] + [(p, _stocked(p, day)) for p in back]:
         target = stock_path(Path(ADDED), p)  # relative: .stock-add/stock/<ruleset>/<group>/<id>.yaml
-        write_atomic(staging / target, stock_text(p, day, root))
+        write_atomic(staging / target, stock_text(p, when, root))
         added.append(target.as_posix())
-    taken = sorted(os.path.relpath(path, root) for path in used)
-    write_atomic(staging / MANIFEST, json.dumps({"take": taken, "add": sorted(added)}, indent=1) + "\n")
+    taken_files = sorted(os.path.relpath(path, root) for path in used)
+    write_atomic(staging / TAKEN, taken_record(taken))
+    write_atomic(staging / MANIFEST, json.dumps({"take": taken_files, "add": sorted(added)}, indent=1) + "\n")
+
+
+def _stocked(puzzle: Puzzle, default: _dt.date) -> _dt.date:
+    try:
+        return _dt.date.fromisoformat(str(puzzle.provenance.get("stocked")))
+    except ValueError:
+        return default
 
 
 def stage_aside(source: Path, target: Path, names: Sequence[str] = (ADDED, MANIFEST)) -> list[str]:

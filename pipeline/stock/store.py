@@ -141,15 +141,19 @@ class Refilled:
 
 def refill(
     root: Path, *, tier: str, cells: int, adds: int, count: int, seed: int, day: _dt.date,
-    executor: Executor | None = None, jobs: int | None = None, strategy: str = "random",
+    executor: Executor | None = None, jobs: int | None = None, strategy: str | None = "random",
     max_attempts: int | None = None, progress: Callable[[int, int], None] | None = None,
+    score: float | None = None, within: float | None = None,
 ) -> Refilled:
     """Generate `count` new puzzles of a tier and group into the stock (none repeating a stocked
-    or shipped one). Same seed and stock: the same files, whatever the workers."""
+    or shipped one), anywhere in the tier or within `within` of `score`. Same seed and stock:
+    the same files, whatever the workers."""
     with LevelIndex(root) as index:
         index.refresh()
         taken = index.stock_keys() | index.shipped_keys()
-        params = GenerateParams(cells=cells, adds=adds, tier=tier, strategy=strategy, seed=seed, max_attempts=max_attempts)
+        aim = {} if score is None else {"score": score, **({} if within is None else {"within": within})}
+        params = GenerateParams(cells=cells, adds=adds, tier=tier, strategy=strategy, seed=seed, max_attempts=max_attempts,
+                                **aim)  # type: ignore[arg-type]
         try:
             result = generate(count, params, jobs=jobs, progress=progress, executor=executor)
         except GenerationError as exc:
@@ -235,6 +239,22 @@ def remove_keys(root: Path, keys: Iterable[str]) -> list[Path]:
     return removed
 
 
+def stock_day(root: Path, today: _dt.date) -> _dt.date:
+    """The date a puzzle stocked now is stamped with: that of the latest night under `root`
+    (today when there is none). A night of date D draws only puzzles stocked before D, so a
+    night published before this stocking, rerun, never sees it, and the next night does."""
+    nights = [child.name for child in root.iterdir() if _NIGHT.fullmatch(child.name) and child.is_dir()] if root.is_dir() else []
+    return max((_dt.date.fromisoformat(n) for n in nights if _valid_date(n)), default=today)
+
+
+def _valid_date(text: str) -> bool:
+    try:
+        _dt.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
 def nights_folder(bundle: Path) -> Path:
     """The folder of nights a bundle belongs to: `<out>` for `<out>/<YYYY-MM-DD>/bundle.yaml`,
     else the bundle's own folder (whose other bundles and stock are then its neighbours)."""
@@ -268,5 +288,5 @@ def give_back(root: Path, taken: Puzzle, old: dict[str, Any] | None) -> Path | N
         puzzle = Puzzle.from_dict(old)
     except (KeyError, TypeError, ValueError):
         return None
-    written = put(root, [puzzle], _dt.datetime.now(_dt.timezone.utc).date())
+    written = put(root, [puzzle], stock_day(root, _dt.datetime.now(_dt.timezone.utc).date()))
     return written[0] if written else None
