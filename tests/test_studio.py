@@ -255,7 +255,7 @@ def test_the_swap_page_offers_swaps_own_choice_without_reading_the_bundle_twice(
             pass
         assert chosen == expected, at  # one choice, shared
         with monkeypatch.context() as m:  # the studio asks the pure choice, never swap_stage
-            m.setattr(swap_module, "swap_stage", lambda *a, **k: pytest.fail("the studio called swap_stage"))
+            m.setattr("pipeline.studio.curate.swap_stage", lambda *a, **k: pytest.fail("the studio called swap_stage"))
             page = client.get("/swap", params={"path": BUNDLE, "at": at}).text
         best = re.search(r'<ul class="offers" id="best">\s*<li class="offer" data-id="([^"]+)"', page)
         assert (best.group(1) if best else None) == expected, at

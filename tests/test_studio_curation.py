@@ -128,9 +128,9 @@ def test_after_a_studio_save_report_html_is_current_and_report_md_marked_stale(c
 def test_a_save_racing_another_writer_never_reports_success_for_a_lost_edit(
     client: TestClient, night_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipeline.jobs import swap as swap_module
+    from pipeline.studio import curate
 
-    real = swap_module.swap_stage
+    real = curate.swap_stage
     bundle = night_copy / BUNDLE
 
     def then_someone_writes(*args: Any, **kwargs: Any) -> Any:
@@ -138,7 +138,7 @@ def test_a_save_racing_another_writer_never_reports_success_for_a_lost_edit(
         bundle.write_bytes(bundle.read_bytes() + b"# another writer's edit\n")  # e.g. a CLI swap
         return result
 
-    monkeypatch.setattr(swap_module, "swap_stage", then_someone_writes)
+    monkeypatch.setattr(curate, "swap_stage", then_someone_writes)  # where the studio binds it
     new = next(p.stem for p in pool_files(night_copy) if p.stem not in stage_ids(night_copy))
     r = save(client, night_copy, f"s:1.1={new}")
     assert r.status_code == 400 and "changed on disk" in r.text

@@ -19,6 +19,7 @@ passes `guard.Guard` first (own origin, per-run token, a small urlencoded body):
 
 from __future__ import annotations
 
+import inspect
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from urllib.parse import urlencode
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
 from starlette.requests import Request
@@ -46,11 +48,14 @@ from pipeline.formats.difficulty import Difficulty
 from pipeline.formats.puzzle import BUNDLE_KIND, PUZZLE_KIND, Puzzle
 from pipeline.formats.slot import Slot
 from pipeline.jobs.curation import Curation, curation_beside, curation_path
-from pipeline.jobs.report_html import FAVICON_SVG, tier_badge_css
+from pipeline.jobs.picture import board_svg
+from pipeline.jobs.report_html import FAVICON_SVG, curve_svg, tier_badge_css
 from pipeline.jobs.swap import candidate_order
+from pipeline.rating.explain import explain
 from pipeline.rating.profile import RatingProfile
 from pipeline.rating.tiers import tier_for
 from pipeline.solver import SOLVED, UNSOLVABLE
+from pipeline.stock.store import shipped_places
 from pipeline.studio import game
 from pipeline.studio.curate import (
     Draft, DraftError, SaveStopped, StaleSave, curation_of, draft_from, nearest, offer_pool, save, split_at, stage_ids,
@@ -66,15 +71,11 @@ STATIC = Path(__file__).resolve().parent / "static"
 
 def board_picture(cells: bytes, highlight: tuple[int, ...] = ()) -> Markup:
     """The designers' board picture (`pipeline.jobs.picture`), inlined in a card."""
-    from pipeline.jobs.picture import board_svg
-
     return Markup(board_svg(cells, highlight=highlight, numbers=False, cell=20))
 
 
 def explained(difficulty: Difficulty | Mapping[str, Any]) -> Any:
     """The rating's explanation of a stored difficulty block, or None when it has none."""
-    from pipeline.rating.explain import explain
-
     block = difficulty.data if isinstance(difficulty, Difficulty) else difficulty
     if not isinstance(block, dict) or not block:
         return None
@@ -157,8 +158,6 @@ class Studio:
         night drawn from it: `Library.offers`), and a line per file it may not: the validator's
         refusals, and any puzzle whose canonical key (a relabelled copy included) a bundle under
         the studio's folder already ships (NM321; `stock.store`)."""
-        from pipeline.stock.store import shipped_places
-
         found = self.library.offers(path, bundle)
         shipped = shipped_places(self.root)
         repeats = [f"{name}: NM321: {p.id} (or a relabelled copy) is already shipped at"
@@ -420,8 +419,6 @@ class Studio:
         return RedirectResponse("/bundle?" + urlencode({k: v for k, v in query.items() if v or k == "draft"}), status_code=303)
 
     async def save_post(self, request: Request) -> Response:
-        from starlette.concurrency import run_in_threadpool
-
         form: dict[str, str] = request.scope.get("form", {})
         rel, base, draft_text = (form.get(k, "") for k in ("path", "base", "draft"))
         path = inside(self.root, rel)
@@ -468,8 +465,6 @@ def drafted_stages(stages: Sequence[Stage], draft: Draft, pool: Sequence[Puzzle]
 
 def curve(stages: Iterable[tuple[Stage, Puzzle]]) -> Markup:
     """The designers' curve chart (report.html's) over these Stages, Levels side by side."""
-    from pipeline.jobs.report_html import curve_svg
-
     points: list[tuple[str, float, float | None, str]] = []
     ticks: list[str] = []
     breaks: list[int] = []
@@ -536,8 +531,6 @@ def url(route: str, /, **params: Any) -> str:
 
 def _guard(studio: Studio, handler: Callable[[Request], Any]) -> Callable[[Request], Any]:
     """Input errors become a one-line page (403 for a path outside the folder), never a traceback."""
-    import inspect
-
     if inspect.iscoroutinefunction(handler):
 
         async def run_async(request: Request) -> Response:

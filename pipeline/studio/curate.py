@@ -33,13 +33,20 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pipeline.atomic import WriteRefused, snapshot, write_guarded
 from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle
+from pipeline.formats.index import LevelIndex
 from pipeline.formats.puzzle import Puzzle
 from pipeline.formats.slot import Slot
-from pipeline.jobs.curation import Curation
+from pipeline.jobs.curation import Curation, curation_path
+from pipeline.jobs.publish import PublishError, locked
+from pipeline.jobs.report import REPORT_FILE
+from pipeline.jobs.report_html import REPORT_HTML, refresh_reports
+from pipeline.jobs.swap import SwapError, choose_replacement, commit_swap, swap_stage
 from pipeline.limits import MAX_DRAFT_EDITS
-from pipeline.studio.library import Offers, content_hash
+from pipeline.stock.store import remove_keys, shipped_places, stock_path, stock_text
+from pipeline.studio.library import SUFFIXES, LibraryError, Offers, bundle_value, content_hash, read_document
 
 _AT = r"[1-9]\d{0,3}\.[1-9]\d{0,3}"
 _ID = r"[A-Za-z0-9_.-]{1,80}"
@@ -136,8 +143,6 @@ def offer_pool(pool: Sequence[Puzzle], draft: Draft, used: set[str]) -> list[Puz
 def nearest(stages: Sequence[Mapping[str, Any]], flat: int, at: str, pool: Sequence[Puzzle]) -> tuple[Puzzle | None, str | None]:
     """`swap`'s own choice (`choose_replacement`) for Stage `at`, number `flat` of `stages` (the
     bundle's Stage mappings with the draft's swaps made), or None and its reason. Reads nothing."""
-    from pipeline.jobs.swap import SwapError, choose_replacement
-
     try:
         return choose_replacement(stages, flat, pool, stage_name(at)), None
     except SwapError as exc:
@@ -176,9 +181,6 @@ def save(bundle: Path, rel: str, base: str, draft: Draft, offers: Offers, saved:
     with what was saved and the draft left. Messages name the bundle as `rel` only. Nothing is
     written outside the studio's folder `root`: a pool, curation file or report that links out
     is left alone."""
-    from pipeline.jobs.curation import curation_path
-    from pipeline.jobs.swap import SwapError, swap_stage
-
     ids = bundle_ids(bundle, rel)  # first: a Save naming report.md or a puzzle file says so, not "changed"
     if not draft.swaps and curation_of(draft, ids) == saved:
         raise DraftError("nothing to save: the draft changes nothing")
@@ -242,10 +244,6 @@ def within(root: Path, path: Path) -> bool:
 
 def _reports(bundle: Path, done: list[str], root: Path) -> list[str]:
     """Bring the night's reports up to date after the swaps `done` (none: nothing to do)."""
-    from pipeline.jobs.report import REPORT_FILE
-    from pipeline.jobs.report_html import REPORT_HTML, refresh_reports
-    from pipeline.studio.library import read_document
-
     if not done:
         return []
     outside = [n for n in (REPORT_HTML, REPORT_FILE) if not within(root, bundle.with_name(n))]
@@ -263,8 +261,6 @@ def _commit(result: Any, pool_dir: Path | None, expected: str) -> Path | None:
     """Write one swap as the CLI does (`commit_swap`: the old puzzle into the pool first, then
     the bundle under its lock, only if it is still the bytes the swap read), and only if the
     swap read the bundle this Save expects (the draft's base, or the previous swap's result)."""
-    from pipeline.jobs.swap import SwapError, commit_swap
-
     if result.base is None or result.base.digest != expected:
         raise SwapError("the bundle changed on disk while saving; nothing more was written")
     return commit_swap(result, pool_dir)
@@ -277,11 +273,6 @@ def _commit_stock(result: Any, nights: Path, expected: str) -> Path | None:
     is written guarded (a refusal takes that stock file back), then the taken one leaves the
     stock. A kill between leaves a puzzle in a bundle and in the stock (NM321 says so), never in
     neither. Returns the stock file written for the old puzzle."""
-    from pipeline.atomic import WriteRefused, snapshot, write_guarded
-    from pipeline.formats.index import LevelIndex
-    from pipeline.jobs.swap import SwapError, commit_swap
-    from pipeline.stock.store import remove_keys, shipped_places, stock_path, stock_text
-
     if result.base is None or result.base.digest != expected:
         raise SwapError("the bundle changed on disk while saving; nothing more was written")
     with LevelIndex(nights) as index:
@@ -313,8 +304,6 @@ def _commit_stock(result: Any, nights: Path, expected: str) -> Path | None:
 def _stock_locked(nights: Path | None) -> Iterator[None]:
     """Hold the nights' folder lock (the one the nightly and the stock commands hold) while a
     Save takes from its stock, so a night never takes the same puzzle; none without a stock."""
-    from pipeline.jobs.publish import PublishError, locked
-
     with contextlib.ExitStack() as held:
         if nights is not None:
             try:
@@ -328,8 +317,6 @@ def _stock_locked(nights: Path | None) -> Iterator[None]:
 
 
 def _write_curation(path: Path, curation: Curation, bundle_name: str) -> None:
-    from pipeline.atomic import snapshot, write_guarded
-
     write_guarded(path, curation.text(bundle_name), base=snapshot(path))
 
 
@@ -343,8 +330,6 @@ def _plain(message: str, bundle: Path, rel: str) -> str:
 def bundle_ids(bundle: Path, rel: str) -> dict[str, str]:
     """Stage (`L.S`) -> puzzle id, as the bundle on disk has them; raises LibraryError naming
     `rel` for a file that is not a bundle."""
-    from pipeline.studio.library import SUFFIXES, LibraryError, bundle_value, read_document
-
     if not bundle.name.endswith(SUFFIXES):
         raise LibraryError(f"{rel}: is not a bundle (a Save changes a bundle file, *.yaml)")
     data, _ = read_document(bundle, rel)

@@ -20,6 +20,7 @@ from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle, BundleError
 from pipeline.formats.files import YAML_SUFFIXES
 from pipeline.formats.index import STOCK_DIR
+from pipeline.formats.loader import MAX_BYTES, load_bytes
 from pipeline.formats.night import POOL_DIR
 from pipeline.formats.puzzle import BUNDLE_KIND, PUZZLE_KIND, Puzzle
 from pipeline.limits import MAX_STOCK_OFFERS
@@ -28,6 +29,7 @@ from pipeline.rating.tiers import TIER_NAMES, UNSOLVABLE, tier_for
 from pipeline.stock.night import draw
 from pipeline.stock.store import nights_folder
 from pipeline.studio.paths import relative
+from pipeline.validator import Validator
 
 SUFFIXES = YAML_SUFFIXES
 TIER_ORDER = (*TIER_NAMES, UNSOLVABLE)
@@ -44,8 +46,6 @@ def content_hash(raw: bytes) -> str:
 
 def read_document(path: Path, name: str) -> tuple[dict[str, Any], bytes]:
     """The mapping in a level file and its bytes; raises LibraryError with one line."""
-    from pipeline.formats.loader import load_bytes, MAX_BYTES
-
     try:
         if not path.is_file():
             raise LibraryError(f"{name}: no such file")
@@ -273,8 +273,6 @@ class Library:
     def _checked(self, source: str, folder: Path, files: Sequence[tuple[str, Puzzle | None, str | None]]) -> Offers:
         """`Offers` of these files: the validator's refusals (a hand-edited score, an id used
         twice, ...) as one line each; cached until a file changes."""
-        from pipeline.validator import Validator
-
         key = []
         for name, _, _ in files:
             try:

@@ -19,7 +19,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import h11
+import uvicorn
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
 from pipeline.limits import HEADER_TIMEOUT_S, KEEPALIVE_TIMEOUT_S
+from pipeline.studio.app import create_app
 
 HOST = "127.0.0.1"  # never another interface: the studio reads and writes your files
 
@@ -43,9 +48,6 @@ def address(sock: socket.socket) -> str:
 
 def slow_client_protocol(header_timeout: float) -> type:
     """uvicorn's h11 protocol, closing a connection whose request takes over `header_timeout` s."""
-    import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
     class SlowClientProtocol(H11Protocol):  # type: ignore[misc]
         _request_timer: Any = None
 
@@ -83,10 +85,6 @@ def slow_client_protocol(header_timeout: float) -> type:
 
 def uvicorn_server(root: str | Path, *, header_timeout: float = HEADER_TIMEOUT_S, keep_alive: int = KEEPALIVE_TIMEOUT_S,
                    observed: Any = None, profile: Any = None) -> Any:
-    import uvicorn
-
-    from pipeline.studio.app import create_app
-
     config = uvicorn.Config(
         create_app(root, observed=observed, profile=profile), log_level="warning", lifespan="off", http=slow_client_protocol(header_timeout),
         timeout_keep_alive=keep_alive,
