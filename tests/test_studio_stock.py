@@ -83,7 +83,7 @@ def test_a_save_from_the_stock_takes_the_puzzle_out_and_puts_the_old_one_back(cl
     assert r.status_code == 303, r.text
     assert stages(root)[0]["puzzle"]["id"] == new
     assert set(stock(root)) == before - {new} | {old.id}  # the taken one left, the old one is back
-    assert stock_path(root, old).is_file()
+    assert read_puzzle(stock_path(root, old)).provenance["stocked"] == "2026-01-02"  # the latest night's date, as swap's
     assert f"{old.id} back in the stock" in client.get(r.headers["location"]).text
     assert validate_paths([root]).ok  # nothing shipped twice, nothing shipped and in stock (NM321)
     assert save(client, root, f"s:1.1={old.id}").status_code == 303  # undone from the stock too

@@ -45,7 +45,7 @@ from pipeline.jobs.report import REPORT_FILE
 from pipeline.jobs.report_html import REPORT_HTML, refresh_reports
 from pipeline.jobs.swap import SwapError, choose_replacement, commit_swap, swap_stage
 from pipeline.limits import MAX_DRAFT_EDITS
-from pipeline.stock.store import remove_keys, shipped_places, stock_path, stock_text
+from pipeline.stock.store import remove_keys, shipped_places, stock_day, stock_path, stock_text
 from pipeline.studio.library import SUFFIXES, LibraryError, Offers, bundle_value, content_hash, read_document
 
 _AT = r"[1-9]\d{0,3}\.[1-9]\d{0,3}"
@@ -286,8 +286,8 @@ def _commit_stock(result: Any, nights: Path, expected: str) -> Path | None:
         target = stock_path(nights, old)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            today = _dt.datetime.now(_dt.timezone.utc).date()
-            kept = write_guarded(target, stock_text(old, today, nights), base=snapshot(target))
+            day = stock_day(nights, _dt.datetime.now(_dt.timezone.utc).date())  # as `give_back` stamps it
+            kept = write_guarded(target, stock_text(old, day, nights), base=snapshot(target))
         except (WriteRefused, OSError) as exc:
             raise SwapError(f"cannot put {old.id} back in the stock ({exc}); nothing written") from exc
     try:
