@@ -14,11 +14,12 @@ from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from typing import TYPE_CHECKING
-
+from pipeline.atomic import write_atomic
 from pipeline.errors import NumberMatchError
+from pipeline.limits import MAX_ADDS
+from pipeline.rating.tiers import TIERS
 
 if TYPE_CHECKING:  # jsonschema and referencing load only when a document fails the fast check
     from jsonschema import Draft202012Validator
@@ -205,17 +206,15 @@ _RAISE = re.compile(r"^(\s*)raise JsonSchemaValueException\(.*\)$", re.MULTILINE
 @lru_cache(maxsize=None)
 def fast_check(kind: str) -> Callable[[Any], bool] | None:
     """A compiled yes/no check of a document against the `kind` schema, much faster than
-    jsonschema (`make bench validator`); None when it cannot stand in exactly (fastjsonschema missing, or the schema uses
-    a keyword whose meaning differs between drafts).
+    jsonschema (`make bench validator`); None when it cannot stand in exactly (the schema uses a
+    keyword whose meaning differs between drafts).
 
     It is only trusted to say "valid": anything it rejects goes to jsonschema, which finds and
     describes every violation (and is the judge where the two drafts could differ, e.g. 1.0 as
     an integer).
     """
-    try:
-        import fastjsonschema
-    except ImportError:  # pragma: no cover - it is a dependency; degrade to jsonschema alone
-        return None
+    import fastjsonschema  # start-up time: a file is written (generate, nightly) without this check
+
     schema = inlined(kind)
     if not _keywords(schema, set()) <= _FAST_KEYWORDS:
         return None
@@ -255,8 +254,6 @@ def fast_check(kind: str) -> Callable[[Any], bool] | None:
 
 def tier_description() -> str:
     """The puzzle schema's description of `tier`, from the one tier table (`rating.tiers.TIERS`)."""
-    from pipeline.rating.tiers import TIERS
-
     bounds = [f"{name} below {high:g}" for name, _, high in TIERS[:-1]]
     last, low, _ = TIERS[-1]
     return (
@@ -270,7 +267,6 @@ def synced_puzzle_schema() -> str:
     tier boundaries (`rating.tiers`) and the adds limit (`limits`)."""
     schema = json.loads(schema_path("puzzle").read_text(encoding="utf-8"))
     schema["$defs"]["tier"]["description"] = tier_description()
-    from pipeline.limits import MAX_ADDS
 
     schema["$defs"]["adds"]["maximum"] = MAX_ADDS  # each add can double the board (docs/limits.md)
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
@@ -281,8 +277,6 @@ def main() -> None:
     path = schema_path("puzzle")
     text = synced_puzzle_schema()
     if path.read_text(encoding="utf-8") != text:
-        from pipeline.atomic import write_atomic
-
         write_atomic(path, text)
         print(f"updated {path}")
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import importlib
 import sys
 from typing import Any
+import os
 
-from pipeline.errors import Terminated
+from pipeline.errors import Terminated, os_error_line
 
 # command name -> the module under pipeline.cli that defines it (a test checks it is complete)
 COMMANDS: dict[str, str] = {
@@ -45,13 +46,12 @@ _FAST = frozenset({"moves", "apply", "show"})  # run by `pipeline.cli.fast` with
 
 def load_commands(modules: tuple[str, ...] = MODULES) -> Any:
     """Import command modules (each registers its commands once) and return the typer app."""
-    for name in modules:
-        importlib.import_module(f"pipeline.cli.{name}")
-    from pipeline.cli import help_text
-
-    help_text.polish()
+    from pipeline.cli import help_text  # start-up time: typer loads for a typer command, not on the fast path
     from pipeline.cli.base import app
 
+    for name in modules:
+        importlib.import_module(f"pipeline.cli.{name}")
+    help_text.polish()
     return app
 
 
@@ -70,12 +70,9 @@ def main() -> None:
         finally:
             sys.stdout.flush()  # inside the try: a closed pipe shows up here at the latest
     except BrokenPipeError:
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         raise SystemExit(141) from None
     except OSError as exc:  # the fast path's files (typer's commands have their own line in base)
-        from pipeline.errors import os_error_line
 
         sys.stderr.write(f"numbermatch: error: {os_error_line(exc)}\n")
         raise SystemExit(1) from None
@@ -86,7 +83,7 @@ def _main() -> None:
     args = sys.argv[1:]
     first = args[0] if args else None
     if first is not None and first in _FAST:
-        from pipeline.cli import fast
+        from pipeline.cli import fast  # start-up time: the engine commands' path without typer
 
         code = fast.try_run(args)
         if code is not None:

@@ -7,17 +7,16 @@ from typing import Optional
 
 import typer
 
-from pipeline.formats.curves import CURVE_HELP, CURVE_METAVAR, DEFAULT_CURVE
+from pipeline.formats.curves import CURVE_HELP, CURVE_METAVAR, DEFAULT_CURVE, curve_params, shape_text
 from pipeline.cli.base import app
 from pipeline.cli.common import PROFILE_HELP, error_text, fail, read_profile_option
 from pipeline.limits import MAX_LEVELS, MAX_STAGES
+from pipeline.errors import NumberMatchError
+from pipeline.formats.slot import Slot
 
 
 def parse_pin(text: str) -> tuple[tuple[int, int], str]:
     """`--pin L3.S2=nm1-...` -> ((3, 2), 'nm1-...'): the command line parses its own option."""
-    from pipeline.errors import NumberMatchError
-    from pipeline.formats.slot import Slot
-
     at, sep, pid = text.partition("=")
     if not sep or not pid.strip():
         raise NumberMatchError(f"--pin {text!r}: write it as L<level>.S<stage>=PUZZLE_ID (e.g. L3.S2=nm1-3f2a9c0d1e7b)")
@@ -45,10 +44,9 @@ def assemble(
     """
     # start-up time: the assembler (networkx), the loaders and the validator load when assembling, not for --help
     from pipeline.atomic import write_guarded
-    from pipeline.errors import NumberMatchError
-    from pipeline.formats.curves import curve_params, shape_text
     from pipeline.jobs.assembler import assemble as assemble_puzzles
     from pipeline.jobs.bundle import bundle_document, bundle_id_problem, bundle_text, default_bundle_id
+    from pipeline.jobs.curation import read_curation
     from pipeline.jobs.curve_specs import load_curve
     from pipeline.jobs.inputs import load_puzzles
     from pipeline.validator import validate_texts
@@ -64,8 +62,6 @@ def assemble(
             fail("--pin names the same stage twice")
         excluded = list(exclude or ())
         if curation is not None:
-            from pipeline.jobs.curation import read_curation
-
             saved = read_curation(curation)
             pins = {**dict(saved.pins), **pins}  # a --pin given here wins over the file's
             excluded += [pid for pid in saved.excludes if pid not in excluded]

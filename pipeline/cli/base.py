@@ -20,6 +20,8 @@ except ImportError:  # pragma: no cover - depends on the typer version
 
 from pipeline.cli import coercion
 from pipeline.errors import NumberMatchError, os_error_line, shorten
+from pipeline import __version__
+from pipeline.engine.rulesets import SHIPPED
 
 coercion.install()
 
@@ -79,9 +81,6 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        from pipeline import __version__
-        from pipeline.engine.rulesets import SHIPPED
-
         typer.echo(f"numbermatch {__version__} (rulesets: {', '.join(map(str, sorted(SHIPPED)))})")
         raise typer.Exit()
 

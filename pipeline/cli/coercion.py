@@ -17,6 +17,9 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
+from typer import core
+from typer._param_types import coerce_cli_choice, coerce_cli_path  # typer's own choice matching and path checks
+
 _WHOLE = re.compile(r"[+-]?[0-9]{1,18}", re.ASCII)
 _DECIMAL = re.compile(r"[+-]?[0-9]{1,18}(?:\.[0-9]{1,18})?", re.ASCII)
 _installed = False
@@ -65,8 +68,6 @@ class PlainParam:
     def _leaf(self, annotation: Any, value: Any, param: Any, ctx: Any) -> Any:
         info = self.descriptor.parameter_info
         if isinstance(annotation, type) and issubclass(annotation, Enum) or get_origin(annotation) is Literal:
-            from typer._param_types import coerce_cli_choice  # typer's own choice matching
-
             choices: list[Any] = list(get_args(annotation)) if get_origin(annotation) is Literal else [*annotation]
             try:
                 return coerce_cli_choice(value, choices=choices, case_sensitive=info.case_sensitive, ctx=ctx)
@@ -95,8 +96,6 @@ class PlainParam:
                 raise _Refused
             return number
         if isinstance(annotation, type) and issubclass(annotation, Path) and info.path_type is None:
-            from typer._param_types import coerce_cli_path  # typer's own existence and access checks
-
             if isinstance(value, str) and "\x00" not in value:
                 value = annotation(value)
             if not isinstance(value, annotation):
@@ -111,7 +110,6 @@ def install() -> None:
     if _installed:
         return
     _installed = True
-    from typer import core
 
     original = getattr(core, "build_runtime_param", None)
     if original is None or not hasattr(core._TyperParameter, "get_runtime_param"):  # pragma: no cover

@@ -78,7 +78,7 @@ IN_HELP = "Where to look up a puzzle id SOURCE instead of generated/: puzzle fil
 
 def load_source(text: str, search: list[Path] | None = None):  # -> pipeline.formats.source.Source
     """Resolve a SOURCE argument (`pipeline.formats.source`); a bad one exits 1 with one line."""
-    from pipeline.formats.source import resolve
+    from pipeline.formats.source import resolve  # start-up time: not for --help
 
     try:
         return resolve(text, search or ())

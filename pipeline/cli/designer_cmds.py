@@ -16,6 +16,8 @@ from pipeline.errors import NumberMatchError
 from pipeline.formats.night import POOL_DIR
 from pipeline.limits import MAX_ADDS
 from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
+from pipeline.formats.slot import Slot, SlotError
+from pipeline.engine.moves import Move
 
 _PUZZLE_SOURCES = "The board to author: " + SOURCE_HELP[0].lower() + SOURCE_HELP[1:] + " With --refresh: the puzzle files, or bundle stages (bundle.yaml:L1.S2), to refresh."
 
@@ -36,6 +38,8 @@ def puzzle(
     or bundle stages (bundle.yaml:L1.S2: only that Stage's puzzle is rewritten), print what
     changed, and rewrite each only when it is valid afterwards.
     """
+    # start-up time: the solver, the rating and the validator load when authoring, not for --help
+    from pipeline.atomic import write_guarded
     from pipeline.jobs.authoring import AuthoringError, author, puzzle_text, validation_problem
 
     budget = None if budget_nodes == 0 else budget_nodes
@@ -64,8 +68,6 @@ def puzzle(
     problem = validation_problem(str(target), text)
     if problem is not None:  # pragma: no cover - author() makes valid puzzles; this guards the file
         fail(f"the puzzle would not validate: {problem}")
-    from pipeline.atomic import write_guarded
-
     try:
         write_guarded(target, text, kinds=("puzzle",), force=force)
     except NumberMatchError as exc:
@@ -77,7 +79,7 @@ def puzzle(
 
 
 def _refresh(files: list[str], budget: int | None, out: str | None, adds: int | None) -> None:
-    from pipeline.atomic import WriteRefused, write_guarded
+    from pipeline.atomic import WriteRefused, write_guarded  # start-up time (see `puzzle`)
     from pipeline.jobs.authoring import refresh, validation_problem
 
     if not files:
@@ -122,8 +124,6 @@ def _refresh(files: list[str], budget: int | None, out: str | None, adds: int | 
 
 def _bundle_stage(name: str) -> tuple[Path, int, int] | None:
     """(bundle, level, stage) when NAME is `BUNDLE:L<level>.S<stage>` and not a file itself."""
-    from pipeline.formats.slot import Slot, SlotError
-
     head, sep, tail = name.rpartition(":")
     if not sep or not head or Path(name).exists():
         return None
@@ -136,7 +136,7 @@ def _bundle_stage(name: str) -> tuple[Path, int, int] | None:
 
 def _refresh_stage(name: str, bundle: Path, level: int, stage: int, budget: int | None) -> int:
     """Refresh one Stage of a bundle in place; 1 if it failed (said on stderr), else 0."""
-    from pipeline.atomic import os_message
+    from pipeline.atomic import os_message  # start-up time (see `puzzle`)
     from pipeline.jobs.swap import refresh_stage
 
     try:
@@ -166,10 +166,13 @@ def swap(
 ) -> None:
     """Replace one Stage of a bundle by a pool puzzle; every other Stage stays byte-identical.
     """
-    from pipeline.formats.slot import Slot
-    from pipeline.jobs.inputs import load_puzzles
+    # start-up time: the loaders, the validator and the stock load when swapping, not for --help
     from pipeline.atomic import os_message
+    from pipeline.formats.loader import load_text
+    from pipeline.jobs.inputs import load_puzzles
+    from pipeline.jobs.report_html import refresh_reports
     from pipeline.jobs.swap import commit_swap, swap_stage
+    from pipeline.stock.store import give_back, nights_folder, shipped_places
 
     try:
         slot = Slot.parse(stage)
@@ -179,8 +182,6 @@ def swap(
     profile = read_profile_option(profile_file)
     if not bundle.is_file():
         fail(f"{bundle}: no such file")
-    from pipeline.stock.store import nights_folder, shipped_places
-
     places = list(pool or [])
     nights = nights_folder(bundle)  # the nights' output folder: its stock, and every bundle it ships
     stock = None
@@ -213,15 +214,10 @@ def swap(
     if kept is not None:
         typer.echo(f"{result.old_id} kept in {kept} (swap it back with --with {result.old_id})")
     if not dry_run and stock is not None:  # the stock gives the new one up and takes back the old one
-        from pipeline.stock.store import give_back
-
         back = give_back(nights, result.new, result.old_puzzle)
         if back is not None:
             typer.echo(f"{result.old_id} back in the stock at {back} (swap it back with --with {result.old_id})")
     if not dry_run:  # the night's reports follow the bundle (report.md, which holds the run's figures, is marked stale)
-        from pipeline.formats.loader import load_text
-        from pipeline.jobs.report_html import refresh_reports
-
         loaded = load_text(result.text, str(bundle))
         try:
             lines = refresh_reports(bundle, loaded.document.data if loaded.document else {}, f"L{level}.S{number} swapped")
@@ -243,7 +239,7 @@ def render(
 ) -> None:
     """Draw a board as the game shows it, as an SVG picture.
     """
-    from pipeline.atomic import write_guarded
+    from pipeline.atomic import write_guarded  # start-up time: not for --help
     from pipeline.jobs.picture import board_svg
 
     to_stdout = str(out) == "-"
@@ -270,8 +266,7 @@ def render(
 
 
 def _next_pair(src, adds: int) -> tuple[tuple[int, ...], str]:  # src: pipeline.formats.source.Source
-    from pipeline.engine.moves import Move
-    from pipeline.solver.search import SOLVED, solve
+    from pipeline.solver.search import SOLVED, solve  # start-up time: the search loads only with --next
 
     moves = src.certificate(adds)
     if moves is None:
@@ -295,9 +290,9 @@ def report(
 
     The nightly job writes one next to each bundle; run this after a swap to see the new night.
     """
-    from pipeline.atomic import write_guarded
-    from pipeline.jobs.report_html import render_report_html
+    from pipeline.atomic import write_guarded  # start-up time: the validator loads when reporting, not for --help
     from pipeline.formats.source import read_document
+    from pipeline.jobs.report_html import render_report_html
     from pipeline.validator import validate_paths
 
     if out.suffix.lower() not in (".html", ".htm"):

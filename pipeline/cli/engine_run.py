@@ -23,13 +23,13 @@ _NAMES = [f"{i // WIDTH},{i % WIDTH}" for i in range(WIDTH * 512)]
 
 
 def _emit(obj: object) -> None:
-    import json  # only --json output needs it
+    import json  # start-up time: only --json output needs it
 
     sys.stdout.write(json.dumps(obj, separators=(", ", ": ")) + "\n")
 
 
 def _source(text: str, search: Sequence[Path] | None):  # -> pipeline.formats.source.Source
-    from pipeline.formats.source import resolve
+    from pipeline.formats.source import resolve  # start-up time: not for --help
 
     return resolve(text, search or ())
 

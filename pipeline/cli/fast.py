@@ -13,6 +13,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pipeline.cli import engine_run
+from pipeline.errors import NumberMatchError
+
 # command -> (flags, options taking a value, min positionals, max positionals or None)
 _SHAPES: dict[str, tuple[frozenset[str], frozenset[str], int, int | None]] = {
     "moves": (frozenset({"--json"}), frozenset({"--in"}), 1, 1),
@@ -72,8 +75,6 @@ def try_run(argv: Sequence[str]) -> int | None:
             return None  # typer says what is wrong with it (int() would read '٣' as 3)
         adds = int(text)
     search = [Path(p) for p in values.get("--in", [])] or None
-    from pipeline.cli import engine_run
-    from pipeline.errors import NumberMatchError
 
     try:
         if command == "moves":

@@ -12,6 +12,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from typer import core
+
+from pipeline.cli.base import app
+
 EXAMPLES: dict[str, str] = {
     "moves": "numbermatch moves 1.......9/3.5 --json",
     "apply": "numbermatch apply 19......./5.......5/2 0,0-0,1 --adds 1",
@@ -66,7 +70,6 @@ def _usage_name(param: Any) -> str:
 def polish() -> None:
     """Install the display (once) and add the examples to the registered commands."""
     global _done
-    from pipeline.cli.base import app
 
     for info in app.registered_commands:
         name = info.name or (info.callback.__name__.replace("_", "-") if info.callback else None)
@@ -75,7 +78,6 @@ def polish() -> None:
     if _done:
         return
     _done = True
-    from typer import core
 
     for cls in (core.TyperOption, core.TyperArgument):
         if hasattr(cls, "display_type_rich") and hasattr(cls, "display_type"):

@@ -138,7 +138,7 @@ class Game:
         return Move.pair(r1 * WIDTH + c1, r2 * WIDTH + c2)
 
     def _hint(self) -> str:
-        from pipeline.solver.advice import hint
+        from pipeline.solver.advice import hint  # start-up time: the search loads on the first hint
         from pipeline.solver.search import SOLVED
 
         cells, left = self.stage.cells, self.stage.adds_left
@@ -154,14 +154,14 @@ class Game:
         return f"no hint: {self._verdict(found.status)}"
 
     def _verdict(self, status: str) -> str:
-        from pipeline.solver.search import UNSOLVABLE
+        from pipeline.solver.search import UNSOLVABLE  # start-up time (see `_hint`)
 
         if status == UNSOLVABLE:
             return "the position cannot be won any more (u to undo, r to restart)"
         return f"the solver could not decide within {self.hint_nodes} nodes (raise --hint-nodes)"
 
     def _winnable(self) -> str:
-        from pipeline.solver.advice import fewest_adds
+        from pipeline.solver.advice import fewest_adds  # start-up time (see `_hint`)
         from pipeline.solver.search import SOLVED, UNKNOWN
 
         cells, left = self.stage.cells, self.stage.adds_left
@@ -194,7 +194,7 @@ def play(
     tty = sys.stdin.isatty()
     if tty:
         try:
-            import readline  # noqa: F401  (line editing and history for input())
+            import readline  # noqa: F401  # start-up time: line editing and history for input(), only at a terminal
         except ImportError:  # pragma: no cover - platform without readline
             pass
     board = format_board(src.cells)

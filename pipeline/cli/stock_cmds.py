@@ -13,7 +13,7 @@ from pipeline.cli.base import app
 from pipeline.cli.common import emit_json, fail
 from pipeline.cli.help_text import EXAMPLES
 from pipeline.errors import NumberMatchError
-from pipeline.generation.executors import SCHEDULER_ENV
+from pipeline.generation.executors import SCHEDULER_ENV, SchedulerError, open_executor
 from pipeline.limits import MAX_COUNT, MAX_JOBS
 from pipeline.rating.tiers import TIER_NAMES
 
@@ -29,7 +29,7 @@ _OUT_HELP = "The nights' output folder; the stock is OUT/stock/<ruleset>/<cells>
 
 def _prepare(out: Path) -> None:
     """Finish a night killed between its publish and its stock move, under the nights' lock."""
-    from pipeline.jobs.publish import PublishError, locked
+    from pipeline.jobs.publish import PublishError, locked  # start-up time: the stock's modules load to run, not for --help
     from pipeline.stock.night import finish
 
     if not out.is_dir():
@@ -50,7 +50,7 @@ def stock(
     """Stock puzzles per group (ruleset/cells x adds) and tier, with a score histogram (10-point bins)."""
     if ctx.invoked_subcommand is not None:
         return
-    from pipeline.formats.index import LevelIndex
+    from pipeline.formats.index import LevelIndex  # start-up time: the index and YAML load to count, not for --help
     from pipeline.stock.store import HISTOGRAM_BIN, counts
 
     _prepare(out)
@@ -89,8 +89,7 @@ def refill_cmd(
 ) -> None:
     """Generate COUNT new puzzles of a tier and size into the stock (none repeating a stocked or
     shipped puzzle, relabelled copies included); prints the files written."""
-    from pipeline.generation.executors import SchedulerError, open_executor
-    from pipeline.jobs.publish import PublishError, locked
+    from pipeline.jobs.publish import PublishError, locked  # start-up time: the generator loads to refill, not for --help
     from pipeline.stock.night import finish
     from pipeline.stock.store import refill, stock_day
 
@@ -126,7 +125,7 @@ def prune_cmd(
     """Drop stock puzzles the pipeline would no longer ship: invalid files (a ruleset no longer
     shipped included), an older rating version, already shipped, a second copy of one puzzle.
     One line per file: the file and why."""
-    from pipeline.jobs.publish import PublishError, locked
+    from pipeline.jobs.publish import PublishError, locked  # start-up time: the validator loads to prune, not for --help
     from pipeline.stock.night import finish
     from pipeline.stock.store import prune
 

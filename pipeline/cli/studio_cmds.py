@@ -10,6 +10,7 @@ import typer
 
 from pipeline.cli.base import app
 from pipeline.cli.common import fail, read_profile_option
+from pipeline.errors import NumberMatchError
 
 DEFAULT_PORT = 8765
 
@@ -25,7 +26,7 @@ def studio(
 ) -> None:
     """Review, play and curate the Levels under PATH in the browser; Ctrl-C stops it."""
     try:
-        from pipeline.studio.server import HOST, address, listen, uvicorn_server
+        from pipeline.studio.server import HOST, address, listen, uvicorn_server  # start-up time: an optional extra; not for --help
     except ImportError as exc:  # pragma: no cover - the studio extra is part of the test extra
         fail(f"the studio needs its web packages ({exc.name} is missing): pip install 'numbermatch[studio]'")
     if not path.is_dir():
@@ -53,7 +54,6 @@ def studio(
 
 def _observed(path: Path, files: list[Path], profile: Any) -> Any:
     """Per puzzle id under PATH, the telemetry's figures (`pipeline.telemetry.observed.stage_figures`)."""
-    from pipeline.errors import NumberMatchError
     from pipeline.telemetry.catalogue import load_catalogue  # start-up time: DuckDB loads only with --telemetry
     from pipeline.telemetry.observed import observe, stage_figures
     from pipeline.telemetry.records import read_telemetry

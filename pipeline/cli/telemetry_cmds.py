@@ -40,7 +40,7 @@ class ObservedFormat(str, Enum):
 
 
 def _inputs(telemetry: list[Path], levels: list[Path], strict: bool):  # -> (Catalogue, Telemetry)
-    from pipeline.telemetry.catalogue import load_catalogue
+    from pipeline.telemetry.catalogue import load_catalogue  # start-up time: DuckDB and the loaders load to read, not for --help
     from pipeline.telemetry.records import read_telemetry
 
     try:
@@ -65,7 +65,7 @@ def simulate_cmd(
     abandon: float = typer.Option(0.05, "--abandon", min=0.0, max=0.99, help="Share of attempts abandoned part-way."),
 ) -> None:
     """Write telemetry by playing every puzzle with the rating's player models in a stated mix."""
-    from pipeline.telemetry.catalogue import load_catalogue
+    from pipeline.telemetry.catalogue import load_catalogue  # start-up time: the players and DuckDB load to simulate, not for --help
     from pipeline.telemetry.records import telemetry_format
     from pipeline.telemetry.simulate import parse_audience, simulate, write_records
 
@@ -92,6 +92,7 @@ def observed_cmd(
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
 ) -> None:
     """Observed loss rates per puzzle and Stage against the rated ones, flags, summary and curves."""
+    from pipeline.atomic import write_atomic  # start-up time: DuckDB and the loaders load to report, not for --help
     from pipeline.telemetry.observed import REPORTER_BY_NAME, observe
 
     profile = read_profile_option(profile_file)
@@ -105,8 +106,6 @@ def observed_cmd(
     if out is None:
         sys.stdout.write(text)
         return
-    from pipeline.atomic import write_atomic
-
     try:
         write_atomic(out, text)
     except OSError as exc:
@@ -126,7 +125,7 @@ def calibrate_cmd(
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
 ) -> None:
     """Fit a rating profile (mix weights and tiers) to the observed loss rates, with held-out figures."""
-    from pipeline.formats.profile_file import profile_document, write_profile
+    from pipeline.formats.profile_file import profile_document, write_profile  # start-up time: not for --help
     from pipeline.telemetry.calibrate import calibrate
 
     if date is None:
@@ -156,7 +155,7 @@ def rescore_cmd(
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; write nothing."),
 ) -> None:
     """Re-score stored puzzles under a rating profile (from their stored win rates; no replay)."""
-    from pipeline.formats.files import level_files
+    from pipeline.formats.files import level_files  # start-up time: YAML loads to rescore, not for --help
     from pipeline.telemetry.rescore import rescore_file, write_rescored
 
     profile = read_profile_option(profile_file)

@@ -11,6 +11,7 @@ import typer
 
 from pipeline.cli.base import app
 from pipeline.cli.common import fail
+from pipeline.errors import NumberMatchError
 
 if TYPE_CHECKING:
     from pipeline.rating.profile import RatingProfile
@@ -40,7 +41,6 @@ def validate(
     ),
 ) -> None:
     """Validate level files. Exit 0: all valid; 1: a file is invalid; 2: usage error."""
-    from pipeline.errors import NumberMatchError
     from pipeline.validator import PathError, validate_paths  # start-up time: not for --help
     from pipeline.validator.profiles import read_profile
     from pipeline.validator.reporters import render, summary

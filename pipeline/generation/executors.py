@@ -24,6 +24,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+from functools import partial
 
 from pipeline import __version__
 from pipeline.engine.rulesets import SHIPPED
@@ -112,8 +113,6 @@ class PoolExecutor:
         self.description = f"process pool, {workers} workers"
 
     def outcomes(self, run: Attempt, params: Any, limit: int) -> Generator[Tagged, None, None]:
-        from functools import partial
-
         # imap yields in attempt order; leaving the block terminates the workers still busy on
         # attempts that are no longer needed
         # workers die with this process: an orphan would keep the nightly lock (`procs`)
@@ -125,7 +124,7 @@ class PoolExecutor:
 
 def _run_batch(run: Attempt, params: Any, start: int, stop: int) -> tuple[str, float, list[Any]]:
     """Attempts start..stop-1 on a Dask worker: (worker address, seconds, outcomes)."""
-    from distributed import get_worker
+    from distributed import get_worker  # start-up time: Dask loads only for --scheduler (on a worker it is loaded)
 
     began = time.perf_counter()
     outcomes = [run(params, k) for k in range(start, stop)]
@@ -134,10 +133,7 @@ def _run_batch(run: Attempt, params: Any, start: int, stop: int) -> tuple[str, f
 
 def _identity() -> tuple[str, str]:
     """(numbermatch version, shipped rulesets): what must match between here and the workers."""
-    from pipeline import __version__ as version
-    from pipeline.engine.rulesets import SHIPPED as shipped
-
-    return version, ",".join(map(str, sorted(shipped)))
+    return __version__, ",".join(map(str, sorted(SHIPPED)))
 
 
 def next_batch_size(batch: int, seconds: float, attempts: int) -> int:
@@ -236,7 +232,7 @@ class DaskExecutor:
 
 def _import_distributed() -> Any:
     try:
-        import distributed
+        import distributed  # start-up time: Dask is optional and loads only for --scheduler
     except ImportError:
         raise SchedulerError("--scheduler needs Dask: pip install 'numbermatch[dask]'") from None
     return distributed

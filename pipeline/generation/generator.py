@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from pipeline.rating.score import Rating
 from pipeline.rating.profile import RatingProfile, rated_under
 from pipeline.rating.tiers import TIER_NAMES, tier_range
+from pipeline.rating.score import DEFAULT_PLAYOUTS, rate
 
 SEARCH_DEFAULT_FROM = "hard"  # the lowest tier whose targets default to the search strategy
 
@@ -241,8 +242,6 @@ class GenerateResult:
 def _rate(
     cells: bytes, adds: int, playouts: int | None, seed: int, solution: tuple[Move, ...], ruleset: Ruleset
 ) -> Rating:
-    from pipeline.rating.score import DEFAULT_PLAYOUTS, rate  # imported late: the rating module is a sibling feature
-
     return rate(cells, adds, seed=seed, solution=solution, ruleset=ruleset,
                 playouts=DEFAULT_PLAYOUTS if playouts is None else playouts)
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from pipeline.errors import NumberMatchError
+from pipeline.engine.rulesets import DEFAULT
+from pipeline.generation.proposals import constructive, random_digits
 
 if TYPE_CHECKING:  # start-up time: the CLI reads the names; the strategies load when generating
     from pipeline.engine.rulesets import Ruleset
@@ -79,34 +81,28 @@ def default_strategy(targeted: bool) -> Strategy:
 def propose(name: str, cells: int, adds: int, rng: random.Random, digits: DigitDistribution,
             ruleset: Ruleset | None = None) -> Proposal:
     """The first candidate of the named strategy with no target (what the rating study samples)."""
-    from pipeline.engine.rulesets import DEFAULT
-
     return next(strategy_for(name).candidates(cells, adds, rng, digits, ruleset or DEFAULT, None))
 
 
 def _random(cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset,
             window: Window | None) -> Iterator[Proposal]:
-    from pipeline.generation.proposals import random_digits
-
     yield random_digits(cells, rng, digits)
 
 
 def _constructive(cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset,
                   window: Window | None) -> Iterator[Proposal]:
-    from pipeline.generation.proposals import constructive
-
     yield constructive(cells, adds, rng, digits, ruleset)
 
 
 def _search(cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset,
             window: Window | None) -> Iterator[Proposal]:
-    from pipeline.generation.climb import climb
+    from pipeline.generation.climb import climb  # start-up time: the players and the search load to generate, not for --help
 
     return climb(cells, adds, rng, digits, ruleset, window)
 
 
 def _search_settings() -> dict[str, object]:
-    from pipeline.generation.climb import settings
+    from pipeline.generation.climb import settings  # start-up time (see `_search`)
 
     return settings()
 

@@ -20,7 +20,7 @@ def __getattr__(name: str) -> Any:
     """The search's names, loaded with the search on first use (start-up time: reading a budget
     from `pipeline.solver.budgets` for a command's --help does not load the search)."""
     if name in _SEARCH:
-        from pipeline.solver import search
+        from pipeline.solver import search  # start-up time: see the docstring
 
         return getattr(search, name)
     raise AttributeError(f"module 'pipeline.solver' has no attribute {name!r}")

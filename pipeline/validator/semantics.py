@@ -28,7 +28,6 @@ from pipeline.formats.index import is_stock_path
 from pipeline.validator.context import SCORE_TOLERANCE, Context, Parts
 from pipeline.formats.loader import Document
 from pipeline.problems import Problem, json_path
-from pipeline.validator.curve_checks import curve_problems
 
 
 
@@ -104,6 +103,8 @@ class Semantics:
         elif kind == "rating-profile":
             _profile_file(ctx, data)
         elif kind == "curves":
+            from pipeline.validator.curve_checks import curve_problems  # start-up time: only a curves file needs them
+
             for parts, code, message in curve_problems(data, ctx.is_bad):
                 ctx.add(parts, code, message)
         else:
