@@ -124,8 +124,9 @@ def test_draft_text_round_trips_and_refuses_junk() -> None:
     d = Draft.parse("s:1.2=nm1-abc;p:2.3;x:nm1-def;s:1.2=nm1-ghi")
     assert d.swaps == (("1.2", "nm1-ghi"),) and d.pins == ("2.3",) and d.excludes == ("nm1-def",)
     assert Draft.parse(str(d)) == d
-    with pytest.raises(DraftError):
-        Draft.parse("s:0.1=x")
+    for junk in ("s:0.1=x", "p:L1.S2", "s:1.2.3=x", "p:1.2;rm", "x:a b"):  # the address's one spelling, 1.2
+        with pytest.raises(DraftError):
+            Draft.parse(junk)
     with pytest.raises(DraftError):
         d.with_swap("2.3", "nm1-x")  # pinned
 

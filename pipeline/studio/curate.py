@@ -38,7 +38,7 @@ from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle
 from pipeline.formats.index import LevelIndex
 from pipeline.formats.puzzle import Puzzle
-from pipeline.formats.slot import Slot
+from pipeline.formats.slot import Slot, SlotError
 from pipeline.jobs.curation import Curation, curation_path
 from pipeline.jobs.publish import PublishError, locked
 from pipeline.jobs.report import REPORT_FILE
@@ -48,9 +48,9 @@ from pipeline.limits import MAX_DRAFT_EDITS
 from pipeline.stock.store import remove_keys, shipped_places, stock_day, stock_path, stock_text
 from pipeline.studio.library import SUFFIXES, LibraryError, Offers, bundle_value, content_hash, read_document
 
-_AT = r"[1-9]\d{0,3}\.[1-9]\d{0,3}"
 _ID = r"[A-Za-z0-9_.-]{1,80}"
-_PART = re.compile(rf"(?:s:(?P<swap_at>{_AT})=(?P<swap_id>{_ID})|p:(?P<pin>{_AT})|x:(?P<exclude>{_ID}))\Z")
+# a Stage in the address form `1.2`, read by `split_at` (Slot.parse, the one grammar)
+_PART = re.compile(rf"(?:s:(?P<swap_at>[^=;]{{1,20}})=(?P<swap_id>{_ID})|p:(?P<pin>[^;]{{1,20}})|x:(?P<exclude>{_ID}))\Z")
 _SAVE_LOCK = threading.Lock()  # one save at a time per studio process
 
 
@@ -82,8 +82,10 @@ class Draft:
             if not m:
                 raise DraftError(f"draft edit {part[:60]!r} is not s:L.S=ID, p:L.S or x:ID")
             if m["swap_at"]:
+                split_at(m["swap_at"])
                 swaps[m["swap_at"]] = m["swap_id"]
             elif m["pin"]:
+                split_at(m["pin"])
                 pins.append(m["pin"])
             else:
                 excludes.append(m["exclude"])
@@ -127,11 +129,15 @@ class Draft:
 
 
 def split_at(at: str) -> tuple[int, int]:
-    """(level, stage) from a page address's `L.S` (e.g. `1.2` for L1.S2); raises DraftError."""
-    if not re.fullmatch(_AT, at or ""):
-        raise DraftError(f"stage {at[:20]!r} names no Stage (the address writes L1.S2 as at=1.2)")
-    level, stage = at.split(".")
-    return int(level), int(stage)
+    """(level, stage) from a page address's `L.S` (e.g. `1.2` for L1.S2): `Slot.parse`, in its
+    short spelling only (the address is a draft's key); raises DraftError."""
+    try:
+        slot: Slot | None = Slot.parse(at or "")
+    except SlotError:
+        slot = None
+    if slot is None or slot.short != at:
+        raise DraftError(f"stage {(at or '')[:20]!r} names no Stage (the address writes L1.S2 as at=1.2)")
+    return slot.level, slot.stage
 
 
 def offer_pool(pool: Sequence[Puzzle], draft: Draft, used: set[str]) -> list[Puzzle]:
