@@ -8,8 +8,9 @@ position a third of the way through the certificate. Per position it times
 - a move: the click that completes a pair (`GET /act`, the engine replays the game and plays
   the pair, 303) plus the page it redirects to (`GET /stage`, replay and render), end to end;
 - a hint: `GET /stage?note=hint` (replay, solver with the studio's node budget, render);
-- a swap page: `GET /swap` for each Stage of the bundle (the pool, validated once and cached,
-  ranked, and `swap`'s own choice, `choose_replacement`).
+- a swap page: `GET /swap` for each Stage of the bundle (the pool, or for a night drawn from
+  the stock the nights' stock; validated once and cached, ranked, and `swap`'s own choice,
+  `choose_replacement`).
 
 Baselines in the same run, on the same positions: the engine's own replay-and-play in-process
 (`game.replay` + `Position.then`) for a move, and `solve` in-process for a hint; the ratios say
@@ -44,6 +45,9 @@ from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.studio.server import Background
 from pipeline.jobs.inputs import load_puzzles
 from pipeline.jobs.swap import SwapError, choose_replacement, swap_stage
+from pipeline.formats.index import STOCK_DIR
+from pipeline.formats.night import POOL_DIR
+from pipeline.stock.store import nights_folder
 
 MAX_STAGES = 30
 EXTRA_36 = 10  # random 36-cell boards with 1 add (the expert plan's size) when the night has none
@@ -107,6 +111,8 @@ def main() -> None:
             if root == Path("generated"):  # never write into the real night: serve a copy
 
                 shutil.copytree(root / Path(bundle).parent, Path(tmp) / Path(bundle).parent)
+                if (root / STOCK_DIR).is_dir():  # a night drawn from the stock swaps from it
+                    shutil.copytree(root / STOCK_DIR, Path(tmp) / STOCK_DIR)
                 root = Path(tmp)
             sources += [({"path": rel}, p) for rel, p in _boards_36(root, EXTRA_36)]
         positions = []
@@ -165,10 +171,13 @@ def main() -> None:
 
 def _swap_pages(root: Path, bundle: str, doc: dict) -> None:
     """GET /swap per Stage against `choose_replacement` in-process, and the old way's cost."""
-    pool_dir = root / Path(bundle).parent / "pool"
+    pool_dir = root / Path(bundle).parent / POOL_DIR
+    if not pool_dir.is_dir():  # a night drawn from the stock: the page offers the nights' stock
+        pool_dir = nights_folder(root / bundle) / STOCK_DIR
     if not pool_dir.is_dir():
-        print("   swap page: skipped (the night has no pool/)")
+        print("   swap page: skipped (the night has no pool/ and no stock beside it)")
         return
+    print(f"   swap page: candidates from {pool_dir.relative_to(root).as_posix()}/")
     pool = load_puzzles([pool_dir])
     value = Bundle.from_dict(doc, bundle)
     stages = [s.data for s in value.stages]

@@ -132,6 +132,7 @@ class Library:
         self._cache: dict[Path, tuple[tuple[int, int], Any]] = {}
         self._docs: dict[Path, tuple[tuple[int, int, int], tuple[dict[str, Any], bytes]]] = {}
         self._pools: dict[tuple[str, Path], tuple[Any, Offers]] = {}
+        self._draws: dict[Path, tuple[Any, list[tuple[str, Puzzle | None, str | None]]]] = {}
 
     def document(self, path: Path, name: str) -> tuple[dict[str, Any], bytes]:
         """`read_document`, parsed once per version of the file (size, mtime and inode): every
@@ -260,14 +261,21 @@ class Library:
         for s in bundle.stages:
             if s.target_score is not None and 0 <= s.target_score <= 100:
                 targets.setdefault(tier_for(s.target_score), []).append(s.target_score)
+        # the draw reads its puzzles' files: done again only when a level file under the nights'
+        # folder changed (a stock file came or went, a bundle now ships another puzzle)
+        key = (tuple((t, tuple(v)) for t, v in sorted(targets.items())), bundle.ruleset, _tree_state(nights))
+        hit = self._draws.get(nights)
+        if hit is not None and hit[0] == key:
+            return self._checked("stock", nights, hit[1])
         try:
             drawn = draw(nights, targets, {tier: MAX_STOCK_OFFERS for tier in targets}, bundle.ruleset)
         except NumberMatchError as exc:  # a stock file that cannot be read: said, nothing offered
             return Offers("stock", nights, (), (str(exc).replace(str(self.root) + "/", ""),))
-        files = sorted(
+        files: list[tuple[str, Puzzle | None, str | None]] = sorted(
             (relative(self.root, drawn.files[p.id]), p, None)
             for found in drawn.puzzles.values() for p in found if _is_file_inside(drawn.files[p.id], self.root)
         )
+        self._draws[nights] = (key, files)
         return self._checked("stock", nights, files)
 
     def _checked(self, source: str, folder: Path, files: Sequence[tuple[str, Puzzle | None, str | None]]) -> Offers:
@@ -299,6 +307,21 @@ class Library:
         offers = Offers(source, folder, tuple(accepted), tuple(refused))
         self._pools[(source, folder)] = (key, offers)
         return offers
+
+
+def _tree_state(folder: Path) -> tuple[tuple[str, int, int, int], ...]:
+    """(path, size, mtime, inode) of every level file under `folder` (hidden ones aside)."""
+    state = []
+    for top, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for f in files:
+            if f.endswith(SUFFIXES) and not f.startswith("."):
+                try:
+                    st = os.stat(os.path.join(top, f))
+                except OSError:
+                    continue
+                state.append((os.path.join(top, f), st.st_size, st.st_mtime_ns, st.st_ino))
+    return tuple(sorted(state))
 
 
 def _resolved(path: Path) -> Path | None:
