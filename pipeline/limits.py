@@ -27,6 +27,10 @@ MAX_GENERATED_ADDS = 5
 # Moves a simulated player may make in one game: a defensive cap (a game is finite anyway: each
 # pair removes two numbers).
 MAX_PLAYER_MOVES = 20_000
+# Positions the simulated players remember per table (legal pairs, steps, the lookahead's counts:
+# `rating.players._Memo`); a full table starts over. About 16 MiB a table at the nightly's sizes;
+# a rating at those sizes reaches about a third of it.
+MAX_MEMO_ENTRIES = 32_768
 # Games each simulated player plays in a rating (default 64).
 MAX_PLAYOUTS = 10_000
 # Puzzles one `generate` run may ask for.
@@ -144,6 +148,8 @@ LIMITS: tuple[Limit, ...] = (
           "`--adds` on `apply`, `solve`, `rate`: usage error (exit 2); `adds` in a file: NM208; `BOARD ADDS` lines: an error line"),
     Limit("adds the generator makes puzzles with", ("MAX_GENERATED_ADDS",), "`generate --adds`: one line"),
     Limit("moves in one simulated player's game", ("MAX_PLAYER_MOVES",), "a defensive cap: real games end far sooner"),
+    Limit("positions the simulated players remember, per table", ("MAX_MEMO_ENTRIES",),
+          "the table starts over (slower, same results)"),
     Limit("playouts per simulated player", ("MAX_PLAYOUTS",), "`rate --playouts`: usage error"),
     Limit("puzzles per `generate` run", ("MAX_COUNT",), "`generate --count`: usage error"),
     Limit("levels of a night or bundle", ("MAX_LEVELS",), "`nightly`/`assemble --levels`: usage error"),

@@ -11,13 +11,15 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from tests.helpers import run
-from pipeline.engine.board import parse
+from pipeline.engine.board import format_board, parse
 from pipeline.rating.players import (
     pair_counts_after,
     play,
     remove_and_track,
 )
 from pipeline.rating.players import PLAYERS
+from pipeline.rating import players as players_module
+from pipeline.bench import baseline_players as reference
 from pipeline.rating.score import PLAYERS_BY_VERSION, WEIGHTS, playouts_for, rate
 from pipeline.rating.versions import DIFFICULTY_KEYS, WEIGHTS_BY_VERSION, WEIGHTS_V1, score_from_metrics
 from pipeline.engine.rules import legal_pairs, remove_pair
@@ -267,6 +269,37 @@ def test_games_are_legal_and_same_on_both_paths(untracked: Ruleset, seed: int, n
         assert fast.adds_used == adds - adds_left
         if not fast.won:
             assert adds_left == 0 and not legal_pairs(final)  # stopped only when stuck
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32), n=st.sampled_from([9, 18, 27, 30, 36, 45]), adds=st.integers(0, 3),
+       gappy=st.booleans())
+def test_players_play_the_games_the_reference_players_play(seed: int, n: int, adds: int, gappy: bool) -> None:
+    """The players remember positions (`_Memo`) and update pairs in place; the reference copy of
+    the players before that (`pipeline.bench.baseline_players`) must play every game the same:
+    the same pairs, the same random draws, the same recorded positions."""
+    draw = random.Random(seed)
+    values = [0, 0, 0, 1, 3, 5, 7, 9] if gappy else list(range(1, 10))
+    cells = bytes(draw.choice(values) for _ in range(n))
+    for player, old in zip(PLAYERS, reference.PLAYERS):
+        assert player.name == old.name
+        for game in range(3):  # a later game meets positions the earlier ones left in the memo
+            fast = play(player, cells, adds, random.Random(seed + game), record=True)
+            plain = reference.play(old, cells, adds, random.Random(seed + game), record=True)
+            assert fast == plain, (player.name, format_board(cells), adds, seed + game)
+
+
+def test_ratings_are_those_of_the_reference_players(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole ratings, also with memo tables so small they keep starting over."""
+    boards = [(bytes(random.Random(k).randint(1, 9) for _ in range(27 + 3 * k)), k % 3) for k in range(4)]
+    with reference.reference_players():
+        assert players_module.play is not play  # the rating plays the reference's games
+        expected = [rate(cells, adds, playouts=16).to_json() for cells, adds in boards]
+    assert [rate(cells, adds, playouts=16).to_json() for cells, adds in boards] == expected
+    players_module._MEMO.clear()
+    monkeypatch.setattr(players_module, "MAX_MEMO_ENTRIES", 5)
+    assert [rate(cells, adds, playouts=16).to_json() for cells, adds in boards] == expected
+    assert max(map(len, (players_module._MEMO.pairs, players_module._MEMO.steps, players_module._MEMO.counts))) <= 5
 
 
 def test_players_add_only_when_stuck() -> None:

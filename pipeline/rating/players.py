@@ -18,7 +18,9 @@ and `proximity` (the closest pair in reading order); their classes say how they 
 
 The hot loop keeps the legal pairs up to date incrementally (`remove_and_track`,
 `pair_counts_after`): removing a pair without a row collapse only changes pairs through the two
-emptied cells; a collapse or an add recomputes them with `rules.legal_pairs`. That tracking knows
+emptied cells; a collapse or an add recomputes them with `rules.legal_pairs`. And it remembers
+what it worked out per position (`_Memo`): a rating's ~800 games all start on one board and
+pass through many of the same positions. That tracking knows
 ruleset 1's lines, so it runs only for a ruleset whose `tracked_pairs` flag is set; otherwise the
 players recompute the pairs with the ruleset's own functions. The games are the same either way
 (tests check it with a copy of ruleset 1 whose flag is off).
@@ -26,20 +28,22 @@ players recompute the pairs with the ruleset's own functions. The games are the 
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from random import Random
-from typing import Protocol
+from typing import NamedTuple, Protocol, TypeVar
 
 from pipeline.engine.board import CLASS, WIDTH, crossing_lines
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rules import legal_pairs, remove_pair
 from pipeline.engine.rulesets import DEFAULT, Ruleset
-from pipeline.limits import MAX_PLAYER_MOVES
+from pipeline.limits import MAX_MEMO_ENTRIES, MAX_PLAYER_MOVES
 
 Pair = tuple[int, int]
 # A chooser returns the pair to remove, or None to use Add numbers now (only when an add is left).
 Chooser = Callable[[bytes, list[Pair], int], "Pair | None"]
+_V = TypeVar("_V")
 
 
 
@@ -76,14 +80,37 @@ def _opened_through(cells: bytes | bytearray, x: int, found: set[Pair], lines: t
 def pairs_after_gaps(cells: bytes | bytearray, pairs: Sequence[Pair], i: int, j: int) -> list[Pair]:
     """The legal pairs once i and j are gaps (`cells` already has them as gaps), rows kept.
 
-    `pairs` are the legal pairs before; only pairs through i or j change: those using i or j
-    go, and cells that now see each other across i or j may pair.
+    `pairs` are the legal pairs before, sorted; only pairs through i or j change: those using i
+    or j go (the rest stay sorted), and cells that now see each other across i or j may pair
+    (inserted in order unless another line already joined them). `_opened_through`, inlined:
+    this is the players' innermost loop.
     """
-    found = {p for p in pairs if p[0] != i and p[1] != i and p[0] != j and p[1] != j}
-    lines = crossing_lines(len(cells))
-    _opened_through(cells, i, found, lines)
-    _opened_through(cells, j, found, lines)
-    return sorted(found)
+    kept = [p for p in pairs if p[0] != i and p[1] != i and p[0] != j and p[1] != j]
+    n = len(cells)
+    lines = crossing_lines(n)
+    cls = CLASS
+    for x in (i, j):
+        a = x - 1
+        while a >= 0 and not cells[a]:
+            a -= 1
+        if a >= 0:
+            b = x + 1
+            while b < n and not cells[b]:
+                b += 1
+            if b < n and cls[cells[a]] == cls[cells[b]] and (a, b) not in kept:
+                insort(kept, (a, b))
+        for back, fwd in lines[x]:
+            for a in back:
+                va = cells[a]
+                if va:
+                    for b in fwd:
+                        vb = cells[b]
+                        if vb:
+                            if cls[va] == cls[vb] and (a, b) not in kept:
+                                insort(kept, (a, b))
+                            break
+                    break
+    return kept
 
 
 def pair_counts_after(cells: bytes, pairs: Sequence[Pair]) -> list[int]:
@@ -119,15 +146,18 @@ def pair_counts_after(cells: bytes, pairs: Sequence[Pair]) -> list[int]:
 
 
 def counts_after(cells: bytes, pairs: Sequence[Pair], ruleset: Ruleset) -> list[int]:
-    """`pair_counts_after` where the ruleset allows tracking, else by the ruleset's functions."""
+    """`pair_counts_after` where the ruleset allows tracking (remembered, see `_Memo`), else by the
+    ruleset's functions. The list is shared: read it, never change it."""
     if ruleset.tracked_pairs:
-        return pair_counts_after(cells, pairs)
+        counts = _MEMO.counts.get(cells)
+        if counts is None:
+            counts = _MEMO.keep(_MEMO.counts, cells, pair_counts_after(cells, pairs))
+        return counts
     return [len(ruleset.legal_pairs(ruleset.remove_pair(cells, i, j))) for i, j in pairs]
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
-    """One pair removal as the tracker saw it."""
+class Step(NamedTuple):
+    """One pair removal as the tracker saw it (a named tuple: the hot loop makes many)."""
 
     cells: bytes
     pairs: list[Pair]
@@ -136,7 +166,11 @@ class Step:
 
 
 def remove_and_track(cells: bytes, pairs: Sequence[Pair], i: int, j: int, ruleset: Ruleset = DEFAULT) -> Step:
-    """Remove pair (i, j) and return the new cells and legal pairs, noting collapse openings."""
+    """Remove pair (i, j) and return the new cells and legal pairs, noting collapse openings.
+
+    `pairs` are the legal pairs of `cells` (sorted). Where the ruleset allows tracking, the step
+    is remembered (`_Memo`): a rating's games from one board pass through the same positions.
+    """
     if not ruleset.tracked_pairs:
         after = ruleset.remove_pair(cells, i, j)
         new = ruleset.legal_pairs(after)
@@ -145,14 +179,75 @@ def remove_and_track(cells: bytes, pairs: Sequence[Pair], i: int, j: int, rulese
         gapped = bytearray(cells)
         gapped[i] = gapped[j] = 0
         return Step(after, new, True, _collapse_opened(gapped, ruleset.legal_pairs(bytes(gapped)), new, i, j))
-    after = remove_pair(cells, i, j)
+    key = (cells, i, j)
+    step = _MEMO.steps.get(key)
+    if step is None:
+        step = _MEMO.keep(_MEMO.steps, key, _track(cells, pairs, i, j))
+    return step
+
+
+def _track(cells: bytes, pairs: Sequence[Pair], i: int, j: int) -> Step:
+    """`remove_and_track` for ruleset 1: the pairs through i and j updated, a full rescan only
+    when a row collapses (what `rules.remove_pair` does, without building the board twice)."""
     gapped = bytearray(cells)
     gapped[i] = gapped[j] = 0
     kept = pairs_after_gaps(gapped, pairs, i, j)
-    if len(after) == len(cells):
-        return Step(after, kept, False, False)
-    new = legal_pairs(after)
-    return Step(after, new, True, _collapse_opened(gapped, kept, new, i, j))
+    si, sj = i - i % WIDTH, j - j % WIDTH
+    gone_i = not any(gapped[si : si + WIDTH])
+    gone_j = sj != si and not any(gapped[sj : sj + WIDTH])
+    if not (gone_i or gone_j):
+        return Step(bytes(gapped), kept, False, False)
+    after = bytearray(gapped)
+    for s, gone in ((sj, gone_j), (si, gone_i)):  # higher row first so indices stay valid
+        if gone:
+            del after[s : s + WIDTH]
+    new = legal_pairs(bytes(after))
+    return Step(bytes(after), new, True, _collapse_opened(gapped, kept, new, i, j))
+
+
+class _Memo:
+    """What the tracked path has worked out, by position: legal pairs, steps, the lookahead's
+    counts. Each is a pure function of the cells (and the pair), so remembering changes no
+    result; the games a rating plays from one board share many positions (all start on it,
+    and many positions recur), so a rating computes each once. It holds one start board's
+    positions (`start`: a game from another board clears it; fewer live objects for the
+    garbage collector to walk), and a table that reaches `MAX_MEMO_ENTRIES` starts over."""
+
+    def __init__(self) -> None:
+        self.pairs: dict[bytes, list[Pair]] = {}
+        self.steps: dict[tuple[bytes, int, int], Step] = {}
+        self.counts: dict[bytes, list[int]] = {}
+        self.board = b""
+
+    def start(self, cells: bytes) -> None:
+        """A game starts on `cells`: forget another board's positions."""
+        if cells != self.board:
+            self.clear()
+            self.board = cells
+
+    def keep(self, table: dict, key: object, value: _V) -> _V:
+        if len(table) >= MAX_MEMO_ENTRIES:
+            table.clear()
+        table[key] = value
+        return value
+
+    def clear(self) -> None:
+        self.pairs.clear()
+        self.steps.clear()
+        self.counts.clear()
+
+
+_MEMO = _Memo()
+
+
+def _legal(cells: bytes, ruleset: Ruleset) -> list[Pair]:
+    """The ruleset's legal pairs of `cells`, remembered for ruleset 1's function (see `_Memo`)."""
+    if ruleset.legal_pairs is not legal_pairs:
+        return ruleset.legal_pairs(cells)
+    pairs = _MEMO.pairs.get(cells)
+    if pairs is None:
+        pairs = _MEMO.keep(_MEMO.pairs, cells, legal_pairs(cells))
+    return pairs
 
 
 def _collapse_opened(gapped: bytearray, kept: Sequence[Pair], new: Sequence[Pair], i: int, j: int) -> bool:
@@ -281,7 +376,9 @@ class LocalPlayer:
 
         def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
             f = focus[0]
-            near = [p for p in pairs if abs(p[0] // width - f) <= reach or abs(p[1] // width - f) <= reach]
+            # a cell's row is at most `reach` from f exactly when the cell lies in these bounds
+            low, high = (f - reach) * width, (f + reach + 1) * width
+            near = [p for p in pairs if low <= p[0] < high or low <= p[1] < high]
             pick = rng.choice(near or pairs)
             focus[0] = pick[0] // width
             return pick
@@ -387,10 +484,13 @@ def play(
     where a pair was chosen (for sampling) and the legal pair count before each step.
     """
     choose = player.begin(cells, rng, ruleset)
-    pairs = ruleset.legal_pairs(cells)
+    _MEMO.start(cells)
+    pairs = _legal(cells, ruleset)
     adds_left = adds
     out = Playout(False, 0, 0)
-    while cells and out.moves < max_moves:
+    path = out.path
+    moves = collapses = openings = 0
+    while cells and moves < max_moves:
         if record:
             out.pair_counts.append(len(pairs))
         pick = choose(cells, pairs, adds_left) if pairs else None
@@ -400,24 +500,35 @@ def play(
                     raise ValueError(f"player {player.name!r} chose to add with no add left")
                 break
             cells = ruleset.add_numbers(cells)
-            pairs = ruleset.legal_pairs(cells)
+            pairs = _legal(cells, ruleset)
             adds_left -= 1
             out.adds_used += 1
-            out.moves += 1
-            out.path.append(ADD)
+            moves += 1
+            path.append(ADD)
             continue
         i, j = pick
-        out.path.append(Move(i, j))
+        move = _MOVES.get(pick)
+        if move is None:
+            move = Move(i, j)
+            if j < _SHARED_MOVES:
+                _MOVES[pick] = move
+        path.append(move)
         if record:
             out.positions.append((cells, adds_left, pairs))
         step = remove_and_track(cells, pairs, i, j, ruleset)
         if step.collapsed:
-            out.collapses += 1
-            out.openings += step.opened
+            collapses += 1
+            openings += step.opened
         cells, pairs = step.cells, step.pairs
-        out.moves += 1
+        moves += 1
+    out.moves, out.collapses, out.openings = moves, collapses, openings
     out.won = not cells
     return out
+
+
+# Moves are frozen values: the games share one per pair of cells (below `_SHARED_MOVES`)
+_MOVES: dict[Pair, Move] = {}
+_SHARED_MOVES = 256
 
 
 @dataclass(frozen=True)
