@@ -1,10 +1,12 @@
 """The simulated players as they were before their positions were remembered: the baseline the
 rating's benchmarks measure against, and the reference the players' tests compare with.
 
-A verbatim copy of `pipeline.rating.players` at the commit before `_Memo` (every game plays the
-same pairs with the same random draws, so a rating with these players is the same rating, only
-slower). `reference_players()` swaps them in for the rating's (and the generator's estimate's)
-games, in this process and in the worker processes it forks, e.g. to time a night both ways.
+A copy of `pipeline.rating.players` at the commit before `_Memo`: its pair tracking, `play`, and
+the players whose choice calls that tracking (a copy on purpose: the reference must not change
+when the players do). Every game plays the same pairs with the same random draws, so a rating
+with these players is the same rating, only slower. `reference_players()` swaps them in for the
+rating's (and the generator's estimate's) games, in this process and in the worker processes it
+forks, e.g. to time a night both ways.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rules import legal_pairs, remove_pair
 from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.limits import MAX_PLAYER_MOVES
-from pipeline.rating.players import PlayerStats, Playout, Step  # the values, not the algorithm
+# the values, and the players whose choice calls nothing that changed
+from pipeline.rating.players import PlayerStats, Playout, ProximityPlayer, RandomPlayer, ScannerPlayer, Step
 
 Pair = tuple[int, int]
 # A chooser returns the pair to remove, or None to use Add numbers now (only when an add is left).
@@ -158,48 +161,6 @@ class Player(Protocol):
 
 
 @dataclass(frozen=True)
-class RandomPlayer:
-    """Uniform among the legal pairs; adds only when stuck."""
-
-    name: str = "random"
-
-    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
-        choice = rng.choice
-        return lambda cells, pairs, adds_left: choice(pairs)
-
-
-@dataclass(frozen=True)
-class ScannerPlayer:
-    """Takes the first pair met reading on from where its eyes are; adds only when stuck.
-
-    Its eyes start on a random cell; after each removal they rest on the first cell removed, or,
-    when that row vanishes, on the start of the row that moves up into its place; after an add
-    they stay put. Past the last pair it wraps to the top.
-    """
-
-    name: str = "scanner"
-
-    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
-        cursor = [rng.randrange(len(cells)) if cells else 0]
-        width = ruleset.width
-
-        def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
-            at = cursor[0]
-            pick = pairs[0]
-            for p in pairs:
-                if p[0] >= at:
-                    pick = p
-                    break
-            row_start = pick[0] - pick[0] % width
-            row = cells[row_start : row_start + width]
-            vanishes = all(not v or row_start + k in pick for k, v in enumerate(row))
-            cursor[0] = row_start if vanishes else pick[0]
-            return pick
-
-        return choose
-
-
-@dataclass(frozen=True)
 class LookaheadPlayer:
     """Looks one move ahead; adds only when stuck.
 
@@ -296,24 +257,6 @@ class PlannerPlayer:
                 elif value == top:
                     best.append((i, j))
             return best[0] if len(best) == 1 else rng.choice(best)
-
-        return choose
-
-
-@dataclass(frozen=True)
-class ProximityPlayer:
-    """What the eye catches first: the pair whose two cells are closest in reading order (next
-    to each other in a row before pairs across a gap or a row), ties at random. Adds when stuck."""
-
-    name: str = "proximity"
-
-    def begin(self, cells: bytes, rng: Random, ruleset: Ruleset) -> Chooser:
-        choice = rng.choice
-
-        def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
-            low = min(j - i for i, j in pairs)
-            close = [p for p in pairs if p[1] - p[0] == low]
-            return close[0] if len(close) == 1 else choice(close)
 
         return choose
 

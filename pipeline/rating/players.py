@@ -49,46 +49,13 @@ _V = TypeVar("_V")
 
 # --- incremental legal pairs ---------------------------------------------------------------
 
-def _opened_through(cells: bytes | bytearray, x: int, found: set[Pair], lines: tuple) -> None:
-    """Add to `found` each pair that sees across gap x: on each straight line through x
-    (reading order, vertical, both diagonals) the nearest active cells on either side, when
-    their values pair. (Cells already gaps, like x, are transparent.)"""
+def _opened_across(cells: bytes | bytearray, i: int, j: int, lines: tuple) -> list[Pair]:
+    """The pairs that see across gap i or gap j (a pair may come twice): on each straight line
+    through either (reading order, vertical, both diagonals) the nearest active cells on either
+    side, when their values pair. (Cells already gaps, like i and j, are transparent.)"""
     n = len(cells)
     cls = CLASS
-    a = x - 1
-    while a >= 0 and not cells[a]:
-        a -= 1
-    if a >= 0:
-        b = x + 1
-        while b < n and not cells[b]:
-            b += 1
-        if b < n and cls[cells[a]] == cls[cells[b]]:
-            found.add((a, b))
-    for back, fwd in lines[x]:
-        for a in back:
-            va = cells[a]
-            if va:
-                for b in fwd:
-                    vb = cells[b]
-                    if vb:
-                        if cls[va] == cls[vb]:
-                            found.add((a, b))
-                        break
-                break
-
-
-def pairs_after_gaps(cells: bytes | bytearray, pairs: Sequence[Pair], i: int, j: int) -> list[Pair]:
-    """The legal pairs once i and j are gaps (`cells` already has them as gaps), rows kept.
-
-    `pairs` are the legal pairs before, sorted; only pairs through i or j change: those using i
-    or j go (the rest stay sorted), and cells that now see each other across i or j may pair
-    (inserted in order unless another line already joined them). `_opened_through`, inlined:
-    this is the players' innermost loop.
-    """
-    kept = [p for p in pairs if p[0] != i and p[1] != i and p[0] != j and p[1] != j]
-    n = len(cells)
-    lines = crossing_lines(n)
-    cls = CLASS
+    found = []
     for x in (i, j):
         a = x - 1
         while a >= 0 and not cells[a]:
@@ -97,8 +64,8 @@ def pairs_after_gaps(cells: bytes | bytearray, pairs: Sequence[Pair], i: int, j:
             b = x + 1
             while b < n and not cells[b]:
                 b += 1
-            if b < n and cls[cells[a]] == cls[cells[b]] and (a, b) not in kept:
-                insort(kept, (a, b))
+            if b < n and cls[cells[a]] == cls[cells[b]]:
+                found.append((a, b))
         for back, fwd in lines[x]:
             for a in back:
                 va = cells[a]
@@ -106,10 +73,24 @@ def pairs_after_gaps(cells: bytes | bytearray, pairs: Sequence[Pair], i: int, j:
                     for b in fwd:
                         vb = cells[b]
                         if vb:
-                            if cls[va] == cls[vb] and (a, b) not in kept:
-                                insort(kept, (a, b))
+                            if cls[va] == cls[vb]:
+                                found.append((a, b))
                             break
                     break
+    return found
+
+
+def pairs_after_gaps(cells: bytes | bytearray, pairs: Sequence[Pair], i: int, j: int) -> list[Pair]:
+    """The legal pairs once i and j are gaps (`cells` already has them as gaps), rows kept.
+
+    `pairs` are the legal pairs before, sorted; only pairs through i or j change: those using i
+    or j go (the rest stay sorted), and cells that now see each other across i or j may pair
+    (inserted in order unless another line already joined them).
+    """
+    kept = [p for p in pairs if p[0] != i and p[1] != i and p[0] != j and p[1] != j]
+    for p in _opened_across(cells, i, j, crossing_lines(len(cells))):
+        if p not in kept:
+            insort(kept, p)
     return kept
 
 
@@ -137,9 +118,7 @@ def pair_counts_after(cells: bytes, pairs: Sequence[Pair]) -> list[int]:
             continue
         vi, vj = work[i], work[j]
         work[i] = work[j] = 0
-        opened: set[Pair] = set()
-        _opened_through(work, i, opened, lines)
-        _opened_through(work, j, opened, lines)
+        opened = set(_opened_across(work, i, j, lines))
         work[i], work[j] = vi, vj
         counts.append(total - deg[i] - deg[j] + 1 + len(opened - present))
     return counts
