@@ -4,7 +4,7 @@ A module's imports at its top say what it depends on, and an import cycle shows 
 module is first imported instead of in the middle of a run. An import inside a function is
 allowed only where the command line's start-up needs it (`numbermatch --help`, `COMMAND --help`
 and the light commands must not load YAML, the validator, the search or the players:
-tests/test_cli_startup_help.py, `python -m pipeline.bench startup`), in the modules of
+tests/test_cli_startup.py, `python -m pipeline.bench startup`), in the modules of
 `LAZY_ALLOWED`, and each says so: `# start-up time` (best followed by `: why`) on its own line,
 on the first import of its block (consecutive import statements) or on a comment line just above
 that block. Anything else fails with file:line. The library below cli/ is imported only by the
