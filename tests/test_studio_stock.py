@@ -120,3 +120,22 @@ def test_a_refused_save_leaves_the_stock_as_it_was(client: TestClient, root: Pat
     assert r.status_code == 400 and "nightly run" in r.text
     assert {p: p.read_bytes() for p in (root / "stock").rglob("*.yaml")} == files
     assert stages(root)[0]["puzzle"]["id"] != new
+
+
+def test_a_puzzle_another_bundle_took_meanwhile_is_not_shipped_twice(client: TestClient, root: Path) -> None:
+    """The Save's last check under the nights' lock: the taken puzzle is still in the stock and
+    no other bundle ships it (a `numbermatch swap` elsewhere may have taken it since)."""
+    from pipeline.jobs.swap import SwapError, swap_stage
+    from pipeline.studio.curate import _commit_stock
+
+    new = stock(root)[offered(client, "1.1")[0]]
+    other = root / "2026-01-03"
+    shutil.copytree(root / "2026-01-02", other)
+    swap_stage(other / "bundle.yaml", 1, 1, [new], with_id=new.id)  # another night ships it now
+    bundle = root / BUNDLE
+    before = bundle.read_bytes()
+    files = {p: p.read_bytes() for p in (root / "stock").rglob("*.yaml")}
+    result = swap_stage(bundle, 1, 1, [new], with_id=new.id, write=False)
+    with pytest.raises(SwapError, match=rf"{new.id} \(or a relabelled copy\) is already shipped at 2026-01-03/bundle.yaml:L1.S1"):
+        _commit_stock(result, root, content_hash(before))
+    assert bundle.read_bytes() == before and {p: p.read_bytes() for p in (root / "stock").rglob("*.yaml")} == files

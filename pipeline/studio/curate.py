@@ -152,7 +152,7 @@ def nearest(stages: Sequence[Mapping[str, Any]], flat: int, at: str, pool: Seque
     try:
         return choose_replacement(stages, flat, pool, stage_name(at)), None
     except SwapError as exc:
-        return None, str(exc).replace(". Name one with --with ID", "").replace("; name one with --with ID to take it anyway", "")
+        return None, str(exc)  # a library message: it names no CLI option (the CLI adds `--with ID`)
 
 
 def stage_name(at: str) -> str:
@@ -286,9 +286,13 @@ def _commit_stock(result: Any, nights: Path, expected: str) -> Path | None:
         stocked = index.stock_keys()
     if result.new.key not in stocked:
         raise SwapError(f"{result.new.id} is no longer in the stock (a night or a swap took it); nothing written")
+    elsewhere = shipped_places(nights, besides=result.path)
+    if result.new.key in elsewhere:  # another bundle took it (or a copy) since the page was made
+        where = Path(elsewhere[result.new.key]).relative_to(nights).as_posix()
+        raise SwapError(f"{result.new.id} (or a relabelled copy) is already shipped at {where}; nothing written")
     old = Puzzle.from_dict(result.old_puzzle) if result.old_puzzle else None
     kept = None
-    if old is not None and old.key not in stocked and old.key not in shipped_places(nights, besides=result.path):
+    if old is not None and old.key not in stocked and old.key not in elsewhere:
         target = stock_path(nights, old)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
