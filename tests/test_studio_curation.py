@@ -1,6 +1,7 @@
-"""Curating in the studio (issue 22 items 13 and 14): a Save is `swap`'s own swap (the old puzzle
-back in the pool, validation before offering), a refused Save keeps the draft and names no hidden
-file, pins and excludes are kept where `assemble` reads them, and the night's reports follow."""
+"""Curating in the studio: a Save is `swap`'s own swap (the old puzzle back in the pool,
+validation before offering), a refused Save keeps the draft and names no hidden file, pins and
+excludes are kept where `assemble` reads them, and the night's reports follow. A night drawn
+from the stock: tests/test_studio_stock.py."""
 
 from __future__ import annotations
 
@@ -193,7 +194,7 @@ def test_a_save_writes_nothing_outside_the_studio_folder(client: TestClient, nig
 
 
 def test_a_studio_save_racing_a_cli_swap_never_loses_a_reported_edit(client: TestClient, night_copy: Path) -> None:
-    """22.7: a studio Save during a CLI `swap` of another Stage. Each writer that reports success
+    """A studio Save during a CLI `swap` of another Stage. Each writer that reports success
     has its edit on disk; the other is refused in one line (or lands after it)."""
     import random
     import shutil

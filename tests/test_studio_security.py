@@ -1,6 +1,6 @@
-"""The studio against another web page and hostile clients (issue 22, items 1-5 and the harness):
-only its own pages may change files, it cannot be framed, bodies are small, bad links and long
-names are one-line pages, and slow clients are dropped."""
+"""The studio against another web page and hostile clients: only its own pages may change
+files, it cannot be framed, bodies are small, bad links and long names are one-line pages, and
+slow clients are dropped."""
 
 from __future__ import annotations
 
