@@ -1,10 +1,12 @@
 """The search strategy against random: speed, the held-out check, and variety, same run.
 
 Run: `python -m research.bench_search` (`make bench` runs it after `python -m pipeline.bench`; it
-needs the rating study's held-out models, which the installed package does not ship). For each group (27/2, 30/2, 36/1) and every tier it
-generates COUNT puzzles with the `random` and the `search` strategy (same seed, one worker) and
-prints validated puzzles per CPU second of each and their ratio; every puzzle is checked by the
-validator (its certificate replayed, its rating re-checked) before it counts.
+needs the rating study's held-out models, which the installed package does not ship); name groups
+and tiers to run only those (`python -m research.bench_search 30/2 expert`). For each group (27/2,
+30/2, 36/1) and every tier it generates COUNT puzzles with the `random` and the `search` strategy
+(same seed, one worker) and prints validated puzzles per CPU second of each, their ratio, and the
+full ratings each paid per puzzle; every puzzle is checked by the validator (its certificate
+replayed, its rating re-checked) before it counts.
 
 Then, per group and tier, whether the search fooled the score (`heldout_check`): the rating
 study's held-out player models (`study_rating.STUDY_MODELS`: constrained, tidy, montecarlo, tens,
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import resource
 import statistics
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -32,7 +35,7 @@ from pipeline.rating.tiers import TIER_NAMES
 from research.study_rating import STUDY_MODELS, mann_whitney_greater
 
 GROUPS: tuple[tuple[int, int], ...] = ((27, 2), (30, 2), (36, 1))
-COUNT = 8
+COUNT = {"easy": 16, "medium": 16, "hard": 16, "expert": 8}  # puzzles per target (expert: random's are slow)
 SEED = 2026
 ALPHA = 0.05  # the held-out check fails when random's puzzles are lost more often at this level
 VARIETY = 0.9  # the search's mean pairwise distance must be at least this share of random's
@@ -104,29 +107,54 @@ def _validated(puzzles: Sequence[Puzzle]) -> list[Puzzle]:
     return list(puzzles)
 
 
-def run(cells: int, adds: int, tier: str, strategy: str, count: int = COUNT, seed: int = SEED) -> tuple[list[Puzzle], float]:
-    """`count` validated puzzles of `tier` by `strategy` in this process, and the CPU seconds they took."""
+@dataclass(frozen=True)
+class Run:
+    """One strategy's puzzles for one target, the CPU seconds they took and the full ratings paid."""
+
+    puzzles: list[Puzzle]
+    cpu: float
+    ratings: int
+
+    @property
+    def rate(self) -> float:
+        return len(self.puzzles) / self.cpu if self.cpu else 0.0
+
+    @property
+    def ratings_each(self) -> float:
+        return self.ratings / len(self.puzzles) if self.puzzles else float("inf")
+
+
+def run(cells: int, adds: int, tier: str, strategy: str, count: int | None = None, seed: int = SEED) -> Run:
+    """`count` validated puzzles of `tier` by `strategy` in this process, the CPU seconds they took
+    (validation not counted) and how many boards were fully rated on the way."""
     params = GenerateParams(cells=cells, adds=adds, tier=tier, strategy=strategy, seed=seed, max_attempts=MAX_ATTEMPTS)
     start = _cpu()
     try:
-        puzzles = generate(count, params, jobs=1).puzzles
+        result = generate(COUNT[tier] if count is None else count, params, jobs=1)
     except GenerationError as exc:
-        puzzles = exc.partial.puzzles if exc.partial is not None else []
-    puzzles = _validated(puzzles)
-    return puzzles, _cpu() - start
+        if exc.partial is None:
+            raise
+        result = exc.partial
+    cpu = _cpu() - start
+    return Run(_validated(result.puzzles), cpu, result.ratings)
 
 
-def main() -> None:
-    print(f"   {COUNT} puzzles per target, 1 worker, seed {SEED}; rate = validated puzzles / CPU s")
-    print(f"   {'group':>5} {'tier':<7} {'random/s':>9} {'search/s':>9} {'ratio':>7}  held-out check; variety")
+def main(argv: Sequence[str] = ()) -> None:
+    """The table for every group and tier, or for the ones named in `argv` (`30/2`, `expert`)."""
+    groups = [g for g in GROUPS if f"{g[0]}/{g[1]}" in argv] or list(GROUPS)
+    tiers = [t for t in TIER_NAMES if t in argv] or list(TIER_NAMES)
+    print(f"   puzzles per target {', '.join(f'{t} {n}' for t, n in COUNT.items())}, 1 worker, seed {SEED}; rate = validated puzzles / CPU s;"
+          " ratings = boards fully rated per puzzle")
+    print(f"   {'group':>5} {'tier':<7} {'random/s':>9} {'search/s':>9} {'ratio':>7} {'ratings':>11}  held-out check; variety")
     failed = []
-    for cells, adds in GROUPS:
-        for tier in TIER_NAMES:
-            rand, rand_cpu = run(cells, adds, tier, "random")
-            found, found_cpu = run(cells, adds, tier, "search")
-            r_rate, s_rate = len(rand) / rand_cpu, len(found) / found_cpu
+    for cells, adds in groups:
+        for tier in tiers:
+            by_random, by_search = run(cells, adds, tier, "random"), run(cells, adds, tier, "search")
+            rand, found = by_random.puzzles, by_search.puzzles
+            r_rate, s_rate = by_random.rate, by_search.rate
             ratio = s_rate / r_rate if r_rate else float("inf")
-            line = f"   {cells:>2}/{adds:<2} {tier:<7} {r_rate:>9.3f} {s_rate:>9.3f} {ratio:>6.2f}x"
+            line = (f"   {cells:>2}/{adds:<2} {tier:<7} {r_rate:>9.3f} {s_rate:>9.3f} {ratio:>6.2f}x"
+                    f" {by_random.ratings_each:>5.1f}/{by_search.ratings_each:<5.1f}")
             if len(rand) >= 2 and len(found) >= 2:
                 check = heldout_check(found, rand)
                 spread = mean_distance(found) / mean_distance(rand)
@@ -141,4 +169,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

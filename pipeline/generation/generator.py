@@ -21,7 +21,7 @@ import time
 from collections import Counter
 from contextlib import closing
 from collections.abc import Callable, Set
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 from pathlib import Path
 
@@ -31,7 +31,7 @@ from pipeline.engine.moves import Move
 from pipeline.generation.executors import Executor, WorkReport, open_executor
 from pipeline.limits import MAX_COUNT, MAX_GENERATED_ADDS, MAX_JOBS
 from pipeline.generation import DEFAULT_WITHIN
-from pipeline.generation.climb import Window
+from pipeline.generation.screen import Window
 from pipeline.generation.proposals import DigitDistribution, Proposal, reading_order_reduction
 from pipeline.generation.strategies import STRATEGY_BY_NAME, Strategy, StrategyError, default_strategy, strategy_for
 from pipeline.formats.puzzle import GENERATOR_NAME, Puzzle
@@ -60,7 +60,7 @@ UNSOLVABLE_REASON = str(UNSOLVABLE)  # the solver's answer, as a rejection reaso
 OVER_BUDGET = "solver-budget"  # the solver's node budget ran out: neither proved nor disproved
 WRONG_TIER = "tier:"  # + the tier it got, e.g. "tier:easy"
 OFF_SCORE = "off-score"  # rated outside the asked score window
-NO_CANDIDATE = "no-candidate"  # the strategy offered no board (the search's climb never reached the target)
+NO_CANDIDATE = "no-candidate"  # the strategy offered no board (no draw of the search passed its screen)
 DUPLICATE = "duplicate"  # same board already accepted in this run
 EXISTING = "already-in-output"  # same id already in the output folder / exclude set
 
@@ -169,7 +169,7 @@ class GenerateParams:
             low, high = max(low, self.score - self.within), min(high, self.score + self.within)
         if (span is None and self.score is None) or low > high:
             return None
-        return Window(low, high, upper=self.score is None)
+        return Window(low, high)
 
     def on_target(self, rating: Rating) -> str | None:
         """None when the rating hits the target, else the rejection reason."""
@@ -203,12 +203,14 @@ class GenerateParams:
 
 @dataclass(frozen=True)
 class Outcome:
-    """What attempt k produced: a puzzle, or the reason it was rejected (and its score if rated)."""
+    """What attempt k produced: a puzzle, or the reason it was rejected (and its score if rated),
+    and how many boards it rated in full (a strategy may offer several per attempt)."""
 
     attempt: int
     puzzle: Puzzle | None = None
     reason: str | None = None
     score: float | None = None
+    rated: int = 0
 
 
 @dataclass
@@ -219,7 +221,8 @@ class GenerateResult:
     attempts: int
     rejected: dict[str, int]
     seconds: float
-    scores: list[float] = field(default_factory=list)  # scores of every rated board, attempt order
+    scores: list[float] = field(default_factory=list)  # each attempt's last rated score, attempt order
+    ratings: int = 0  # boards rated in full (what a run costs: an attempt may rate several)
     work: WorkReport | None = field(default=None, compare=False)  # where the attempts ran (not output)
 
     @property
@@ -263,12 +266,13 @@ def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
     ruleset = params.rules()
     strategy = params.strategy_record()
     rng = random.Random(f"{params.seed}:{attempt}")
-    outcome = Outcome(attempt, reason=NO_CANDIDATE)
+    outcome, rated = Outcome(attempt, reason=NO_CANDIDATE), 0
     for proposal in strategy.candidates(params.cells, params.adds, rng, digits, ruleset, params.window()):
         outcome = _judge(params, attempt, proposal, ruleset, strategy)
+        rated += outcome.rated
         if outcome.puzzle is not None:
             break
-    return outcome
+    return replace(outcome, rated=rated)
 
 
 def _judge(params: GenerateParams, attempt: int, proposal: Proposal, ruleset: Ruleset, strategy: Strategy) -> Outcome:
@@ -291,12 +295,12 @@ def _judge(params: GenerateParams, attempt: int, proposal: Proposal, ruleset: Ru
     rseed = DEFAULT_SEED
     rating = rated_under(_rate(cells, params.adds, params.playouts, rseed, tuple(certificate), ruleset), params.profile)
     if rating.score is None or rating.tier not in TIER_NAMES:
-        return Outcome(attempt, reason=UNSOLVABLE_REASON)
+        return Outcome(attempt, reason=UNSOLVABLE_REASON, rated=1)
     if _scanner_always_wins(rating):
-        return Outcome(attempt, reason=SCANNER_WINS, score=rating.score)
+        return Outcome(attempt, reason=SCANNER_WINS, score=rating.score, rated=1)
     missed = params.on_target(rating)
     if missed is not None:
-        return Outcome(attempt, reason=missed, score=rating.score)
+        return Outcome(attempt, reason=missed, score=rating.score, rated=1)
     puzzle = Puzzle(
         board=format_board(cells),
         adds=params.adds,
@@ -312,7 +316,7 @@ def _judge(params: GenerateParams, attempt: int, proposal: Proposal, ruleset: Ru
             "params": params.provenance_params(),
         },
     )
-    return Outcome(attempt, puzzle=puzzle, score=rating.score)
+    return Outcome(attempt, puzzle=puzzle, score=rating.score, rated=1)
 
 
 def generate(
@@ -374,6 +378,7 @@ class _Judge:
         self.rejected: Counter[str] = Counter()
         self.scores: list[float] = []
         self.attempts = 0
+        self.ratings = 0
 
     @property
     def done(self) -> bool:
@@ -381,6 +386,7 @@ class _Judge:
 
     def take(self, outcome: Outcome, progress: Callable[[int, int], None] | None) -> None:
         self.attempts += 1
+        self.ratings += outcome.rated
         if outcome.score is not None:
             self.scores.append(outcome.score)
         puzzle = outcome.puzzle
@@ -425,7 +431,8 @@ class _Judge:
             )
 
     def result(self, seconds: float) -> GenerateResult:
-        return GenerateResult(list(self.puzzles), self.attempts, dict(sorted(self.rejected.items())), seconds, list(self.scores))
+        return GenerateResult(list(self.puzzles), self.attempts, dict(sorted(self.rejected.items())), seconds, list(self.scores),
+                              self.ratings)
 
 
 def _target(p: GenerateParams) -> str:

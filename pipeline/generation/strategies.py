@@ -21,7 +21,7 @@ from pipeline.generation.proposals import constructive, random_digits
 
 if TYPE_CHECKING:  # start-up time: the CLI reads the names; the strategies load when generating
     from pipeline.engine.rulesets import Ruleset
-    from pipeline.generation.climb import Window
+    from pipeline.generation.screen import Window
     from pipeline.generation.proposals import DigitDistribution, Proposal
 
 # (cells, adds, attempt's Random, digits, ruleset, target window or None) -> candidate boards
@@ -96,13 +96,13 @@ def _constructive(cells: int, adds: int, rng: random.Random, digits: DigitDistri
 
 def _search(cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset,
             window: Window | None) -> Iterator[Proposal]:
-    from pipeline.generation.climb import climb  # start-up time: the players and the search load to generate, not for --help
+    from pipeline.generation.screen import screen  # start-up time: the players and the search load to generate, not for --help
 
-    return climb(cells, adds, rng, digits, ruleset, window)
+    return screen(cells, adds, rng, digits, ruleset, window)
 
 
 def _search_settings() -> dict[str, object]:
-    from pipeline.generation.climb import settings  # start-up time (see `_search`)
+    from pipeline.generation.screen import settings  # start-up time (see `_search`)
 
     return settings()
 
@@ -110,6 +110,6 @@ def _search_settings() -> dict[str, object]:
 RANDOM = register(Strategy("random", "digits drawn independently", _random))
 CONSTRUCTIVE = register(Strategy("constructive", "solvable by construction", _constructive,
                                     needs=("constructive",), certified=True))
-SEARCH = register(Strategy("search", "random boards climbed toward the target by a cheap estimate",
+SEARCH = register(Strategy("search", "random boards screened by a cheap estimate; only likely ones fully rated",
                            _search, targeted=True, settings=_search_settings))
 STRATEGIES: tuple[str, ...] = tuple(STRATEGY_BY_NAME)
