@@ -24,6 +24,7 @@ from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.limits import MAX_PLAYER_MOVES
 # the values, and the players whose choice calls nothing that changed
 from pipeline.rating.players import PlayerStats, Playout, ProximityPlayer, RandomPlayer, ScannerPlayer, Step
+from pipeline.rating import players as current
 
 Pair = tuple[int, int]
 # A chooser returns the pair to remove, or None to use Add numbers now (only when an add is left).
@@ -347,8 +348,6 @@ def play_many(
 def reference_players() -> Iterator[None]:
     """While open, `pipeline.rating.players.play` plays every game with these players (the same
     player by name, or the one given when it has no namesake here)."""
-    from pipeline.rating import players as current
-
     by_name = {p.name: p for p in PLAYERS}
     original = current.play
 
