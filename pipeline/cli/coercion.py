@@ -18,7 +18,11 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
 
 from typer import core
-from typer._param_types import coerce_cli_choice, coerce_cli_path  # typer's own choice matching and path checks
+
+try:  # typer's own choice matching and path checks (typer 0.2x)
+    from typer._param_types import coerce_cli_choice, coerce_cli_path
+except ImportError:  # pragma: no cover - another typer: `install` leaves its coercion alone
+    coerce_cli_choice = coerce_cli_path = None  # type: ignore[assignment]
 
 _WHOLE = re.compile(r"[+-]?[0-9]{1,18}", re.ASCII)
 _DECIMAL = re.compile(r"[+-]?[0-9]{1,18}(?:\.[0-9]{1,18})?", re.ASCII)
@@ -112,7 +116,7 @@ def install() -> None:
     _installed = True
 
     original = getattr(core, "build_runtime_param", None)
-    if original is None or not hasattr(core._TyperParameter, "get_runtime_param"):  # pragma: no cover
+    if original is None or coerce_cli_choice is None or not hasattr(core._TyperParameter, "get_runtime_param"):  # pragma: no cover
         return
 
     def build(descriptor: Any) -> PlainParam:
