@@ -139,3 +139,13 @@ def test_a_puzzle_another_bundle_took_meanwhile_is_not_shipped_twice(client: Tes
     with pytest.raises(SwapError, match=rf"{new.id} \(or a relabelled copy\) is already shipped at 2026-01-03/bundle.yaml:L1.S1"):
         _commit_stock(result, root, content_hash(before))
     assert bundle.read_bytes() == before and {p: p.read_bytes() for p in (root / "stock").rglob("*.yaml")} == files
+
+
+def test_excluding_a_stages_puzzle_drafts_the_stocks_best_and_a_stage_page_plays_it(client: TestClient, root: Path) -> None:
+    old = stages(root)[0]["puzzle"]["id"]
+    best = offered(client, "1.1")[0]
+    r = studio_post(client, "/draft", {"path": BUNDLE, "op": "exclude", "at": "1.1", "id": old}, follow=True)
+    draft = re.search(r'name="draft" value="([^"]*)"', r.text)
+    assert draft and draft.group(1) == f"s:1.1={best};x:{old}"  # swap's own choice, from the stock
+    page = client.get("/stage", params={"path": BUNDLE, "at": "1.1", "draft": draft.group(1)})
+    assert page.status_code == 200 and best in page.text  # the drafted stock puzzle is the one played
