@@ -149,3 +149,12 @@ def test_excluding_a_stages_puzzle_drafts_the_stocks_best_and_a_stage_page_plays
     assert draft and draft.group(1) == f"s:1.1={best};x:{old}"  # swap's own choice, from the stock
     page = client.get("/stage", params={"path": BUNDLE, "at": "1.1", "draft": draft.group(1)})
     assert page.status_code == 200 and best in page.text  # the drafted stock puzzle is the one played
+
+
+def test_a_stage_the_stock_cannot_serve_says_so_in_the_stocks_words(client: TestClient, root: Path) -> None:
+    tier = tier_for(stages(root)[0]["target_score"])
+    for p in stock(root).values():
+        if p.tier == tier:
+            stock_path(root, p).unlink()
+    page = client.get("/swap", params={"path": BUNDLE, "at": "1.1"}).text
+    assert 'id="best"' not in page and f"the stock has no unused {tier} puzzle for L1.S1" in page

@@ -250,10 +250,13 @@ def candidate_order(target: float) -> Callable[[Puzzle], tuple[int, float, str]]
     return key
 
 
-def choose_replacement(stages: Sequence[Mapping[str, Any]], flat: int, pool: Sequence[Puzzle], name: str) -> Puzzle:
+def choose_replacement(
+    stages: Sequence[Mapping[str, Any]], flat: int, pool: Sequence[Puzzle], name: str, *, where: str = "pool"
+) -> Puzzle:
     """The Puzzle `swap` puts in Stage number `flat` (0-based over the whole bundle) of a bundle
     whose Stage mappings are `stages`, named `name` in messages: see the module docstring. Pure:
-    reads and writes nothing. Raises SwapError saying why no pool Puzzle fits."""
+    reads and writes nothing. Raises SwapError saying why no Puzzle of the `where` (the pool, or
+    the stock) fits."""
     target = stages[flat].get("target_score")
     if not isinstance(target, (int, float)) or isinstance(target, bool):
         raise SwapError(f"{name} has no target_score")
@@ -263,7 +266,7 @@ def choose_replacement(stages: Sequence[Mapping[str, Any]], flat: int, pool: Seq
     if not same_tier:
         tiers = sorted({p.tier for p in pool})
         raise SwapError(
-            f"the pool has no unused {tier} puzzle for {name} (target {target:.2f});"
+            f"the {where} has no unused {tier} puzzle for {name} (target {target:.2f});"
             f" its tiers: {', '.join(tiers) or 'none'}; name the puzzle to take instead",
             remedy="with",
         )
@@ -275,7 +278,7 @@ def choose_replacement(stages: Sequence[Mapping[str, Any]], flat: int, pool: Seq
     varied = [p for p in same_tier if _layout(p.board, p.ruleset) not in neighbours]
     if not varied:
         raise SwapError(
-            f"every unused {tier} puzzle in the pool repeats the digit layout of a neighbour of"
+            f"every unused {tier} puzzle in the {where} repeats the digit layout of a neighbour of"
             f" {name}; name one to take it anyway",
             remedy="with",
         )

@@ -361,7 +361,8 @@ class Studio:
         offered = offer_pool(pool, draft.without_swap(at), set(stage_ids(bundle).values()))
         flat = bundle.stages.index(stage)
         stages = drafted_stages(bundle.stages, draft.without_swap(at), pool)
-        best, why = nearest(stages, flat, at, offered) if offered else (None, f"the {found.source or 'pool'} has no unused puzzle")
+        where = found.source or "pool"
+        best, why = nearest(stages, flat, at, offered, where) if offered else (None, f"the {where} has no unused puzzle")
         target = stage.target_score
         tier = tier_for(target) if target is not None and 0 <= target <= 100 else None
         order = candidate_order(target if target is not None else 0.0)
@@ -369,7 +370,7 @@ class Studio:
         return self.page(
             "swap.html", rel=rel, at=at, stage=stage, tier=tier, best=best, why=why, others=others, draft=draft,
             draft_text=str(draft), base=base, pinned=at in draft.pins, current=draft.swap_for(at), files=files,
-            refused=found.refused, source=found.source or "pool",
+            refused=found.refused, source=where,
         )
 
     def draft_edit(self, request: Request) -> Response:
@@ -402,12 +403,14 @@ class Studio:
                 msg = f"{pid} excluded; {stage_name(at)} is pinned, so it keeps its puzzle"
             else:
                 used = set(on_disk.values())
-                pool = self.offers(path, bundle).puzzles
+                offers = self.offers(path, bundle)
+                pool = offers.puzzles
                 rest = draft.without_swap(at)
                 if at not in on_disk:
                     raise DraftError(f"{rel}: has no Stage {stage_name(at)}")
                 flat = list(on_disk).index(at)
-                best, why = nearest(drafted_stages(bundle.stages, rest, pool), flat, at, offer_pool(pool, rest, used))
+                best, why = nearest(drafted_stages(bundle.stages, rest, pool), flat, at, offer_pool(pool, rest, used),
+                                    offers.source or "pool")
                 if best is not None:
                     draft = draft.with_swap(at, best.id)
                     msg = f"{pid} excluded; {stage_name(at)} takes {best.id} in the draft (not saved yet)"

@@ -146,11 +146,13 @@ def offer_pool(pool: Sequence[Puzzle], draft: Draft, used: set[str]) -> list[Puz
     return [p for p in pool if p.id not in taken]
 
 
-def nearest(stages: Sequence[Mapping[str, Any]], flat: int, at: str, pool: Sequence[Puzzle]) -> tuple[Puzzle | None, str | None]:
+def nearest(stages: Sequence[Mapping[str, Any]], flat: int, at: str, pool: Sequence[Puzzle],
+            where: str = "pool") -> tuple[Puzzle | None, str | None]:
     """`swap`'s own choice (`choose_replacement`) for Stage `at`, number `flat` of `stages` (the
-    bundle's Stage mappings with the draft's swaps made), or None and its reason. Reads nothing."""
+    bundle's Stage mappings with the draft's swaps made) among candidates from the `where` (pool
+    or stock), or None and its reason. Reads nothing."""
     try:
-        return choose_replacement(stages, flat, pool, stage_name(at)), None
+        return choose_replacement(stages, flat, pool, stage_name(at), where=where), None
     except SwapError as exc:
         return None, str(exc)  # a library message: it names no CLI option (the CLI adds `--with ID`)
 
