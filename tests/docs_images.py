@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from pipeline.formats.index import CACHE_ENV
 from tests.docs_examples import ROOT, environment
 from tests.helpers import click_cell, play
 
@@ -54,6 +56,9 @@ def studio_pictures(out: Path) -> list[Path]:
     with tempfile.TemporaryDirectory(prefix="nm-docs-images-") as tmp:
         root = Path(tmp) / "generated"
         shutil.copytree(ROOT / "generated" / NIGHT, root / NIGHT)
+        shutil.copytree(ROOT / "generated" / "stock", root / "stock")  # the night's swaps come from it
+        before = os.environ.get(CACHE_ENV)
+        os.environ[CACHE_ENV] = str(Path(tmp) / "index")  # the stock's index: beside the copy, not in ~/.cache
         doc = yaml.safe_load((root / BUNDLE).read_text(encoding="utf-8"))
         stage = doc["levels"][0]["stages"][1]  # L1.S2
         solution = [Move.parse(m) for m in stage["puzzle"]["solution"]]
@@ -76,6 +81,10 @@ def studio_pictures(out: Path) -> list[Path]:
             click_cell(page, first)
             written.append(_shot(page, out / "studio-stage.png"))
             browser.close()
+        if before is None:
+            os.environ.pop(CACHE_ENV, None)
+        else:
+            os.environ[CACHE_ENV] = before
     return written
 
 

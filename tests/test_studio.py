@@ -342,3 +342,19 @@ def test_the_studio_names_levels_as_the_bundle_numbers_them(night_copy: Path) ->
     assert 'data-at="5.1"' in page and 'data-at="1.1"' not in page and ">L5.S2<" in page
     assert client.get("/stage", params={"path": BUNDLE, "at": "5.2"}).status_code == 200
     assert "there is no L1" in client.get("/stage", params={"path": BUNDLE, "at": "1.1"}).text
+
+
+def test_each_card_shows_the_puzzles_facts(client: TestClient, night_copy: Path) -> None:
+    """Every fact of a card comes from the Stage and Puzzle values (a name the page did not give
+    renders blank, so each is checked)."""
+    doc = yaml.safe_load((night_copy / BUNDLE).read_text())
+    page = client.get("/bundle", params={"path": BUNDLE}).text
+    cards = re.findall(r'<article class="card[^"]*" data-at="([^"]+)".*?</article>', page, re.S)
+    assert cards == ["1.1", "1.2", "1.3", "1.4"]
+    for k, stage in enumerate(doc["levels"][0]["stages"]):
+        card = re.search(rf'data-at="1.{k + 1}".*?</article>', page, re.S).group(0)  # type: ignore[union-attr]
+        p = stage["puzzle"]
+        facts = dict(re.findall(r"<dt>([^<]+)</dt><dd[^>]*>([^<]*)</dd>", card))
+        assert facts["score"] == f"{p['difficulty']['score']:.1f}" and facts["target"] == f"{stage['target_score']:.1f}"
+        assert facts["adds"] == str(p["adds"]) and facts["id"] == p["id"]
+        assert f'class="tier t-{p["difficulty"]["tier"]}">{p["difficulty"]["tier"]}<' in card

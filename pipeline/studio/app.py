@@ -487,7 +487,7 @@ def card(puzzle: Puzzle, stage: Stage | None, replaced: Puzzle | None) -> dict[s
         cells = b""
     return {
         "stage": stage, "at": stage.slot.short if stage else "", "puzzle": puzzle, "id": puzzle.id, "cells": cells,
-        "rated": puzzle.rated, "tier": puzzle.tier, "score": puzzle.rated.score, "replaced": replaced,
+        "rated": puzzle.rated, "tier": puzzle.tier, "score": puzzle.rated.score, "adds": puzzle.adds, "replaced": replaced,
     }
 
 
