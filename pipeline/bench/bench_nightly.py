@@ -7,6 +7,12 @@ shortfall, see `bench stock`), with every core, into a temp folder, in a fresh p
 job and its worker processes, the cores it had, the load the machine was under (another job on a
 shared machine slows a night down), and the phases from its run.log. The baseline in the same run
 is the bare interpreter's start (`python -c pass`), which the wall time is printed against.
+
+Then the night on the shipped `campaign` curve (`--no-stock`, the night issue 25 asks to make 3
+times cheaper), twice: as it runs, and with the simulated players as they were before they
+remembered positions (`baseline_players.reference_players`, also in the forked workers): the
+CPU ratio of the two, the assembler's total deviation from the curve, and whether the two
+bundles are byte-identical (they must be: the players play the same games).
 """
 
 from __future__ import annotations
@@ -22,6 +28,10 @@ from pathlib import Path
 
 DATE = "2026-11-29"  # the committed night's date and seed
 NIGHT = ["--levels", "10", "--stages", "6", "--curve", "ramp", "--no-stock"]  # everything generated
+CAMPAIGN = ["--levels", "10", "--stages", "6", "--curve", "campaign", "--no-stock"]
+# the same command line, with the reference players swapped in (they reach the forked workers)
+WITH_REFERENCE = ("import sys; from pipeline.bench.baseline_players import reference_players; from pipeline.cli import main\n"
+                  "with reference_players(): sys.argv[0] = 'numbermatch'; main()")
 
 
 def machine() -> str:
@@ -66,6 +76,29 @@ def main() -> None:
           f" ({cpu / wall:.2f} cores busy on average); bare `python -c pass` {bare * 1000:.0f} ms ({wall / bare:.0f}x)")
     for line in log[1:]:
         print(f"     {line}")
+    campaign(command)
+
+
+def _night(argv: list[str], out: str) -> tuple[float, float, bytes, str]:
+    """(wall, CPU, bundle bytes, the assembler's run.log line) of one night into `out`."""
+    wall, cpu = _timed([*argv, "nightly", "--date", DATE, *CAMPAIGN, "--out", out])
+    night = Path(out) / DATE
+    assemble = next((line for line in (night / "run.log").read_text(encoding="utf-8").splitlines()
+                     if line.startswith("assemble:")), "assemble: ?")
+    return wall, cpu, (night / "bundle.yaml").read_bytes(), assemble
+
+
+def campaign(command: Path) -> None:
+    """The campaign night now and with the reference players, same run."""
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="nm-bench-campaign-") as tmp:
+        now = _night([str(command)], f"{tmp}/now")
+        before = _night([sys.executable, "-c", WITH_REFERENCE], f"{tmp}/reference")
+    deviation = now[3].split("total deviation ", 1)[-1].split(",", 1)[0]
+    print(f"   nightly --date {DATE} {' '.join(CAMPAIGN)} (all cores, load {load:.1f} before):"
+          f" CPU {now[1]:.1f} s (wall {now[0]:.1f} s); with the reference players CPU {before[1]:.1f} s"
+          f" (wall {before[0]:.1f} s): x{before[1] / now[1]:.2f} less CPU; total deviation {deviation};"
+          f" bundles {'byte-identical' if now[2] == before[2] else 'DIFFER'}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,8 @@
 """Rating benchmark: what the current rating version costs against the earlier ones, same run.
 
+0. Time per rating (27 cells / 2 adds and 36 cells / 1 add, the nightly's sizes, random boards)
+   with the simulated players as they are and as they were before they remembered positions
+   (`baseline_players.reference_players`), the ratio, and whether every rating came out the same.
 1. Time per rating at the defaults (27 cells / 1 add and 35 cells / 3 adds, random boards):
    versions 1 (three players, traps), 2 (six players, traps) and 3 (seven players, more games for
    the cheap ones, no traps), with the ratio of the current version to version 2.
@@ -21,6 +24,7 @@ import pipeline.rating.score as score_module
 from pipeline.generation.generator import GenerateParams, GenerationError, generate
 from pipeline.jobs.nightly import TIER_PLANS
 from pipeline.rating.score import rate
+from pipeline.bench.baseline_players import reference_players
 from pipeline.rating.tiers import RATING_VERSION
 
 TIMING_BOARDS = 10
@@ -51,7 +55,29 @@ def _throughput(tier: str, version: int) -> tuple[float, int, int]:
     return len(result.puzzles) / cpu, len(result.puzzles), result.attempts
 
 
+def players_against_reference() -> None:
+    """The current players against the reference players, one rating after the other."""
+    for cells_n, adds in ((27, 2), (36, 1)):
+        rng = random.Random(cells_n * 10 + adds)
+        boards = [bytes(rng.randint(1, 9) for _ in range(cells_n)) for _ in range(TIMING_BOARDS)]
+        now: list[float] = []
+        before: list[float] = []
+        same = True
+        for cells in boards:  # alternated, so a change in the machine's load hits both alike
+            start = time.process_time()
+            rating = rate(cells, adds).to_json()
+            now.append(time.process_time() - start)
+            with reference_players():
+                start = time.process_time()
+                same = same and rate(cells, adds).to_json() == rating
+                before.append(time.process_time() - start)
+        print(f"   rate {cells_n} cells / {adds} add{'s' if adds != 1 else ''} ({TIMING_BOARDS} boards, CPU per rating):"
+              f" {sum(now) / len(now) * 1000:.0f} ms; with the reference players {sum(before) / len(before) * 1000:.0f} ms:"
+              f" x{sum(before) / sum(now):.2f}; ratings {'identical' if same else 'DIFFER'}", flush=True)
+
+
 def main() -> None:
+    players_against_reference()
     for cells_n, adds in ((27, 1), (35, 3)):
         rng = random.Random(cells_n * 10 + adds)
         boards = [(bytes(rng.randint(1, 9) for _ in range(cells_n)), adds) for _ in range(TIMING_BOARDS)]
