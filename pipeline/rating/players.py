@@ -191,7 +191,8 @@ class _Memo:
     result; the games a rating plays from one board share many positions (all start on it,
     and many positions recur), so a rating computes each once. It holds one start board's
     positions (`start`: a game from another board clears it; fewer live objects for the
-    garbage collector to walk), and a table that reaches `MAX_MEMO_ENTRIES` starts over."""
+    garbage collector to walk), and a table that reaches `MAX_MEMO_ENTRIES` starts over. Threads
+    may share it: whatever they clear, a value found is the value that would be computed."""
 
     def __init__(self) -> None:
         self.pairs: dict[bytes, list[Pair]] = {}
@@ -235,12 +236,11 @@ def _collapse_opened(gapped: bytearray, kept: Sequence[Pair], new: Sequence[Pair
 
     `gapped` is the board with i and j emptied but no row removed; `kept` its pairs.
     """
-    gone = sorted({x // WIDTH for x in (i, j) if not any(gapped[x - x % WIDTH : x - x % WIDTH + WIDTH])})
-
-    def moved(x: int) -> int:
-        return x - WIDTH * sum(1 for r in gone if r < x // WIDTH)
-
-    before = {(moved(a), moved(b)) for a, b in kept}
+    # where each emptied row starts; its cells are gaps, so no pair of `kept` uses them
+    starts = {x - x % WIDTH for x in (i, j)}
+    s1, s2 = sorted({s for s in starts if not any(gapped[s : s + WIDTH])} | {len(gapped)})[:2]
+    # a cell past an emptied row moves up a row for each
+    before = {(a - WIDTH * ((a > s1) + (a > s2)), b - WIDTH * ((b > s1) + (b > s2))) for a, b in kept}
     return any(p not in before for p in new)
 
 
