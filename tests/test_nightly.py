@@ -116,7 +116,7 @@ def test_a_rerun_replaces_the_nights_files_in_place_with_force(published: Path, 
 
 
 def test_already_published_is_checked_once_under_the_lock(published: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 26: the nightly asked "already published?" before taking the lock and again under
+    """The nightly asked "already published?" before taking the lock and again under
     it; the check under the lock is the one that holds (another run may publish meanwhile)."""
     calls: list[Path] = []
     real = nightly._refuse_rerun

@@ -229,8 +229,8 @@ def _rated(puzzle: Puzzle, score: float, board: str) -> Puzzle:
 
 
 def test_a_night_takes_a_stock_puzzle_only_within_its_stages_band_and_only_one_stocked_before_it(tmp_path: Path) -> None:
-    """Remainder 27.2: the stock gave the nearest puzzle however far (a second night deviated
-    244.6 points from its curve against 67.6 generated); 27.3: a rerun must not see what was
+    """The stock gave the nearest puzzle however far (a second night deviated
+    244.6 points from its curve against 67.6 generated), and a rerun must not see what was
     stocked after its night."""
     base = _first_puzzle()
     boards = [format_board(bytes(random.Random(k).choices(range(1, 10), k=18))) for k in range(5)]
@@ -312,7 +312,7 @@ def default_nights(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any,
 def test_the_refill_makes_what_the_next_night_needs_so_it_generates_nothing_and_keeps_to_its_curve(
     default_nights: tuple[Path, Any, Any],
 ) -> None:
-    """Remainders 27.1 and 27.2: the refill after a night generated tier-wide puzzles the next
+    """The refill after a night generated tier-wide puzzles the next
     night then drew far from its targets; now it aims at the next night's Stage targets."""
     out, first, second = default_nights
     (line,) = [x for x in first.stock_lines if x.startswith("refill medium for")]
@@ -326,7 +326,7 @@ def test_the_refill_makes_what_the_next_night_needs_so_it_generates_nothing_and_
 
 
 def test_a_forced_rerun_of_a_stock_night_is_byte_identical(tmp_path: Path, default_nights: tuple[Path, Any, Any]) -> None:
-    """Remainder 27.3: a rerun drew from a stock its own first run had changed (what it took
+    """A rerun drew from a stock its own first run had changed (what it took
     gone, what it and later nights stocked there)."""
     out = tmp_path / "out"
     shutil.copytree(default_nights[0], out)
