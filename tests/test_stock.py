@@ -234,12 +234,12 @@ def test_a_night_takes_a_stock_puzzle_only_within_its_stages_band_and_only_one_s
     stocked after its night."""
     base = _first_puzzle()
     boards = [format_board(bytes(random.Random(k).choices(range(1, 10), k=18))) for k in range(5)]
-    near, far, later = _rated(base, 40.0, boards[0]), _rated(base, 41.0 + nightly.BAND, boards[1]), _rated(base, 41.0, boards[2])
+    near, far, later = _rated(base, 40.0, boards[0]), _rated(base, 41.0 + nightly.TOLERANCE, boards[1]), _rated(base, 41.0, boards[2])
     put(tmp_path, [near, far], DAY)
     put(tmp_path, [later], DAY + dt.timedelta(days=1))  # stocked on the night's own date: after it
     tier = base.tier
     drawn = stock_night.draw(tmp_path, {tier: [40.0, 40.5]}, {tier: 3}, 1, (DAY + dt.timedelta(days=1)).isoformat(),
-                             within=nightly.BAND)
+                             within=nightly.TOLERANCE)
     assert [p.id for p in drawn.puzzles[tier]] == [near.id]
     assert drawn.uncovered == {tier: [40.5]}  # the second Stage: generated, aimed at its target
     anywhere = stock_night.draw(tmp_path, {tier: [40.0, 40.5]}, {tier: 3}, 1)
@@ -319,8 +319,8 @@ def test_the_refill_makes_what_the_next_night_needs_so_it_generates_nothing_and_
     assert f"for {(DAY + dt.timedelta(days=1)).isoformat()} (Levels 2-2): " in line and " of 2 Stage(s) covered" in line
     st = second.tiers["medium"]
     assert (st.generated, st.attempts) == (0, 0) and st.from_stock >= 2
-    for placement in second.assembly.placements:  # every Stage within the generator's band of its target
-        assert abs(placement.puzzle.rated.score - placement.target.score) <= nightly.BAND
+    for placement in second.assembly.placements:  # every Stage as close to its target as the generator makes it
+        assert abs(placement.puzzle.rated.score - placement.target.score) <= nightly.TOLERANCE
     keys = _keys(out)
     assert len(keys) == len(set(keys)) == 4 and validate_paths([out]).ok
 

@@ -79,6 +79,9 @@ NIGHT_CURVE = "campaign"  # the default night's curve: shipped, and reaches expe
 DEFAULT_OUT = NIGHTS_FOLDER  # where a puzzle id is looked up without --in, too
 SPARE = 0.25  # generate this share more than the curve needs per tier, so the assignment can choose
 BAND = 6.0  # each band of Stage targets asks the generator for scores within this of its middle
+# a stock puzzle serves a Stage only this close to its target: the farthest a puzzle generated for
+# that Stage can be (its band spans at most 2 x BAND and takes scores within BAND of its middle)
+TOLERANCE = 2 * BAND
 DEFAULT_REFILL_SECONDS = 600.0  # the refill after a night starts no new batch past this many seconds
 REFILL_BATCH = 8  # puzzles per refill batch: the refill checks its time bound between batches
 
@@ -282,7 +285,7 @@ class TierStats:
     invalid: int = 0
     work: str = ""  # where the attempts ran, with worker names: run.log only, never the report
     from_stock: int = 0  # puzzles of this tier drawn from the stock (the rest was generated)
-    short: int = 0  # Stages of this tier with no stock puzzle within BAND of their target
+    short: int = 0  # Stages of this tier with no stock puzzle within TOLERANCE of their target
     seconds: float = 0.0  # generation's wall-clock time for the tier: run.log only
 
     @property
@@ -556,7 +559,7 @@ def _write_pool(staging: Path, assembly: Assembly) -> None:
 
 def _draw(options: NightlyOptions, curve: Curve) -> Drawn:
     """The stock's puzzles for this night, per tier (none when the night does not use the stock):
-    each within BAND of the Stage target it is taken for, as the generator would make it (any
+    each within TOLERANCE of the Stage target it is taken for, as the generator would make it (any
     distance under a rating profile, whose scores are not the curve's). A rerun puts back in
     play what the night took at its first run."""
     if not options.stock:
@@ -566,7 +569,7 @@ def _draw(options: NightlyOptions, curve: Curve) -> Drawn:
     try:
         return draw(Path(options.out), _tier_targets(curve, options.levels, options.stages, options.first_level),
                     wanted, DEFAULT.number, night=options.date_text,
-                    within=BAND if options.profile is None else None, taken_back=back)
+                    within=TOLERANCE if options.profile is None else None, taken_back=back)
     except NumberMatchError as exc:
         raise NightlyError("stock", str(exc)) from exc
 
@@ -727,7 +730,7 @@ def _next_night(options: NightlyOptions, curve: Curve, out: Path) -> tuple[_dt.d
 
 def _refill_ahead(options: NightlyOptions, curve: Curve, out: Path, executor: Executor, started: float) -> list[str]:
     """Generate into the stock, aimed at their targets, puzzles for the next night's Stages that
-    the stock has nothing within BAND of (as that night's draw will see it)."""
+    the stock has nothing within TOLERANCE of (as that night's draw will see it)."""
     try:
         day, first, levels, stages, ahead = _next_night(options, curve, out)
         wanted = _tier_targets(ahead, levels, stages, first)
@@ -738,7 +741,7 @@ def _refill_ahead(options: NightlyOptions, curve: Curve, out: Path, executor: Ex
     with LevelIndex(out) as index:
         index.refresh()
         missing = {tier: pick(index.candidates(tier, ruleset=DEFAULT.number, before=day.isoformat()), scores, len(scores),
-                              BAND if options.profile is None else None)[1] for tier, scores in wanted.items()}
+                              TOLERANCE if options.profile is None else None)[1] for tier, scores in wanted.items()}
     for tier, scores in wanted.items():
         plan = TIER_PLANS[tier]
         bands = (target_bands(tier, missing[tier]) if options.profile is None
