@@ -79,9 +79,10 @@ NIGHT_CURVE = "campaign"  # the default night's curve: shipped, and reaches expe
 DEFAULT_OUT = NIGHTS_FOLDER  # where a puzzle id is looked up without --in, too
 SPARE = 0.25  # generate this share more than the curve needs per tier, so the assignment can choose
 BAND = 6.0  # each band of Stage targets asks the generator for scores within this of its middle
-# a stock puzzle serves a Stage only this close to its target: the farthest a puzzle generated for
-# that Stage can be (its band spans at most 2 x BAND and takes scores within BAND of its middle)
-TOLERANCE = 2 * BAND
+# a stock puzzle serves a Stage only this close to its target, the window the generator takes
+# around a target (wider, the nearest-first draw and the missing spare left nights 45% further
+# from their curve than generated ones)
+TOLERANCE = BAND
 DEFAULT_REFILL_SECONDS = 600.0  # the refill after a night starts no new batch past this many seconds
 REFILL_BATCH = 8  # puzzles per refill batch: the refill checks its time bound between batches
 
@@ -730,40 +731,51 @@ def _next_night(options: NightlyOptions, curve: Curve, out: Path) -> tuple[_dt.d
 
 def _refill_ahead(options: NightlyOptions, curve: Curve, out: Path, executor: Executor, started: float) -> list[str]:
     """Generate into the stock, aimed at their targets, puzzles for the next night's Stages that
-    the stock has nothing within TOLERANCE of (as that night's draw will see it)."""
+    the stock has nothing within TOLERANCE of (as that night's draw will see it): first in the
+    bands a generated night asks for, then, for the Stages those puzzles still miss (a band is
+    wider than the tolerance), one target at a time."""
     try:
         day, first, levels, stages, ahead = _next_night(options, curve, out)
         wanted = _tier_targets(ahead, levels, stages, first)
     except (NumberMatchError, CurveError) as exc:
         return [f"refill for the next night: not done: {exc}"]
     stamp = stock_day(out, options.date)
-    lines = []
-    with LevelIndex(out) as index:
-        index.refresh()
-        missing = {tier: pick(index.candidates(tier, ruleset=DEFAULT.number, before=day.isoformat()), scores, len(scores),
-                              TOLERANCE if options.profile is None else None)[1] for tier, scores in wanted.items()}
-    for tier, scores in wanted.items():
-        plan = TIER_PLANS[tier]
-        bands = (target_bands(tier, missing[tier]) if options.profile is None
-                 else [Band(tier, None, BAND, len(missing[tier]))] if missing[tier] else [])
-        made = attempts = 0
-        note = ""
-        for k, band in enumerate(bands):
-            if time.perf_counter() - started >= options.refill_seconds:
-                note = f", stopped at the time bound ({options.refill_seconds:.0f} s)"
-                break
-            try:
-                done = refill(out, tier=tier, cells=plan.cells, adds=plan.adds, count=band.count, strategy=plan.strategy,
-                              seed=tier_seed(options.seed, f"ahead/{tier}/{k}"), day=stamp, executor=executor,
-                              score=band.score, within=band.within)
-            except StockError as exc:
-                note = f", stopped: {exc}"
-                break
-            made, attempts = made + len(done.written), attempts + done.attempts
-        lines.append(f"refill {tier} for {day.isoformat()} (Levels {first}-{first + levels - 1}):"
-                     f" {len(scores) - len(missing[tier])} of {len(scores)} Stage(s) covered by the stock,"
-                     f" {made} made from {attempts} attempts{note}")
-    return lines
+    within = TOLERANCE if options.profile is None else None
+    made: Counter[str] = Counter()
+    attempts: Counter[str] = Counter()
+    covered: dict[str, int] = {}
+    notes: dict[str, str] = {}
+    for round_ in range(2):
+        with LevelIndex(out) as index:
+            index.refresh()
+            missing = {tier: pick(index.candidates(tier, ruleset=DEFAULT.number, before=day.isoformat()), scores,
+                                  len(scores), within)[1] for tier, scores in wanted.items()}
+        for tier, scores in wanted.items():
+            covered.setdefault(tier, len(scores) - len(missing[tier]))
+            if options.profile is not None:
+                bands = [Band(tier, None, BAND, len(missing[tier]))] if missing[tier] and not round_ else []
+            elif round_ == 0:
+                bands = target_bands(tier, missing[tier])
+            else:
+                bands = [Band(tier, t, BAND, n) for t, n in sorted(Counter(missing[tier]).items())]
+            for k, band in enumerate(bands):
+                if tier in notes:
+                    break
+                if time.perf_counter() - started >= options.refill_seconds:
+                    notes[tier] = f", stopped at the time bound ({options.refill_seconds:.0f} s)"
+                    break
+                try:
+                    done = refill(out, tier=tier, cells=TIER_PLANS[tier].cells, adds=TIER_PLANS[tier].adds, count=band.count,
+                                  strategy=TIER_PLANS[tier].strategy, seed=tier_seed(options.seed, f"ahead/{tier}/{round_}/{k}"),
+                                  day=stamp, executor=executor, score=band.score, within=band.within)
+                except StockError as exc:
+                    notes[tier] = f", stopped: {exc}"
+                    break
+                made[tier] += len(done.written)
+                attempts[tier] += done.attempts
+    return [f"refill {tier} for {day.isoformat()} (Levels {first}-{first + levels - 1}): {covered[tier]} of {len(scores)}"
+            f" Stage(s) covered by the stock, {made[tier]} made from {attempts[tier]} attempts{notes.get(tier, '')}"
+            for tier, scores in wanted.items()]
 
 
 def _refill_keep(options: NightlyOptions, out: Path, executor: Executor, started: float) -> list[str]:
