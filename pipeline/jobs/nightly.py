@@ -732,8 +732,8 @@ def _next_night(options: NightlyOptions, curve: Curve, out: Path) -> tuple[_dt.d
 def _refill_ahead(options: NightlyOptions, curve: Curve, out: Path, executor: Executor, started: float) -> list[str]:
     """Generate into the stock, aimed at their targets, puzzles for the next night's Stages that
     the stock has nothing within TOLERANCE of (as that night's draw will see it): first in the
-    bands a generated night asks for, then, for the Stages those puzzles still miss (a band is
-    wider than the tolerance), one target at a time."""
+    bands a generated night asks for, with its spare, then, for the Stages those puzzles still
+    miss (a band is wider than the tolerance), one target at a time."""
     try:
         day, first, levels, stages, ahead = _next_night(options, curve, out)
         wanted = _tier_targets(ahead, levels, stages, first)
@@ -754,8 +754,8 @@ def _refill_ahead(options: NightlyOptions, curve: Curve, out: Path, executor: Ex
             covered.setdefault(tier, len(scores) - len(missing[tier]))
             if options.profile is not None:
                 bands = [Band(tier, None, BAND, len(missing[tier]))] if missing[tier] and not round_ else []
-            elif round_ == 0:
-                bands = target_bands(tier, missing[tier])
+            elif round_ == 0:  # what that night would generate for these Stages, spare included
+                bands = target_bands(tier, missing[tier], spare(len(missing[tier])))
             else:
                 bands = [Band(tier, t, BAND, n) for t, n in sorted(Counter(missing[tier]).items())]
             for k, band in enumerate(bands):
