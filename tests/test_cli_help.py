@@ -30,7 +30,7 @@ def test_rate_help_does_not_promise_traps() -> None:
 
 def test_nightly_help_names_everything_a_night_holds() -> None:
     flat = " ".join(help_text("nightly").split())
-    for part in ("bundle.yaml", "report.md", "report.html", "run.log", "pool/"):
+    for part in ("bundle.yaml", "report.md", "report.html", "run.log", ".stock-taken.json", "OUT/stock/", "pool/"):
         assert part in flat, part
 
 

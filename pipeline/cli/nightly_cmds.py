@@ -96,7 +96,8 @@ def nightly(
     ),
 ) -> None:
     """Generate, validate and assemble tonight's bundle into OUT/<date>/: bundle.yaml, report.md,
-    report.html, run.log, and pool/ (the valid puzzles the bundle did not use, for swaps)."""
+    report.html, run.log and .stock-taken.json; the valid puzzles the bundle did not use go to
+    OUT/stock/, or with --no-stock to the night's pool/, for swaps."""
     from pipeline.jobs.nightly import NightlyError, default_seed, plan_night, run_nightly  # start-up time: not for --help
 
     try:

@@ -7,7 +7,9 @@ One night's output is a folder `<out>/<date>/` holding
   did, and the difficulty curve of each Level;
 - `report.html`: the same night for a browser: curves as charts, every Stage's board drawn, its
   metrics explained (`pipeline.jobs.report_html`);
-- `pool/<id>.yaml`: the validated Puzzles the bundle did not use, the first place `swap` looks;
+- `pool/<id>.yaml` (without the stock): the validated Puzzles the bundle did not use, the first
+  place `swap` looks; with the stock they go to `<out>/stock/` and the night keeps
+  `.stock-taken.json`, the stock puzzles its bundle took (so a rerun draws as it did);
 - `run.log`: the one summary line per phase that the job also logs, with its wall-clock time.
 
 The curve is a built-in name or a designer's curve file (`FILE[:NAME]`); the night generates
@@ -16,7 +18,8 @@ every tier the curve asks for, expert included. A night can continue the game's 
 Levels, so Level 51 is harder than Level 50 although they were made on different nights.
 
 `bundle.yaml`, `report.md`, `report.html` and `pool/` depend only on the date, seed, sizes, curve
-and first Level, so rerunning a night
+and first Level (and, for a night from the stock, on the stock as it was before that date: a
+rerun puts back what the night took and ignores what was stocked after it), so rerunning a night
 gives byte-identical files (the seed defaults from the date). Wall-clock times would break that,
 so they live only in `run.log`.
 
