@@ -342,6 +342,17 @@ def test_a_forced_rerun_of_a_stock_night_is_byte_identical(tmp_path: Path, defau
         assert not list(out.glob("*/.stock-move.json"))
 
 
+def test_what_is_stocked_after_a_night_is_dated_with_it_so_its_rerun_never_sees_it(tmp_path: Path) -> None:
+    from pipeline.stock.store import stock_day
+
+    today = dt.date(2026, 12, 1)
+    assert stock_day(tmp_path, today) == today  # no night yet
+    for name in ("2026-11-29", "2026-11-30", ".2026-12-05.tmp-x", "notes"):
+        (tmp_path / name).mkdir()
+    assert stock_day(tmp_path, today) == dt.date(2026, 11, 30)  # the latest night, not today
+    assert stock_day(tmp_path, dt.date(2026, 11, 1)) == dt.date(2026, 11, 30)  # nights made ahead of their date
+
+
 def test_the_refill_keeps_a_level_so_the_next_night_generates_nothing(tmp_path: Path, two_nights: tuple[Path, Any, Any]) -> None:
     out = tmp_path / "out"
     shutil.copytree(two_nights[0], out)
