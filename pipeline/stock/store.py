@@ -24,6 +24,7 @@ from pipeline.formats.index import STOCK_DIR, Entry, LevelIndex
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.problems import first_problem
 from pipeline.schemas import schema_hint
+from pipeline.generation import DEFAULT_WITHIN
 from pipeline.generation.generator import GenerateParams, GenerationError, generate
 from pipeline.rating.tiers import RATING_VERSION
 from pipeline.validator import Validator
@@ -143,7 +144,7 @@ def refill(
     root: Path, *, tier: str, cells: int, adds: int, count: int, seed: int, day: _dt.date,
     executor: Executor | None = None, jobs: int | None = None, strategy: str | None = "random",
     max_attempts: int | None = None, progress: Callable[[int, int], None] | None = None,
-    score: float | None = None, within: float | None = None,
+    score: float | None = None, within: float = DEFAULT_WITHIN,
 ) -> Refilled:
     """Generate `count` new puzzles of a tier and group into the stock (none repeating a stocked
     or shipped one), anywhere in the tier or within `within` of `score`. Same seed and stock:
@@ -151,9 +152,8 @@ def refill(
     with LevelIndex(root) as index:
         index.refresh()
         taken = index.stock_keys() | index.shipped_keys()
-        aim = {} if score is None else {"score": score, **({} if within is None else {"within": within})}
         params = GenerateParams(cells=cells, adds=adds, tier=tier, strategy=strategy, seed=seed, max_attempts=max_attempts,
-                                **aim)  # type: ignore[arg-type]
+                                score=score, within=within if score is not None else DEFAULT_WITHIN)
         try:
             result = generate(count, params, jobs=jobs, progress=progress, executor=executor)
         except GenerationError as exc:
