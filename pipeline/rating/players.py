@@ -517,10 +517,10 @@ def _play(player: Player, cells: bytes, adds: int, rng: Random, record: bool, ru
                 step = _MEMO.keep(steps, key, _track(cells, pairs, i, j))
         else:
             step = remove_and_track(cells, pairs, i, j, ruleset)
-        if step.collapsed:
+        cells, pairs, collapsed, opened = step
+        if collapsed:
             collapses += 1
-            openings += step.opened
-        cells, pairs = step.cells, step.pairs
+            openings += opened
         moves += 1
     out.moves, out.collapses, out.openings = moves, collapses, openings
     out.won = not cells
