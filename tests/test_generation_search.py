@@ -17,7 +17,7 @@ from pipeline.engine.stage import replay
 from pipeline.generation import screen
 from pipeline.generation.screen import Window
 from pipeline.generation.generator import GenerateParams, GenerationError, generate, run_attempt
-from pipeline.generation.proposals import DigitDistribution, Proposal
+from pipeline.generation.proposals import DigitDistribution, Proposal, reading_order_reduction
 from pipeline.generation.strategies import STRATEGY_BY_NAME, Strategy, register
 from pipeline.formats.puzzle import dump_yaml
 from pipeline.rating.score import rate
@@ -134,6 +134,50 @@ def test_the_screen_is_one_sided_with_a_wider_margin_at_the_top():
     assert easy.inside(2.0, 10.0) and expert.inside(99.0, 10.0)
 
 
+def _naive_passes(cells: bytes, adds: int, window: Window) -> bool:
+    """The screen as written in its design comment: every stage's games played, then judged."""
+    from pipeline.engine.rulesets import DEFAULT
+    from pipeline.rating.players import play
+
+    if not reading_order_reduction(cells, adds, DEFAULT.class_of):
+        return False
+    for stage in screen.STAGES:
+        lost = []
+        for player, games in zip(screen._PLAYERS, stage):
+            rng = random.Random(f"{screen.SCREEN_SEED}:{player.name}")
+            lost.append(sum(not play(player, cells, adds, rng, ruleset=DEFAULT).won for _ in range(games)))
+        intercept, a, b, c, error = screen.FIT[stage]
+        guess = min(100.0, max(0.0, intercept + a * lost[0] / stage[0] + b * lost[1] / stage[1] + c * adds))
+        if window.outside(guess, error):
+            return False
+        if window.inside(guess, error):
+            return True
+    return window.last_call(guess)
+
+
+def test_the_screen_skips_only_games_that_cannot_change_its_verdict():
+    """Cross-check against the naive screen (all of every stage's games): same verdict on every
+    board and target, tiers and scores."""
+    from pipeline.engine.rulesets import DEFAULT
+
+    digits = DigitDistribution.parse(None)
+    windows = [Window(0, 41), Window(41, 54), Window(54, 84), Window(84, 100), Window(39, 51, 45), Window(84, 96, 90)]
+    for cells, adds in ((27, 2), (36, 1)):
+        for k in range(8):
+            board = bytes(digits.draw(random.Random(f"naive:{k}"), cells))
+            for window in windows:
+                assert screen.passes(board, adds, DEFAULT, window) == _naive_passes(board, adds, window), (board, window)
+
+
+def test_a_score_target_aims_at_the_middle_half_of_its_window():
+    """A night wants each Stage's puzzle near its target: for a score the screen offers boards whose
+    estimate is in the window's middle half; a tier's whole range stays open (random's puzzles)."""
+    assert Window(39.0, 51.0, 45.0).aim() == (42.0, 48.0)
+    assert Window(0.0, 41.0).aim() == (0.0, 41.0)
+    assert Window(39.0, 51.0, 45.0).last_call(47.9) and not Window(39.0, 51.0, 45.0).last_call(49.0)
+    assert Window(41.0, 54.0).last_call(55.0)  # a tier's close call goes to the rating
+
+
 # --- the registry ----------------------------------------------------------------------------
 
 @pytest.fixture
@@ -192,7 +236,9 @@ def test_the_held_out_check_fails_on_easier_puzzles():
 def test_a_score_with_a_tier_aims_at_both():
     """The nightly asks for a Stage's score inside the Stage's tier: the window is the overlap."""
     params = GenerateParams(cells=27, adds=2, tier="hard", score=55, within=3)
-    assert params.window() == Window(54.0, 58.0)
+    window = params.window()
+    assert window == Window(54.0, 58.0, 55)
+    assert window.aim() == (54.0, 56.0)  # the screen aims at the middle half around the score
     from pipeline.rating.score import Rating
 
     assert params.on_target(Rating("medium", 53.5, 0)) == "tier:medium"

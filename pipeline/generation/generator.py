@@ -169,7 +169,7 @@ class GenerateParams:
             low, high = max(low, self.score - self.within), min(high, self.score + self.within)
         if (span is None and self.score is None) or low > high:
             return None
-        return Window(low, high)
+        return Window(low, high, self.score)
 
     def on_target(self, rating: Rating) -> str | None:
         """None when the rating hits the target, else the rejection reason."""

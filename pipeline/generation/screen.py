@@ -17,8 +17,12 @@ the params and the attempt number k:
    and the adds) maps them to a score. After each stage the board is dropped when its estimate
    is clearly outside the target: more than `BELOW` times that stage's error under the window's
    low end, or more than `ABOVE` times it over its high end (no test at 0 or 100); it is offered
-   at once when the estimate is `INSIDE` errors within both ends. Most misses go after the first
-   stage's 6 games; the last stage (192 games, a quarter of a rating's) decides the close calls.
+   at once when the estimate is `INSIDE` errors within both ends (of the window's middle half for
+   a score: `Window.aim`; after the last stage a score's board goes on only with its estimate
+   there, so a night's Stages get puzzles near their targets). A game that cannot change the
+   stage's verdict is not played (the estimate is monotone in the losses), so most misses go
+   after two or three games; the last stage (192 games, a quarter of a rating's) decides the
+   close calls.
 4. **Offers** the boards that pass (at most `CANDIDATES` per attempt) to the generator, which
    solves each with its node budget, rates it in full and checks the target exactly as for a
    random board. Boards that are unsolvable look hard to the players and may pass; the generator's
@@ -72,22 +76,41 @@ _PLAYERS: tuple[Player, Player] = (RandomPlayer(), LocalPlayer())
 
 @dataclass(frozen=True)
 class Window:
-    """The target score range [low, high] (inclusive; from a tier, a score, or both)."""
+    """The target score range [low, high] (inclusive; from a tier, a score, or both). `score`: the
+    score asked for, if any: the screen then aims at the window's middle half (`aim`)."""
 
     low: float
     high: float
+    score: float | None = None
 
-    def outside(self, estimate: float, error: float) -> bool:
+    def aim(self) -> tuple[float, float]:
+        """Where the screen wants the estimate: a tier's whole range (its puzzles must stay random's),
+        or for a score the middle half of the window around it (a night wants each Stage's puzzle near
+        its target, and the generator accepts the whole window)."""
+        if self.score is None:
+            return self.low, self.high
+        quarter = (self.high - self.low) / 4
+        return max(self.low, self.score - quarter), min(self.high, self.score + quarter)
+
+    def outside(self, estimate: float, error: float, most: float | None = None) -> bool:
         """Whether an estimate with this RMS error puts a board clearly off target: more than BELOW
-        errors under `low` or ABOVE errors over `high` (never under 0 or over 100)."""
-        return (self.low > 0.0 and estimate < self.low - BELOW * error) or (
+        errors under `low` or ABOVE errors over `high` (never under 0 or over 100). With `most`,
+        for every estimate from `estimate` up to `most` (on the same side)."""
+        most = estimate if most is None else most
+        return (self.low > 0.0 and most < self.low - BELOW * error) or (
             self.high < 100.0 and estimate > self.high + ABOVE * error)
 
     def inside(self, estimate: float, error: float) -> bool:
         """Whether an estimate with this RMS error puts a board clearly on target: INSIDE errors
-        within each end (an end at 0 or 100 needs no margin)."""
-        return (self.low <= 0.0 or estimate >= self.low + INSIDE * error) and (
-            self.high >= 100.0 or estimate <= self.high - INSIDE * error)
+        within each end of `aim` (an end at 0 or 100 needs no margin)."""
+        low, high = self.aim()
+        return (low <= 0.0 or estimate >= low + INSIDE * error) and (high >= 100.0 or estimate <= high - INSIDE * error)
+
+    def last_call(self, estimate: float) -> bool:
+        """After the last stage, a board neither clearly off nor clearly on target: a tier's goes to
+        the rating (the screen only drops clear misses), a score's only with its estimate in `aim`."""
+        low, high = self.aim()
+        return self.score is None or low <= estimate <= high
 
 
 class _Games:
@@ -98,21 +121,33 @@ class _Games:
         self.rngs = [random.Random(f"{SCREEN_SEED}:{p.name}") for p in _PLAYERS]
         self.played = [0, 0]
         self.lost = [0, 0]
+        self.last = 0.0  # the estimate where the last verdict was settled
 
-    def estimate(self, stage: tuple[int, int]) -> tuple[float, float]:
-        """The estimate after `stage`'s games (playing the ones missing), and its RMS error."""
-        for k, (player, games) in enumerate(zip(_PLAYERS, stage)):
-            while self.played[k] < games:
-                self.lost[k] += not play(player, self.cells, self.adds, self.rngs[k], ruleset=self.ruleset).won
-                self.played[k] += 1
-        intercept, a, b, c, error = FIT[stage]
-        raw = intercept + a * self.lost[0] / stage[0] + b * self.lost[1] / stage[1] + c * self.adds
-        return min(100.0, max(0.0, raw)), error
+    def _score(self, stage: tuple[int, int], lost_random: int, lost_local: int) -> float:
+        intercept, a, b, c, _ = FIT[stage]
+        return min(100.0, max(0.0, intercept + a * lost_random / stage[0] + b * lost_local / stage[1] + c * self.adds))
 
+    def verdict(self, stage: tuple[int, int], window: Window) -> bool | None:
+        """Play `stage`'s games until its verdict is settled: False (clearly off target), True
+        (clearly on it), None (neither, after all its games; the estimate is then `last`).
 
-def estimate(cells: bytes, adds: int, ruleset: Ruleset, stage: tuple[int, int] = STAGES[-1]) -> float:
-    """The screen's estimate of the rating's score (0-100) after `stage`'s games."""
-    return _Games(cells, adds, ruleset).estimate(stage)[0]
+        A game that cannot change the verdict is not played: the estimate is monotone in each
+        loss count, so once every game left, won or lost, gives the same verdict, that is it."""
+        error = FIT[stage][-1]
+        while True:
+            left = [n - p for n, p in zip(stage, self.played)]
+            least = self._score(stage, *self.lost)
+            most = self._score(stage, self.lost[0] + left[0], self.lost[1] + left[1])
+            self.last = least
+            if window.outside(least, error, most):
+                return False
+            if window.inside(least, error) and window.inside(most, error):
+                return True
+            if not any(left):
+                return None
+            k = 0 if left[0] else 1
+            self.lost[k] += not play(_PLAYERS[k], self.cells, self.adds, self.rngs[k], ruleset=self.ruleset).won
+            self.played[k] += 1
 
 
 def passes(cells: bytes, adds: int, ruleset: Ruleset, window: Window) -> bool:
@@ -122,12 +157,10 @@ def passes(cells: bytes, adds: int, ruleset: Ruleset, window: Window) -> bool:
         return False
     games = _Games(cells, adds, ruleset)
     for stage in STAGES:
-        guess = games.estimate(stage)
-        if window.outside(*guess):
-            return False
-        if window.inside(*guess):
-            return True
-    return True
+        verdict = games.verdict(stage, window)
+        if verdict is not None:
+            return verdict
+    return window.last_call(games.last)
 
 
 def screen(
