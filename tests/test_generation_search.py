@@ -35,11 +35,11 @@ def test_search_is_the_default_for_a_target_and_random_otherwise():
     assert GenerateParams(cells=27, adds=2, tier="hard").strategy_record().name == "search"
     assert GenerateParams(cells=27, adds=2, score=70).strategy_record().name == "search"
     assert GenerateParams(cells=27, adds=2).strategy_record().name == "random"
-    # where the figures do not hold (easy fails the held-out check; easy and medium are slower)
-    assert GenerateParams(cells=27, adds=2, tier="easy").strategy_record().name == "random"
-    assert GenerateParams(cells=27, adds=2, tier="medium").strategy_record().name == "random"
-    assert GenerateParams(cells=27, adds=2, score=30).strategy_record().name == "random"
-    assert GenerateParams(cells=27, adds=2, tier="easy", strategy="search").strategy_record().name == "search"
+    # every tier: the bench measures the screen faster than random on each (docs/generation.md)
+    assert GenerateParams(cells=27, adds=2, tier="easy").strategy_record().name == "search"
+    assert GenerateParams(cells=27, adds=2, tier="medium").strategy_record().name == "search"
+    assert GenerateParams(cells=27, adds=2, score=30).strategy_record().name == "search"
+    assert GenerateParams(cells=27, adds=2, tier="easy", strategy="random").strategy_record().name == "random"
 
 
 def test_search_made_puzzles_are_fully_rated_certified_and_valid(expert_run):
@@ -125,11 +125,12 @@ def test_the_screen_is_one_sided_with_a_wider_margin_at_the_top():
     """Dropping a board at a window's top loses one of its hardest, at the bottom one of its easiest:
     the top margin is the wider one, so what the screen loses leaves the search's puzzles, if
     anything, harder than random's (the held-out check's direction). No test at 0 or 100."""
-    assert screen.ABOVE > screen.BELOW
+    assert all(screen.ABOVE > below for below in screen.BELOW.values())
     easy, expert, hard = Window(0.0, 41.0), Window(84.0, 100.0), Window(54.0, 84.0)
-    assert not easy.outside(0.0, 10.0) and not expert.outside(100.0, 10.0)
-    assert easy.outside(41.0 + screen.ABOVE * 10.0 + 0.1, 10.0) and not easy.outside(41.0 + screen.ABOVE * 10.0, 10.0)
-    assert expert.outside(84.0 - screen.BELOW * 10.0 - 0.1, 10.0) and not expert.outside(84.0 - screen.BELOW * 10.0, 10.0)
+    assert not easy.outside(0.0, 10.0, 1.0) and not expert.outside(100.0, 10.0, 1.0)
+    assert easy.outside(41.0 + screen.ABOVE * 10.0 + 0.1, 10.0, 1.0) and not easy.outside(41.0 + screen.ABOVE * 10.0, 10.0, 1.0)
+    assert expert.outside(84.0 - 10.0 - 0.1, 10.0, 1.0) and not expert.outside(84.0 - 10.0, 10.0, 1.0)
+    assert expert.outside(80.0, 10.0, 0.5, most=78.9) and not expert.outside(70.0, 10.0, 0.5, most=79.0)
     assert hard.inside(69.0, 10.0) and not hard.inside(56.0, 10.0) and not hard.inside(82.0, 10.0)
     assert easy.inside(2.0, 10.0) and expert.inside(99.0, 10.0)
 
@@ -148,7 +149,7 @@ def _naive_passes(cells: bytes, adds: int, window: Window) -> bool:
             lost.append(sum(not play(player, cells, adds, rng, ruleset=DEFAULT).won for _ in range(games)))
         intercept, a, b, c, error = screen.FIT[stage]
         guess = min(100.0, max(0.0, intercept + a * lost[0] / stage[0] + b * lost[1] / stage[1] + c * adds))
-        if window.outside(guess, error):
+        if window.outside(guess, error, screen.BELOW[stage]):
             return False
         if window.inside(guess, error):
             return True

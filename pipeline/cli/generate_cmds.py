@@ -41,7 +41,7 @@ def generate(
     strategy: Optional[str] = typer.Option(
         None, "--strategy", metavar="|".join(STRATEGIES),
         help="random (digits drawn independently), constructive (solvable by construction) or search (random boards "
-        "screened by a cheap estimate, only likely ones fully rated). Default: search for a target in the hard tier or above, else random.",
+        "screened by a cheap estimate, only likely ones fully rated). Default: search when a tier or score is asked for, else random.",
     ),
     digits: Optional[str] = typer.Option(
         None, "--digits", help="Digit distribution: digits to draw from (1123456789) or weights (1:1,5:2). Default uniform 1-9."
