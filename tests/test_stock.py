@@ -342,6 +342,24 @@ def test_a_forced_rerun_of_a_stock_night_is_byte_identical(tmp_path: Path, defau
         assert not list(out.glob("*/.stock-move.json"))
 
 
+def test_a_rerun_never_ships_a_puzzle_a_later_night_took_meanwhile(tmp_path: Path, default_nights: tuple[Path, Any, Any]) -> None:
+    """A rerun after the generator changed can make again a puzzle that a later night has since
+    shipped; it places the night without it (here a later bundle is planted shipping the
+    first night's Stage 1)."""
+    out = tmp_path / "out"
+    shutil.copytree(default_nights[0], out)
+    doc = yaml.safe_load((out / DAY.isoformat() / "bundle.yaml").read_text())
+    taken = doc["levels"][0]["stages"][0]["puzzle"]
+    doc["id"], doc["first_level"] = "later", 9
+    doc["levels"] = [{"level": 9, "stages": [{**doc["levels"][0]["stages"][0], "stage": 1}]}]
+    (out / "2026-03-09").mkdir()
+    (out / "2026-03-09" / "bundle.yaml").write_text(dump_yaml(doc))
+    run_nightly(_night(out, DAY, keep=None, force=True))
+    rerun = yaml.safe_load((out / DAY.isoformat() / "bundle.yaml").read_text())
+    assert taken["id"] not in {s["puzzle"]["id"] for lv in rerun["levels"] for s in lv["stages"]}
+    assert validate_paths([out]).ok  # no repeat shipped, none shipped and still in stock
+
+
 def test_what_is_stocked_after_a_night_is_dated_with_it_so_its_rerun_never_sees_it(tmp_path: Path) -> None:
     from pipeline.stock.store import stock_day
 

@@ -505,11 +505,12 @@ def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progr
     summary("validate", f"{len(valid)} of {len(puzzles)} puzzles valid", started)
 
     started = time.perf_counter()
-    try:
-        assembly = assemble(valid, levels=options.levels, stages=options.stages, curve=curve,
-                            curve_name=options.curve_text, first_level=options.first_level)
-    except NumberMatchError as exc:
-        raise NightlyError("assemble", str(exc)) from exc
+    elsewhere, stocked = _shipped_elsewhere(options)
+    assembly = _assemble(options, curve, valid)
+    if any(p.puzzle.key in elsewhere for p in assembly.placements):
+        # a rerun made again a puzzle that a later night has since shipped (only when the
+        # generator changed: else its first run left it unused): place the night without them
+        assembly = _assemble(options, curve, [p for p in valid if p.key not in elsewhere])
     summary(
         "assemble",
         f"{shape_text(options.levels, options.stages)} on curve {options.curve_text}"
@@ -532,8 +533,7 @@ def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progr
     if options.stock:  # the unused go to the stock (with the publish), where swap also looks
 
         placed = [p.puzzle for p in assembly.placements]
-        # e.g. a rerun's own puzzle that a later night took from the stock, or that is in stock
-        elsewhere, stocked = _shipped_elsewhere(options)
+        # a drawn puzzle, or a rerun's own puzzle made again that its first run stocked
         used = [drawn.files.get(p.id) or stocked[p.id] for p in placed if p.id in drawn.files or p.id in stocked]
         filed = _filed_ids(options)  # e.g. an older night's pool/: the same id in two files is NM304
         for p in placed:  # the filters above keep this from happening; the promise is checked all the same
@@ -554,6 +554,14 @@ def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progr
     lines.append(f"total: {total:.1f} s")
     write_atomic(staging / LOG_FILE, "".join(f"{line}\n" for line in [f"nightly {options.date_text} seed {options.seed}"] + lines))
     return NightlyResult(staging, bundle_path, assembly, stats, seconds, lines)
+
+
+def _assemble(options: NightlyOptions, curve: Curve, puzzles: Sequence[Puzzle]) -> Assembly:
+    try:
+        return assemble(puzzles, levels=options.levels, stages=options.stages, curve=curve,
+                        curve_name=options.curve_text, first_level=options.first_level)
+    except NumberMatchError as exc:
+        raise NightlyError("assemble", str(exc)) from exc
 
 
 def _write_pool(staging: Path, assembly: Assembly) -> None:
