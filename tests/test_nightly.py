@@ -107,7 +107,7 @@ def test_a_rerun_replaces_the_nights_files_in_place_with_force(published: Path, 
     shutil.copytree(published / DATE.isoformat(), tmp_path / DATE.isoformat())
     (tmp_path / DATE.isoformat() / "bundle.yaml").write_text("# an older run's bundle\n")
     (tmp_path / DATE.isoformat() / "notes.txt").write_text("a designer's file")
-    with pytest.raises(NightlyError, match="is already published; nothing written"):  # 22.6: not without --force
+    with pytest.raises(NightlyError, match="is already published; nothing written"):  # not without --force
         run_nightly(night(tmp_path))
     run_nightly(night(tmp_path, force=True))
     assert snapshot(tmp_path / DATE.isoformat())["bundle.yaml"] == snapshot(published / DATE.isoformat())["bundle.yaml"]
@@ -265,7 +265,7 @@ def test_nightly_refuses_a_bad_date_in_one_line(tmp_path: Path) -> None:
 
 def test_not_on_a_terminal_a_night_prints_a_line_per_phase_as_it_goes(tmp_path: Path) -> None:
     """Unattended (stderr is a pipe) the job is not silent until the end: each tier's generation
-    and each later phase is one line when it is done, while the rest is still running (23.7)."""
+    and each later phase is one line when it is done, while the rest is still running."""
     argv = [sys.executable, "-m", "pipeline.cli", "nightly", "--date", "2026-01-02", "--levels", "1",
             "--stages", "3", "--curve", "ramp", "--jobs", "1", "--out", str(tmp_path), "--no-stock"]
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
@@ -411,7 +411,7 @@ def test_a_curve_file_is_read_once_per_night(tmp_path: Path, monkeypatch: pytest
 
 
 def test_the_night_asks_for_each_stage_near_its_target() -> None:
-    """Issue 25.4: the generator is asked for bands of Stage targets (each target within BAND of
+    """The generator is asked for bands of Stage targets (each target within BAND of
     its band's middle, in the target's tier), then the tier's spare anywhere in the tier."""
     from pipeline.jobs.curve_specs import targets, tier_needs
 
