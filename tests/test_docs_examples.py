@@ -1,9 +1,10 @@
 """The docs are tested: every console example of README.md and docs/ prints what it shows, the
 site builds with `mkdocs build --strict`, the collector itself fails on a wrong example, and the
-test map (tests/README.md) names every test module."""
+test map (tests/README.md) names every test module, each saying its subject."""
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 import subprocess
@@ -96,6 +97,23 @@ def test_the_test_map_names_every_test_module() -> None:
     present = {p.name for p in (ROOT / "tests").glob("test_*.py")}
     assert not present - named, f"add a row to tests/README.md for {sorted(present - named)}"
     assert not named - present, f"tests/README.md names modules that are gone: {sorted(named - present)}"
+
+
+def test_test_modules_say_their_subject_not_an_issue() -> None:
+    """Every test module opens with a docstring; no docstring cites an issue or an item number
+    (the subject outlives the issue that asked for the test, and the map above files by subject)."""
+    cites = re.compile(r"(?i)\b(issues?|items?) \d|^\d\d\.\d+:|\(\d\d\.\d+\)")
+    found = []
+    for path in sorted((ROOT / "tests").glob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        if not ast.get_docstring(tree):
+            found.append(f"{path.name}: no docstring naming its subject")
+        for node in [tree, *ast.walk(tree)]:
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                cited = cites.search(ast.get_docstring(node) or "")
+                if cited:
+                    found.append(f"{path.name}: {getattr(node, 'name', 'module')} cites {cited.group(0)!r}")
+    assert found == [], "say the subject instead:\n" + "\n".join(found)
 
 
 # --- the collector itself -------------------------------------------------------------------
