@@ -499,6 +499,35 @@ def test_swap_takes_from_the_stock_never_a_shipped_copy_and_gives_the_old_one_ba
     assert "back in the stock" in done.output and validate_paths([out]).ok
 
 
+def test_swap_from_the_stock_never_loses_the_old_puzzle_and_waits_for_no_lock(
+    tmp_path: Path, two_nights: tuple[Path, Any, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The old puzzle is in the stock before the bundle is written: a swap killed after the write
+    leaves both puzzles somewhere (NM321 names the one in two places), never one in neither; a
+    swap while the nights' folder is locked (a night running) is refused with nothing written."""
+    from pipeline.jobs.publish import locked
+    from pipeline.stock import swap as stock_swap
+
+    out = tmp_path / "out"
+    shutil.copytree(two_nights[0], out)
+    second = out / (DAY + dt.timedelta(days=1)).isoformat() / "bundle.yaml"
+    before, text = set(_stock_files(out)), second.read_bytes()
+    with locked(out):
+        busy = run("swap", str(second), "L1.S1")
+    assert busy.exit_code == 1 and "the stock is in use" in busy.output and "Traceback" not in busy.output
+    assert second.read_bytes() == text and set(_stock_files(out)) == before
+
+    def killed(*args: Any, **kwargs: Any) -> None:
+        raise KeyboardInterrupt  # the process dies right after the bundle is written
+
+    monkeypatch.setattr(stock_swap, "remove_keys", killed)
+    old = yaml.safe_load(second.read_text())["levels"][0]["stages"][0]["puzzle"]["id"]
+    run("swap", str(second), "L1.S1")
+    new = yaml.safe_load(second.read_text())["levels"][0]["stages"][0]["puzzle"]["id"]
+    assert new != old and set(_stock_files(out)) == before | {f"{old}.yaml"}  # both kept: nothing lost
+    assert [p.code for p in validate_paths([out]).problems] == ["NM321"]
+
+
 def test_the_studio_never_offers_a_relabelled_copy_of_a_shipped_puzzle(night_copy: Path) -> None:
     pytest.importorskip("starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')")
     from starlette.testclient import TestClient

@@ -3,6 +3,8 @@ and pictures of boards."""
 
 from __future__ import annotations
 
+import contextlib
+
 import os
 import sys
 from pathlib import Path
@@ -171,8 +173,10 @@ def swap(
     from pipeline.formats.loader import load_text
     from pipeline.jobs.inputs import load_puzzles
     from pipeline.jobs.report_html import refresh_reports
+    from pipeline.jobs.publish import locked
     from pipeline.jobs.swap import commit_swap, swap_stage
-    from pipeline.stock.store import give_back, nights_folder, shipped_places
+    from pipeline.stock.store import nights_folder, shipped_places
+    from pipeline.stock.swap import commit_from_stock
 
     try:
         slot = Slot.parse(stage)
@@ -194,29 +198,40 @@ def swap(
             places = [stock]
         else:
             fail(f"--pool PATH is needed: neither {default} nor {nights / 'stock'} exists (the nightly job writes them)")
-    try:
-        # never ship a puzzle (or a relabelled copy) twice: not from another bundle, nor this one
-        shipped, elsewhere = shipped_places(nights), shipped_places(nights, besides=bundle)
-        candidates = [p.under(profile) for p in load_puzzles(places)]
-        named = next((p for p in candidates if p.id == with_id), None) if with_id is not None else None
-        if named is not None and named.key in elsewhere:
-            fail(f"--with {with_id}: the puzzle or a relabelled copy is already shipped at {elsewhere[named.key]}")
-        # a named puzzle this bundle ships: swap_stage names it (the same id) or its validation does (NM321)
-        candidates = [p for p in candidates if p.key not in shipped or p is named]
-        result = swap_stage(bundle, level, number, candidates, with_id=with_id, write=False)
-        # the bundle's own pool/ takes back what the swap took out, before the bundle is written
-        kept = None if dry_run else commit_swap(result, None if pool or stock is not None else places[0])
-    except NumberMatchError as exc:
-        fail(error_text(exc))
-    except OSError as exc:
-        fail(f"cannot read {exc.filename or bundle}: {os_message(exc)}")
+    # from the stock: hold the nights' lock (the nightly, the stock commands and the studio hold
+    # it) from the choice to the commit, so nothing else takes the same puzzle meanwhile
+    held = contextlib.ExitStack()
+    if stock is not None and not dry_run:
+        try:
+            held.enter_context(locked(nights))
+        except NumberMatchError:
+            fail(f"{nights}: the stock is in use (a nightly run, a stock command or another swap holds it);"
+                 " nothing written: swap again when it has finished")
+    with held:
+        try:
+            # never ship a puzzle (or a relabelled copy) twice: not from another bundle, nor this one
+            shipped, elsewhere = shipped_places(nights), shipped_places(nights, besides=bundle)
+            candidates = [p.under(profile) for p in load_puzzles(places)]
+            named = next((p for p in candidates if p.id == with_id), None) if with_id is not None else None
+            if named is not None and named.key in elsewhere:
+                fail(f"--with {with_id}: the puzzle or a relabelled copy is already shipped at {elsewhere[named.key]}")
+            # a named puzzle this bundle ships: swap_stage names it (the same id) or its validation does (NM321)
+            candidates = [p for p in candidates if p.key not in shipped or p is named]
+            result = swap_stage(bundle, level, number, candidates, with_id=with_id, write=False)
+            if dry_run:
+                kept = None
+            elif stock is not None:  # the stock gives the new one up and takes back the old one, in a safe order
+                kept = commit_from_stock(result, nights)
+            else:  # the bundle's own pool/ takes back what the swap took out, before the bundle is written
+                kept = commit_swap(result, None if pool else places[0])
+        except NumberMatchError as exc:
+            fail(error_text(exc))
+        except OSError as exc:
+            fail(f"cannot read {exc.filename or bundle}: {os_message(exc)}")
     typer.echo(("(dry run) " if dry_run else "") + result.summary())
     if kept is not None:
-        typer.echo(f"{result.old_id} kept in {kept} (swap it back with --with {result.old_id})")
-    if not dry_run and stock is not None:  # the stock gives the new one up and takes back the old one
-        back = give_back(nights, result.new, result.old_puzzle)
-        if back is not None:
-            typer.echo(f"{result.old_id} back in the stock at {back} (swap it back with --with {result.old_id})")
+        where = "back in the stock at" if stock is not None else "kept in"
+        typer.echo(f"{result.old_id} {where} {kept} (swap it back with --with {result.old_id})")
     if not dry_run:  # the night's reports follow the bundle (report.md, which holds the run's figures, is marked stale)
         loaded = load_text(result.text, str(bundle))
         try:

@@ -276,17 +276,3 @@ def shipped_places(root: Path, besides: Path | None = None) -> dict[str, str]:
             if skip is None or (root / e.path).resolve() != skip:
                 out.setdefault(e.key, str(root / e.where))
         return out
-
-
-def give_back(root: Path, taken: Puzzle, old: dict[str, Any] | None) -> Path | None:
-    """After a swap from the stock: the puzzle put in the bundle leaves the stock, the one taken
-    out goes back (None when it could not: not a valid puzzle, or shipped elsewhere)."""
-    remove_keys(root, [taken.key])
-    if not old:
-        return None
-    try:
-        puzzle = Puzzle.from_dict(old)
-    except (KeyError, TypeError, ValueError):
-        return None
-    written = put(root, [puzzle], stock_day(root, _dt.datetime.now(_dt.timezone.utc).date()))
-    return written[0] if written else None

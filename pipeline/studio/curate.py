@@ -25,7 +25,6 @@ which the bundle page opens with and `assemble --curation` reads. A refused Save
 from __future__ import annotations
 
 import contextlib
-import datetime as _dt
 import re
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -33,10 +32,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pipeline.atomic import WriteRefused, snapshot, write_guarded
+from pipeline.atomic import snapshot, write_guarded
 from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle
-from pipeline.formats.index import LevelIndex
 from pipeline.formats.puzzle import Puzzle
 from pipeline.formats.slot import Slot, SlotError
 from pipeline.jobs.curation import Curation, curation_path
@@ -45,7 +43,7 @@ from pipeline.jobs.report import REPORT_FILE
 from pipeline.jobs.report_html import REPORT_HTML, refresh_reports
 from pipeline.jobs.swap import SwapError, choose_replacement, commit_swap, swap_stage
 from pipeline.limits import MAX_DRAFT_EDITS
-from pipeline.stock.store import remove_keys, shipped_places, stock_day, stock_path, stock_text
+from pipeline.stock.swap import commit_from_stock
 from pipeline.studio.library import SUFFIXES, LibraryError, Offers, bundle_value, content_hash, read_document
 
 _ID = r"[A-Za-z0-9_.-]{1,80}"
@@ -275,41 +273,11 @@ def _commit(result: Any, pool_dir: Path | None, expected: str) -> Path | None:
 
 
 def _commit_stock(result: Any, nights: Path, expected: str) -> Path | None:
-    """`_commit` for a swap from the stock of `nights` (the CLI's `swap` from the stock, made
-    safe against a kill): the taken puzzle must still be in the stock; the old one goes into the
-    stock first (unless its key is stocked already or another bundle ships it), then the bundle
-    is written guarded (a refusal takes that stock file back), then the taken one leaves the
-    stock. A kill between leaves a puzzle in a bundle and in the stock (NM321 says so), never in
-    neither. Returns the stock file written for the old puzzle."""
+    """`_commit` for a swap from the stock of `nights`: the one safe order of
+    `pipeline.stock.swap.commit_from_stock`, once the bundle is the one the page showed."""
     if result.base is None or result.base.digest != expected:
         raise SwapError("the bundle changed on disk while saving; nothing more was written")
-    with LevelIndex(nights) as index:
-        index.refresh()
-        stocked = index.stock_keys()
-    if result.new.key not in stocked:
-        raise SwapError(f"{result.new.id} is no longer in the stock (a night or a swap took it); nothing written")
-    elsewhere = shipped_places(nights, besides=result.path)
-    if result.new.key in elsewhere:  # another bundle took it (or a copy) since the page was made
-        where = Path(elsewhere[result.new.key]).relative_to(nights).as_posix()
-        raise SwapError(f"{result.new.id} (or a relabelled copy) is already shipped at {where}; nothing written")
-    old = Puzzle.from_dict(result.old_puzzle) if result.old_puzzle else None
-    kept = None
-    if old is not None and old.key not in stocked and old.key not in elsewhere:
-        target = stock_path(nights, old)
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            day = stock_day(nights, _dt.datetime.now(_dt.timezone.utc).date())  # as `give_back` stamps it
-            kept = write_guarded(target, stock_text(old, day, nights), base=snapshot(target))
-        except (WriteRefused, OSError) as exc:
-            raise SwapError(f"cannot put {old.id} back in the stock ({exc}); nothing written") from exc
-    try:
-        commit_swap(result, None)
-    except SwapError:
-        if kept is not None:
-            kept.unlink(missing_ok=True)  # ours, made a moment ago: the bundle still has that puzzle
-        raise
-    remove_keys(nights, [result.new.key])
-    return kept
+    return commit_from_stock(result, nights)
 
 
 @contextlib.contextmanager
