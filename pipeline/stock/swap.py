@@ -42,7 +42,8 @@ def commit_from_stock(result: SwapResult, nights: Path) -> Path | None:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
             day = stock_day(nights, _dt.datetime.now(_dt.timezone.utc).date())  # a rerun of that night never draws it
-            kept = write_guarded(target, stock_text(old, day, nights), base=snapshot(target))
+            write_guarded(target, stock_text(old, day, nights), base=snapshot(target))
+            kept = target  # as the caller named the folder (write_guarded answers the resolved path)
         except (WriteRefused, OSError) as exc:
             raise SwapError(f"cannot put {old.id} back in the stock ({exc}); nothing written") from exc
     try:
