@@ -265,6 +265,33 @@ def _is_worker(pid: int) -> bool:
     return b"spawn_main" in cmdline and state != "Z"
 
 
+def _logged_attempt(params: tuple[str, float], attempt: int) -> int:
+    """An attempt that notes that it started (one line in a file) and takes `seconds`."""
+    log, seconds = params
+    with open(log, "a") as out:
+        out.write(f"{attempt}\n")
+    time.sleep(seconds)
+    return attempt
+
+
+def test_closing_the_stream_stops_the_batches_already_running(cluster, tmp_path) -> None:
+    """Dask cannot interrupt a task: a running batch stops before its next attempt once the
+    generator has what it needs (the batches used to run to their end, doubling a night's CPU)."""
+    log = tmp_path / "started.txt"
+    executor = connect(cluster.scheduler_address)
+    try:
+        stream = executor.outcomes(_logged_attempt, (str(log), 0.05), 10_000)  # type: ignore[arg-type]
+        taken = [next(stream)[0] for _ in range(40)]  # batches of up to 10 attempts are running by now
+        at_close = len(log.read_text().split())
+        stream.close()
+        time.sleep(2.0)  # a batch of 10 would be done
+        after = len(log.read_text().split())
+    finally:
+        executor.close()
+    assert taken == list(range(40))
+    assert after - at_close <= 4, (at_close, after)  # 2 workers: an attempt each may start while the stop travels
+
+
 def test_batches_grow_for_cheap_attempts_and_stay_small_for_dear_ones() -> None:
     sizes = [1]
     for _ in range(12):  # 1 ms attempts: doubling up to the cap

@@ -10,7 +10,8 @@ computes them; only the speed and the worker names (for `run.log`) change.
 - `DaskExecutor`: a `dask.distributed` cluster (`--scheduler tcp://HOST:PORT`, or `local:N` for
   a LocalCluster of N worker processes started for the run). Attempts travel in batches sized
   from measured attempt times, so scheduling overhead stays small; a bounded window of batches
-  is in flight and the rest is cancelled when the stream closes. A worker that dies has its
+  is in flight, and when the stream closes the rest is cancelled and the running ones stop
+  before their next attempt. A worker that dies has its
   batches recomputed elsewhere by the scheduler; a scheduler that cannot be reached or goes
   away raises `SchedulerError` (one line). Dask is the optional extra `numbermatch[dask]`.
 """
@@ -122,13 +123,34 @@ class PoolExecutor:
 
 # --- Dask ------------------------------------------------------------------------------------
 
-def _run_batch(run: Attempt, params: Any, start: int, stop: int) -> tuple[str, float, list[Any]]:
-    """Attempts start..stop-1 on a Dask worker: (worker address, seconds, outcomes)."""
+# On a worker: the runs whose stream has closed (`_stop_run`), newest last, at most MAX_STOPPED.
+# Dask cannot interrupt a running task and a cancel reaches only the batches not yet started, so
+# a batch checks this before each attempt: without it the batches running when the generator
+# had its puzzles ran to the end, doubling the CPU of a night of cheap attempts (bench dask).
+_STOPPED: dict[str, None] = {}
+MAX_STOPPED = 1024
+
+
+def _run_batch(run: Attempt, params: Any, tag: str, start: int, stop: int) -> tuple[str, float, list[Any]]:
+    """Attempts start..stop-1 on a Dask worker: (worker address, seconds, outcomes); fewer
+    outcomes when run `tag` stops meanwhile (no one reads them then)."""
     from distributed import get_worker  # start-up time: Dask loads only for --scheduler (on a worker it is loaded)
 
     began = time.perf_counter()
-    outcomes = [run(params, k) for k in range(start, stop)]
+    outcomes = []
+    for k in range(start, stop):
+        if tag in _STOPPED:
+            break
+        outcomes.append(run(params, k))
     return get_worker().address, time.perf_counter() - began, outcomes
+
+
+async def _stop_run(tag: str) -> None:
+    """On a worker, from its event loop (not the busy compute thread): run `tag`'s batches stop
+    before their next attempt. A coroutine, so `client.run` need not wait for the answers."""
+    _STOPPED[tag] = None
+    while len(_STOPPED) > MAX_STOPPED:
+        del _STOPPED[next(iter(_STOPPED))]
 
 
 def _identity() -> tuple[str, str]:
@@ -182,7 +204,7 @@ class DaskExecutor:
                     stop = min(limit, next_k + batch)
                     key = f"numbermatch-attempts-{tag}-{next_k}"
                     try:
-                        future = self.client.submit(_run_batch, run, params, next_k, stop, key=key, pure=False)
+                        future = self.client.submit(_run_batch, run, params, tag, next_k, stop, key=key, pure=False)
                     except Exception as exc:  # noqa: BLE001 - a closed client cannot submit
                         raise self._gone(exc) from exc
                     inflight.append((next_k, stop, future))
@@ -220,7 +242,8 @@ class DaskExecutor:
             pending = [f for _, _, f in inflight]
             if pending and self.client.status == "running":
                 with contextlib.suppress(Exception):
-                    self.client.cancel(pending)
+                    self.client.run(_stop_run, tag, wait=False)  # the running batches
+                    self.client.cancel(pending)  # and those not started
 
     def close(self) -> None:
         with contextlib.suppress(Exception):
