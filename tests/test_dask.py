@@ -274,9 +274,12 @@ def _logged_attempt(params: tuple[str, float], attempt: int) -> int:
     return attempt
 
 
-def test_closing_the_stream_stops_the_batches_already_running(cluster, tmp_path) -> None:
+def test_closing_the_stream_stops_the_batches_already_running(cluster, tmp_path, monkeypatch) -> None:
     """Dask cannot interrupt a task: a running batch stops before its next attempt once the
     generator has what it needs (the batches used to run to their end, doubling a night's CPU)."""
+    from pipeline.generation import executors
+
+    monkeypatch.setattr(executors, "BATCH_SECONDS", 0.5)  # sized here, in the client: batches of 10
     log = tmp_path / "started.txt"
     executor = connect(cluster.scheduler_address)
     try:
@@ -294,10 +297,10 @@ def test_closing_the_stream_stops_the_batches_already_running(cluster, tmp_path)
 
 def test_batches_grow_for_cheap_attempts_and_stay_small_for_dear_ones() -> None:
     sizes = [1]
-    for _ in range(12):  # 1 ms attempts: doubling up to the cap
-        sizes.append(next_batch_size(sizes[-1], 0.001 * sizes[-1], sizes[-1]))
+    for _ in range(12):  # 0.1 ms attempts: doubling up to the cap
+        sizes.append(next_batch_size(sizes[-1], 0.0001 * sizes[-1], sizes[-1]))
     assert sizes[:4] == [1, 2, 4, 8] and sizes[-1] == MAX_BATCH
-    assert next_batch_size(64, 64 * 0.1, 64) == int(BATCH_SECONDS / 0.1)  # dearer than measured: shrinks at once
+    assert next_batch_size(64, 64 * 0.01, 64) == int(BATCH_SECONDS / 0.01)  # dearer than measured: shrinks at once
     assert next_batch_size(1, 2.0, 1) == 1  # a 2 s attempt travels alone
 
 
