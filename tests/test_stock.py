@@ -465,6 +465,8 @@ def test_stock_refill_is_deterministic_and_stock_shows_counts_and_a_histogram(tm
     files = sorted((tmp_path / "a" / "stock" / "1" / "18x2").iterdir())
     assert len(files) == 3 and all(f.read_bytes() == (tmp_path / "b" / f.relative_to(tmp_path / "a")).read_bytes()
                                    for f in files)
+    # a tier is asked for: the search strategy, as generate and the nightly's refill use
+    assert {yaml.safe_load(f.read_text())["provenance"]["strategy"] for f in files} == {"search"}
     shown = run("stock", "--out", str(tmp_path / "a"), "--json")
     doc = json.loads(shown.stdout)
     assert doc["total"] == 3 and doc["groups"][0]["tiers"] == {"easy": 3} and sum(doc["groups"][0]["histogram"].values()) == 3

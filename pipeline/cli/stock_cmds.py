@@ -14,6 +14,7 @@ from pipeline.cli.common import emit_json, fail
 from pipeline.cli.help_text import EXAMPLES
 from pipeline.errors import NumberMatchError
 from pipeline.generation.executors import SCHEDULER_ENV, SchedulerError, open_executor
+from pipeline.generation.strategies import STRATEGIES
 from pipeline.limits import MAX_COUNT, MAX_JOBS
 from pipeline.rating.tiers import TIER_NAMES
 
@@ -84,7 +85,10 @@ def refill_cmd(
         None, "--scheduler", envvar=SCHEDULER_ENV, show_envvar=True,
         help="Run the attempts on a Dask cluster: tcp://HOST:PORT, or local:N (same files as the process pool).",
     ),
-    strategy: str = typer.Option("random", "--strategy", help="The generator's strategy."),
+    strategy: Optional[str] = typer.Option(
+        None, "--strategy", metavar="|".join(STRATEGIES),
+        help="The generator's strategy (see generate --help). Default: search, as for every tier.",
+    ),
     max_attempts: Optional[int] = typer.Option(None, "--max-attempts", help="Give up after this many attempts."),
 ) -> None:
     """Generate COUNT new puzzles of a tier and size into the stock (none repeating a stocked or

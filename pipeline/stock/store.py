@@ -142,13 +142,13 @@ class Refilled:
 
 def refill(
     root: Path, *, tier: str, cells: int, adds: int, count: int, seed: int, day: _dt.date,
-    executor: Executor | None = None, jobs: int | None = None, strategy: str | None = "random",
+    executor: Executor | None = None, jobs: int | None = None, strategy: str | None = None,
     max_attempts: int | None = None, progress: Callable[[int, int], None] | None = None,
     score: float | None = None, within: float = DEFAULT_WITHIN,
 ) -> Refilled:
     """Generate `count` new puzzles of a tier and group into the stock (none repeating a stocked
     or shipped one), anywhere in the tier or within `within` of `score`. Same seed and stock:
-    the same files, whatever the workers."""
+    the same files, whatever the workers. `strategy` None: the generator's default for a target."""
     with LevelIndex(root) as index:
         index.refresh()
         taken = index.stock_keys() | index.shipped_keys()
