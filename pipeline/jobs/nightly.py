@@ -180,10 +180,10 @@ def generation_bands(
     2 x BAND wide, each aimed at its middle (so every Stage gets a Puzzle near its target), then
     SPARE of the tier's need anywhere in the tier, so the assignment can choose. Without
     `by_score` (a rating profile's scores are not the curve's), the tier's need anywhere in it."""
-    rows = targets(curve, levels, stages, first_level)
+    found = _tier_targets(curve, levels, stages, first_level)
     bands: list[Band] = []
     for tier in tier_needs(curve, levels, stages, first_level):
-        scores = sorted(t.score for row in rows for t in row if t.tier == tier)
+        scores = sorted(found[tier])
         if not by_score:
             bands += [Band(tier, None, BAND, len(scores)), Band(tier, None, BAND, spare(len(scores)))]
         else:
@@ -586,10 +586,10 @@ def _draw(options: NightlyOptions, curve: Curve) -> Drawn:
         raise NightlyError("stock", str(exc)) from exc
 
 
-def _tier_targets(curve: Curve, levels: int, stages: int, first_level: int) -> dict[str, list[float]]:
-    """The Stage target scores of a night, per tier."""
+def _tier_targets(curve: str | Curve, levels: int, stages: int, first_level: int) -> dict[str, list[float]]:
+    """The Stage target scores of a night, per tier (in the order the curve first needs each)."""
     found: dict[str, list[float]] = {}
-    for level in curve.targets(levels, stages, first_level):
+    for level in targets(curve, levels, stages, first_level):
         for target in level:
             found.setdefault(target.tier, []).append(target.score)
     return found
