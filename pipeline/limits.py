@@ -31,6 +31,9 @@ MAX_PLAYER_MOVES = 20_000
 # `rating.players._Memo`); a full table starts over. About 16 MiB a table at the nightly's sizes;
 # a rating at those sizes reaches about a third of it.
 MAX_MEMO_ENTRIES = 32_768
+# Closed generator runs a Dask worker remembers, so their running batches stop
+# (`generation.executors._STOPPED`); the oldest is forgotten first.
+MAX_STOPPED_RUNS = 1_024
 # Games each simulated player plays in a rating (default 64).
 MAX_PLAYOUTS = 10_000
 # Puzzles one `generate` run may ask for.
@@ -150,6 +153,8 @@ LIMITS: tuple[Limit, ...] = (
     Limit("moves in one simulated player's game", ("MAX_PLAYER_MOVES",), "a defensive cap: real games end far sooner"),
     Limit("positions the simulated players remember, per table", ("MAX_MEMO_ENTRIES",),
           "the table starts over (slower, same results)"),
+    Limit("closed generator runs a Dask worker remembers", ("MAX_STOPPED_RUNS",),
+          "the oldest is forgotten (a batch of it still running would finish its attempts)"),
     Limit("playouts per simulated player", ("MAX_PLAYOUTS",), "`rate --playouts`: usage error"),
     Limit("puzzles per `generate` run", ("MAX_COUNT",), "`generate --count`: usage error"),
     Limit("levels of a night or bundle", ("MAX_LEVELS",), "`nightly`/`assemble --levels`: usage error"),

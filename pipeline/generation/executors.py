@@ -31,7 +31,7 @@ from pipeline import __version__
 from pipeline.engine.rulesets import SHIPPED
 from pipeline.errors import NumberMatchError
 from pipeline.generation import SCHEDULER_ENV
-from pipeline.limits import SCHEDULER_CONNECT_S, SCHEDULER_PROBE_S
+from pipeline.limits import MAX_STOPPED_RUNS, SCHEDULER_CONNECT_S, SCHEDULER_PROBE_S
 from pipeline.procs import die_with_parent
 
 if TYPE_CHECKING:
@@ -126,12 +126,11 @@ class PoolExecutor:
 
 # --- Dask ------------------------------------------------------------------------------------
 
-# On a worker: the runs whose stream has closed (`_stop_run`), newest last, at most MAX_STOPPED.
+# On a worker: the runs whose stream has closed (`_stop_run`), newest last, at most MAX_STOPPED_RUNS.
 # Dask cannot interrupt a running task and a cancel reaches only the batches not yet started, so
 # a batch checks this before each attempt: without it the batches running when the generator
 # had its puzzles ran to the end, doubling the CPU of a night of cheap attempts (bench dask).
 _STOPPED: dict[str, None] = {}
-MAX_STOPPED = 1024
 
 
 def _run_batch(run: Attempt, params: Any, tag: str, start: int, stop: int) -> tuple[str, float, list[Any]]:
@@ -152,7 +151,7 @@ async def _stop_run(tag: str) -> None:
     """On a worker, from its event loop (not the busy compute thread): run `tag`'s batches stop
     before their next attempt. A coroutine, so `client.run` need not wait for the answers."""
     _STOPPED[tag] = None
-    while len(_STOPPED) > MAX_STOPPED:
+    while len(_STOPPED) > MAX_STOPPED_RUNS:
         del _STOPPED[next(iter(_STOPPED))]
 
 
