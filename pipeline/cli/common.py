@@ -13,7 +13,7 @@ from typing import Any, NoReturn
 import typer
 
 from pipeline.cli.engine_run import stdin_lines
-from pipeline.engine.board import Board, parse
+from pipeline.engine.board import parse
 from pipeline.errors import NumberMatchError, clip, shorten
 from pipeline.limits import MAX_ADDS, check_adds
 
@@ -59,14 +59,6 @@ def writable_folder(folder: Path, option: str) -> None:
         fail(f"{option} {folder}: {probe} is not a folder")
     if not os.access(probe, os.W_OK | os.X_OK):
         fail(f"{option} {folder}: {probe} is not writable")
-
-
-def parse_board_arg(text: str) -> Board:
-    """A board from the command line; a malformed one exits 1 with the parser's message."""
-    try:
-        return Board(text.strip())
-    except NumberMatchError as exc:
-        fail(str(exc))
 
 
 SOURCE_HELP = (
