@@ -514,6 +514,8 @@ def test_swap_from_the_stock_never_loses_the_old_puzzle_and_waits_for_no_lock(
     shutil.copytree(two_nights[0], out)
     second = out / (DAY + dt.timedelta(days=1)).isoformat() / "bundle.yaml"
     before, text = set(_stock_files(out)), second.read_bytes()
+    missing = run("swap", str(second), "L1.S1", "--with", "nm1-000000000000")  # its messages say where it looked
+    assert missing.exit_code == 1 and "no such puzzle in the stock" in missing.output
     with locked(out):
         busy = run("swap", str(second), "L1.S1")
     assert busy.exit_code == 1 and "the stock is in use" in busy.output and "Traceback" not in busy.output

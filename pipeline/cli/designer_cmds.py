@@ -217,7 +217,8 @@ def swap(
                 fail(f"--with {with_id}: the puzzle or a relabelled copy is already shipped at {elsewhere[named.key]}")
             # a named puzzle this bundle ships: swap_stage names it (the same id) or its validation does (NM321)
             candidates = [p for p in candidates if p.key not in shipped or p is named]
-            result = swap_stage(bundle, level, number, candidates, with_id=with_id, write=False)
+            result = swap_stage(bundle, level, number, candidates, with_id=with_id, write=False,
+                                    where="pool" if stock is None else "stock")
             if dry_run:
                 kept = None
             elif stock is not None:  # the stock gives the new one up and takes back the old one, in a safe order

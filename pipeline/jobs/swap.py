@@ -157,10 +157,12 @@ def swap_stage(
     *,
     with_id: str | None = None,
     write: bool = True,
+    where: str = "pool",
 ) -> SwapResult:
     """Replace Stage `stage` of Level `level` (both from 1) by a pool Puzzle; see the module
     docstring. Writes the bundle (guarded: `pipeline.atomic.write_guarded`) unless `write` is
-    False (then `commit_swap` writes it, pool first); raises SwapError."""
+    False (then `commit_swap` writes it, pool first); raises SwapError, naming the candidates
+    `where` came from (the pool, or the stock)."""
     path = Path(bundle)
     snap, document, value = _load(path)
     text = snap.text
@@ -178,11 +180,11 @@ def swap_stage(
     if with_id is not None:
         new = next((p for p in pool if p.id == with_id), None)
         if new is None:
-            raise SwapError(f"puzzle {with_id}: no such puzzle in the pool ({len(pool)} puzzles)")
+            raise SwapError(f"puzzle {with_id}: no such puzzle in the {where} ({len(pool)} puzzles)")
         if new.id in used:
             raise SwapError(f"puzzle {with_id}: already in the bundle; a bundle uses each puzzle once")
     else:
-        new = choose_replacement(stages, flat, pool, f"L{level}.S{stage}")
+        new = choose_replacement(stages, flat, pool, f"L{level}.S{stage}", where=where)
     puzzle_node = _puzzle_node(document, found)
     if puzzle_node is None:
         raise SwapError(f"{path}: L{level}.S{stage} has no puzzle")
