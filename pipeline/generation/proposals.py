@@ -21,7 +21,8 @@ from __future__ import annotations
 import random
 from functools import partial
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from pipeline.engine.board import CLASS
 from pipeline.errors import NumberMatchError
@@ -29,6 +30,9 @@ from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rules import CLASS_OF
 from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.solver.shortcuts import class_residue
+
+if TYPE_CHECKING:
+    from pipeline.rating.players import Games
 
 DEFAULT_DIGITS = "123456789"
 ACTIVE = 5  # a placeholder value: on a board of 5s, legal pairs are exactly the connected pairs
@@ -106,10 +110,12 @@ class DigitDistribution:
 
 @dataclass(frozen=True)
 class Proposal:
-    """A candidate starting board; `certificate` is set when the strategy knows a win."""
+    """A candidate starting board; `certificate` is set when the strategy knows a win, `played`
+    when it played the rating's first games of some players (the rating takes them over)."""
 
     cells: bytes
     certificate: tuple[Move, ...] | None = None
+    played: tuple[Games, ...] = field(default=(), compare=False, repr=False)
 
 
 def random_digits(cells: int, rng: random.Random, digits: DigitDistribution) -> Proposal:

@@ -24,8 +24,8 @@ if TYPE_CHECKING:  # start-up time: the CLI reads the names; the strategies load
     from pipeline.generation.screen import Window
     from pipeline.generation.proposals import DigitDistribution, Proposal
 
-# (cells, adds, attempt's Random, digits, ruleset, target window or None) -> candidate boards
-Candidates = Callable[[int, int, random.Random, "DigitDistribution", "Ruleset", "Window | None"], Iterator["Proposal"]]
+# (cells, adds, attempt's Random, digits, ruleset, target windows: any will do, none: no target) -> candidate boards
+Candidates = Callable[[int, int, random.Random, "DigitDistribution", "Ruleset", "tuple[Window, ...]"], Iterator["Proposal"]]
 
 
 class StrategyError(NumberMatchError):
@@ -81,24 +81,24 @@ def default_strategy(targeted: bool) -> Strategy:
 def propose(name: str, cells: int, adds: int, rng: random.Random, digits: DigitDistribution,
             ruleset: Ruleset | None = None) -> Proposal:
     """The first candidate of the named strategy with no target (what the rating study samples)."""
-    return next(strategy_for(name).candidates(cells, adds, rng, digits, ruleset or DEFAULT, None))
+    return next(strategy_for(name).candidates(cells, adds, rng, digits, ruleset or DEFAULT, ()))
 
 
 def _random(cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset,
-            window: Window | None) -> Iterator[Proposal]:
+            windows: tuple[Window, ...]) -> Iterator[Proposal]:
     yield random_digits(cells, rng, digits)
 
 
 def _constructive(cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset,
-                  window: Window | None) -> Iterator[Proposal]:
+                  windows: tuple[Window, ...]) -> Iterator[Proposal]:
     yield constructive(cells, adds, rng, digits, ruleset)
 
 
 def _search(cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset,
-            window: Window | None) -> Iterator[Proposal]:
+            windows: tuple[Window, ...]) -> Iterator[Proposal]:
     from pipeline.generation.screen import screen  # start-up time: the players and the search load to generate, not for --help
 
-    return screen(cells, adds, rng, digits, ruleset, window)
+    return screen(cells, adds, rng, digits, ruleset, windows)
 
 
 def _search_settings() -> dict[str, object]:

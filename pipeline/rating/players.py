@@ -544,6 +544,41 @@ class PlayerStats:
         return {"win_rate": round(self.win_rate, 4), "mean_moves": round(self.mean_moves, 2), "playouts": self.playouts}
 
 
+@dataclass
+class Games:
+    """One player's games from one board so far, in its one sequence seeded by (seed, player name),
+    and the `Random` that plays on. Whoever plays a board's first games (the search's screen) hands
+    them to the rating, which plays only the rest: the same games, so the same rating."""
+
+    player: Player
+    cells: bytes
+    adds: int
+    seed: int
+    ruleset: Ruleset = DEFAULT
+    record: bool = False
+    played: list[Playout] = field(default_factory=list)
+    rng: Random = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.rng = Random(f"{self.seed}:{self.player.name}")
+
+    def play(self) -> Playout:
+        """The next game."""
+        game = play(self.player, self.cells, self.adds, self.rng, record=self.record, ruleset=self.ruleset)
+        self.played.append(game)
+        return game
+
+    def first(self, n: int) -> list[Playout]:
+        """The first `n` games (played now if not yet)."""
+        while len(self.played) < n:
+            self.play()
+        return self.played[:n]
+
+    def serves(self, cells: bytes, adds: int, seed: int, ruleset: Ruleset, record: bool) -> bool:
+        """Whether these are the games a rating of (cells, adds) with `seed` plays."""
+        return (self.cells, self.adds, self.seed, self.ruleset) == (cells, adds, seed, ruleset) and self.record >= record
+
+
 def play_many(
     player: Player,
     cells: bytes,
@@ -553,10 +588,13 @@ def play_many(
     *,
     ruleset: Ruleset = DEFAULT,
     record: bool = False,
+    given: Games | None = None,
 ) -> tuple[PlayerStats, list[Playout]]:
-    """`playouts` games from one `random.Random` seeded by (seed, player name)."""
-    rng = Random(f"{seed}:{player.name}")
-    games = [play(player, cells, adds, rng, record=record, ruleset=ruleset) for _ in range(playouts)]
+    """`playouts` games from one `random.Random` seeded by (seed, player name); with `given` (this
+    player's games of this board and seed so far), only those not played yet."""
+    if given is None or given.player.name != player.name or not given.serves(cells, adds, seed, ruleset, record):
+        given = Games(player, cells, adds, seed, ruleset, record)
+    games = given.first(playouts)
     if not games:
         return PlayerStats(0.0, 0.0, 0), games
     wins = sum(g.won for g in games)

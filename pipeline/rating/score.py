@@ -60,7 +60,7 @@ from pipeline.engine.board import Board, cells_of
 from pipeline.engine.moves import Move
 from pipeline.limits import MAX_RATE_CELLS, check_adds, check_cells, check_playouts
 from pipeline.rating import DEFAULT_PLAYOUTS, DEFAULT_SEED
-from pipeline.rating.players import PLAYERS, Player, Playout, play_many
+from pipeline.rating.players import PLAYERS, Games, Player, Playout, play_many
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.solver.budgets import (
     MIN_ADDS_BUDGET_NODES,
@@ -208,17 +208,17 @@ def _sample_positions(games: Sequence[Playout], count: int, rng: Random) -> list
 
 
 def _play_players(
-    cells: bytes, adds: int, playouts: int, seed: int, rs: Ruleset, version: int
+    cells: bytes, adds: int, playouts: int, seed: int, rs: Ruleset, version: int, played: Mapping[str, Games]
 ) -> tuple[dict[str, Any], list[Playout], Playout | None]:
     """Step 1 of `rate`: the simulated players' stats, the random player's games (recorded) and
-    the first won game of any player."""
+    the first won game of any player; `played`: games already played, by player name."""
     stats = {}
     games_random: list[Playout] = []
     won_game: Playout | None = None
     for player in PLAYERS_BY_VERSION[version]:
         record = player.name == "random"
         n = games_for(player.name, playouts, version)
-        st, games = play_many(player, cells, adds, n, seed, ruleset=rs, record=record)
+        st, games = play_many(player, cells, adds, n, seed, ruleset=rs, record=record, given=played.get(player.name))
         stats[player.name] = st.to_dict()
         if record:
             games_random = games
@@ -291,11 +291,14 @@ def rate(
     sampled_positions: int = SAMPLED_POSITIONS,
     ruleset: Ruleset | int = DEFAULT,
     version: int = RATING_VERSION,
+    played: Sequence[Games] = (),
 ) -> Rating:
     """Rate a Stage (board plus adds allocation) under `ruleset`. Deterministic for a seed.
 
     `solution`, when given, is a certificate (checked by replay) that spares the first solve.
-    `version` rates as that rating version did (to re-check a stored rating).
+    `version` rates as that rating version did (to re-check a stored rating). `played`: games a
+    player has already played from this board with this seed (the search's screen), taken over
+    rather than played again (games of another board or seed are ignored).
     """
     rs = ruleset_for(ruleset)
     if version not in WEIGHTS_BY_VERSION:
@@ -309,7 +312,7 @@ def rate(
     cells = cells_of(board)
     check_cells(len(cells), MAX_RATE_CELLS, "the board to rate")
 
-    stats, games_random, won_game = _play_players(cells, adds, playouts, seed, rs, version)
+    stats, games_random, won_game = _play_players(cells, adds, playouts, seed, rs, version, {g.player.name: g for g in played})
     certificate, solver_status, solver_nodes = _certificate(cells, adds, solution, won_game, rs)
     solvable = certificate is not None
     min_adds: int | None = None

@@ -1,0 +1,96 @@
+"""Fit the search's screen (`pipeline.generation.screen.FIT`) on rated random boards.
+
+Run: `python -m research.fit_screen [BOARDS_PER_SIZE] [OUT.jsonl]`. For each board size and adds
+allocation the nightly and the bench use, it rates random solvable boards in full and records
+the win/loss sequence of the rating's random and local players (their games on the rating's own
+seed: the screen plays exactly these games, so what it learns the rating reuses). For each
+screening stage (games of random, games of local) it fits, by least squares, the full score on
+(1, random's loss rate, local's loss rate, adds) over the first games of those sequences, and
+prints each line with its RMS error: the rows of `FIT`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+from pipeline.engine.rulesets import DEFAULT
+from pipeline.generation.proposals import DigitDistribution, reading_order_reduction
+from pipeline.generation.screen import STAGES
+from pipeline.rating import DEFAULT_SEED
+from pipeline.rating.players import PLAYERS, play
+from pipeline.rating.score import rate
+from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
+from pipeline.solver.search import SOLVED, solve
+
+SIZES = ((27, 2), (27, 3), (30, 2), (30, 1), (36, 1))  # the bench's and the nightly's tier plans
+
+
+def sample(cells: int, adds: int, boards: int) -> list[dict]:
+    """`boards` rated random solvable boards of this size, with the two players' game results."""
+    digits, k = DigitDistribution.parse(None), 0
+    rows: list[dict] = []
+    while len(rows) < boards:
+        rng = random.Random(f"fit-screen:{cells}:{adds}:{k}")
+        k += 1
+        board = bytes(digits.draw(rng, cells))
+        if not reading_order_reduction(board, adds, DEFAULT.class_of):
+            continue
+        solved = solve(board, adds, ruleset=DEFAULT, budget_nodes=DEFAULT_SOLVE_NODES)
+        if solved.status != SOLVED or solved.moves is None:
+            continue
+        rating = rate(board, adds, solution=solved.moves)
+        if rating.score is None:
+            continue
+        lost = {}
+        for name, games in zip(("random", "local"), STAGES[-1]):
+            player, prng = next(p for p in PLAYERS if p.name == name), random.Random(f"{DEFAULT_SEED}:{name}")
+            lost[name] = "".join("0" if play(player, board, adds, prng).won else "1" for _ in range(games))
+        rows.append({"cells": cells, "adds": adds, "score": rating.score, **lost})
+    return rows
+
+
+def least_squares(x: list[list[float]], y: list[float]) -> list[float]:
+    """The coefficients minimising the squared error of x @ c - y (normal equations, Gauss-Jordan)."""
+    n = len(x[0])
+    a = [[sum(row[i] * row[j] for row in x) for j in range(n)] + [sum(row[i] * t for row, t in zip(x, y))] for i in range(n)]
+    for c in range(n):
+        pivot = max(range(c, n), key=lambda r: abs(a[r][c]))
+        a[c], a[pivot] = a[pivot], a[c]
+        for r in range(n):
+            if r != c:
+                f = a[r][c] / a[c][c]
+                a[r] = [u - f * v for u, v in zip(a[r], a[c])]
+    return [a[i][n] / a[i][i] for i in range(n)]
+
+
+def fit(rows: list[dict]) -> None:
+    """Print one `FIT` row per stage: intercept, random's and local's loss-rate terms, adds term, RMS error."""
+    y = [r["score"] for r in rows]
+    for nr, nl in STAGES:
+        x = [[1.0, r["random"][:nr].count("1") / nr, r["local"][:nl].count("1") / nl, float(r["adds"])] for r in rows]
+        coef = least_squares(x, y)
+        rms = (sum((sum(c * v for c, v in zip(coef, row)) - t) ** 2 for row, t in zip(x, y)) / len(y)) ** 0.5
+        print(f"    ({nr}, {nl}): ({coef[0]:.2f}, {coef[1]:.2f}, {coef[2]:.2f}, {coef[3]:.2f}, {rms:.2f}),")
+
+
+def main() -> None:
+    boards = int(sys.argv[1]) if len(sys.argv) > 1 else 200
+    out = Path(sys.argv[2]) if len(sys.argv) > 2 else None
+    rows = []
+    if out is not None and out.exists():
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+    else:
+        for cells, adds in SIZES:
+            rows += sample(cells, adds, boards)
+        if out is not None:
+            out.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    print(f"{len(rows)} boards ({', '.join(f'{c}/{a}' for c, a in SIZES)}); scores {min(r['score'] for r in rows):g}-"
+          f"{max(r['score'] for r in rows):g}")
+    fit(rows)
+
+
+if __name__ == "__main__":
+    main()
