@@ -16,10 +16,11 @@ from pipeline.engine.rulesets import Ruleset
 from pipeline.engine.stage import replay
 from pipeline.generation import screen
 from pipeline.generation.screen import Window
-from pipeline.generation.generator import GenerateParams, GenerationError, generate, run_attempt
+from pipeline.generation.generator import GenerateParams, GenerationError, Target, generate, run_attempt
 from pipeline.generation.proposals import DigitDistribution, Proposal, reading_order_reduction
 from pipeline.generation.strategies import STRATEGY_BY_NAME, Strategy, register
 from pipeline.formats.puzzle import dump_yaml
+from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.score import rate
 from pipeline.validator import validate_texts
 
@@ -116,7 +117,7 @@ def test_the_search_offers_random_boards_unchanged():
     for k in range(3):
         drawn = random.Random(f"9:{k}")
         boards = [bytes(digits.draw(drawn, 27)) for _ in range(screen.DRAWS)]
-        offered = [p.cells for p in screen.screen(27, 2, random.Random(f"9:{k}"), digits, DEFAULT, window)]
+        offered = [p.cells for p in screen.screen(27, 2, random.Random(f"9:{k}"), digits, DEFAULT, (window,))]
         assert offered and offered == [b for b in boards if b in offered]
         assert STRATEGY_BY_NAME["random"].candidates(27, 2, random.Random(f"9:{k}"), digits, DEFAULT, window).__next__().cells == boards[0]
 
@@ -135,6 +136,12 @@ def test_the_screen_is_one_sided_with_a_wider_margin_at_the_top():
     assert easy.inside(2.0, 10.0) and expert.inside(99.0, 10.0)
 
 
+def _line(stage: tuple[int, int], adds: int, lost_random: int, lost_local: int) -> float:
+    """A stage's estimate, as its design comment gives it."""
+    intercept, a, b, c, _ = screen.FIT[stage]
+    return min(100.0, max(0.0, intercept + a * lost_random / stage[0] + b * lost_local / stage[1] + c * adds))
+
+
 def _naive_passes(cells: bytes, adds: int, window: Window) -> bool:
     """The screen as written in its design comment: every stage's games played, then judged."""
     from pipeline.engine.rulesets import DEFAULT
@@ -144,12 +151,12 @@ def _naive_passes(cells: bytes, adds: int, window: Window) -> bool:
         return False
     for stage in screen.STAGES:
         lost = []
-        for player, games in zip(screen._PLAYERS, stage):
-            rng = random.Random(f"{screen.SCREEN_SEED}:{player.name}")
+        for player, games in zip(screen._PLAYERS, stage):  # the rating's own first games
+            rng = random.Random(f"{DEFAULT_SEED}:{player.name}")
             lost.append(sum(not play(player, cells, adds, rng, ruleset=DEFAULT).won for _ in range(games)))
-        intercept, a, b, c, error = screen.FIT[stage]
-        guess = min(100.0, max(0.0, intercept + a * lost[0] / stage[0] + b * lost[1] / stage[1] + c * adds))
-        if window.outside(guess, error, screen.BELOW[stage]):
+        error = screen.FIT[stage][-1]
+        guess = _line(stage, adds, *lost)
+        if window.outside(guess, error, screen.BELOW[stage], reach=(_line(stage, adds, 0, 0), _line(stage, adds, *stage))):
             return False
         if window.inside(guess, error):
             return True
@@ -167,7 +174,7 @@ def test_the_screen_skips_only_games_that_cannot_change_its_verdict():
         for k in range(8):
             board = bytes(digits.draw(random.Random(f"naive:{k}"), cells))
             for window in windows:
-                assert screen.passes(board, adds, DEFAULT, window) == _naive_passes(board, adds, window), (board, window)
+                assert (screen.passes(board, adds, DEFAULT, (window,)) is not None) == _naive_passes(board, adds, window), (board, window)
 
 
 def test_a_score_target_aims_at_the_middle_half_of_its_window():
@@ -245,3 +252,134 @@ def test_a_score_with_a_tier_aims_at_both():
     assert params.on_target(Rating("medium", 53.5, 0)) == "tier:medium"
     assert params.on_target(Rating("hard", 58.5, 0)) == "off-score"
     assert params.on_target(Rating("hard", 56.0, 0)) is None
+
+
+# --- one stream for several targets ----------------------------------------------------------
+
+STREAM = GenerateParams(cells=30, adds=2, within=6.0, seed=4,
+                        targets=(Target("medium", 47.0), Target("hard", 60.0), Target("hard", 71.0), Target("hard")))
+QUOTAS = [2, 2, 1, 1]
+
+
+@pytest.fixture(scope="module")
+def stream_run():
+    return generate(sum(QUOTAS), STREAM, jobs=1, quotas=QUOTAS)
+
+
+def test_one_stream_fills_each_target_its_quota(stream_run):
+    """A night's targets of the tiers sharing a board size: every puzzle is on a target, each target
+    gets its quota (a puzzle goes to the first with room it is on), and the rounds after the first
+    ask only for what still has room, on seeds of their own."""
+    left = list(QUOTAS)
+    for p in stream_run.puzzles:
+        spot = next(i for i, t in enumerate(STREAM.targets)
+                    if left[i] and p.tier == t.tier and (t.score is None or abs(p.rated.score - t.score) <= STREAM.within))
+        left[spot] -= 1
+    assert left == [0, 0, 0, 0]
+    seeds = {p.provenance["seed"] for p in stream_run.puzzles}
+    assert STREAM.seed in seeds and len(seeds) > 1  # more than one round
+    later = [p for p in stream_run.puzzles if p.provenance["seed"] != STREAM.seed]
+    assert all(len(p.provenance["params"]["targets"]) < len(STREAM.targets) for p in later)
+
+
+def test_a_stream_puzzle_rebuilds_from_its_provenance(stream_run):
+    from dataclasses import replace
+
+    for p in stream_run.puzzles:
+        params = p.provenance["params"]
+        asked = replace(STREAM, seed=p.provenance["seed"], targets=tuple(Target(t, s) for t, s in params["targets"]))
+        again = run_attempt(asked, p.provenance["attempt"]).puzzle
+        assert again is not None and again.to_document() == p.to_document()
+
+
+def test_a_stream_is_the_same_whatever_the_jobs(stream_run):
+    two = generate(sum(QUOTAS), STREAM, jobs=2, quotas=QUOTAS)
+    assert [p.to_document() for p in two.puzzles] == [p.to_document() for p in stream_run.puzzles]
+    assert (two.attempts, two.rejected) == (stream_run.attempts, stream_run.rejected)
+
+
+def test_quotas_must_match_the_targets():
+    with pytest.raises(GenerationError, match=r"quotas \[1\] must give each of the 4 targets"):
+        generate(1, STREAM, jobs=1, quotas=[1])
+    with pytest.raises(GenerationError, match="not both"):
+        GenerateParams(cells=30, adds=2, tier="hard", targets=(Target("hard", 60.0),)).check()
+
+
+def test_the_screen_passes_a_board_on_any_of_several_windows():
+    """Several windows: a board the naive screen passes for any one of them passes (the screen drops
+    a board only when a stage puts it clearly outside all of them at once)."""
+    from pipeline.engine.rulesets import DEFAULT
+
+    digits = DigitDistribution.parse(None)
+    pairs = [(Window(0, 41), Window(84, 100)), (Window(39, 51, 45), Window(60, 72, 66)), (Window(41, 54), Window(54, 84))]
+    seen = set()
+    for k in range(8):
+        board = bytes(digits.draw(random.Random(f"union:{k}"), 30))
+        for windows in pairs:
+            union = screen.passes(board, 2, DEFAULT, windows) is not None
+            assert union or not any(_naive_passes(board, 2, w) for w in windows), (board, windows)
+            seen.add(union)
+    assert seen == {True, False}
+
+
+def test_the_rating_takes_over_the_screens_games():
+    """The screen plays the rating's own first games of its players and hands them over: the rating
+    plays only the rest, and rates exactly as from scratch (games of another board are ignored)."""
+    from pipeline.engine.rulesets import DEFAULT
+    from pipeline.rating.players import Games
+
+    digits, checked = DigitDistribution.parse(None), 0
+    for k in range(4):
+        board = bytes(digits.draw(random.Random(f"reuse:{k}"), 27))
+        played = screen.passes(board, 2, DEFAULT, (Window(0.0, 100.0, 50.0),))
+        if played is None:
+            continue
+        checked += 1
+        assert sum(len(g.played) for g in played) > 0
+        before = {g.player.name: len(g.played) for g in played}
+        taken = rate(board, 2, played=played).to_dict()
+        assert taken == rate(board, 2).to_dict()
+        from pipeline.rating.score import games_for
+
+        # it played on from the handed games (they now hold all of the rating's games)
+        assert all(len(g.played) == games_for(g.player.name, 64) >= before[g.player.name] for g in played)
+        other = Games(played[0].player, bytes(reversed(board)), 2, 0)
+        other.first(5)
+        assert rate(board, 2, played=(other,)).to_dict() == taken
+    assert checked
+
+
+def _target_args(puzzle) -> list[str]:
+    """The `generate` options that name a stream puzzle's round (from its provenance)."""
+    params = puzzle.provenance["params"]
+    args = ["--cells", str(params["cells"]), "--adds", str(params["adds"]), "--within", str(params["within"]),
+            "--seed", str(puzzle.provenance["seed"])]
+    for tier, score in params["targets"]:
+        args += ["--target", tier if score is None else f"{tier}:{score}"]
+    return args
+
+
+def test_generate_rebuilds_a_stream_puzzle_from_its_provenance(stream_run, tmp_path: Path):
+    """`--target` (repeated) names a round's targets: with the seed and `--attempt` it rebuilds any
+    puzzle of a stream, a night's included, byte for byte."""
+    for p in stream_run.puzzles[:3]:
+        out = tmp_path / p.id
+        result = run("generate", *_target_args(p), "--attempt", str(p.provenance["attempt"]), "--out", str(out))
+        assert result.exit_code == 0, result.output
+        assert (out / f"{p.id}.yaml").read_text() == dump_yaml(p.to_document())
+
+
+@pytest.mark.parametrize("bad, message", [
+    ("legendary", "--target: target 'legendary': expected TIER or TIER:SCORE"),
+    ("hard:x", "--target: target 'hard:x': the score after ':' must be a number 0-100"),
+    ("hard:120", "the score after ':' must be a number 0-100"),
+])
+def test_a_bad_target_is_one_clear_line(bad: str, message: str, tmp_path: Path):
+    result = run("generate", "--cells", "27", "--adds", "2", "--target", bad, "--out", str(tmp_path))
+    assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_targets_and_a_tier_together_are_refused(tmp_path: Path):
+    result = run("generate", "--cells", "27", "--adds", "2", "--tier", "hard", "--target", "hard:60", "--out", str(tmp_path))
+    assert result.exit_code == 1 and "not both" in result.output

@@ -29,7 +29,13 @@ def generate(
     adds: int = typer.Option(..., "--adds", help="Add numbers each Stage gets."),
     tier: Optional[str] = typer.Option(None, "--tier", metavar="|".join(TIER_NAMES), help="Keep only this tier."),
     score: Optional[float] = typer.Option(None, "--score", help="Keep only scores within --within of this (0-100; with --tier, also in the tier)."),
-    within: float = typer.Option(DEFAULT_WITHIN, "--within", help="Half-width of the --score target."),
+    within: float = typer.Option(DEFAULT_WITHIN, "--within", help="Half-width of the --score (or --target) target."),
+    target: Optional[list[str]] = typer.Option(
+        None, "--target", metavar="TIER[:SCORE]",
+        help="Several targets in one run, any of which will do (repeat it; instead of --tier/--score): a tier, or a "
+        "score within --within in a tier. A nightly puzzle's provenance lists its targets: with its seed and "
+        "--attempt they rebuild it.",
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed; the same seed and options give the same files."),
     out: Path = typer.Option(Path("."), "--out", help="Output folder; files are <id>.yaml."),
     jobs: Optional[int] = typer.Option(None, "--jobs", "-j", max=MAX_JOBS, help="Worker processes (default: every core)."),
@@ -57,10 +63,14 @@ def generate(
     """Propose, solve and rate boards; write the ones in the tier as puzzle files."""
     # start-up time: the generator, its executors and the file writer load to generate, not for --help
     from pipeline.generation.executors import open_executor
-    from pipeline.generation.generator import GenerateParams, GenerationError
+    from pipeline.generation.generator import GenerateParams, GenerationError, Target
 
     if jobs is not None and jobs < 1:
         fail(f"--jobs {jobs} must be at least 1")
+    try:
+        targets = tuple(Target.parse(t) for t in target or ())
+    except GenerationError as exc:
+        fail(f"--target: {exc}")
     writable_folder(out, "--out")  # before any generation work
     params = GenerateParams(
         cells=cells,
@@ -68,6 +78,7 @@ def generate(
         tier=tier,
         score=score,
         within=within,
+        targets=targets,
         strategy=strategy,
         seed=seed,
         digits=digits,

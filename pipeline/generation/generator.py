@@ -15,12 +15,13 @@ bounds the whole run.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import time
 from collections import Counter
 from contextlib import closing
-from collections.abc import Callable, Set
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 from pathlib import Path
@@ -42,6 +43,7 @@ from pipeline.engine.stage import replay
 from pipeline.rating import DEFAULT_SEED
 
 if TYPE_CHECKING:
+    from pipeline.rating.players import Games
     from pipeline.rating.score import Rating
 from pipeline.rating.profile import RatingProfile, rated_under
 from pipeline.rating.tiers import TIER_NAMES, tier_range
@@ -60,6 +62,7 @@ WRONG_TIER = "tier:"  # + the tier it got, e.g. "tier:easy"
 OFF_SCORE = "off-score"  # rated outside the asked score window
 NO_CANDIDATE = "no-candidate"  # the strategy offered no board (no draw of the search passed its screen)
 DUPLICATE = "duplicate"  # same board already accepted in this run
+FULL = "target-full"  # on a target whose quota is met (`generate(quotas=...)`)
 EXISTING = "already-in-output"  # same id already in the output folder / exclude set
 
 
@@ -72,6 +75,34 @@ class GenerationError(NumberMatchError):
 
 
 @dataclass(frozen=True)
+class Target:
+    """One thing a run may be asked for: a puzzle of `tier` (None: any) scoring within the
+    params' `within` of `score` (None: anywhere in the tier)."""
+
+    tier: str | None
+    score: float | None = None
+
+    def __str__(self) -> str:
+        return ":".join(x for x in (self.tier, None if self.score is None else f"{self.score:g}") if x) or "any"
+
+    @classmethod
+    def parse(cls, text: str) -> Target:
+        """`TIER` or `TIER:SCORE` (`generate --target`); GenerationError naming the text otherwise."""
+        tier, sep, score = text.strip().partition(":")
+        if tier not in TIER_NAMES:
+            raise GenerationError(f"target {text!r}: expected TIER or TIER:SCORE with a tier of {', '.join(TIER_NAMES)}")
+        if not sep:
+            return cls(tier)
+        try:
+            value = float(score) if score.strip().isascii() else None
+        except ValueError:
+            value = None
+        if value is None or not 0 <= value <= 100:
+            raise GenerationError(f"target {text!r}: the score after ':' must be a number 0-100")
+        return cls(tier, value)
+
+
+@dataclass(frozen=True)
 class GenerateParams:
     """Everything that decides what a run emits (recorded in each puzzle's provenance).
 
@@ -80,6 +111,9 @@ class GenerateParams:
     (None = the rating's default). `solve_nodes`: the solver's node budget per board.
     `ruleset`: the number of a registered ruleset (a number, so params pickle to workers).
     `score`/`within`: an exact target instead of a tier (scores within `within` of `score`).
+    `targets`: several targets at once (instead of `tier` and `score`): a puzzle on any of them
+    will do (a night's Stage targets of the tiers sharing a board size; `generate(quotas=...)`
+    says how many each takes).
     `strategy`: a registered strategy's name (`strategies`); None: the targeted one when a tier
     or score is asked for, else random.
     """
@@ -97,6 +131,7 @@ class GenerateParams:
     ruleset: int = DEFAULT.number
     score: float | None = None
     within: float = DEFAULT_WITHIN
+    targets: tuple[Target, ...] = ()
     profile: RatingProfile | None = None  # score and tier under a rating profile (recorded in each puzzle)
 
     def rules(self) -> Ruleset:
@@ -120,13 +155,19 @@ class GenerateParams:
             )
         if self.tier is not None and self.tier not in TIER_NAMES:
             raise GenerationError(f"unknown tier {self.tier!r}: expected one of {', '.join(TIER_NAMES)}")
-        if self.score is not None:
-            if isinstance(self.score, bool) or not isinstance(self.score, (int, float)) or not 0 <= self.score <= 100:
-                raise GenerationError(f"score {self.score!r} is out of range: 0 to 100")
+        if self.targets and (self.tier is not None or self.score is not None):
+            raise GenerationError("give a tier and score, or several targets, not both")
+        for target in self._asked():
+            if target.tier is not None and target.tier not in TIER_NAMES:
+                raise GenerationError(f"unknown tier {target.tier!r}: expected one of {', '.join(TIER_NAMES)}")
+            score = target.score
+            if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 100):
+                raise GenerationError(f"score {score!r} is out of range: 0 to 100")
         if isinstance(self.within, bool) or not isinstance(self.within, (int, float)) or not 0 < self.within <= 50:
             raise GenerationError(f"within {self.within!r} is out of range: more than 0, at most 50")
-        if self.score is not None and self.tier is not None and self.window() is None:
-            raise GenerationError(f"score {self.score:g}+-{self.within:g} lies outside tier {self.tier!r}")
+        for target in self._asked():
+            if target.tier is not None and target.score is not None and self._window(target) is None:
+                raise GenerationError(f"score {target.score:g}+-{self.within:g} lies outside tier {target.tier!r}")
         try:
             self.strategy_record().check(ruleset)
         except StrategyError as exc:
@@ -149,30 +190,49 @@ class GenerateParams:
             # profile the window is in the profile's scores, so the default is the untargeted one.
             # Otherwise it is the default for every tier and score: `make bench` measures it faster
             # than random on each, passing the held-out check (docs/generation.md).
-            return default_strategy(targeted=self.window() is not None and self.profile is None)
+            return default_strategy(targeted=bool(self._asked()) and self.profile is None)
         return strategy_for(self.strategy)
 
-    def window(self) -> Window | None:
-        """The score range asked for: the tier's, score +- within, or both at once (None when empty
-        or when any score will do)."""
+    def _asked(self) -> tuple[Target, ...]:
+        """What is asked for: the targets, or the tier and score as one (none when neither is given)."""
+        if self.targets:
+            return self.targets
+        return (Target(self.tier, self.score),) if self.tier is not None or self.score is not None else ()
+
+    def _window(self, target: Target) -> Window | None:
+        """The score range of a target: its tier's (any, None: 0-100) within `within` of its score
+        (None: all of it); None when empty."""
         low, high = 0.0, 100.0
-        span = None if self.tier is None else tier_range(self.tier) if self.profile is None else self.profile.tier_range(self.tier)
+        tier = target.tier
+        span = None if tier is None else tier_range(tier) if self.profile is None else self.profile.tier_range(tier)
         if span is not None:
             low, high = span
-        if self.score is not None:
-            low, high = max(low, self.score - self.within), min(high, self.score + self.within)
-        if (span is None and self.score is None) or low > high:
-            return None
-        return Window(low, high, self.score)
+        if target.score is not None:
+            low, high = max(low, target.score - self.within), min(high, target.score + self.within)
+        return Window(low, high, target.score) if low <= high else None
+
+    def window(self) -> Window | None:
+        """The one score range asked for (None when nothing is, or for several `targets`: `windows`)."""
+        asked = self._asked()
+        return self._window(asked[0]) if len(asked) == 1 else None
+
+    def windows(self) -> tuple[Window, ...]:
+        """The score ranges asked for, any of which will do (empty when any score will do)."""
+        return tuple(w for w in map(self._window, self._asked()) if w is not None)
+
+    def hits(self, target: Target, tier: str, score: float) -> bool:
+        """Whether a rating (tier, score) is on `target`: its tier, within `within` of its score."""
+        return (target.tier is None or tier == target.tier) and (target.score is None or abs(score - target.score) <= self.within)
 
     def on_target(self, rating: Rating) -> str | None:
-        """None when the rating hits the target, else the rejection reason."""
+        """None when the rating hits the target (any of them), else the rejection reason."""
+        asked = self._asked()
         assert rating.score is not None
-        if self.tier is not None and rating.tier != self.tier:
+        if not asked or any(self.hits(t, rating.tier, rating.score) for t in asked):
+            return None
+        if all(t.tier is not None and t.tier != rating.tier for t in asked):
             return WRONG_TIER + rating.tier
-        if self.score is not None and abs(rating.score - self.score) > self.within:
-            return OFF_SCORE
-        return None
+        return OFF_SCORE
 
     def attempt_limit(self, count: int) -> int:
         return self.max_attempts if self.max_attempts is not None else 1000 + 200 * count
@@ -189,6 +249,8 @@ class GenerateParams:
         }
         if self.score is not None:
             out.update(score=self.score, within=self.within)
+        elif self.targets:
+            out.update(targets=[[t.tier, t.score] for t in self.targets], within=self.within)
         settings = self.strategy_record().settings
         if settings is not None:
             out["settings"] = settings()
@@ -205,6 +267,7 @@ class Outcome:
     reason: str | None = None
     score: float | None = None
     rated: int = 0
+    tier: str | None = None  # the accepted puzzle's tier (under the run's profile, if any)
 
 
 @dataclass
@@ -237,10 +300,11 @@ class GenerateResult:
 
 
 def _rate(
-    cells: bytes, adds: int, playouts: int | None, seed: int, solution: tuple[Move, ...], ruleset: Ruleset
+    cells: bytes, adds: int, playouts: int | None, seed: int, solution: tuple[Move, ...], ruleset: Ruleset,
+    played: tuple[Games, ...] = (),
 ) -> Rating:
     return rate(cells, adds, seed=seed, solution=solution, ruleset=ruleset,
-                playouts=DEFAULT_PLAYOUTS if playouts is None else playouts)
+                playouts=DEFAULT_PLAYOUTS if playouts is None else playouts, played=played)
 
 
 def _scanner_always_wins(rating: Rating) -> bool:
@@ -261,7 +325,7 @@ def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
     strategy = params.strategy_record()
     rng = random.Random(f"{params.seed}:{attempt}")
     outcome, rated = Outcome(attempt, reason=NO_CANDIDATE), 0
-    for proposal in strategy.candidates(params.cells, params.adds, rng, digits, ruleset, params.window()):
+    for proposal in strategy.candidates(params.cells, params.adds, rng, digits, ruleset, params.windows()):
         outcome = _judge(params, attempt, proposal, ruleset, strategy)
         rated += outcome.rated
         if outcome.puzzle is not None:
@@ -287,7 +351,8 @@ def _judge(params: GenerateParams, attempt: int, proposal: Proposal, ruleset: Ru
     if replay(cells, certificate, params.adds, ruleset)[0]:
         raise AssertionError(f"certificate does not empty {format_board(cells)}")
     rseed = DEFAULT_SEED
-    rating = rated_under(_rate(cells, params.adds, params.playouts, rseed, tuple(certificate), ruleset), params.profile)
+    rating = rated_under(_rate(cells, params.adds, params.playouts, rseed, tuple(certificate), ruleset, proposal.played),
+                         params.profile)
     if rating.score is None or rating.tier not in TIER_NAMES:
         return Outcome(attempt, reason=UNSOLVABLE_REASON, rated=1)
     if _scanner_always_wins(rating):
@@ -310,7 +375,7 @@ def _judge(params: GenerateParams, attempt: int, proposal: Proposal, ruleset: Ru
             "params": params.provenance_params(),
         },
     )
-    return Outcome(attempt, puzzle=puzzle, score=rating.score, rated=1)
+    return Outcome(attempt, puzzle=puzzle, score=rating.score, rated=1, tier=rating.tier)
 
 
 def generate(
@@ -319,36 +384,58 @@ def generate(
     *,
     jobs: int | None = None,
     exclude_ids: Set[str] = frozenset(),
+    exclude_keys: Set[str] = frozenset(),
     progress: Callable[[int, int], None] | None = None,
     executor: Executor | None = None,
+    quotas: Sequence[int] | None = None,
 ) -> GenerateResult:
-    """Up to `count` new puzzles (ids not in `exclude_ids`, no board twice) in the params' tier.
+    """Up to `count` new puzzles (ids not in `exclude_ids`, keys not in `exclude_keys`: no
+    relabelled copy either; no board twice) in the params' tier.
 
     `jobs`: worker processes (None = every core; 1 = in this process), or `executor` (see
     `executors`: a pool, a Dask cluster) to run the attempts elsewhere. The result does not
     depend on either. `progress(accepted, count)` is called as puzzles are accepted. Raises
     GenerationError for bad parameters, for a tier that the pilot shows out of reach, and when
     `max_attempts` run out first (the puzzles found so far are on the error's `partial`).
+
+    `quotas` (with `params.targets`, adding up to `count`): how many puzzles each target takes.
+    One stream serves them all, so a board rated on one target's behalf serves any target it
+    lands on (a puzzle goes to the first with room). It runs in rounds, each asking for the
+    targets with room (a tier's scores only once the tier's whole range has none left): a round
+    ends when that changes, and round r > 0 draws from a seed of its own.
+    Each puzzle's provenance records its round's params (seed, targets), so `run_attempt`
+    rebuilds it.
     """
     params.check()
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_COUNT:
         raise GenerationError(f"count {count!r} must be 1 to {MAX_COUNT:,} (docs/limits.md)")
     if jobs is not None and not 1 <= jobs <= MAX_JOBS:
         raise GenerationError(f"jobs {jobs!r} must be 1 to {MAX_JOBS} (docs/limits.md)")
+    if quotas is not None and (len(quotas) != len(params.targets) or any(q < 0 for q in quotas) or sum(quotas) != count):
+        raise GenerationError(f"quotas {list(quotas)} must give each of the {len(params.targets)} targets 0 or more"
+                              f" puzzles, {count} in all")
     if executor is None:
         with open_executor(jobs) as local:
-            return generate(count, params, exclude_ids=exclude_ids, progress=progress, executor=local)
+            return generate(count, params, exclude_ids=exclude_ids, exclude_keys=exclude_keys, progress=progress,
+                            executor=local, quotas=quotas)
     limit = params.attempt_limit(count)
     start = time.perf_counter()
-    judge = _Judge(count, params, exclude_ids)
+    judge = _Judge(count, params, exclude_ids, quotas, exclude_keys)
     workers: Counter[str] = Counter()
-    # closing the stream as soon as the target is met stops the executor handing out work
-    with closing(executor.outcomes(run_attempt, params, limit)) as outcomes:
-        for outcome, worker in outcomes:
-            workers[worker] += 1
-            judge.take(outcome, progress)
-            if judge.done:
-                break
+    while not judge.done and judge.attempts < limit:
+        asked = judge.round_params()
+        # closing the stream as soon as the round ends stops the executor handing out work
+        with closing(executor.outcomes(run_attempt, asked, limit - judge.attempts)) as outcomes:
+            ended = False
+            for outcome, worker in outcomes:
+                workers[worker] += 1
+                judge.take(outcome, progress)
+                if judge.done or judge.round_params().targets != asked.targets:
+                    ended = True
+                    break
+        if not ended:  # the attempts ran out
+            break
+        judge.next_round()
     result = judge.result(time.perf_counter() - start)
     result.work = WorkReport.of(executor.description, workers)
     if len(result.puzzles) < count:
@@ -361,25 +448,60 @@ def generate(
 
 
 class _Judge:
-    """Accepts outcomes in attempt order: dedups, counts rejections, applies the pilot check."""
+    """Accepts outcomes in attempt order: dedups, counts rejections, fills the quotas, applies the
+    pilot check (per round), and says what the next round asks for."""
 
-    def __init__(self, count: int, params: GenerateParams, exclude_ids: Set[str]) -> None:
+    def __init__(self, count: int, params: GenerateParams, exclude_ids: Set[str], quotas: Sequence[int] | None = None,
+                 exclude_keys: Set[str] = frozenset()) -> None:
         self.count = count
         self.params = params
         self.exclude = exclude_ids
+        self.exclude_keys = exclude_keys
         self.seen: set[str] = set()
         self.puzzles: list[Puzzle] = []
         self.rejected: Counter[str] = Counter()
         self.scores: list[float] = []
         self.attempts = 0
         self.ratings = 0
+        self.room = list(quotas) if quotas is not None else []  # puzzles each target still takes
+        self.round = 0
+        self.round_attempts = self.round_accepted = 0
 
     @property
     def done(self) -> bool:
         return len(self.puzzles) >= self.count
 
+    def round_params(self) -> GenerateParams:
+        """What this round asks for: the params as given, or with quotas the targets with room that
+        no target with room covers (a tier's whole range covers its scores); round r > 0 on its own seed."""
+        asked = self.params
+        if self.room:
+            open_ = [t for t, n in zip(self.params.targets, self.room) if n > 0]
+            whole = {t.tier for t in open_ if t.score is None}
+            asked = replace(asked, targets=tuple(t for t in open_ if t.score is None or (t.tier not in whole and None not in whole)))
+        if self.round:
+            asked = replace(asked, seed=round_seed(self.params.seed, self.round))
+        return asked
+
+    def next_round(self) -> None:
+        self.round += 1
+        self.round_attempts = self.round_accepted = 0
+
+    def _place(self, outcome: Outcome) -> bool:
+        """Take room for an outcome's puzzle: the first target with room it is on (without quotas,
+        any); False when there is none."""
+        if not self.room:
+            return True
+        assert outcome.tier is not None and outcome.score is not None
+        for i, target in enumerate(self.params.targets):
+            if self.room[i] > 0 and self.params.hits(target, outcome.tier, outcome.score):
+                self.room[i] -= 1
+                return True
+        return False
+
     def take(self, outcome: Outcome, progress: Callable[[int, int], None] | None) -> None:
         self.attempts += 1
+        self.round_attempts += 1
         self.ratings += outcome.rated
         if outcome.score is not None:
             self.scores.append(outcome.score)
@@ -388,19 +510,22 @@ class _Judge:
             self.rejected[outcome.reason or "rejected"] += 1
         elif puzzle.id in self.seen:
             self.rejected[DUPLICATE] += 1
-        elif puzzle.id in self.exclude:
+        elif puzzle.id in self.exclude or (self.exclude_keys and puzzle.key in self.exclude_keys):
             self.rejected[EXISTING] += 1
+        elif not self._place(outcome):
+            self.rejected[FULL] += 1
         else:
             self.seen.add(puzzle.id)
             self.puzzles.append(puzzle)
+            self.round_accepted += 1
             if progress is not None:
                 progress(len(self.puzzles), self.count)
-        if self.attempts == self.params.pilot and not self.puzzles:
+        if self.round_attempts == self.params.pilot and not self.round_accepted:
             self._pilot_check()
 
     def _pilot_check(self) -> None:
         """After the pilot with nothing accepted: fail fast when the target looks out of reach."""
-        p = self.params
+        p = self.round_params()
         partial_result = self.result(0.0)
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.rejected.items()))
         if not self.scores:
@@ -412,10 +537,10 @@ class _Judge:
                 f"no solvable non-trivial board in {self.attempts} attempts at {_target(p)} (rejected: {reasons}){hint}",
                 partial=partial_result,
             )
-        window = p.window()
-        if window is None:
+        windows = p.windows()
+        if not windows:
             return
-        low, high = window.low, window.high
+        low, high = min(w.low for w in windows), max(w.high for w in windows)
         lo_seen, hi_seen = min(self.scores), max(self.scores)
         if low > hi_seen + SCORE_SLACK or high < lo_seen - SCORE_SLACK:
             raise GenerationError(
@@ -429,8 +554,15 @@ class _Judge:
                               self.ratings)
 
 
+def round_seed(seed: int, round_: int) -> int:
+    """The seed of round `round_` > 0 of a run with quotas (see `generate`)."""
+    return int(hashlib.sha256(f"{seed}/round {round_}".encode()).hexdigest()[:12], 16)
+
+
 def _target(p: GenerateParams) -> str:
     aim = f", {p.tier}" if p.tier else f", score {p.score:g}+-{p.within:g}" if p.score is not None else ""
+    if p.targets:
+        aim = f", {' '.join(map(str, p.targets))} +-{p.within:g}"
     return f"{p.cells} cells/{p.adds} adds ({p.strategy_record().name}{aim})"
 
 
