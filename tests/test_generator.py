@@ -229,3 +229,29 @@ def test_random_strategy_is_the_same_with_one_or_two_workers():
         assert replays_to_empty(p.board, p.solution, p.adds)
         assert set(p.board) <= set("12589/")
         assert rate(p.board, p.adds, playouts=8, seed=p.provenance["rating_seed"], solution=p.solution).to_dict() == p.difficulty
+
+
+def _attempt_or_boom(params: object, k: int) -> int:
+    if params == "boom" and k == 2:
+        raise ValueError(f"boom at {k}")
+    return k * k
+
+
+def test_the_process_pool_yields_in_order_raises_a_workers_error_and_leaves_no_worker():
+    """A pipe per worker: outcomes in attempt order however the workers finish; an attempt's error
+    is raised in the caller; closing the stream (a run met its target) kills the workers."""
+    import itertools
+    import multiprocessing
+    from contextlib import closing
+
+    from pipeline.generation.executors import PoolExecutor
+
+    pool = PoolExecutor(2)
+    with closing(pool.outcomes(_attempt_or_boom, None, 50)) as outcomes:
+        first = [outcome for outcome, _ in itertools.islice(outcomes, 6)]
+    assert first == [k * k for k in range(6)]
+    assert not multiprocessing.active_children()
+    with pytest.raises(ValueError, match="boom at 2"):
+        list(pool.outcomes(_attempt_or_boom, "boom", 10))
+    assert not multiprocessing.active_children()
+    assert [o for o, _ in pool.outcomes(_attempt_or_boom, None, 3)] == [0, 1, 4]  # fewer attempts than workers and more

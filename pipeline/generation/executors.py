@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import time
 from collections import Counter, deque
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
-from functools import partial
 
 from pipeline import __version__
 from pipeline.engine.rulesets import SHIPPED
@@ -48,6 +48,10 @@ POLL = 0.5  # seconds between checks that the scheduler is still there while wai
 # cost bench dask at 12 puzzles a tier 12% more CPU than 0.1 s); a task costs Dask a few ms
 BATCH_SECONDS = 0.1
 MAX_BATCH = 256
+# attempts handed to a process pool beyond one per worker: a worker done before the attempt being
+# judged starts the next at once, yet when the run ends (a target met) at most this many more run for
+# nothing (an unbounded queue cost a campaign night about 15% more CPU with 2 workers than with 1)
+POOL_AHEAD = 1
 INFLIGHT_PER_THREAD = 2  # batches in flight per worker thread: one running, one queued
 
 
@@ -110,18 +114,80 @@ def _pool_context() -> multiprocessing.context.BaseContext:
 
 
 class PoolExecutor:
-    """A process pool per run: attempts handed out one at a time, results in attempt order."""
+    """Worker processes per run, one pipe each: attempts handed out in attempt order, at most
+    POOL_AHEAD beyond one per worker, results in attempt order; closing kills the workers.
+
+    Not `multiprocessing.Pool`: its `imap` queues every attempt, so a worker runs far ahead of the
+    attempt being judged and a run's end throws that work away, and its `terminate` can hang for
+    good when a worker is waiting for work on the shared queue (which a bounded queue makes
+    common). With a pipe per worker nothing is shared: a run's end kills the workers mid-attempt."""
 
     def __init__(self, workers: int) -> None:
         self.workers = workers
         self.description = f"process pool, {workers} workers"
 
     def outcomes(self, run: Attempt, params: Any, limit: int) -> Generator[Tagged, None, None]:
-        # imap yields in attempt order; leaving the block terminates the workers still busy on
-        # attempts that are no longer needed
-        # workers die with this process: an orphan would keep the nightly lock (`procs`)
-        with _pool_context().Pool(self.workers, initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
-            yield from pool.imap(partial(_run_named, run, params), range(limit), chunksize=1)
+        from multiprocessing.connection import wait  # start-up time (see `_pool_context`)
+
+        context: Any = _pool_context()
+        procs: list[Any] = []
+        idle: list[Any] = []  # the pipes of workers waiting for an attempt
+        busy: dict[Any, int] = {}  # pipe -> the attempt its worker is on
+        try:
+            for n in range(min(self.workers, limit)):
+                mine, theirs = context.Pipe()
+                proc = context.Process(target=_serve, args=(theirs, run, params, os.getpid()), name=f"worker-{n + 1}", daemon=True)
+                proc.start()
+                theirs.close()
+                procs.append(proc)
+                idle.append(mine)
+            done: dict[int, Tagged] = {}
+            handed = judged = 0
+            while judged < limit:
+                while idle and handed < min(limit, judged + len(procs) + POOL_AHEAD):
+                    pipe = idle.pop()
+                    pipe.send(handed)
+                    busy[pipe] = handed
+                    handed += 1
+                if judged in done:
+                    yield done.pop(judged)
+                    judged += 1
+                    continue
+                ready: list[Any] = wait(list(busy))
+                for pipe in ready:
+                    k = busy.pop(pipe)
+                    try:
+                        failed, outcome = pipe.recv()
+                    except EOFError:
+                        raise RuntimeError(f"a generator worker died on attempt {k}") from None
+                    if failed:
+                        raise outcome
+                    done[k] = outcome
+                    idle.append(pipe)
+        finally:
+            for proc in procs:
+                if proc.is_alive():
+                    proc.kill()
+            for proc in procs:
+                proc.join()
+            for pipe in idle + list(busy):
+                pipe.close()
+
+
+def _serve(pipe: Any, run: Attempt, params: Any, parent: int) -> None:
+    """A pool worker: run the attempts it is handed until its pipe closes; (failed, tagged outcome or error) back."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the nightly's handler: a worker just dies
+    die_with_parent(parent)
+    while True:
+        try:
+            k = pipe.recv()
+        except (EOFError, OSError):
+            return
+        try:
+            reply: tuple[bool, Any] = (False, _run_named(run, params, k))
+        except Exception as exc:  # the main process raises it, as the pool did
+            reply = (True, exc)
+        pipe.send(reply)
 
 
 # --- Dask ------------------------------------------------------------------------------------
