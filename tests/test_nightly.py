@@ -279,7 +279,8 @@ def test_not_on_a_terminal_a_night_prints_a_line_per_phase_as_it_goes(tmp_path: 
     assert proc.returncode == 0, lines
     assert running_after_first_tier  # printed as it went, not all at the end
     phases = [line.split(":")[1].strip() for line in lines[1:-1]]
-    assert phases == ["generate easy", "generate medium", "generate hard", "generate", "validate", "assemble", "write"]
+    # medium and hard share a board size (TIER_PLANS): one stream serves both
+    assert phases == ["generate easy", "generate medium+hard", "generate", "validate", "assemble", "write"]
     assert lines[0].startswith("nightly: 2026-01-02: seed") and lines[-1].startswith("nightly: published")
     assert all("\r" not in line and "\x1b" not in line for line in lines)  # no terminal control codes
 
@@ -425,3 +426,24 @@ def test_the_night_asks_for_each_stage_near_its_target() -> None:
     needs = tier_needs("campaign", 10, 6)
     assert set(spare) == set(needs) and all(spare[t] >= 1 for t in needs)
     assert nightly.generation_counts("campaign", 10, 6) == {t: needs[t] + spare[t] for t in needs}
+
+
+def test_a_nights_puzzles_rebuild_from_their_provenance(published: Path, tmp_path: Path) -> None:
+    """A night's generator stream asks for several targets at once (its bands, then the rest of the
+    tier): `generate --target ... --seed ... --attempt K` with what a puzzle's provenance records
+    rebuilds it byte for byte. (Medium and hard share 30 cells/2 adds, so one stream serves both:
+    see the phase lines in `test_not_on_a_terminal_a_night_prints_a_line_per_phase_as_it_goes`.)"""
+    from pipeline.formats.puzzle import Puzzle, dump_yaml
+
+    assert nightly.TIER_PLANS["medium"] == nightly.TIER_PLANS["hard"]
+    pool = sorted((published / DATE.isoformat() / "pool").glob("*.yaml"))  # the unused, with their provenance
+    assert pool
+    for p in [Puzzle.from_dict(yaml.safe_load(path.read_text())) for path in pool]:
+        params = p.provenance["params"]
+        args = ["generate", "--cells", str(params["cells"]), "--adds", str(params["adds"]), "--within", str(params["within"]),
+                "--seed", str(p.provenance["seed"]), "--attempt", str(p.provenance["attempt"]), "--out", str(tmp_path / p.id)]
+        for tier, score in params["targets"]:
+            args += ["--target", tier if score is None else f"{tier}:{score}"]
+        result = run(*args)
+        assert result.exit_code == 0, result.output
+        assert (tmp_path / p.id / f"{p.id}.yaml").read_text() == dump_yaml(p.to_document())

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 pytest.importorskip("starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')")
 
@@ -34,10 +35,16 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 def a_save(client: TestClient, root: Path, k: int = 0) -> dict[str, str]:
-    """A Save form that would change the bundle: pool puzzle `k` in Stage 1.1."""
-    pool = sorted((root / "2026-01-02" / "pool").glob("*.yaml"))
+    """A Save form that would change the bundle: the `k`-th pool puzzle (wrapping) of Stage 1.1's
+    tier that the bundle does not use, in Stage 1.1 (a puzzle of another tier is no candidate
+    for it; a pool keeps the file of a puzzle a save placed)."""
+    doc = yaml.safe_load((root / BUNDLE).read_text())
+    used = {s["puzzle"]["id"] for lv in doc["levels"] for s in lv["stages"]}
+    tier = doc["levels"][0]["stages"][0]["puzzle"]["difficulty"]["tier"]
+    pool = [p for p in sorted((root / "2026-01-02" / "pool").glob("*.yaml"))
+            if p.stem not in used and yaml.safe_load(p.read_text())["difficulty"]["tier"] == tier]
     base = content_hash((root / BUNDLE).read_bytes())
-    return {"path": BUNDLE, "base": base, "draft": f"s:1.1={pool[k].stem}", "token": client.app.token}  # type: ignore[attr-defined]
+    return {"path": BUNDLE, "base": base, "draft": f"s:1.1={pool[k % len(pool)].stem}", "token": client.app.token}  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(

@@ -9,16 +9,20 @@ shared machine slows a night down), and the phases from its run.log. The baselin
 is the bare interpreter's start (`python -c pass`), which the wall time is printed against.
 
 Then the night on the shipped `campaign` curve (`--no-stock`, the night issue 25 asks to make 3
-times cheaper), twice: as it runs, and with the simulated players as they were before they
-remembered positions (`baseline_players.reference_players`, also in the forked workers): the
-CPU ratio of the two, the assembler's total deviation from the curve, and whether the two
-bundles are byte-identical (they must be: the players play the same games).
+times cheaper), as it runs and as the code of `BEFORE` (the commit the issue was filed on,
+checked out from this repository's history into a temporary worktree, run with this
+interpreter) ran it, same run: the CPU of each, their ratio, and each one's total deviation from
+the curve (it must be no larger now). Then once more with the simulated players as they were
+before they remembered positions (`baseline_players.reference_players`, also in the forked
+workers): the CPU ratio, and whether the two bundles are byte-identical (they must be: the
+players play the same games).
 """
 
 from __future__ import annotations
 
 import os
 import platform
+import shutil
 import resource
 import subprocess
 import sys
@@ -29,6 +33,7 @@ from pathlib import Path
 DATE = "2026-11-29"  # the committed night's date and seed
 NIGHT = ["--levels", "10", "--stages", "6", "--curve", "ramp", "--no-stock"]  # everything generated
 CAMPAIGN = ["--levels", "10", "--stages", "6", "--curve", "campaign", "--no-stock"]
+BEFORE = "96cd43c"  # the code when issue 25 was filed (its nightly had no stock, so no --no-stock)
 # the same command line, with the reference players swapped in (they reach the forked workers)
 WITH_REFERENCE = ("import sys; from pipeline.bench.baseline_players import reference_players; from pipeline.cli import main\n"
                   "with reference_players(): sys.argv[0] = 'numbermatch'; main()")
@@ -53,11 +58,11 @@ def machine() -> str:
     return f"{model}, {os.cpu_count()} cores{memory}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
 
 
-def _timed(argv: list[str]) -> tuple[float, float]:
+def _timed(argv: list[str], cwd: str | None = None) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the process and its children) for one run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -79,26 +84,53 @@ def main() -> None:
     campaign(command)
 
 
-def _night(argv: list[str], out: str) -> tuple[float, float, bytes, str]:
+def _night(argv: list[str], out: str, options: list[str] = CAMPAIGN, cwd: str | None = None) -> tuple[float, float, bytes, str]:
     """(wall, CPU, bundle bytes, the assembler's run.log line) of one night into `out`."""
-    wall, cpu = _timed([*argv, "nightly", "--date", DATE, *CAMPAIGN, "--out", out])
+    wall, cpu = _timed([*argv, "nightly", "--date", DATE, *options, "--out", out], cwd=cwd)
     night = Path(out) / DATE
     assemble = next((line for line in (night / "run.log").read_text(encoding="utf-8").splitlines()
                      if line.startswith("assemble:")), "assemble: ?")
     return wall, cpu, (night / "bundle.yaml").read_bytes(), assemble
 
 
+def _deviation(assemble: str) -> str:
+    return assemble.split("total deviation ", 1)[-1].split(",", 1)[0]
+
+
 def campaign(command: Path) -> None:
-    """The campaign night now and with the reference players, same run."""
+    """The campaign night now, as `BEFORE` ran it, and with the reference players, same run."""
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="nm-bench-campaign-") as tmp:
         now = _night([str(command)], f"{tmp}/now")
-        before = _night([sys.executable, "-c", WITH_REFERENCE], f"{tmp}/reference")
-    deviation = now[3].split("total deviation ", 1)[-1].split(",", 1)[0]
+        then = _before(f"{tmp}/before", f"{tmp}/code")
+        reference = _night([sys.executable, "-c", WITH_REFERENCE], f"{tmp}/reference")
     print(f"   nightly --date {DATE} {' '.join(CAMPAIGN)} (all cores, load {load:.1f} before):"
-          f" CPU {now[1]:.1f} s (wall {now[0]:.1f} s); with the reference players CPU {before[1]:.1f} s"
-          f" (wall {before[0]:.1f} s): x{before[1] / now[1]:.2f} less CPU; total deviation {deviation};"
-          f" bundles {'byte-identical' if now[2] == before[2] else 'DIFFER'}")
+          f" CPU {now[1]:.1f} s (wall {now[0]:.1f} s), total deviation {_deviation(now[3])}")
+    if then is None:
+        print(f"     as {BEFORE} ran it: skipped (no git history here to check it out from)")
+    else:
+        print(f"     as {BEFORE} ran it (the day issue 25 was filed): CPU {then[1]:.1f} s (wall {then[0]:.1f} s),"
+              f" total deviation {_deviation(then[3])}: x{then[1] / now[1]:.2f} less CPU now (target: 3)")
+    print(f"     with the reference players: CPU {reference[1]:.1f} s: x{reference[1] / now[1]:.2f} less CPU now;"
+          f" bundles {'byte-identical' if now[2] == reference[2] else 'DIFFER'}")
+
+
+def _before(out: str, code: str) -> tuple[float, float, bytes, str] | None:
+    """The campaign night as `BEFORE` made it (its code checked out into `code`), or None without git history."""
+    repo = Path(__file__).resolve().parents[2]
+    git = shutil.which("git")
+    if git is None or not (repo / ".git").exists():
+        return None
+    added = subprocess.run([git, "-C", str(repo), "worktree", "add", "--detach", code, BEFORE],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if added.returncode != 0:
+        return None
+    try:
+        options = [o for o in CAMPAIGN if o != "--no-stock"]
+        return _night([sys.executable, "-m", "pipeline.cli"], out, options, cwd=code)
+    finally:
+        subprocess.run([git, "-C", str(repo), "worktree", "remove", "--force", code],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 if __name__ == "__main__":

@@ -40,7 +40,7 @@ import os
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -68,7 +68,7 @@ from pipeline.validator.profiles import read_profile
 from pipeline.formats.files import write_puzzles
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.generation.executors import SchedulerError, open_executor
-from pipeline.generation.generator import GenerateParams, generate
+from pipeline.generation.generator import GenerateParams, Target, generate
 from pipeline.formats.index import STOCK_DIR, LevelIndex
 from pipeline.stock.store import StockError, refill, stock_day
 from pipeline.validator import validate_paths, validate_texts
@@ -102,12 +102,15 @@ class TierPlan:
 # Chosen from what the rating gives: for each tier, a size and adds allocation whose generated
 # boards often land in it. Shares under rating version 3 (the rating study's accepted candidates,
 # `make rating-study`): 27/3 easy 51%; 30/2 medium 21% (medium is the narrowest tier, 13 points;
-# only 27/3 gives more, 29%); 30/1 hard 41%; 36/1 expert 24%. Re-measure when the rating changes.
-# More cells and fewer adds make a Stage harder.
+# only 27/3 gives more, 29%); 36/1 expert 24%. Hard shares 30/2 with medium (30/1 gives hard 41%,
+# but the curves' hard targets, 54-75, are where 30/2 boards land most: 52% of solvable 30/2
+# boards against 30% of 30/1's, `python -m research.fit_screen`'s sample), so one generator stream
+# serves both and a board rated for one tier's band serves the other's. Re-measure when the
+# rating changes. More cells and fewer adds make a Stage harder.
 TIER_PLANS: dict[str, TierPlan] = {
     "easy": TierPlan(cells=27, adds=3),
     "medium": TierPlan(cells=30, adds=2),
-    "hard": TierPlan(cells=30, adds=1),
+    "hard": TierPlan(cells=30, adds=2),
     "expert": TierPlan(cells=36, adds=1),
 }
 
@@ -509,8 +512,10 @@ def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progr
     assembly = _assemble(options, curve, valid)
     if any(p.puzzle.key in elsewhere for p in assembly.placements):
         # a rerun made again a puzzle that a later night has since shipped (only when the
-        # generator changed: else its first run left it unused): place the night without them
-        assembly = _assemble(options, curve, [p for p in valid if p.key not in elsewhere])
+        # generator changed: else its first run left it unused): place the night without them,
+        # with others made in their place where a tier is left short
+        usable = [p for p in valid if p.key not in elsewhere]
+        assembly = _assemble(options, curve, usable + _make_up(options, curve, usable, set(elsewhere), stats))
     summary(
         "assemble",
         f"{shape_text(options.levels, options.stages)} on curve {options.curve_text}"
@@ -634,43 +639,89 @@ def _generate_tiers(
     for tier, count in counts.items():
         stats[tier] = TierStats(wanted=count, plan=TIER_PLANS[tier], seed=tier_seed(options.seed, tier),
                                 from_stock=drawn.count(tier), short=len(drawn.uncovered.get(tier, ())))
-    for k, band in enumerate(bands):
-        tier, count, plan = band.tier, band.count, TIER_PLANS[band.tier]
-        st = stats[tier]
-        if count == 0 or executor is None:
-            continue
-        # a tier's first band keeps the tier's seed; the others get seeds of their own
-        first = k == min(i for i, b in enumerate(bands) if b.tier == tier)
-        seed = st.seed if first else tier_seed(options.seed, f"{tier}/{k}")
-        params = GenerateParams(cells=plan.cells, adds=plan.adds, tier=tier, score=band.score, within=band.within,
+    # one stream per board size: a board rated on one Stage band's behalf serves any band (of any
+    # tier of that size) it lands in
+    streams: dict[TierPlan, list[str]] = {}
+    for tier, count in counts.items():
+        if count and executor is not None:
+            streams.setdefault(TIER_PLANS[tier], []).append(tier)
+    for plan, tiers in streams.items():
+        asked = [(Target(b.tier, b.score), b.count) for t in tiers for b in bands if b.tier == t and b.count]
+        lead = stats[tiers[0]]
+        params = GenerateParams(cells=plan.cells, adds=plan.adds, targets=tuple(t for t, _ in asked), within=BAND,
                                 # the search's estimate is of the rating's own score, not a profile's
                                 strategy=plan.strategy if options.profile is None else None,
-                                seed=seed, profile=options.profile)
-        report = (lambda done, total, tier=tier, before=st.generated, wanted=st.wanted: progress(
-            f"generate {tier}", before + done, wanted)) if progress else None
+                                seed=lead.seed, profile=options.profile)
+        name = "+".join(tiers)
+        report = (lambda done, total, name=name: progress(f"generate {name}", done, total)) if progress else None
         try:
-            result = generate(count, params, exclude_ids={p.id for p in puzzles}, progress=report, executor=executor)
+            result = generate(sum(n for _, n in asked), params, exclude_ids={p.id for p in puzzles}, progress=report,
+                              executor=executor, quotas=[n for _, n in asked])
         except NumberMatchError as exc:
-            raise NightlyError("generate", f"{tier}: {exc}") from exc
+            raise NightlyError("generate", f"{name}: {exc}") from exc
         fresh = []
         for p in result.puzzles:  # never a puzzle (or a relabelled copy) shipped or stocked before
             if known.get(p.key, {p.id}) == {p.id}:
                 known[p.key] = {p.id}
                 fresh.append(p)
-        result.puzzles = fresh
-        st.generated += len(result.puzzles)
-        st.attempts += result.attempts
-        st.rejected = dict(sorted((Counter(st.rejected) + Counter(result.rejected)).items()))
-        st.seconds += result.seconds
-        st.work = f"{st.seconds:.1f} s on {result.work}"
-        if len(result.puzzles) < count:
-            raise NightlyError(
-                "generate",
-                f"{tier}: only {len(result.puzzles)} of {count} puzzles after {result.attempts} attempts"
-                f" (cells {plan.cells}, adds {plan.adds})",
-            )
-        puzzles.extend(result.puzzles)
+        made = Counter(p.tier for p in fresh)
+        for tier, attempts in zip(tiers, _shares(result.attempts, [made[t] for t in tiers])):
+            st = stats[tier]
+            st.generated += made[tier]
+            st.attempts += attempts  # a shared stream's attempts, in proportion to the puzzles made
+            if len(tiers) > 1 and st is not lead:
+                st.seed = lead.seed  # the stream's (the bundle's params say what made each tier)
+                st.work = f"in one stream with {tiers[0]} ({plan.cells} cells, {plan.adds} adds)"
+        lead.rejected = dict(sorted((Counter(lead.rejected) + Counter(result.rejected)).items()))
+        lead.seconds += result.seconds
+        lead.work = f"{lead.seconds:.1f} s on {result.work}"
+        for tier in tiers:
+            if made[tier] < counts[tier]:
+                raise NightlyError(
+                    "generate",
+                    f"{tier}: only {made[tier]} of {counts[tier]} puzzles after {result.attempts} attempts"
+                    f" (cells {plan.cells}, adds {plan.adds})",
+                )
+        puzzles.extend(fresh)
     return stats, puzzles
+
+
+def _make_up(options: NightlyOptions, curve: Curve, usable: Sequence[Puzzle], taken: Set[str],
+             stats: dict[str, TierStats]) -> list[Puzzle]:
+    """Puzzles for the tiers `usable` leaves short of the curve's need: anywhere in the tier, never
+    a key in `taken` (shipped elsewhere) or one usable already has; validated (counted in `stats`)."""
+    have = Counter(p.tier for p in usable)
+    short = {t: n - have[t] for t, n in tier_needs(curve, options.levels, options.stages, options.first_level).items()
+             if n > have[t]}
+    made: list[Puzzle] = []
+    if not short:
+        return made
+    with open_executor(options.jobs, options.scheduler) as executor:
+        for tier, count in short.items():
+            plan = TIER_PLANS[tier]
+            params = GenerateParams(cells=plan.cells, adds=plan.adds, tier=tier, seed=tier_seed(options.seed, f"{tier}/make-up"),
+                                    strategy=plan.strategy if options.profile is None else None, profile=options.profile)
+            try:
+                result = generate(count, params, exclude_ids={p.id for p in usable}, exclude_keys=taken | {p.key for p in usable},
+                                  executor=executor)
+            except NumberMatchError as exc:
+                raise NightlyError("generate", f"{tier}: {exc}") from exc
+            stats[tier].generated += len(result.puzzles)
+            stats[tier].attempts += result.attempts
+            made += result.puzzles
+    return _validate_puzzles(made, stats)
+
+
+def _shares(total: int, weights: Sequence[int]) -> list[int]:
+    """`total` split in proportion to `weights` (largest remainders; all to the first when they add up to 0)."""
+    whole = sum(weights)
+    if not whole:
+        return [total] + [0] * (len(weights) - 1)
+    exact = [total * w / whole for w in weights]
+    parts = [int(x) for x in exact]
+    for i in sorted(range(len(weights)), key=lambda i: parts[i] - exact[i])[: total - sum(parts)]:
+        parts[i] += 1
+    return parts
 
 
 def cpu_seconds() -> float:
