@@ -185,9 +185,18 @@ def test_a_second_run_adds_new_files_and_rewrites_none(tmp_path):
 
 
 def test_unreachable_tier_fails_fast():
-    params = GenerateParams(cells=10, adds=0, strategy="constructive", tier="expert", pilot=50)
-    with pytest.raises(GenerationError, match=r"no expert puzzle in 50 attempts at 10 cells/0 adds.*scores seen 0-.*expert needs \d+-100"):
+    params = GenerateParams(cells=16, adds=4, strategy="constructive", tier="expert", pilot=50)
+    with pytest.raises(GenerationError, match=r"no expert puzzle in 50 attempts at 16 cells/4 adds.*scores seen \d.*expert needs \d+-100"):
         generate(1, params, jobs=1)
+
+
+def test_a_board_the_simplest_player_always_wins_is_rejected_before_its_rating():
+    """At 10 cells and no adds every solvable board is one the scanner always wins (or pairs off
+    in reading order): rejected as trivial, and none rated in full."""
+    params = GenerateParams(cells=10, adds=0, strategy="constructive", tier="expert", pilot=50)
+    with pytest.raises(GenerationError, match=r"no solvable non-trivial board in 50 attempts at 10 cells/0 adds.*scanner-always-wins \d+") as info:
+        generate(1, params, jobs=1)
+    assert info.value.partial is not None and info.value.partial.ratings == 0
 
 
 def test_attempt_limit_is_a_hard_bound():

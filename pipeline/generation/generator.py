@@ -43,13 +43,14 @@ from pipeline.engine.stage import replay
 from pipeline.rating import DEFAULT_SEED
 
 if TYPE_CHECKING:
-    from pipeline.rating.players import Games
     from pipeline.rating.score import Rating
 from pipeline.rating.profile import RatingProfile, rated_under
 from pipeline.rating.tiers import TIER_NAMES, tier_range
-from pipeline.rating.score import DEFAULT_PLAYOUTS, rate
+from pipeline.rating.players import Games, ScannerPlayer
+from pipeline.rating.score import DEFAULT_PLAYOUTS, games_for, rate
 
 MIN_CELLS, MAX_CELLS = 2, 81
+SCANNER = ScannerPlayer()  # the rating's simplest player: a board it always wins is trivial
 PILOT_ATTEMPTS = 200
 SCORE_SLACK = 10.0  # how far beyond the scores seen a tier may start and still be tried
 
@@ -307,13 +308,6 @@ def _rate(
                 playouts=DEFAULT_PLAYOUTS if playouts is None else playouts, played=played)
 
 
-def _scanner_always_wins(rating: Rating) -> bool:
-    """Whether the rating says the simplest scanning player wins every playout."""
-    players = rating.metrics.get("players") or {}
-    scanner = players.get("scanner") or {}
-    return scanner.get("win_rate") == 1.0 and bool(scanner.get("playouts"))
-
-
 def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
     """Attempt k from scratch: the strategy's candidates, each judged until one is accepted.
 
@@ -351,12 +345,16 @@ def _judge(params: GenerateParams, attempt: int, proposal: Proposal, ruleset: Ru
     if replay(cells, certificate, params.adds, ruleset)[0]:
         raise AssertionError(f"certificate does not empty {format_board(cells)}")
     rseed = DEFAULT_SEED
-    rating = rated_under(_rate(cells, params.adds, params.playouts, rseed, tuple(certificate), ruleset, proposal.played),
-                         params.profile)
+    # the simplest player first: a board it always wins is trivial, rejected before the rest of
+    # the rating is paid for (its games are the rating's own: handed over otherwise)
+    scanner = Games(SCANNER, cells, params.adds, rseed, ruleset)
+    playouts = DEFAULT_PLAYOUTS if params.playouts is None else params.playouts
+    if all(g.won for g in scanner.first(games_for(SCANNER.name, playouts))):
+        return Outcome(attempt, reason=SCANNER_WINS)
+    rating = rated_under(_rate(cells, params.adds, params.playouts, rseed, tuple(certificate), ruleset,
+                               proposal.played + (scanner,)), params.profile)
     if rating.score is None or rating.tier not in TIER_NAMES:
         return Outcome(attempt, reason=UNSOLVABLE_REASON, rated=1)
-    if _scanner_always_wins(rating):
-        return Outcome(attempt, reason=SCANNER_WINS, score=rating.score, rated=1)
     missed = params.on_target(rating)
     if missed is not None:
         return Outcome(attempt, reason=missed, score=rating.score, rated=1)
