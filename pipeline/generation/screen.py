@@ -10,15 +10,17 @@ the params and the attempt number k:
 
 1. **Draws** up to `DRAWS` boards from the attempt's `random.Random`, exactly as the random
    strategy draws one (the digit distribution); the first is the random strategy's board.
-2. **Drops** a board that reading-order pairing clears (the generator would reject it anyway).
+2. **Drops** a board that reading-order pairing clears or the solver proves unsolvable (the
+   generator would reject either; an unsolvable board looks hard to the players, and its games
+   would be thrown away).
 3. **Screens** it in `STAGES`: the rating's two heaviest players, random (45% of the score) and
    local (30%), play the rating's own first games of the board (each player's games are one
    sequence seeded by the rating's seed and its name), each stage playing on from the last one's
    games, and a line fitted per stage (`FIT`: the two loss rates and the adds) maps them to a
    score. After each stage the board is dropped when its estimate is clearly outside every
    window of the target (a night asks for several at once): more than `BELOW` times that stage's
-   error under a window's low end (the first stage's whole error, the later ones' half), or more
-   than `ABOVE` (2) times it over its high end (no test at 0 or 100, nor where the stage's line
+   error under a window's low end (1.1 of the first stage's errors, half of the later ones'), or more
+   than `ABOVE` (1.5) times it over its high end (no test at 0 or 100, nor where the stage's line
    cannot reach: a few games' line is flat at the extremes); it is offered
    at once when the estimate is `INSIDE` errors within both ends (of the window's middle half for
    a score: `Window.aim`; after the last stage a score's board goes on only with its estimate
@@ -30,8 +32,7 @@ the params and the attempt number k:
    solves each with its node budget, rates it in full and checks the target exactly as for a
    random board. The rating takes over the games the screen played (`Games`) and plays only the
    rest, so a board that passes the last stage has a quarter of its rating done, and the rating is
-   the one a plain `rate` gives. Boards that are unsolvable look hard to the players and may
-   pass; the generator's solver rejects them before any rating. An attempt is small (`DRAWS` 16,
+   the one a plain `rate` gives. An attempt is small (`DRAWS` 16,
    one candidate) so that little work is lost when a run ends with attempts running ahead on
    other workers.
 
@@ -41,7 +42,9 @@ Measured on the held-out players (below), a climb's easy puzzles were easier for
 random's easy puzzles. A screen changes nothing: the accepted puzzles are random's puzzles of the
 target minus the few whose estimate misses by more than the margin. The margins are one-sided
 on purpose: a board dropped at the high end is one of the hardest of its window, so that margin
-is wide (`ABOVE` 2 errors: a few in a hundred on-target boards lost there), while a board dropped at
+is the wider (`ABOVE` 1.5 errors: with the rating's own games a board that far over mostly rates
+over too; at 2 the screen could not tell 36 cells/1 add's hard boards from the expert ones just
+above, and was no faster than random there), while a board dropped at
 the low end is one of the easiest, so that margin is tight (`BELOW`: half an error after the
 first stage): what the screen loses makes the search's puzzles, if anything, harder than
 random's, never easier. And since
@@ -68,6 +71,8 @@ from dataclasses import dataclass
 from pipeline.engine.rulesets import Ruleset
 from pipeline.generation.proposals import DigitDistribution, Proposal, reading_order_reduction
 from pipeline.rating import DEFAULT_SEED
+from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
+from pipeline.solver.search import UNSOLVABLE, solve
 from pipeline.rating.players import Games, LocalPlayer, Player, RandomPlayer
 
 # (random's games, local's games) played by the end of each stage; a stage plays on from the last
@@ -82,7 +87,7 @@ FIT: dict[tuple[int, int], tuple[float, float, float, float, float]] = {
 # (the first stage's line tops out at 72.8 at 2 adds: 1.1 of its errors under expert's 84, so there
 # a board that lost all 6 games goes on and one that won any is dropped; see `Window.outside`)
 BELOW: dict[tuple[int, int], float] = {(4, 2): 1.1, (32, 16): 0.5, (128, 64): 0.5}
-ABOVE = 2.0  # ... or this many over it (wide: a board lost at the top is one of the hardest)
+ABOVE = 1.5  # ... or this many over it (wider: a board lost at the top is one of the hardest)
 INSIDE = 0.5  # offer a board at once when its estimate is this many errors inside both bounded ends
 DRAWS = 16  # random boards screened per attempt
 CANDIDATES = 1  # boards offered to the full rating per attempt
@@ -175,6 +180,9 @@ def passes(cells: bytes, adds: int, ruleset: Ruleset, windows: tuple[Window, ...
     """The games played when a board goes to the full rating (not trivial, and no stage's estimate
     clearly outside every window of `windows` before one puts it clearly inside one), else None."""
     if ruleset.stack_certificate and not reading_order_reduction(cells, adds, ruleset.class_of):
+        return None
+    # a board the solver proves unsolvable looks hard to the players: it goes before any game
+    if solve(cells, adds, ruleset=ruleset, budget_nodes=DEFAULT_SOLVE_NODES).status == UNSOLVABLE:
         return None
     games = _Games(cells, adds, ruleset)
     for stage in STAGES:
