@@ -154,8 +154,6 @@ class GenerateParams:
                 f"{self.cells} cells with 0 adds can never be won: pairs remove two numbers at a time; "
                 "use an even number of cells or at least 1 add"
             )
-        if self.tier is not None and self.tier not in TIER_NAMES:
-            raise GenerationError(f"unknown tier {self.tier!r}: expected one of {', '.join(TIER_NAMES)}")
         if self.targets and (self.tier is not None or self.score is not None):
             raise GenerationError("give a tier and score, or several targets, not both")
         for target in self._asked():
@@ -424,15 +422,13 @@ def generate(
         asked = judge.round_params()
         # closing the stream as soon as the round ends stops the executor handing out work
         with closing(executor.outcomes(run_attempt, asked, limit - judge.attempts)) as outcomes:
-            ended = False
             for outcome, worker in outcomes:
                 workers[worker] += 1
                 judge.take(outcome, progress)
                 if judge.done or judge.round_params().targets != asked.targets:
-                    ended = True
                     break
-        if not ended:  # the attempts ran out
-            break
+            else:  # the attempts ran out
+                break
         judge.next_round()
     result = judge.result(time.perf_counter() - start)
     result.work = WorkReport.of(executor.description, workers)
@@ -478,7 +474,7 @@ class _Judge:
             whole = {t.tier for t in open_ if t.score is None}
             asked = replace(asked, targets=tuple(t for t in open_ if t.score is None or (t.tier not in whole and None not in whole)))
         if self.round:
-            asked = replace(asked, seed=round_seed(self.params.seed, self.round))
+            asked = replace(asked, seed=derived_seed(self.params.seed, f"round {self.round}"))
         return asked
 
     def next_round(self) -> None:
@@ -552,9 +548,10 @@ class _Judge:
                               self.ratings)
 
 
-def round_seed(seed: int, round_: int) -> int:
-    """The seed of round `round_` > 0 of a run with quotas (see `generate`)."""
-    return int(hashlib.sha256(f"{seed}/round {round_}".encode()).hexdigest()[:12], 16)
+def derived_seed(seed: int, label: str) -> int:
+    """An independent seed derived from `seed` for `label` (a round of a run with quotas, a
+    night's tier, a refill batch): the same for everyone who asks."""
+    return int(hashlib.sha256(f"{seed}/{label}".encode()).hexdigest()[:12], 16)
 
 
 def _target(p: GenerateParams) -> str:

@@ -144,7 +144,6 @@ class _Games:
         self.adds = adds
         # the rating records the random player's games (its pair counts): so does the screen
         self.games = [Games(p, cells, adds, DEFAULT_SEED, ruleset, record=p.name == "random") for p in _PLAYERS]
-        self.played = [0, 0]
         self.lost = [0, 0]
         self.last = 0.0  # the estimate where the last verdict was settled
 
@@ -159,12 +158,12 @@ class _Games:
         A game that cannot change the verdict is not played: the estimate is monotone in each
         loss count, so once every game left, won or lost, gives the same verdict, that is it."""
         error = FIT[stage][-1]
+        reach = self._score(stage, 0, 0), self._score(stage, *stage)
         while True:
-            left = [n - p for n, p in zip(stage, self.played)]
+            left = [n - len(g.played) for n, g in zip(stage, self.games)]
             least = self._score(stage, *self.lost)
             most = self._score(stage, self.lost[0] + left[0], self.lost[1] + left[1])
             self.last = least
-            reach = self._score(stage, 0, 0), self._score(stage, *stage)
             if all(w.outside(least, error, BELOW[stage], most, reach) for w in windows):
                 return False
             if any(w.inside(least, error) and w.inside(most, error) for w in windows):
@@ -173,7 +172,6 @@ class _Games:
                 return None
             k = 0 if left[0] else 1
             self.lost[k] += not self.games[k].play().won
-            self.played[k] += 1
 
 
 def passes(cells: bytes, adds: int, ruleset: Ruleset, windows: tuple[Window, ...]) -> tuple[Games, ...] | None:

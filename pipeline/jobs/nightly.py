@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as _dt
-import hashlib
 import math
 import os
 import shutil
@@ -68,7 +67,7 @@ from pipeline.validator.profiles import read_profile
 from pipeline.formats.files import write_puzzles
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.generation.executors import SchedulerError, open_executor
-from pipeline.generation.generator import GenerateParams, Target, generate
+from pipeline.generation.generator import GenerateParams, Target, derived_seed, generate
 from pipeline.formats.index import STOCK_DIR, LevelIndex
 from pipeline.stock.store import StockError, refill, stock_day
 from pipeline.validator import validate_paths, validate_texts
@@ -162,7 +161,7 @@ def default_seed(date: _dt.date) -> int:
 
 def tier_seed(seed: int, tier: str) -> int:
     """An independent generator seed per tier, derived from the night's seed."""
-    return int(hashlib.sha256(f"{seed}/{tier}".encode()).hexdigest()[:12], 16)
+    return derived_seed(seed, tier)
 
 
 @dataclass(frozen=True)
@@ -702,8 +701,8 @@ def _make_up(options: NightlyOptions, curve: Curve, usable: Sequence[Puzzle], ta
             params = GenerateParams(cells=plan.cells, adds=plan.adds, tier=tier, seed=tier_seed(options.seed, f"{tier}/make-up"),
                                     strategy=plan.strategy if options.profile is None else None, profile=options.profile)
             try:
-                result = generate(count, params, exclude_ids={p.id for p in usable}, exclude_keys=taken | {p.key for p in usable},
-                                  executor=executor)
+                # a key covers the puzzle itself and every relabelled copy
+                result = generate(count, params, exclude_keys=taken | {p.key for p in usable}, executor=executor)
             except NumberMatchError as exc:
                 raise NightlyError("generate", f"{tier}: {exc}") from exc
             stats[tier].generated += len(result.puzzles)
