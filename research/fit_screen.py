@@ -2,11 +2,11 @@
 
 Run: `python -m research.fit_screen [BOARDS_PER_SIZE] [OUT.jsonl]`. For each board size and adds
 allocation the nightly and the bench use, it rates random solvable boards in full and records
-the win/loss sequence of the rating's random and local players (their games on the rating's own
-seed: the screen plays exactly these games, so what it learns the rating reuses). For each
-screening stage (games of random, games of local) it fits, by least squares, the full score on
-(1, random's loss rate, local's loss rate, adds) over the first games of those sequences, and
-prints each line with its RMS error: the rows of `FIT`.
+the win/loss sequence of each player the screen plays (their games on the rating's own seed: the
+screen plays exactly these games, so what it learns the rating reuses). For each screening stage
+(`STAGES`: how many games of which players) it fits, by least squares, the full score on
+(1, each player's loss rate over its first games, adds), and prints the stage with its line and
+RMS error: the rows of `STAGES`.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ SIZES = ((27, 2), (27, 3), (30, 2), (30, 1), (36, 1))  # the bench's and the nig
 
 
 def sample(cells: int, adds: int, boards: int) -> list[dict]:
-    """`boards` rated random solvable boards of this size, with the two players' game results."""
+    """`boards` rated random solvable boards of this size, with the game results of each player the screen plays."""
     digits, k = DigitDistribution.parse(None), 0
     rows: list[dict] = []
     while len(rows) < boards:
@@ -45,10 +45,11 @@ def sample(cells: int, adds: int, boards: int) -> list[dict]:
         if rating.score is None:
             continue
         lost = {}
-        for name, games in zip(("random", "local"), STAGES[-1]):
+        for name in sorted({name for stage in STAGES for name, _ in stage.games}):
+            games = max(n for stage in STAGES for who, n in stage.games if who == name)
             player, prng = next(p for p in PLAYERS if p.name == name), random.Random(f"{DEFAULT_SEED}:{name}")
             lost[name] = "".join("0" if play(player, board, adds, prng).won else "1" for _ in range(games))
-        rows.append({"cells": cells, "adds": adds, "score": rating.score, **lost})
+        rows.append({"cells": cells, "adds": adds, "score": rating.score, "lost": lost})
     return rows
 
 
@@ -67,13 +68,14 @@ def least_squares(x: list[list[float]], y: list[float]) -> list[float]:
 
 
 def fit(rows: list[dict]) -> None:
-    """Print one `FIT` row per stage: intercept, random's and local's loss-rate terms, adds term, RMS error."""
+    """Print each stage of `STAGES` with its line (intercept, a slope per player, per add) and RMS error."""
     y = [r["score"] for r in rows]
-    for nr, nl in STAGES:
-        x = [[1.0, r["random"][:nr].count("1") / nr, r["local"][:nl].count("1") / nl, float(r["adds"])] for r in rows]
+    for stage in STAGES:
+        x = [[1.0, *(r["lost"][name][:n].count("1") / n for name, n in stage.games), float(r["adds"])] for r in rows]
         coef = least_squares(x, y)
         rms = (sum((sum(c * v for c, v in zip(coef, row)) - t) ** 2 for row, t in zip(x, y)) / len(y)) ** 0.5
-        print(f"    ({nr}, {nl}): ({coef[0]:.2f}, {coef[1]:.2f}, {coef[2]:.2f}, {coef[3]:.2f}, {rms:.2f}),")
+        slopes = ", ".join(f"{c:.2f}" for c in coef[1:-1])
+        print(f"    Stage({stage.games!r}, {coef[0]:.2f}, ({slopes}), {coef[-1]:.2f}, {rms:.2f}, below={stage.below}),")
 
 
 def main() -> None:

@@ -22,6 +22,8 @@ from pipeline.generation.strategies import STRATEGY_BY_NAME, Strategy, register
 from pipeline.formats.puzzle import dump_yaml
 from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.score import rate
+from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
+from pipeline.solver.search import UNSOLVABLE, solve
 from pipeline.validator import validate_texts
 
 EXPERT = GenerateParams(cells=27, adds=2, tier="expert", seed=1)
@@ -126,40 +128,50 @@ def test_the_screen_is_one_sided_with_a_wider_margin_at_the_top():
     """Dropping a board at a window's top loses one of its hardest, at the bottom one of its easiest:
     the top margin is the wider one, so what the screen loses leaves the search's puzzles, if
     anything, harder than random's (the held-out check's direction). No test at 0 or 100."""
-    assert all(screen.ABOVE > below for below in screen.BELOW.values())
-    easy, expert, hard = Window(0.0, 41.0), Window(84.0, 100.0), Window(54.0, 84.0)
+    assert all(screen.ABOVE > stage.below for stage in screen.STAGES)
+    easy, expert = Window(0.0, 41.0), Window(84.0, 100.0)
     assert not easy.outside(0.0, 10.0, 1.0) and not expert.outside(100.0, 10.0, 1.0)
     assert easy.outside(41.0 + screen.ABOVE * 10.0 + 0.1, 10.0, 1.0) and not easy.outside(41.0 + screen.ABOVE * 10.0, 10.0, 1.0)
     assert expert.outside(84.0 - 10.0 - 0.1, 10.0, 1.0) and not expert.outside(84.0 - 10.0, 10.0, 1.0)
     assert expert.outside(80.0, 10.0, 0.5, most=78.9) and not expert.outside(70.0, 10.0, 0.5, most=79.0)
-    assert hard.inside(69.0, 10.0) and not hard.inside(56.0, 10.0) and not hard.inside(82.0, 10.0)
-    assert easy.inside(2.0, 10.0) and expert.inside(99.0, 10.0)
 
 
-def _line(stage: tuple[int, int], adds: int, lost_random: int, lost_local: int) -> float:
-    """A stage's estimate, as its design comment gives it."""
-    intercept, a, b, c, _ = screen.FIT[stage]
-    return min(100.0, max(0.0, intercept + a * lost_random / stage[0] + b * lost_local / stage[1] + c * adds))
+def test_the_stages_play_on_and_the_estimate_grows_with_the_losses():
+    """Each stage plays on from the last (no player's count falls), every slope is positive (what
+    lets the screen skip games that cannot change its verdict), and a player the screen plays in
+    full plays exactly the rating's games of it."""
+    from pipeline.rating.score import DEFAULT_PLAYOUTS, games_for
+
+    for before, stage in zip(screen.STAGES, screen.STAGES[1:]):
+        assert all(n >= dict(before.games).get(name, 0) for name, n in stage.games)
+    assert all(slope > 0 for stage in screen.STAGES for slope in stage.slopes)
+    assert all(len(stage.slopes) == len(stage.games) for stage in screen.STAGES)
+    last = dict(screen.STAGES[-1].games)
+    for name in ("scanner", "proximity", "lookahead", "opener"):
+        assert last[name] == games_for(name, DEFAULT_PLAYOUTS)
+    assert all(last[name] < games_for(name, DEFAULT_PLAYOUTS) for name in ("random", "local"))
 
 
 def _naive_passes(cells: bytes, adds: int, window: Window) -> bool:
     """The screen as written in its design comment: every stage's games played, then judged."""
     from pipeline.engine.rulesets import DEFAULT
-    from pipeline.rating.players import play
+    from pipeline.rating.players import PLAYERS, play
 
     if not reading_order_reduction(cells, adds, DEFAULT.class_of):
         return False
+    if solve(cells, adds, ruleset=DEFAULT, budget_nodes=DEFAULT_SOLVE_NODES).status == UNSOLVABLE:
+        return False
     for stage in screen.STAGES:
-        lost = []
-        for player, games in zip(screen._PLAYERS, stage):  # the rating's own first games
-            rng = random.Random(f"{DEFAULT_SEED}:{player.name}")
-            lost.append(sum(not play(player, cells, adds, rng, ruleset=DEFAULT).won for _ in range(games)))
-        error = screen.FIT[stage][-1]
-        guess = _line(stage, adds, *lost)
-        if window.outside(guess, error, screen.BELOW[stage], reach=(_line(stage, adds, 0, 0), _line(stage, adds, *stage))):
+        lost, won, every = {}, {}, {}
+        for name, games in stage.games:  # the rating's own first games
+            player, rng = next(p for p in PLAYERS if p.name == name), random.Random(f"{DEFAULT_SEED}:{name}")
+            lost[name] = sum(not play(player, cells, adds, rng, ruleset=DEFAULT).won for _ in range(games))
+            won[name], every[name] = 0, games
+        line = stage.intercept + stage.per_add * adds + sum(
+            slope * lost[name] / games for (name, games), slope in zip(stage.games, stage.slopes))
+        guess = min(100.0, max(0.0, line))
+        if window.outside(guess, stage.error, stage.below, reach=(stage.estimate(won, adds), stage.estimate(every, adds))):
             return False
-        if window.inside(guess, error):
-            return True
     return window.last_call(guess)
 
 

@@ -345,12 +345,13 @@ def _judge(params: GenerateParams, attempt: int, proposal: Proposal, ruleset: Ru
     rseed = DEFAULT_SEED
     # the simplest player first: a board it always wins is trivial, rejected before the rest of
     # the rating is paid for (its games are the rating's own: handed over otherwise)
-    scanner = Games(SCANNER, cells, params.adds, rseed, ruleset)
+    played = {g.player.name: g for g in proposal.played}
+    scanner = played.setdefault(SCANNER.name, Games(SCANNER, cells, params.adds, rseed, ruleset))
     playouts = DEFAULT_PLAYOUTS if params.playouts is None else params.playouts
     if all(g.won for g in scanner.first(games_for(SCANNER.name, playouts))):
         return Outcome(attempt, reason=SCANNER_WINS)
     rating = rated_under(_rate(cells, params.adds, params.playouts, rseed, tuple(certificate), ruleset,
-                               proposal.played + (scanner,)), params.profile)
+                               tuple(played.values())), params.profile)
     if rating.score is None or rating.tier not in TIER_NAMES:
         return Outcome(attempt, reason=UNSOLVABLE_REASON, rated=1)
     missed = params.on_target(rating)
