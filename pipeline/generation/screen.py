@@ -23,9 +23,9 @@ pure function of the params and the attempt number k:
    target (a night asks for several at once): more than the stage's `below` errors under a
    window's low end (1.1 of the first stage's errors, half of the later ones'), or more than
    `ABOVE` (1.5) errors over its high end (no test at 0 or 100, nor where the stage's line
-   cannot reach: a few games' line is flat at the extremes). A game that cannot change the
-   stage's verdict is not played (the estimate is monotone in the losses), so a clear miss
-   costs at most the first stage's 6 games (about 1 ms). After the last stage a tier's board
+   cannot reach: a few games' line is flat at the extremes). A stage stops as soon as no result
+   of its games left could keep the board (the estimate is monotone in the losses), so a clear
+   miss costs at most the first stage's 6 games (about 1 ms). After the last stage a tier's board
    goes on; a score's only with its estimate in the middle half of the window (`Window.aim`),
    so a night's Stages get puzzles near their targets.
 4. **Offers** the boards that pass (at most `CANDIDATES` per attempt) to the generator, which
