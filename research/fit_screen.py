@@ -20,12 +20,15 @@ from pipeline.engine.rulesets import DEFAULT
 from pipeline.generation.proposals import DigitDistribution, reading_order_reduction
 from pipeline.generation.screen import STAGES
 from pipeline.rating import DEFAULT_SEED
-from pipeline.rating.players import PLAYERS, play
+from pipeline.rating.players import PLAYERS, Games
 from pipeline.rating.score import rate
 from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
 from pipeline.solver.search import SOLVED, solve
 
 SIZES = ((27, 2), (27, 3), (30, 2), (30, 1), (36, 1))  # the bench's and the nightly's tier plans
+# each screened player and the most games of it a stage plays
+SCREENED: dict[str, int] = {name: max(n for stage in STAGES for who, n in stage.games if who == name)
+                            for name in sorted({name for stage in STAGES for name, _ in stage.games})}
 
 
 def sample(cells: int, adds: int, boards: int) -> list[dict]:
@@ -41,14 +44,13 @@ def sample(cells: int, adds: int, boards: int) -> list[dict]:
         solved = solve(board, adds, ruleset=DEFAULT, budget_nodes=DEFAULT_SOLVE_NODES)
         if solved.status != SOLVED or solved.moves is None:
             continue
-        rating = rate(board, adds, solution=solved.moves)
+        # the screened players' games on the rating's own seed, which the rating takes over
+        games = {p.name: Games(p, board, adds, DEFAULT_SEED, DEFAULT, record=p.name == "random") for p in PLAYERS
+                 if p.name in SCREENED}
+        rating = rate(board, adds, solution=solved.moves, played=tuple(games.values()))
         if rating.score is None:
             continue
-        lost = {}
-        for name in sorted({name for stage in STAGES for name, _ in stage.games}):
-            games = max(n for stage in STAGES for who, n in stage.games if who == name)
-            player, prng = next(p for p in PLAYERS if p.name == name), random.Random(f"{DEFAULT_SEED}:{name}")
-            lost[name] = "".join("0" if play(player, board, adds, prng).won else "1" for _ in range(games))
+        lost = {name: "".join("0" if g.won else "1" for g in games[name].first(n)) for name, n in SCREENED.items()}
         rows.append({"cells": cells, "adds": adds, "score": rating.score, "lost": lost})
     return rows
 
