@@ -41,7 +41,9 @@ from pathlib import Path
 
 from pipeline.errors import NumberMatchError, clip, os_message
 
-LOCK_WAIT_SECONDS = 30.0  # how long a writer waits for another writer of the same file (docs/limits.md)
+LOCK_WAIT_SECONDS = (
+    30.0  # how long a writer waits for another writer of the same file (docs/limits.md)
+)
 _KIND = re.compile(rb"^kind:[ \t]*['\"]?([A-Za-z_]+)", re.MULTILINE)
 
 
@@ -53,7 +55,12 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
     """Write `data` to `path` atomically, creating parent folders; returns the path (for files
     only this program writes: a night's staging folder, schema text)."""
     target = Path(path)
-    _replace(target, data.encode("utf-8") if isinstance(data, str) else data, 0o666 & ~current_umask(), create=False)
+    _replace(
+        target,
+        data.encode("utf-8") if isinstance(data, str) else data,
+        0o666 & ~current_umask(),
+        create=False,
+    )
     return target
 
 
@@ -148,7 +155,9 @@ def write_guarded(
     raw = data.encode("utf-8") if isinstance(data, str) else data
     target = resolve_target(given)
     if base is not None and base.target != target:
-        raise WriteRefused(f"{shown}: now names another file than when it was read; nothing written")
+        raise WriteRefused(
+            f"{shown}: now names another file than when it was read; nothing written"
+        )
     try:
         fd = _lock(shown, target, wait)
     except OSError as exc:
@@ -162,8 +171,14 @@ def write_guarded(
         if base is None and current is not None and not force:
             kind = file_kind(current, target.name)
             if kind not in kinds and kind != "empty":
-                described = {"other": "a file of another kind", "html": "an HTML file", "svg": "an SVG file"}.get(kind, f"a {kind} file")
-                raise WriteRefused(f"{shown}: exists and is {described}; nothing written (--force replaces it)")
+                described = {
+                    "other": "a file of another kind",
+                    "html": "an HTML file",
+                    "svg": "an SVG file",
+                }.get(kind, f"a {kind} file")
+                raise WriteRefused(
+                    f"{shown}: exists and is {described}; nothing written (--force replaces it)"
+                )
         mode = 0o666 & ~current_umask()
         if fd is not None:
             mode = stat.S_IMODE(os.fstat(fd).st_mode)
@@ -172,7 +187,9 @@ def write_guarded(
         try:
             _replace(target, raw, mode, create=fd is None)
         except FileExistsError:
-            raise WriteRefused(f"{shown}: was created by someone else meanwhile; nothing written") from None
+            raise WriteRefused(
+                f"{shown}: was created by someone else meanwhile; nothing written"
+            ) from None
         except OSError as exc:
             raise WriteRefused(f"cannot write {shown}: {os_message(exc)}") from exc
     finally:
@@ -187,7 +204,9 @@ def _lock(shown: str, target: Path, wait: float) -> int | None:
     deadline = time.monotonic() + wait
     while True:
         try:
-            fd = os.open(target, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0))
+            fd = os.open(
+                target, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
+            )
         except FileNotFoundError:
             return None
         try:
@@ -197,7 +216,9 @@ def _lock(shown: str, target: Path, wait: float) -> int | None:
                     break
                 except BlockingIOError:
                     if time.monotonic() > deadline:
-                        raise WriteRefused(f"{shown}: another writer holds it (waited {wait:.0f} s); nothing written") from None
+                        raise WriteRefused(
+                            f"{shown}: another writer holds it (waited {wait:.0f} s); nothing written"
+                        ) from None
                     time.sleep(0.02)
             try:
                 same = os.stat(target).st_ino == os.fstat(fd).st_ino
@@ -233,7 +254,9 @@ def _replace(target: Path, raw: bytes, mode: int, *, create: bool) -> None:
             os.fsync(fh.fileno())
         if create:
             try:
-                os.link(tmp, target)  # refuses (FileExistsError) when another writer created it meanwhile
+                os.link(
+                    tmp, target
+                )  # refuses (FileExistsError) when another writer created it meanwhile
             except FileExistsError:
                 raise
             except OSError:  # a file system without hard links: check, then rename

@@ -5,7 +5,6 @@ from __future__ import annotations
 import errno
 import os
 
-
 ECHO_LIMIT = 80  # characters of user input an error message repeats
 
 

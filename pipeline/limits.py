@@ -112,10 +112,13 @@ def check_adds(adds: int, limit: int = MAX_ADDS) -> None:
 def check_playouts(playouts: int, limit: int = MAX_PLAYOUTS) -> None:
     """Refuse more simulated games per player than MAX_PLAYOUTS."""
     if playouts > limit:
-        raise LimitError(f"playouts {playouts:,} is more than the limit of {limit:,} (docs/limits.md)")
+        raise LimitError(
+            f"playouts {playouts:,} is more than the limit of {limit:,} (docs/limits.md)"
+        )
 
 
 # --- the table in docs/limits.md (`python -m pipeline.limits` prints it; a test compares) -------
+
 
 @dataclass(frozen=True)
 class Limit:
@@ -142,53 +145,120 @@ def _shown(name: str, value: object) -> str:
 
 
 LIMITS: tuple[Limit, ...] = (
-    Limit("cells of any board (parsed, played, grown by `+`)", ("MAX_CELLS",),
-          '`moves`, `show`, `apply`: exit 1 "board has N cells; the limit is ..."; a certificate whose `+` would grow past it: NM316'),
-    Limit("cells of a board to solve", ("MAX_SOLVE_CELLS",),
-          "`solve`: exit 1; boards the search grows past it by adds: the answer is `unknown` (never a guess)"),
+    Limit(
+        "cells of any board (parsed, played, grown by `+`)",
+        ("MAX_CELLS",),
+        '`moves`, `show`, `apply`: exit 1 "board has N cells; the limit is ..."; a certificate whose `+` would grow past it: NM316',
+    ),
+    Limit(
+        "cells of a board to solve",
+        ("MAX_SOLVE_CELLS",),
+        "`solve`: exit 1; boards the search grows past it by adds: the answer is `unknown` (never a guess)",
+    ),
     Limit("cells of a board to rate", ("MAX_RATE_CELLS",), "`rate`: exit 1"),
-    Limit("adds allocation", ("MAX_ADDS",),
-          "`--adds` on `apply`, `solve`, `rate`: usage error (exit 2); `adds` in a file: NM208; `BOARD ADDS` lines: an error line"),
-    Limit("adds the generator makes puzzles with", ("MAX_GENERATED_ADDS",), "`generate --adds`: one line"),
-    Limit("moves in one simulated player's game", ("MAX_PLAYER_MOVES",), "a defensive cap: real games end far sooner"),
-    Limit("positions the simulated players remember, per table", ("MAX_MEMO_ENTRIES",),
-          "the table starts over (slower, same results)"),
-    Limit("closed generator runs a Dask worker remembers", ("MAX_STOPPED_RUNS",),
-          "the oldest is forgotten (a batch of it still running would finish its attempts)"),
+    Limit(
+        "adds allocation",
+        ("MAX_ADDS",),
+        "`--adds` on `apply`, `solve`, `rate`: usage error (exit 2); `adds` in a file: NM208; `BOARD ADDS` lines: an error line",
+    ),
+    Limit(
+        "adds the generator makes puzzles with",
+        ("MAX_GENERATED_ADDS",),
+        "`generate --adds`: one line",
+    ),
+    Limit(
+        "moves in one simulated player's game",
+        ("MAX_PLAYER_MOVES",),
+        "a defensive cap: real games end far sooner",
+    ),
+    Limit(
+        "positions the simulated players remember, per table",
+        ("MAX_MEMO_ENTRIES",),
+        "the table starts over (slower, same results)",
+    ),
+    Limit(
+        "closed generator runs a Dask worker remembers",
+        ("MAX_STOPPED_RUNS",),
+        "the oldest is forgotten (a batch of it still running would finish its attempts)",
+    ),
     Limit("playouts per simulated player", ("MAX_PLAYOUTS",), "`rate --playouts`: usage error"),
     Limit("puzzles per `generate` run", ("MAX_COUNT",), "`generate --count`: usage error"),
-    Limit("levels of a night or bundle", ("MAX_LEVELS",), "`nightly`/`assemble --levels`: usage error"),
+    Limit(
+        "levels of a night or bundle", ("MAX_LEVELS",), "`nightly`/`assemble --levels`: usage error"
+    ),
     Limit("stages per level", ("MAX_STAGES",), "`--stages`: usage error"),
     Limit("worker processes", ("MAX_JOBS",), "`--jobs`: usage error"),
     Limit("level file size", ("MAX_FILE_BYTES",), "NM104"),
-    Limit("curves in a curves file / its size", ("MAX_CURVES", "MAX_CURVE_FILE_BYTES"),
-          "NM104 (the size is checked before parsing); `--curve FILE`: one line"),
+    Limit(
+        "curves in a curves file / its size",
+        ("MAX_CURVES", "MAX_CURVE_FILE_BYTES"),
+        "NM104 (the size is checked before parsing); `--curve FILE`: one line",
+    ),
     Limit("a number in a level file", ("MAX_NUMBER_CHARS",), "NM112"),
     Limit("YAML nesting / values after alias expansion", ("MAX_DEPTH", "MAX_NODES"), "NM107"),
-    Limit("one command line piped into `play`", ("MAX_PLAY_LINE",),
-          '"a line of N characters is no command"; the rest of the line is skipped unread, the echo cut'),
-    Limit("waiting for another writer of the same level file (`pipeline.atomic.LOCK_WAIT_SECONDS`)", (),
-          '"another writer holds it (waited 30 s); nothing written" (docs/security.md)', value="30 s"),
-    Limit("`--scheduler ADDRESS`: connect and hear a Dask handshake / the client's connection",
-          ("SCHEDULER_PROBE_S", "SCHEDULER_CONNECT_S"),
-          '"... is not a Dask scheduler" or "cannot reach the Dask scheduler", one line'),
-    Limit("studio: a POST body (its forms are urlencoded)", ("MAX_FORM_BYTES",),
-          "413 on the Content-Length, before reading (or as it streams in); multipart: 415"),
-    Limit("studio: time to send one request (headers and body)", ("HEADER_TIMEOUT_S",), "the connection is closed"),
-    Limit("studio: an idle kept-alive connection", ("KEEPALIVE_TIMEOUT_S",), "the connection is closed"),
-    Limit("studio: a path in a request (characters / bytes per name)", ("MAX_PATH_CHARS", "MAX_NAME_BYTES"),
-          "403, one line (on the command line a name over 255 bytes is one line from the file system)"),
-    Limit("studio: edits in a draft / moves in a game's address", ("MAX_DRAFT_EDITS", "MAX_STUDIO_MOVES"), "400, one line"),
-    Limit("studio: swap candidates from the stock, per tier a bundle targets", ("MAX_STOCK_OFFERS",),
-          "the ones nearest the Stages' targets are offered"),
-    Limit("a bundle's curation file (`BUNDLE.curation.txt`)", ("MAX_CURATION_BYTES",),
-          "`assemble --curation`, the studio: one line"),
+    Limit(
+        "one command line piped into `play`",
+        ("MAX_PLAY_LINE",),
+        '"a line of N characters is no command"; the rest of the line is skipped unread, the echo cut',
+    ),
+    Limit(
+        "waiting for another writer of the same level file (`pipeline.atomic.LOCK_WAIT_SECONDS`)",
+        (),
+        '"another writer holds it (waited 30 s); nothing written" (docs/security.md)',
+        value="30 s",
+    ),
+    Limit(
+        "`--scheduler ADDRESS`: connect and hear a Dask handshake / the client's connection",
+        ("SCHEDULER_PROBE_S", "SCHEDULER_CONNECT_S"),
+        '"... is not a Dask scheduler" or "cannot reach the Dask scheduler", one line',
+    ),
+    Limit(
+        "studio: a POST body (its forms are urlencoded)",
+        ("MAX_FORM_BYTES",),
+        "413 on the Content-Length, before reading (or as it streams in); multipart: 415",
+    ),
+    Limit(
+        "studio: time to send one request (headers and body)",
+        ("HEADER_TIMEOUT_S",),
+        "the connection is closed",
+    ),
+    Limit(
+        "studio: an idle kept-alive connection",
+        ("KEEPALIVE_TIMEOUT_S",),
+        "the connection is closed",
+    ),
+    Limit(
+        "studio: a path in a request (characters / bytes per name)",
+        ("MAX_PATH_CHARS", "MAX_NAME_BYTES"),
+        "403, one line (on the command line a name over 255 bytes is one line from the file system)",
+    ),
+    Limit(
+        "studio: edits in a draft / moves in a game's address",
+        ("MAX_DRAFT_EDITS", "MAX_STUDIO_MOVES"),
+        "400, one line",
+    ),
+    Limit(
+        "studio: swap candidates from the stock, per tier a bundle targets",
+        ("MAX_STOCK_OFFERS",),
+        "the ones nearest the Stages' targets are offered",
+    ),
+    Limit(
+        "a bundle's curation file (`BUNDLE.curation.txt`)",
+        ("MAX_CURATION_BYTES",),
+        "`assemble --curation`, the studio: one line",
+    ),
     Limit("telemetry: files per run", ("MAX_TELEMETRY_FILES",), "one line naming the count"),
-    Limit("telemetry: bytes of one record / characters of a text field / moves of an attempt",
-          ("MAX_TELEMETRY_LINE_BYTES", "MAX_TELEMETRY_TEXT", "MAX_TELEMETRY_MOVES"),
-          "a longer record ends the read with one line naming it; a longer field or more moves make the record bad"),
+    Limit(
+        "telemetry: bytes of one record / characters of a text field / moves of an attempt",
+        ("MAX_TELEMETRY_LINE_BYTES", "MAX_TELEMETRY_TEXT", "MAX_TELEMETRY_MOVES"),
+        "a longer record ends the read with one line naming it; a longer field or more moves make the record bad",
+    ),
     Limit("telemetry: DuckDB's memory", ("TELEMETRY_MEMORY",), "DuckDB spills to disk beyond it"),
-    Limit("telemetry: attempts per puzzle `telemetry simulate` plays", ("MAX_SIMULATE_ATTEMPTS",), "one line"),
+    Limit(
+        "telemetry: attempts per puzzle `telemetry simulate` plays",
+        ("MAX_SIMULATE_ATTEMPTS",),
+        "one line",
+    ),
 )
 
 

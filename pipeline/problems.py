@@ -8,8 +8,8 @@ certificate, rating); NM4xx: `--deep` re-ran the solver or the rating and they d
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 CODES: dict[str, str] = {
@@ -89,7 +89,11 @@ class Problem:
             where += f":{self.line}"
             if self.column is not None:
                 where += f":{self.column}"
-        suffix = f" [{self.path}]" if self.path and self.path != "$" and self.path not in self.message else ""
+        suffix = (
+            f" [{self.path}]"
+            if self.path and self.path != "$" and self.path not in self.message
+            else ""
+        )
         return f"{where}: {self.code}: {self.message}{suffix}"
 
     @property
@@ -138,8 +142,14 @@ def internal_error(file: str, exc: BaseException) -> Problem:
     """The problem record for a file the validator itself failed on (the run goes on)."""
     text = str(exc)
     text = text if len(text) <= 200 else text[:180] + "..."
-    return Problem(file, None, None, "NM100",
-                   f"the validator failed on this file ({type(exc).__name__}: {text}); please report it", "$")
+    return Problem(
+        file,
+        None,
+        None,
+        "NM100",
+        f"the validator failed on this file ({type(exc).__name__}: {text}); please report it",
+        "$",
+    )
 
 
 def json_path(parts: Any) -> str:

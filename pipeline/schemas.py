@@ -10,10 +10,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
-from functools import lru_cache
+from collections.abc import Callable, Iterator
+from functools import cache
 from pathlib import Path
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from pipeline.atomic import write_atomic
@@ -33,8 +32,12 @@ _BASE = "https://numbermatch.dev/schemas/"
 # kind -> schema file name; each file is also reachable by its file name relative to the
 # other's $id, which is how the bundle schema refers to the puzzle definitions (editors that
 # resolve `$ref`s against the file path find the sibling file the same way).
-FILES = {"puzzle": "puzzle.schema.json", "bundle": "bundle.schema.json", "curves": "curve.schema.json",
-         "rating-profile": "rating-profile.schema.json"}
+FILES = {
+    "puzzle": "puzzle.schema.json",
+    "bundle": "bundle.schema.json",
+    "curves": "curve.schema.json",
+    "rating-profile": "rating-profile.schema.json",
+}
 KINDS = tuple(FILES)
 
 
@@ -73,7 +76,7 @@ def schema_hint(kind: str, folder: str | os.PathLike[str]) -> str | None:
     return Path(os.path.relpath(schema, target)).as_posix()
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_schema(kind: str) -> dict[str, Any]:
     """The parsed schema for `kind`; read once per process."""
     try:
@@ -82,10 +85,13 @@ def load_schema(kind: str) -> dict[str, Any]:
         raise SchemaNotFoundError(f"cannot read the {kind} schema: {exc}") from exc
 
 
-@lru_cache(maxsize=None)
+@cache
 def registry() -> Registry:
     """All schemas, under their `$id`s and their file names; no retrieval from the network."""
-    from referencing import Registry, Resource  # start-up time: only jsonschema's slow path needs it
+    from referencing import (  # start-up time: only jsonschema's slow path needs it
+        Registry,
+        Resource,
+    )
     from referencing.jsonschema import DRAFT202012
 
     resources = []
@@ -108,11 +114,15 @@ def _lookup(ref: str, kind: str) -> tuple[Any, str]:
     target = _KIND_OF_FILE.get(file) if file else kind
     parts = pointer.split("/")
     if target is None or len(parts) != 3 or parts[:2] != ["", "$defs"]:
-        raise SchemaNotFoundError(f"the {kind} schema has a $ref this loader does not resolve: {ref!r}")
+        raise SchemaNotFoundError(
+            f"the {kind} schema has a $ref this loader does not resolve: {ref!r}"
+        )
     try:
         return load_schema(target)["$defs"][parts[2]], target
     except KeyError:
-        raise SchemaNotFoundError(f"the {kind} schema refers to {ref!r}, which does not exist") from None
+        raise SchemaNotFoundError(
+            f"the {kind} schema refers to {ref!r}, which does not exist"
+        ) from None
 
 
 def inlined(kind: str) -> dict[str, Any]:
@@ -134,8 +144,11 @@ def inlined(kind: str) -> dict[str, Any]:
             target = walk(contents, there, depth + 1)
             siblings = {k: v for k, v in node.items() if k != "$ref"}
             return {**target, **walk(siblings, where, depth)}
-        return {k: (v if k in ("$defs", "const", "enum") else walk(v, where, depth))
-                for k, v in node.items() if k != "$defs"}
+        return {
+            k: (v if k in ("$defs", "const", "enum") else walk(v, where, depth))
+            for k, v in node.items()
+            if k != "$defs"
+        }
 
     return walk(load_schema(kind), kind, 0)
 
@@ -144,25 +157,30 @@ def _strict_integer(checker: Any, instance: Any) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-def _full_pattern(validator: Any, pattern: str, instance: Any, schema: Any) -> Iterator[ValidationError]:
+def _full_pattern(
+    validator: Any, pattern: str, instance: Any, schema: Any
+) -> Iterator[ValidationError]:
     from jsonschema.exceptions import ValidationError  # start-up time (loaded with the validator)
 
     if isinstance(instance, str) and not python_regex(pattern).search(instance):
         yield ValidationError(f"{instance!r} does not match {pattern!r}")
 
 
-@lru_cache(maxsize=None)
+@cache
 def python_regex(pattern: str) -> re.Pattern[str]:
     """An ECMA-262 pattern as Python reads it: `$` ends the text (Python's also matches before a
     final newline, which let a move `1,3-2,4` with a newline after it through), `\\d` is ASCII."""
     return re.compile(re.sub(r"(?<!\\)\$", r"\\Z", pattern), re.ASCII)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _strict() -> Any:
     """Level files mean what they say: an integer field takes integers only (JSON Schema would
     take 2.0), and a pattern must match the whole text (see `python_regex`)."""
-    from jsonschema import Draft202012Validator, validators  # start-up time: valid files never need it
+    from jsonschema import (  # start-up time: valid files never need it
+        Draft202012Validator,
+        validators,
+    )
 
     return validators.extend(
         Draft202012Validator,
@@ -171,7 +189,7 @@ def _strict() -> Any:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def validator(kind: str) -> Draft202012Validator:
     """The compiled validator for `kind`, built once per process (no format checker)."""
     strict = _strict()
@@ -180,17 +198,34 @@ def validator(kind: str) -> Draft202012Validator:
 
 
 # Keywords whose meaning is the same in draft-07 (what fastjsonschema compiles) and 2020-12.
-_FAST_KEYWORDS = frozenset({
-    "$id", "$schema", "additionalProperties", "const", "description", "enum", "items", "maximum",
-    "minItems", "minimum", "pattern", "properties", "required", "title", "type",
-})
+_FAST_KEYWORDS = frozenset(
+    {
+        "$id",
+        "$schema",
+        "additionalProperties",
+        "const",
+        "description",
+        "enum",
+        "items",
+        "maximum",
+        "minItems",
+        "minimum",
+        "pattern",
+        "properties",
+        "required",
+        "title",
+        "type",
+    }
+)
 
 
 def _keywords(node: Any, found: set[str]) -> set[str]:
     if isinstance(node, dict):
         for key, value in node.items():
             found.add(key)
-            for child in (value.values() if key == "properties" and isinstance(value, dict) else (value,)):
+            for child in (
+                value.values() if key == "properties" and isinstance(value, dict) else (value,)
+            ):
                 _keywords(child, found)
     elif isinstance(node, list):
         for item in node:
@@ -203,7 +238,7 @@ _LENIENT = re.compile(r" and not \(isinstance\((\w+), float\) and \1\.is_integer
 _RAISE = re.compile(r"^(\s*)raise JsonSchemaValueException\(.*\)$", re.MULTILINE)
 
 
-@lru_cache(maxsize=None)
+@cache
 def fast_check(kind: str) -> Callable[[Any], bool] | None:
     """A compiled yes/no check of a document against the `kind` schema, much faster than
     jsonschema (`make bench validator`); None when it cannot stand in exactly (the schema uses a
@@ -234,7 +269,11 @@ def fast_check(kind: str) -> Callable[[Any], bool] | None:
     # the same control flow, a quarter of the code, several times cheaper to compile (start-up
     # time of `validate`). Should a raise ever span lines, the code is compiled as generated.
     try:
-        compiled_code = compile(_RAISE.sub(r'\1raise JsonSchemaValueException("invalid")', code), f"<fastjsonschema {kind}>", "exec")
+        compiled_code = compile(
+            _RAISE.sub(r'\1raise JsonSchemaValueException("invalid")', code),
+            f"<fastjsonschema {kind}>",
+            "exec",
+        )
     except SyntaxError:  # pragma: no cover - code we do not know
         compiled_code = compile(code, f"<fastjsonschema {kind}>", "exec")
     exec(compiled_code, state)
@@ -252,13 +291,15 @@ def fast_check(kind: str) -> Callable[[Any], bool] | None:
 
 # --- text generated from code ------------------------------------------------------------
 
+
 def tier_description() -> str:
     """The puzzle schema's description of `tier`, from the one tier table (`rating.tiers.TIERS`)."""
     bounds = [f"{name} below {high:g}" for name, _, high in TIERS[:-1]]
     last, low, _ = TIERS[-1]
     return (
         "Difficulty tier, a pure function of the score by the table in pipeline/rating/tiers.py ("
-        + ", ".join(bounds + [f"{last} from {low:g}"]) + "), or by the rating profile's own table when the block has a `profile`."
+        + ", ".join(bounds + [f"{last} from {low:g}"])
+        + "), or by the rating profile's own table when the block has a `profile`."
     )
 
 

@@ -27,15 +27,20 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from pipeline.engine.board import parse
-from pipeline.jobs.assembler import digit_layout
-from pipeline.generation.generator import GenerateParams, GenerationError, generate
 from pipeline.formats.puzzle import Puzzle, dump_yaml
+from pipeline.generation.generator import GenerateParams, GenerationError, generate
+from pipeline.jobs.assembler import digit_layout
 from pipeline.rating.players import play_many
 from pipeline.rating.tiers import TIER_NAMES
 from research.study_rating import STUDY_MODELS, mann_whitney_greater
 
 GROUPS: tuple[tuple[int, int], ...] = ((27, 2), (30, 2), (36, 1))
-COUNT = {"easy": 16, "medium": 16, "hard": 16, "expert": 8}  # puzzles per target (expert: random's are slow)
+COUNT = {
+    "easy": 16,
+    "medium": 16,
+    "hard": 16,
+    "expert": 8,
+}  # puzzles per target (expert: random's are slow)
 SEED = 2026
 ALPHA = 0.05  # the held-out check fails when random's puzzles are lost more often at this level
 VARIETY = 0.9  # the search's mean pairwise distance must be at least this share of random's
@@ -46,7 +51,10 @@ MAX_ATTEMPTS = 4000
 
 def _cpu() -> float:
     """CPU seconds of this process and its reaped workers (the machine may be shared)."""
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
@@ -54,7 +62,10 @@ def held_out_loss(puzzle: Puzzle, games: dict[str, int] = HELD_OUT_GAMES) -> flo
     """The held-out models' mean loss rate on a puzzle (each on its own seeded games)."""
 
     cells = parse(puzzle.board)
-    losses = [1.0 - play_many(m, cells, puzzle.adds, games[m.name], HELD_OUT_SEED)[0].win_rate for m in STUDY_MODELS]
+    losses = [
+        1.0 - play_many(m, cells, puzzle.adds, games[m.name], HELD_OUT_SEED)[0].win_rate
+        for m in STUDY_MODELS
+    ]
     return statistics.fmean(losses)
 
 
@@ -75,7 +86,9 @@ class HeldOut:
         return f"held-out loss search {self.search:.3f} random {self.random:.3f}, p {self.p:.3f} {verdict}"
 
 
-def heldout_check(search: Sequence[Puzzle], random: Sequence[Puzzle], games: dict[str, int] = HELD_OUT_GAMES) -> HeldOut:
+def heldout_check(
+    search: Sequence[Puzzle], random: Sequence[Puzzle], games: dict[str, int] = HELD_OUT_GAMES
+) -> HeldOut:
     """Are the search's puzzles lost less often by the held-out models than random's (p small: yes)?"""
     ls = [held_out_loss(p, games) for p in search]
     lr = [held_out_loss(p, games) for p in random]
@@ -124,10 +137,14 @@ class Run:
         return self.ratings / len(self.puzzles) if self.puzzles else float("inf")
 
 
-def run(cells: int, adds: int, tier: str, strategy: str, count: int | None = None, seed: int = SEED) -> Run:
+def run(
+    cells: int, adds: int, tier: str, strategy: str, count: int | None = None, seed: int = SEED
+) -> Run:
     """`count` validated puzzles of `tier` by `strategy` in this process, the CPU seconds they took
     (validation not counted) and how many boards were fully rated on the way."""
-    params = GenerateParams(cells=cells, adds=adds, tier=tier, strategy=strategy, seed=seed, max_attempts=MAX_ATTEMPTS)
+    params = GenerateParams(
+        cells=cells, adds=adds, tier=tier, strategy=strategy, seed=seed, max_attempts=MAX_ATTEMPTS
+    )
     start = _cpu()
     try:
         result = generate(COUNT[tier] if count is None else count, params, jobs=1)
@@ -143,23 +160,34 @@ def main(argv: Sequence[str] = ()) -> None:
     """The table for every group and tier, or for the ones named in `argv` (`30/2`, `expert`)."""
     groups = [g for g in GROUPS if f"{g[0]}/{g[1]}" in argv] or list(GROUPS)
     tiers = [t for t in TIER_NAMES if t in argv] or list(TIER_NAMES)
-    print(f"   puzzles per target {', '.join(f'{t} {n}' for t, n in COUNT.items())}, 1 worker, seed {SEED}; rate = validated puzzles / CPU s;"
-          " ratings = boards fully rated per puzzle")
-    print(f"   {'group':>5} {'tier':<7} {'random/s':>9} {'search/s':>9} {'ratio':>7} {'ratings':>11}  held-out check; variety")
+    print(
+        f"   puzzles per target {', '.join(f'{t} {n}' for t, n in COUNT.items())}, 1 worker, seed {SEED}; rate = validated puzzles / CPU s;"
+        " ratings = boards fully rated per puzzle"
+    )
+    print(
+        f"   {'group':>5} {'tier':<7} {'random/s':>9} {'search/s':>9} {'ratio':>7} {'ratings':>11}  held-out check; variety"
+    )
     failed = []
     for cells, adds in groups:
         for tier in tiers:
-            by_random, by_search = run(cells, adds, tier, "random"), run(cells, adds, tier, "search")
+            by_random, by_search = (
+                run(cells, adds, tier, "random"),
+                run(cells, adds, tier, "search"),
+            )
             rand, found = by_random.puzzles, by_search.puzzles
             r_rate, s_rate = by_random.rate, by_search.rate
             ratio = s_rate / r_rate if r_rate else float("inf")
-            line = (f"   {cells:>2}/{adds:<2} {tier:<7} {r_rate:>9.3f} {s_rate:>9.3f} {ratio:>6.2f}x"
-                    f" {by_random.ratings_each:>5.1f}/{by_search.ratings_each:<5.1f}")
+            line = (
+                f"   {cells:>2}/{adds:<2} {tier:<7} {r_rate:>9.3f} {s_rate:>9.3f} {ratio:>6.2f}x"
+                f" {by_random.ratings_each:>5.1f}/{by_search.ratings_each:<5.1f}"
+            )
             if len(rand) >= 2 and len(found) >= 2:
                 check = heldout_check(found, rand)
                 spread = mean_distance(found) / mean_distance(rand)
-                line += (f"  {check}; layouts {distinct_layouts(found)}/{len(found)},"
-                         f" distance {100 * spread:.0f}% of random's {'ok' if spread >= VARIETY else 'FAIL'}")
+                line += (
+                    f"  {check}; layouts {distinct_layouts(found)}/{len(found)},"
+                    f" distance {100 * spread:.0f}% of random's {'ok' if spread >= VARIETY else 'FAIL'}"
+                )
                 if not check.passed or spread < VARIETY:
                     failed.append(f"{cells}/{adds} {tier}")
             if ratio < 1.0:

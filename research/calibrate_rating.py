@@ -38,23 +38,43 @@ import time
 from random import Random
 from typing import Any
 
-from research.study_rating import DIGITS, GROUPS, MIXED_GROUPS, SOLVE_NODES, env_jobs, load_dump, pooled_spearman, spearman
 from pipeline.generation.proposals import reading_order_reduction
 from pipeline.generation.strategies import propose
 from pipeline.rating import DEFAULT_SEED
-from pipeline.rating.players import PLAYERS_V3 as PLAYERS, play_many
+from pipeline.rating.players import PLAYERS_V3 as PLAYERS
+from pipeline.rating.players import play_many
 from pipeline.rating.score import rate
 from pipeline.solver.search import SOLVED, solve
+from research.study_rating import (
+    DIGITS,
+    GROUPS,
+    MIXED_GROUPS,
+    SOLVE_NODES,
+    env_jobs,
+    load_dump,
+    pooled_spearman,
+    spearman,
+)
 
 CAL_SEED = 4049
 PER_GROUP = 60
 BATCH = 20
-CAL_GAMES = {"random": 256, "scanner": 128, "lookahead": 128, "opener": 64, "local": 256, "planner": 48, "proximity": 256}
+CAL_GAMES = {
+    "random": 256,
+    "scanner": 128,
+    "lookahead": 128,
+    "opener": 64,
+    "local": 256,
+    "planner": 48,
+    "proximity": 256,
+}
 TRIALS = 3000
 PLANNER_LOSS = (0.05, 0.30, 0.65)
 MIN_GAMES = 16
 WITHIN_BANDS = 4  # equal-count score bands per group: what one tier of a group holds
-WITHIN_TRIALS = 150  # Dirichlet mixes searched (one play-out each) for the best worst-player order inside tiers
+WITHIN_TRIALS = (
+    150  # Dirichlet mixes searched (one play-out each) for the best worst-player order inside tiers
+)
 WITHIN_REPS = 3  # play-outs of the score behind each printed within-tier figure (fresh draws, not the search's)
 NAMES = tuple(p.name for p in PLAYERS)
 
@@ -63,7 +83,9 @@ def board(item: tuple[int, int, int]) -> dict[str, Any] | None:
     """Calibration candidate k of a group, with every population player's loss rate and CPU per game."""
     cells_n, adds, k = item
     strategy = "constructive" if k % 2 else "random"
-    prop = propose(strategy, cells_n, adds, Random(f"calibrate:{CAL_SEED}:{cells_n}:{adds}:{k}"), DIGITS)
+    prop = propose(
+        strategy, cells_n, adds, Random(f"calibrate:{CAL_SEED}:{cells_n}:{adds}:{k}"), DIGITS
+    )
     if not reading_order_reduction(prop.cells, adds):
         return None
     certificate = prop.certificate
@@ -93,7 +115,11 @@ def sample(mapper) -> list[dict[str, Any]]:
         got: list[dict[str, Any]] = []
         k = 0
         while len(got) < PER_GROUP and k < 10 * PER_GROUP:
-            got += [r for r in mapper(board, [(g[0], g[1], k + i) for i in range(BATCH)]) if r is not None]
+            got += [
+                r
+                for r in mapper(board, [(g[0], g[1], k + i) for i in range(BATCH)])
+                if r is not None
+            ]
             k += BATCH
         rows += got[:PER_GROUP]
     return rows
@@ -131,11 +157,15 @@ def rounded(weights: dict[str, float]) -> dict[str, float]:
     return {n: base[n] / 20 for n in NAMES}
 
 
-def allocate(rows: list[dict[str, Any]], weights: dict[str, float], cost: dict[str, float], budget: float) -> dict[str, int]:
+def allocate(
+    rows: list[dict[str, Any]], weights: dict[str, float], cost: dict[str, float], budget: float
+) -> dict[str, int]:
     """Games per player for `budget` ms of play (at `cost` ms a game) that make the score's sampling
     variance smallest: n_i proportional to w_i * sd_i / sqrt(cost_i), sd_i the player's mean per-game
     standard deviation on `rows`; rounded to multiples of 8, at least MIN_GAMES."""
-    sd = {n: statistics.fmean((r["loss"][n] * (1 - r["loss"][n])) ** 0.5 for r in rows) for n in NAMES}
+    sd = {
+        n: statistics.fmean((r["loss"][n] * (1 - r["loss"][n])) ** 0.5 for r in rows) for n in NAMES
+    }
     raw = {n: weights[n] * sd[n] / cost[n] ** 0.5 for n in NAMES}
     floor: set[str] = set()  # players held at MIN_GAMES; the others share what is left
     while True:
@@ -145,11 +175,17 @@ def allocate(rows: list[dict[str, Any]], weights: dict[str, float], cost: dict[s
         if not low:
             break
         floor |= low
-    return {n: MIN_GAMES if n in floor else max(MIN_GAMES, 8 * round(raw[n] * scale / 8)) for n in NAMES}
+    return {
+        n: MIN_GAMES if n in floor else max(MIN_GAMES, 8 * round(raw[n] * scale / 8)) for n in NAMES
+    }
 
 
 def within_bands(
-    rows: list[dict[str, Any]], weights: dict[str, float], games: dict[str, int], rng: Random, reps: int = 1
+    rows: list[dict[str, Any]],
+    weights: dict[str, float],
+    games: dict[str, int],
+    rng: Random,
+    reps: int = 1,
 ) -> dict[str, float]:
     """Per player, how well the score orders boards inside a tier: Spearman of the score against the
     player's loss rate within each of WITHIN_BANDS equal-count score bands of each group, pooled
@@ -158,16 +194,27 @@ def within_bands(
     bands: list[tuple[list[float], list[dict[str, float]]]] = []  # (scores, loss rates) per band
     for g in GROUPS * reps:
         grp = [r for r in rows if tuple(r["group"]) == g]
-        score = [sum(w * sum(rng.random() < r["loss"][n] for _ in range(games[n])) / games[n] for n, w in weights.items() if w)
-                 for r in grp]
+        score = [
+            sum(
+                w * sum(rng.random() < r["loss"][n] for _ in range(games[n])) / games[n]
+                for n, w in weights.items()
+                if w
+            )
+            for r in grp
+        ]
         order = sorted(range(len(grp)), key=lambda k: score[k])
         for b in range(WITHIN_BANDS):
-            band = order[b * len(order) // WITHIN_BANDS:(b + 1) * len(order) // WITHIN_BANDS]
+            band = order[b * len(order) // WITHIN_BANDS : (b + 1) * len(order) // WITHIN_BANDS]
             bands.append(([score[k] for k in band], [grp[k]["loss"] for k in band]))
-    return {n: pooled_spearman([(sc, [loss[n] for loss in losses]) for sc, losses in bands]) or 0.0 for n in NAMES}
+    return {
+        n: pooled_spearman([(sc, [loss[n] for loss in losses]) for sc, losses in bands]) or 0.0
+        for n in NAMES
+    }
 
 
-def within_tiers(rows: list[dict[str, Any]], weights: dict[str, float], cost: dict[str, float], budget: float) -> tuple[dict[str, float], dict[str, float]]:
+def within_tiers(
+    rows: list[dict[str, Any]], weights: dict[str, float], cost: dict[str, float], budget: float
+) -> tuple[dict[str, float], dict[str, float]]:
     """`within_bands` for the mix itself (each player is in the score) and leave-one-player-out
     (each player against the mix of the others: how a player the score never saw fares in a tier)."""
     rng = Random(f"{CAL_SEED}:within")
@@ -233,8 +280,13 @@ def main() -> None:
 def report(rows: list[dict[str, Any]], out=sys.stdout) -> dict[str, Any]:
     pr = lambda s="": print(s, file=out)  # noqa: E731
     main_rows = [r for r in rows if tuple(r["group"]) in GROUPS]
-    pr(f"rating calibration (seed {CAL_SEED}): {len(rows)} boards, "
-       + ", ".join(f"{c}/{a} {sum(tuple(r['group']) == (c, a) for r in rows)}" for c, a in GROUPS + MIXED_GROUPS))
+    pr(
+        f"rating calibration (seed {CAL_SEED}): {len(rows)} boards, "
+        + ", ".join(
+            f"{c}/{a} {sum(tuple(r['group']) == (c, a) for r in rows)}"
+            for c, a in GROUPS + MIXED_GROUPS
+        )
+    )
     rng = Random(CAL_SEED)
     equal = {n: 1 / len(NAMES) for n in NAMES}
     best, best_fit = equal, fit(main_rows, equal)
@@ -246,29 +298,46 @@ def report(rows: list[dict[str, Any]], out=sys.stdout) -> dict[str, Any]:
         if f > best_fit:
             best, best_fit = w, f
     weights = rounded(best)
-    pr(f"   best of {TRIALS} mixes: fit {best_fit:.3f}; rounded: fit {fit(main_rows, weights):.3f}: "
-       + ", ".join(f"{n} {w:.2f}" for n, w in weights.items()))
+    pr(
+        f"   best of {TRIALS} mixes: fit {best_fit:.3f}; rounded: fit {fit(main_rows, weights):.3f}: "
+        + ", ".join(f"{n} {w:.2f}" for n, w in weights.items())
+    )
     for name in NAMES:
         rest = {n: w for n, w in weights.items() if n != name}
-        rhos = [spearman([mix(r, rest) for r in grp], [r["loss"][name] for r in grp])
-                for grp in ([r for r in main_rows if tuple(r["group"]) == g] for g in GROUPS)]
-        pr(f"      {name:<10} predicted by the others: " + " ".join(f"{x:+.2f}" if x is not None else "n/a" for x in rhos))
+        rhos = [
+            spearman([mix(r, rest) for r in grp], [r["loss"][name] for r in grp])
+            for grp in ([r for r in main_rows if tuple(r["group"]) == g] for g in GROUPS)
+        ]
+        pr(
+            f"      {name:<10} predicted by the others: "
+            + " ".join(f"{x:+.2f}" if x is not None else "n/a" for x in rhos)
+        )
     cost = {n: statistics.fmean(r["cost"][n] for r in rows) * 1000 for n in NAMES}
     budget = statistics.fmean(r["cost"]["rating_v2"] for r in rows) * 1000
     games = allocate(rows, weights, cost, budget)
     pr("   CPU per game (ms): " + ", ".join(f"{n} {cost[n]:.2f}" for n in NAMES))
-    pr(f"   games for {budget:.0f} ms of play per rating (a whole version-2 rating on this sample): " + ", ".join(f"{n} {games[n]}" for n in NAMES)
-       + f" (= {sum(games[n] * cost[n] for n in NAMES):.0f} ms)")
+    pr(
+        f"   games for {budget:.0f} ms of play per rating (a whole version-2 rating on this sample): "
+        + ", ".join(f"{n} {games[n]}" for n in NAMES)
+        + f" (= {sum(games[n] * cost[n] for n in NAMES):.0f} ms)"
+    )
     bounds = boundaries(rows, weights)
-    pr(f"   tier boundaries (planner's fitted loss reaching {', '.join(f'{t:.2f}' for t in PLANNER_LOSS)}): {bounds}")
+    pr(
+        f"   tier boundaries (planner's fitted loss reaching {', '.join(f'{t:.2f}' for t in PLANNER_LOSS)}): {bounds}"
+    )
     tiers = list(zip(("easy", "medium", "hard", "expert"), [0.0] + bounds, bounds + [100.01]))
     pr("   calibration sample, mean loss rate per tier (own players):")
     for t, lo, hi in tiers:
         sub = [r for r in rows if lo <= 100 * mix(r, weights) < hi]
         if sub:
-            pr(f"      {t:<7} n={len(sub):<4}" + " ".join(f"{n} {statistics.fmean(r['loss'][n] for r in sub):.2f}" for n in NAMES))
-    pr(f"   inside tiers ({WITHIN_BANDS} equal-count score bands per group of {', '.join(f'{c}/{a}' for c, a in GROUPS)}, score played"
-       " out at the games above): Spearman(score, player's loss), pooled over bands;")
+            pr(
+                f"      {t:<7} n={len(sub):<4}"
+                + " ".join(f"{n} {statistics.fmean(r['loss'][n] for r in sub):.2f}" for n in NAMES)
+            )
+    pr(
+        f"   inside tiers ({WITHIN_BANDS} equal-count score bands per group of {', '.join(f'{c}/{a}' for c, a in GROUPS)}, score played"
+        " out at the games above): Spearman(score, player's loss), pooled over bands;"
+    )
     pr("   'unseen': the player against the mix of the others (leave-one-player-out)")
     mixes = {"chosen": weights, "equal": equal}
     draws = Random(f"{CAL_SEED}:within-mixes")
@@ -276,7 +345,11 @@ def report(rows: list[dict[str, Any]], out=sys.stdout) -> dict[str, Any]:
     for _ in range(WITHIN_TRIALS):
         draw = [draws.gammavariate(1.0, 1.0) for _ in NAMES]
         w = {n: d / sum(draw) for n, d in zip(NAMES, draw)}
-        low = min(within_bands(main_rows, w, allocate(rows, w, cost, budget), Random(f"{CAL_SEED}:search")).values())
+        low = min(
+            within_bands(
+                main_rows, w, allocate(rows, w, cost, budget), Random(f"{CAL_SEED}:search")
+            ).values()
+        )
         if low > best_min:
             best_min, best_mix = low, w
     mixes[f"best worst-player of {WITHIN_TRIALS}"] = best_mix
@@ -285,10 +358,16 @@ def report(rows: list[dict[str, Any]], out=sys.stdout) -> dict[str, Any]:
         own, unseen = within_tiers(main_rows, w, cost, budget)
         within[label] = (own, unseen)
         pr(f"      {label}: " + ", ".join(f"{n} {w[n]:.2f}" for n in NAMES))
-        pr(f"         in the score: lowest {min(own.values()):+.2f}, mean {statistics.fmean(own.values()):+.2f}  ("
-           + " ".join(f"{n} {v:+.2f}" for n, v in own.items()) + ")")
-        pr(f"         unseen:       lowest {min(unseen.values()):+.2f}, mean {statistics.fmean(unseen.values()):+.2f}  ("
-           + " ".join(f"{n} {v:+.2f}" for n, v in unseen.items()) + ")")
+        pr(
+            f"         in the score: lowest {min(own.values()):+.2f}, mean {statistics.fmean(own.values()):+.2f}  ("
+            + " ".join(f"{n} {v:+.2f}" for n, v in own.items())
+            + ")"
+        )
+        pr(
+            f"         unseen:       lowest {min(unseen.values()):+.2f}, mean {statistics.fmean(unseen.values()):+.2f}  ("
+            + " ".join(f"{n} {v:+.2f}" for n, v in unseen.items())
+            + ")"
+        )
     return {"weights": weights, "games": games, "bounds": bounds, "within": within}
 
 

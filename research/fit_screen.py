@@ -27,8 +27,10 @@ from pipeline.solver.search import SOLVED, solve
 
 SIZES = ((27, 2), (27, 3), (30, 2), (30, 1), (36, 1))  # the bench's and the nightly's tier plans
 # each screened player and the most games of it a stage plays
-SCREENED: dict[str, int] = {name: max(n for stage in STAGES for who, n in stage.games if who == name)
-                            for name in sorted({name for stage in STAGES for name, _ in stage.games})}
+SCREENED: dict[str, int] = {
+    name: max(n for stage in STAGES for who, n in stage.games if who == name)
+    for name in sorted({name for stage in STAGES for name, _ in stage.games})
+}
 
 
 def sample(cells: int, adds: int, boards: int) -> list[dict]:
@@ -45,12 +47,18 @@ def sample(cells: int, adds: int, boards: int) -> list[dict]:
         if solved.status != SOLVED or solved.moves is None:
             continue
         # the screened players' games on the rating's own seed, which the rating takes over
-        games = {p.name: Games(p, board, adds, DEFAULT_SEED, DEFAULT, record=p.name == "random") for p in PLAYERS
-                 if p.name in SCREENED}
+        games = {
+            p.name: Games(p, board, adds, DEFAULT_SEED, DEFAULT, record=p.name == "random")
+            for p in PLAYERS
+            if p.name in SCREENED
+        }
         rating = rate(board, adds, solution=solved.moves, played=tuple(games.values()))
         if rating.score is None:
             continue
-        lost = {name: "".join("0" if g.won else "1" for g in games[name].first(n)) for name, n in SCREENED.items()}
+        lost = {
+            name: "".join("0" if g.won else "1" for g in games[name].first(n))
+            for name, n in SCREENED.items()
+        }
         rows.append({"cells": cells, "adds": adds, "score": rating.score, "lost": lost})
     return rows
 
@@ -58,7 +66,11 @@ def sample(cells: int, adds: int, boards: int) -> list[dict]:
 def least_squares(x: list[list[float]], y: list[float]) -> list[float]:
     """The coefficients minimising the squared error of x @ c - y (normal equations, Gauss-Jordan)."""
     n = len(x[0])
-    a = [[sum(row[i] * row[j] for row in x) for j in range(n)] + [sum(row[i] * t for row, t in zip(x, y))] for i in range(n)]
+    a = [
+        [sum(row[i] * row[j] for row in x) for j in range(n)]
+        + [sum(row[i] * t for row, t in zip(x, y))]
+        for i in range(n)
+    ]
     for c in range(n):
         pivot = max(range(c, n), key=lambda r: abs(a[r][c]))
         a[c], a[pivot] = a[pivot], a[c]
@@ -73,11 +85,22 @@ def fit(rows: list[dict]) -> None:
     """Print each stage of `STAGES` with its line (intercept, a slope per player, per add) and RMS error."""
     y = [r["score"] for r in rows]
     for stage in STAGES:
-        x = [[1.0, *(r["lost"][name][:n].count("1") / n for name, n in stage.games), float(r["adds"])] for r in rows]
+        x = [
+            [
+                1.0,
+                *(r["lost"][name][:n].count("1") / n for name, n in stage.games),
+                float(r["adds"]),
+            ]
+            for r in rows
+        ]
         coef = least_squares(x, y)
-        rms = (sum((sum(c * v for c, v in zip(coef, row)) - t) ** 2 for row, t in zip(x, y)) / len(y)) ** 0.5
+        rms = (
+            sum((sum(c * v for c, v in zip(coef, row)) - t) ** 2 for row, t in zip(x, y)) / len(y)
+        ) ** 0.5
         slopes = ", ".join(f"{c:.2f}" for c in coef[1:-1])
-        print(f"    Stage({stage.games!r}, {coef[0]:.2f}, ({slopes}), {coef[-1]:.2f}, {rms:.2f}, below={stage.below}),")
+        print(
+            f"    Stage({stage.games!r}, {coef[0]:.2f}, ({slopes}), {coef[-1]:.2f}, {rms:.2f}, below={stage.below}),"
+        )
 
 
 def main() -> None:
@@ -91,8 +114,10 @@ def main() -> None:
             rows += sample(cells, adds, boards)
         if out is not None:
             out.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    print(f"{len(rows)} boards ({', '.join(f'{c}/{a}' for c, a in SIZES)}); scores {min(r['score'] for r in rows):g}-"
-          f"{max(r['score'] for r in rows):g}")
+    print(
+        f"{len(rows)} boards ({', '.join(f'{c}/{a}' for c, a in SIZES)}); scores {min(r['score'] for r in rows):g}-"
+        f"{max(r['score'] for r in rows):g}"
+    )
     fit(rows)
 
 

@@ -35,6 +35,7 @@ prints the report from written rows without playing again.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import multiprocessing
@@ -48,15 +49,23 @@ from random import Random
 from typing import Any
 
 from pipeline.engine.board import WIDTH, format_board, parse
-from pipeline.engine.rulesets import Ruleset
 from pipeline.engine.rules import add_numbers, legal_pairs
+from pipeline.engine.rulesets import Ruleset
 from pipeline.generation.proposals import DigitDistribution, reading_order_reduction
 from pipeline.generation.strategies import propose
 from pipeline.rating import DEFAULT_SEED
-from pipeline.rating.players import Chooser, Pair, Player, PlayerStats, RandomPlayer, play_many, remove_and_track
+from pipeline.rating.players import (
+    Chooser,
+    Pair,
+    Player,
+    PlayerStats,
+    RandomPlayer,
+    play_many,
+    remove_and_track,
+)
 from pipeline.rating.score import DEFAULT_PLAYOUTS, PLAYERS_BY_VERSION, games_for
-from pipeline.rating.versions import score_from_metrics
 from pipeline.rating.tiers import TIER_NAMES, tier_for
+from pipeline.rating.versions import score_from_metrics
 from pipeline.solver.search import SOLVED, solve
 from pipeline.telemetry.stats import ranks, spearman
 
@@ -69,7 +78,9 @@ MIXED_GROUPS: tuple[tuple[int, int], ...] = ((27, 3), (36, 1))
 # out at zero or below about 1 time in 14, at 40 about 1 in 30.
 PER_TIER = 40
 BATCH = 40  # candidates per group rated at a time
-MAX_CANDIDATES = 1_000  # per group: a tier still short of PER_TIER after this many is reported short
+MAX_CANDIDATES = (
+    1_000  # per group: a tier still short of PER_TIER after this many is reported short
+)
 MIXED_POOL = 20  # boards per extra group of the mixed sample
 # The top tier of the current version is rare at 2 adds (about 1 accepted board in 100), so a
 # group whose HUNT_TIER is still short after MAX_CANDIDATES goes on, up to HUNT_CANDIDATES, with
@@ -84,7 +95,9 @@ HUNT_CANDIDATES = 12_000
 SCREEN_GAMES = 64
 SCREEN_LOSS = 0.7
 STABILITY_GROUP = (30, 2)  # its boards are rated again with another seed
-BOOTSTRAP = 2_000  # resamples behind the interval printed for a single-tier correlation at or below zero
+BOOTSTRAP = (
+    2_000  # resamples behind the interval printed for a single-tier correlation at or below zero
+)
 SOLVE_NODES = 5_000
 IMPULSE = 0.05
 TRIALS = 3
@@ -92,14 +105,25 @@ TRIALS = 3
 # seed (MEASURE_SEED), never the games a rating scored, so a score's sampling noise counts against
 # it and is not shared with what it is compared to.
 MEASURE_GAMES = {
-    "random": 200, "scanner": 200, "lookahead": 200, "opener": 200, "local": 200, "planner": 80, "proximity": 200,
-    "constrained": 200, "tidy": 200, "montecarlo": 60, "tens": 200, "bottomup": 200,
+    "random": 200,
+    "scanner": 200,
+    "lookahead": 200,
+    "opener": 200,
+    "local": 200,
+    "planner": 80,
+    "proximity": 200,
+    "constrained": 200,
+    "tidy": 200,
+    "montecarlo": 60,
+    "tens": 200,
+    "bottomup": 200,
 }
 MEASURE_SEED = SEED
 DIGITS = DigitDistribution.parse(None)
 
 
 # --- held-out player models ------------------------------------------------------------------
+
 
 def _lowest(pairs: list[Pair], values: list[int], rng: Random) -> Pair:
     """A pair of the lowest value, ties at random."""
@@ -139,7 +163,9 @@ class Tidy:
                 if v:
                     rows[k // WIDTH] = rows.get(k // WIDTH, 0) + 1
             value = [
-                rows[i // WIDTH] - 2 if i // WIDTH == j // WIDTH else min(rows[i // WIDTH], rows[j // WIDTH]) - 1
+                rows[i // WIDTH] - 2
+                if i // WIDTH == j // WIDTH
+                else min(rows[i // WIDTH], rows[j // WIDTH]) - 1
                 for i, j in pairs
             ]
             return _lowest(pairs, value, rng)
@@ -217,7 +243,9 @@ class BottomUp:
 
 STUDY_MODELS: tuple[Player, ...] = (Constrained(), Tidy(), MonteCarlo(), Tens(), BottomUp())
 # Every model whose loss rate the study measures: the compared versions' players, then the study's.
-MODELS: tuple[Player, ...] = tuple({p.name: p for v in VERSIONS for p in PLAYERS_BY_VERSION[v]}.values()) + STUDY_MODELS
+MODELS: tuple[Player, ...] = (
+    tuple({p.name: p for v in VERSIONS for p in PLAYERS_BY_VERSION[v]}.values()) + STUDY_MODELS
+)
 MODEL_NAMES = tuple(p.name for p in MODELS)
 
 
@@ -232,6 +260,7 @@ def held_out(version: int) -> tuple[str, ...]:
 
 
 # --- the sample ----------------------------------------------------------------------------------
+
 
 def version_stats(cells: bytes, adds: int, seed: int = DEFAULT_SEED) -> dict[int, dict[str, Any]]:
     """Per compared rating version, its players' stats as `rate(..., version=v)` stores them.
@@ -250,7 +279,9 @@ def version_stats(cells: bytes, adds: int, seed: int = DEFAULT_SEED) -> dict[int
         stats[v] = {}
         for p in PLAYERS_BY_VERSION[v]:
             g = games[p.name][: games_for(p.name, DEFAULT_PLAYOUTS, v)]
-            stats[v][p.name] = PlayerStats(sum(x.won for x in g) / len(g), sum(x.moves for x in g) / len(g), len(g)).to_dict()
+            stats[v][p.name] = PlayerStats(
+                sum(x.won for x in g) / len(g), sum(x.moves for x in g) / len(g), len(g)
+            ).to_dict()
     return stats
 
 
@@ -269,7 +300,11 @@ def candidate(item: tuple[int, int, int, int, bool]) -> dict[str, Any] | None:
     prop = propose(strategy, cells_n, adds, Random(f"study:{seed}:{cells_n}:{adds}:{k}"), DIGITS)
     if not reading_order_reduction(prop.cells, adds):
         return None
-    if hunted and play_many(RandomPlayer(), prop.cells, adds, SCREEN_GAMES, DEFAULT_SEED)[0].win_rate > 1.0 - SCREEN_LOSS:
+    if (
+        hunted
+        and play_many(RandomPlayer(), prop.cells, adds, SCREEN_GAMES, DEFAULT_SEED)[0].win_rate
+        > 1.0 - SCREEN_LOSS
+    ):
         return None
     if prop.certificate is None:
         result = solve(prop.cells, adds, budget_nodes=SOLVE_NODES)
@@ -278,7 +313,12 @@ def candidate(item: tuple[int, int, int, int, bool]) -> dict[str, Any] | None:
     stats = version_stats(prop.cells, adds)
     if stats[VERSIONS[-1]]["scanner"]["win_rate"] == 1.0:
         return None  # the scanner wins every game: the generator rejects it
-    row: dict[str, Any] = {"group": [cells_n, adds], "k": k, "board": format_board(prop.cells), "adds": adds}
+    row: dict[str, Any] = {
+        "group": [cells_n, adds],
+        "k": k,
+        "board": format_board(prop.cells),
+        "adds": adds,
+    }
     for v in VERSIONS:
         row[f"score{v}"] = version_score(stats[v], v)
         row[f"tier{v}"] = tier_for(row[f"score{v}"], v)
@@ -288,7 +328,11 @@ def candidate(item: tuple[int, int, int, int, bool]) -> dict[str, Any] | None:
 
 
 def _count(rows: list[dict[str, Any]], group: tuple[int, int], version: int, tier: str) -> int:
-    return sum(1 for r in rows if tuple(r["group"]) == group and r[f"tier{version}"] == tier and _counts_for(r, version))
+    return sum(
+        1
+        for r in rows
+        if tuple(r["group"]) == group and r[f"tier{version}"] == tier and _counts_for(r, version)
+    )
 
 
 def _counts_for(row: dict[str, Any], version: int) -> bool:
@@ -314,9 +358,17 @@ def candidates(mapper, seed: int = SEED) -> tuple[list[dict[str, Any]], dict[tup
     current = VERSIONS[-1]
 
     def run(groups: list[tuple[int, int]], hunted: bool) -> None:
-        items = [(c, a, k, seed, hunted) for c, a in groups for k in range(tried[(c, a)], tried[(c, a)] + BATCH)]
+        items = [
+            (c, a, k, seed, hunted)
+            for c, a in groups
+            for k in range(tried[(c, a)], tried[(c, a)] + BATCH)
+        ]
         for row in mapper(candidate, items):
-            if row is None or row["board"] in seen or (hunted and row[f"tier{current}"] != HUNT_TIER):
+            if (
+                row is None
+                or row["board"] in seen
+                or (hunted and row[f"tier{current}"] != HUNT_TIER)
+            ):
                 continue
             seen.add(row["board"])
             rows.append(row)
@@ -326,7 +378,11 @@ def candidates(mapper, seed: int = SEED) -> tuple[list[dict[str, Any]], dict[tup
     while todo := [g for g in tried if tried[g] < MAX_CANDIDATES and not _full(rows, g)]:
         run(todo, False)
     hunts = dict.fromkeys(GROUPS, 0)
-    while todo := [g for g in GROUPS if tried[g] < HUNT_CANDIDATES and _count(rows, g, current, HUNT_TIER) < PER_TIER]:
+    while todo := [
+        g
+        for g in GROUPS
+        if tried[g] < HUNT_CANDIDATES and _count(rows, g, current, HUNT_TIER) < PER_TIER
+    ]:
         for g in todo:
             hunts[g] += BATCH
         run(todo, True)
@@ -336,7 +392,11 @@ def candidates(mapper, seed: int = SEED) -> tuple[list[dict[str, Any]], dict[tup
 def measured_loss(row: dict[str, Any]) -> dict[str, float]:
     """Every model's loss rate on the row's board, on its own games (MEASURE_GAMES, MEASURE_SEED)."""
     cells = parse(row["board"])
-    return {p.name: 1.0 - play_many(p, cells, row["adds"], MEASURE_GAMES[p.name], MEASURE_SEED)[0].win_rate for p in MODELS}
+    return {
+        p.name: 1.0
+        - play_many(p, cells, row["adds"], MEASURE_GAMES[p.name], MEASURE_SEED)[0].win_rate
+        for p in MODELS
+    }
 
 
 def select(rows: list[dict[str, Any]], tier_key: str) -> list[int]:
@@ -345,7 +405,11 @@ def select(rows: list[dict[str, Any]], tier_key: str) -> list[int]:
     chosen = []
     for g in GROUPS:
         for t in TIER_NAMES:
-            idx = [k for k, r in enumerate(rows) if tuple(r["group"]) == g and r[tier_key] == t and _counts_for(r, version)]
+            idx = [
+                k
+                for k, r in enumerate(rows)
+                if tuple(r["group"]) == g and r[tier_key] == t and _counts_for(r, version)
+            ]
             chosen += idx[:PER_TIER]
     return chosen
 
@@ -356,7 +420,9 @@ def rerated(row: dict[str, Any]) -> dict[int, float]:
     return {v: version_score(stats[v], v) for v in VERSIONS}
 
 
-def collect(jobs: int = 1) -> tuple[list[dict[str, Any]], dict[int, list[int]], list[int], dict[tuple[int, int], int]]:
+def collect(
+    jobs: int = 1,
+) -> tuple[list[dict[str, Any]], dict[int, list[int]], list[int], dict[tuple[int, int], int]]:
     """Rated rows (study models' losses filled where needed), the selection per version, the
     mixed-only rows and the hunted candidates tried per group."""
     pool = multiprocessing.get_context("fork").Pool(jobs) if jobs > 1 else None
@@ -364,7 +430,11 @@ def collect(jobs: int = 1) -> tuple[list[dict[str, Any]], dict[int, list[int]], 
         mapper = pool.map if pool is not None else (lambda f, xs: list(map(f, xs)))
         rows, hunts = candidates(mapper)
         chosen = {v: select(rows, f"tier{v}") for v in VERSIONS}
-        mixed = [k for g in MIXED_GROUPS for k in [k for k, r in enumerate(rows) if tuple(r["group"]) == g][:MIXED_POOL]]
+        mixed = [
+            k
+            for g in MIXED_GROUPS
+            for k in [k for k, r in enumerate(rows) if tuple(r["group"]) == g][:MIXED_POOL]
+        ]
         need = sorted(set().union(*chosen.values()) | set(mixed))
         for k, loss in zip(need, mapper(measured_loss, [rows[k] for k in need])):
             rows[k]["loss"] = loss
@@ -401,7 +471,9 @@ def mann_whitney_greater(xs: Sequence[float], ys: Sequence[float]) -> float | No
     return 0.5 * math.erfc(z / math.sqrt(2))
 
 
-def bootstrap_interval(xs: Sequence[float], ys: Sequence[float], rng: Random, draws: int = BOOTSTRAP) -> tuple[float, float]:
+def bootstrap_interval(
+    xs: Sequence[float], ys: Sequence[float], rng: Random, draws: int = BOOTSTRAP
+) -> tuple[float, float]:
     """A 90% bootstrap interval of Spearman(xs, ys): boards resampled with replacement."""
     got = []
     for _ in range(draws):
@@ -435,13 +507,29 @@ def report(rows: list[dict[str, Any]], version: int, out=sys.stdout) -> dict[str
     held = held_out(version)
     models = population(version) + held
     pr = lambda s="": print(s, file=out)  # noqa: E731
-    pr(f"-- rating version {version}: population {', '.join(population(version))}; held out: {', '.join(held)}")
+    pr(
+        f"-- rating version {version}: population {', '.join(population(version))}; held out: {', '.join(held)}"
+    )
     main = [r for r in rows if tuple(r["group"]) in GROUPS]
     adds = [r["adds"] for r in main]
-    pr(f"   Spearman(score, adds) over the four groups: {_fmt(spearman([r[score_key] for r in main], adds))}")
+    pr(
+        f"   Spearman(score, adds) over the four groups: {_fmt(spearman([r[score_key] for r in main], adds))}"
+    )
     pr("   Spearman(score, loss rate) overall (all boards) and within each (cells, adds) group:")
-    pr("   " + f"{'model':<13}{'overall':>8}" + "".join(f"{f'{c}/{a}':>8}" for c, a in GROUPS) + "   mean in groups")
-    verdict: dict[str, Any] = {"within": {}, "tests": [], "single_tier": [], "intervals": {}, "mixed_ordered": True, "held": held}
+    pr(
+        "   "
+        + f"{'model':<13}{'overall':>8}"
+        + "".join(f"{f'{c}/{a}':>8}" for c, a in GROUPS)
+        + "   mean in groups"
+    )
+    verdict: dict[str, Any] = {
+        "within": {},
+        "tests": [],
+        "single_tier": [],
+        "intervals": {},
+        "mixed_ordered": True,
+        "held": held,
+    }
     for name in models:
         cells = [spearman([r[score_key] for r in rows], [r["loss"][name] for r in rows])]
         within = []
@@ -450,29 +538,44 @@ def report(rows: list[dict[str, Any]], version: int, out=sys.stdout) -> dict[str
             rho = spearman([r[score_key] for r in grp], [r["loss"][name] for r in grp])
             within.append(rho)
             verdict["within"][(name, g)] = rho
-        mean = statistics.fmean([w for w in within if w is not None]) if any(w is not None for w in within) else None
+        mean = (
+            statistics.fmean([w for w in within if w is not None])
+            if any(w is not None for w in within)
+            else None
+        )
         tag = " (held out)" if name in held else ""
-        pr("   " + f"{name:<13}" + "".join(f"{_fmt(x):>8}" for x in cells + within) + f"   {_fmt(mean)}{tag}")
+        pr(
+            "   "
+            + f"{name:<13}"
+            + "".join(f"{_fmt(x):>8}" for x in cells + within)
+            + f"   {_fmt(mean)}{tag}"
+        )
     pr("   Within each group: tier n and mean loss rate per model; p = one-sided Mann-Whitney,")
     pr("   harder tier loses more than the next easier one (boards of the two tiers):")
     for g in GROUPS:
         grp = [r for r in rows if tuple(r["group"]) == g]
         present = [t for t in TIER_NAMES if any(r[tier_key] == t for r in grp)]
-        pr(f"   {g[0]} cells / {g[1]} add{'s' if g[1] != 1 else ''}: tiers " + ", ".join(
-            f"{t} {sum(r[tier_key] == t for r in grp)}" for t in present))
+        pr(
+            f"   {g[0]} cells / {g[1]} add{'s' if g[1] != 1 else ''}: tiers "
+            + ", ".join(f"{t} {sum(r[tier_key] == t for r in grp)}" for t in present)
+        )
         for name in models:
             means = []
             for t in present:
                 vals = [r["loss"][name] for r in grp if r[tier_key] == t]
                 means.append(f"{t} {statistics.fmean(vals):.2f}")
             tests = []
-            for a, b in zip(present, present[1:]):
+            for a, b in itertools.pairwise(present):
                 xa = [r["loss"][name] for r in grp if r[tier_key] == a]
                 xb = [r["loss"][name] for r in grp if r[tier_key] == b]
                 p = mann_whitney_greater(xb, xa)
                 verdict["tests"].append((g, name, a, b, p))
                 tests.append(f"{a}<{b} p={_fmt(p, '.3f')}")
-            pr(f"      {name:<12} " + ", ".join(means) + ("   " + "; ".join(tests) if tests else ""))
+            pr(
+                f"      {name:<12} "
+                + ", ".join(means)
+                + ("   " + "; ".join(tests) if tests else "")
+            )
     pr("   Inside single tiers (groups' tiers with 5+ boards): Spearman(score, loss) per model")
     pr("   (n/a: the model's loss rate or the score is constant there):")
     for g in GROUPS:
@@ -481,34 +584,62 @@ def report(rows: list[dict[str, Any]], version: int, out=sys.stdout) -> dict[str
             sub = [r for r in grp if r[tier_key] == t]
             if len(sub) < 5:
                 continue
-            rhos = {n: spearman([r[score_key] for r in sub], [r["loss"][n] for r in sub]) for n in models}
+            rhos = {
+                n: spearman([r[score_key] for r in sub], [r["loss"][n] for r in sub])
+                for n in models
+            }
             verdict["single_tier"].append((g, t, len(sub), rhos))
-            pr(f"      {g[0]}/{g[1]} {t:<7} n={len(sub):<3}" + " ".join(f"{n[:6]} {_fmt(v)}" for n, v in rhos.items()))
+            pr(
+                f"      {g[0]}/{g[1]} {t:<7} n={len(sub):<3}"
+                + " ".join(f"{n[:6]} {_fmt(v)}" for n, v in rhos.items())
+            )
             for n, v in rhos.items():
                 if v is not None and v <= 0:
-                    low, high = bootstrap_interval([r[score_key] for r in sub], [r["loss"][n] for r in sub], Random(f"{SEED}:{g}:{t}:{n}"))
+                    low, high = bootstrap_interval(
+                        [r[score_key] for r in sub],
+                        [r["loss"][n] for r in sub],
+                        Random(f"{SEED}:{g}:{t}:{n}"),
+                    )
                     verdict["intervals"][(g, t, n)] = (low, high)
-    tiers_of = [[r for r in rows if tuple(r["group"]) == g and r[tier_key] == t] for g in GROUPS for t in TIER_NAMES]
+    tiers_of = [
+        [r for r in rows if tuple(r["group"]) == g and r[tier_key] == t]
+        for g in GROUPS
+        for t in TIER_NAMES
+    ]
     tiers_of = [sub for sub in tiers_of if len(sub) >= 5]
 
     def pooled_over(subs: list[list[dict[str, Any]]]) -> dict[str, float | None]:
-        return {n: pooled_spearman([([r[score_key] for r in sub], [r["loss"][n] for r in sub]) for sub in subs]) for n in models}
+        return {
+            n: pooled_spearman(
+                [([r[score_key] for r in sub], [r["loss"][n] for r in sub]) for sub in subs]
+            )
+            for n in models
+        }
 
     verdict["pooled"] = pooled_over(tiers_of)
-    pr(f"   Inside tiers, pooled over those {len(tiers_of)} tiers ({sum(map(len, tiers_of))} boards; ranks centred within each tier),")
+    pr(
+        f"   Inside tiers, pooled over those {len(tiers_of)} tiers ({sum(map(len, tiers_of))} boards; ranks centred within each tier),"
+    )
     pr("   and over the groups' tiers of one name:")
     pr("      all     " + " ".join(f"{n[:6]} {_fmt(v)}" for n, v in verdict["pooled"].items()))
     for t in TIER_NAMES:
         same = [sub for sub in tiers_of if sub[0][tier_key] == t]
         if same:
-            pr(f"      {t:<7} " + " ".join(f"{n[:6]} {_fmt(v)}" for n, v in pooled_over(same).items()))
+            pr(
+                f"      {t:<7} "
+                + " ".join(f"{n[:6]} {_fmt(v)}" for n, v in pooled_over(same).items())
+            )
     again = [r for r in rows if "again" in r]
     if again:
-        pr(f"   Precision: the {STABILITY_GROUP[0]}/{STABILITY_GROUP[1]} boards rated again with another seed: "
-           f"Spearman(first, second) all {_fmt(spearman([r[score_key] for r in again], [r['again'][str(version)] for r in again]))}, "
-           + ", ".join(f"{t} {_fmt(spearman([r[score_key] for r in again if r[tier_key] == t], [r['again'][str(version)] for r in again if r[tier_key] == t]))}"
-                       for t in TIER_NAMES)
-           + f"; mean |difference| {statistics.fmean(abs(r[score_key] - r['again'][str(version)]) for r in again):.2f} points")
+        pr(
+            f"   Precision: the {STABILITY_GROUP[0]}/{STABILITY_GROUP[1]} boards rated again with another seed: "
+            f"Spearman(first, second) all {_fmt(spearman([r[score_key] for r in again], [r['again'][str(version)] for r in again]))}, "
+            + ", ".join(
+                f"{t} {_fmt(spearman([r[score_key] for r in again if r[tier_key] == t], [r['again'][str(version)] for r in again if r[tier_key] == t]))}"
+                for t in TIER_NAMES
+            )
+            + f"; mean |difference| {statistics.fmean(abs(r[score_key] - r['again'][str(version)]) for r in again):.2f} points"
+        )
     pr(f"   Mixed sample ({len(rows)} boards, all groups): tier n and mean loss rate per model")
     pr("   " + f"{'tier':<8}{'n':>4} " + "".join(f"{n[:10]:>11}" for n in models))
     means_by_tier = {}
@@ -518,10 +649,20 @@ def report(rows: list[dict[str, Any]], version: int, out=sys.stdout) -> dict[str
             pr(f"   {t:<8}{0:>4}")
             continue
         means_by_tier[t] = {n: statistics.fmean(r["loss"][n] for r in sub) for n in models}
-        pr("   " + f"{t:<8}{len(sub):>4} " + "".join(f"{means_by_tier[t][n]:>11.3f}" for n in models))
+        pr(
+            "   "
+            + f"{t:<8}{len(sub):>4} "
+            + "".join(f"{means_by_tier[t][n]:>11.3f}" for n in models)
+        )
     present = [t for t in TIER_NAMES if t in means_by_tier]
-    verdict["mixed_ordered"] = all(means_by_tier[a][n] < means_by_tier[b][n] for a, b in zip(present, present[1:]) for n in models)
-    pr(f"   tiers ordered for every model on the mixed sample: {'yes' if verdict['mixed_ordered'] else 'NO'}")
+    verdict["mixed_ordered"] = all(
+        means_by_tier[a][n] < means_by_tier[b][n]
+        for a, b in itertools.pairwise(present)
+        for n in models
+    )
+    pr(
+        f"   tiers ordered for every model on the mixed sample: {'yes' if verdict['mixed_ordered'] else 'NO'}"
+    )
     return verdict
 
 
@@ -531,22 +672,60 @@ def summary(verdict: dict[str, Any], out=sys.stdout) -> None:
     low = min((v for v in within if v is not None), default=None)
     tests = [t for t in verdict["tests"] if t[1] in held]
     failing = [(g, n, a, b, p) for g, n, a, b, p in tests if p is None or p >= 0.05]
-    neg = [(g, t, n, v) for g, t, _, rhos in verdict["single_tier"] for n, v in rhos.items() if v is not None and v <= 0]
+    neg = [
+        (g, t, n, v)
+        for g, t, _, rhos in verdict["single_tier"]
+        for n, v in rhos.items()
+        if v is not None and v <= 0
+    ]
     cells = sum(1 for *_, rhos in verdict["single_tier"] for v in rhos.values() if v is not None)
-    print(f"   held-out within-group Spearman: lowest {_fmt(low)} (target 0.60 or more); below 0.60: "
-          + (", ".join(f"{n} {g[0]}/{g[1]} {v:+.2f}" for (n, g), v in verdict["within"].items()
-                       if n in held and v is not None and v < 0.6) or "none"), file=out)
-    print(f"   adjacent-tier tests (held out) at p < 0.05: {len(tests) - len(failing)} of {len(tests)} pass"
-          + ("" if not failing else "; failing: " + ", ".join(f"{g[0]}/{g[1]} {n} {a}<{b}" for g, n, a, b, _ in failing)), file=out)
+    print(
+        f"   held-out within-group Spearman: lowest {_fmt(low)} (target 0.60 or more); below 0.60: "
+        + (
+            ", ".join(
+                f"{n} {g[0]}/{g[1]} {v:+.2f}"
+                for (n, g), v in verdict["within"].items()
+                if n in held and v is not None and v < 0.6
+            )
+            or "none"
+        ),
+        file=out,
+    )
+    print(
+        f"   adjacent-tier tests (held out) at p < 0.05: {len(tests) - len(failing)} of {len(tests)} pass"
+        + (
+            ""
+            if not failing
+            else "; failing: "
+            + ", ".join(f"{g[0]}/{g[1]} {n} {a}<{b}" for g, n, a, b, _ in failing)
+        ),
+        file=out,
+    )
     intervals = verdict["intervals"]
-    print(f"   single-tier correlations not positive: {len(neg)} of {cells}"
-          + ("" if not neg else " (" + ", ".join(
-              f"{g[0]}/{g[1]} {t} {n} {rho:+.3f}, 90% interval {intervals[(g, t, n)][0]:+.2f} to {intervals[(g, t, n)][1]:+.2f}"
-              for g, t, n, rho in neg) + ")"), file=out)
+    print(
+        f"   single-tier correlations not positive: {len(neg)} of {cells}"
+        + (
+            ""
+            if not neg
+            else " ("
+            + ", ".join(
+                f"{g[0]}/{g[1]} {t} {n} {rho:+.3f}, 90% interval {intervals[(g, t, n)][0]:+.2f} to {intervals[(g, t, n)][1]:+.2f}"
+                for g, t, n, rho in neg
+            )
+            + ")"
+        ),
+        file=out,
+    )
     pooled = {n: v for n, v in verdict["pooled"].items() if v is not None}
-    print(f"   inside tiers, pooled: lowest {min(pooled.values()):+.2f} ({min(pooled, key=lambda n: pooled[n])}); "
-          f"not positive: {', '.join(n for n, v in pooled.items() if v <= 0) or 'none'}", file=out)
-    print(f"   tiers ordered for every model on the mixed sample: {'yes' if verdict['mixed_ordered'] else 'NO'}", file=out)
+    print(
+        f"   inside tiers, pooled: lowest {min(pooled.values()):+.2f} ({min(pooled, key=lambda n: pooled[n])}); "
+        f"not positive: {', '.join(n for n, v in pooled.items() if v <= 0) or 'none'}",
+        file=out,
+    )
+    print(
+        f"   tiers ordered for every model on the mixed sample: {'yes' if verdict['mixed_ordered'] else 'NO'}",
+        file=out,
+    )
 
 
 def env_jobs(name: str) -> int:
@@ -569,7 +748,9 @@ def load_dump(name: str, read):
     except json.JSONDecodeError as exc:
         raise SystemExit(f"{name}={path}: line {exc.lineno}: not JSON ({exc.msg})") from None
     except (LookupError, TypeError, ValueError, AttributeError) as exc:
-        raise SystemExit(f"{name}={path}: not a dump this version writes ({type(exc).__name__}: {exc})") from None
+        raise SystemExit(
+            f"{name}={path}: not a dump this version writes ({type(exc).__name__}: {exc})"
+        ) from None
 
 
 def _report_saved(saved: dict[str, Any]) -> None:
@@ -577,7 +758,9 @@ def _report_saved(saved: dict[str, Any]) -> None:
     rows, mixed = saved["rows"], saved["mixed"]
     chosen = {int(v): c for v, c in saved["chosen"].items()}
     hunts = {(c, a): n for c, a, n in saved["hunts"]}
-    keys = ("group", "adds", "loss") + tuple(f"{what}{v}" for v in VERSIONS for what in ("score", "tier"))
+    keys = ("group", "adds", "loss") + tuple(
+        f"{what}{v}" for v in VERSIONS for what in ("score", "tier")
+    )
     for k in sorted({k for c in chosen.values() for k in c} | set(mixed)):
         missing = [key for key in keys if key not in rows[k]]
         if missing:
@@ -595,31 +778,58 @@ def main(argv: Sequence[str] = ()) -> None:
     dump = os.environ.get("STUDY_DUMP")
     if dump:
         with open(dump, "w") as fh:
-            json.dump({"rows": rows, "chosen": {str(v): c for v, c in chosen.items()}, "mixed": mixed,
-                       "hunts": [[c, a, n] for (c, a), n in hunts.items()]}, fh)
+            json.dump(
+                {
+                    "rows": rows,
+                    "chosen": {str(v): c for v, c in chosen.items()},
+                    "mixed": mixed,
+                    "hunts": [[c, a, n] for (c, a), n in hunts.items()],
+                },
+                fh,
+            )
     print_study(rows, chosen, mixed, hunts)
-    print(f"   (study took {time.perf_counter() - start:.0f} s wall, {time.process_time() - cpu:.0f} s CPU in the main process, {jobs} job(s))")
+    print(
+        f"   (study took {time.perf_counter() - start:.0f} s wall, {time.process_time() - cpu:.0f} s CPU in the main process, {jobs} job(s))"
+    )
 
 
 def print_study(
-    rows: list[dict[str, Any]], chosen: dict[int, list[int]], mixed: list[int], hunts: dict[tuple[int, int], int]
+    rows: list[dict[str, Any]],
+    chosen: dict[int, list[int]],
+    mixed: list[int],
+    hunts: dict[tuple[int, int], int],
 ) -> None:
     """The study's whole printed report: the sample, then each compared version's tables and verdict."""
     games = ", ".join(f"{n} {g}" for n, g in MEASURE_GAMES.items())
-    tried = {g: sum(1 for r in rows if tuple(r["group"]) == g and not r.get("hunted")) for g in GROUPS + MIXED_GROUPS}
-    print(f"rating study (seed {SEED}): {len(rows)} accepted candidate boards "
-          f"({', '.join(f'{c}/{a} {n}' for (c, a), n in tried.items())}); per group of {', '.join(f'{c}/{a}' for c, a in GROUPS)} "
-          f"up to {PER_TIER} per tier kept by each version's tiers (candidates tried until full, at most {MAX_CANDIDATES}); "
-          f"{MIXED_POOL} per {', '.join(f'{c}/{a}' for c, a in MIXED_GROUPS)} added to the mixed sample")
+    tried = {
+        g: sum(1 for r in rows if tuple(r["group"]) == g and not r.get("hunted"))
+        for g in GROUPS + MIXED_GROUPS
+    }
+    print(
+        f"rating study (seed {SEED}): {len(rows)} accepted candidate boards "
+        f"({', '.join(f'{c}/{a} {n}' for (c, a), n in tried.items())}); per group of {', '.join(f'{c}/{a}' for c, a in GROUPS)} "
+        f"up to {PER_TIER} per tier kept by each version's tiers (candidates tried until full, at most {MAX_CANDIDATES}); "
+        f"{MIXED_POOL} per {', '.join(f'{c}/{a}' for c, a in MIXED_GROUPS)} added to the mixed sample"
+    )
     hunted = {g: sum(1 for r in rows if tuple(r["group"]) == g and r.get("hunted")) for g in GROUPS}
     if any(hunts.values()):
-        print(f"   hunt for version {VERSIONS[-1]}'s {HUNT_TIER} tier (random player's screen: {SCREEN_GAMES} games, loss "
-              f"{SCREEN_LOSS:g} or more): " + ", ".join(f"{c}/{a} {hunted[(c, a)]} found in {n} more candidates"
-                                                        for (c, a), n in hunts.items() if n))
-    print(f"   loss rates measured on games of their own (seed {MEASURE_SEED}), per board: {games}; standard error at most "
-          + ", ".join(f"{n} {0.5 / math.sqrt(g):.3f}" for n, g in MEASURE_GAMES.items()))
-    print("   (the scores are computed from other games: the rating's, seed "
-          f"{DEFAULT_SEED}, at {DEFAULT_PLAYOUTS} playouts)")
+        print(
+            f"   hunt for version {VERSIONS[-1]}'s {HUNT_TIER} tier (random player's screen: {SCREEN_GAMES} games, loss "
+            f"{SCREEN_LOSS:g} or more): "
+            + ", ".join(
+                f"{c}/{a} {hunted[(c, a)]} found in {n} more candidates"
+                for (c, a), n in hunts.items()
+                if n
+            )
+        )
+    print(
+        f"   loss rates measured on games of their own (seed {MEASURE_SEED}), per board: {games}; standard error at most "
+        + ", ".join(f"{n} {0.5 / math.sqrt(g):.3f}" for n, g in MEASURE_GAMES.items())
+    )
+    print(
+        "   (the scores are computed from other games: the rating's, seed "
+        f"{DEFAULT_SEED}, at {DEFAULT_PLAYOUTS} playouts)"
+    )
     for v in VERSIONS:
         sub = [rows[k] for k in sorted(set(chosen[v]) | set(mixed))]
         verdict = report(sub, v)

@@ -26,7 +26,10 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 # the committed night's bundle and the committed stock of unshipped puzzles
-PUZZLES: tuple[Path, ...] = (REPO / "generated" / "2026-11-29" / "bundle.yaml", REPO / "generated" / "stock")
+PUZZLES: tuple[Path, ...] = (
+    REPO / "generated" / "2026-11-29" / "bundle.yaml",
+    REPO / "generated" / "stock",
+)
 # Three audiences unlike the default (random 0.45, local 0.30, the other five 0.05 each).
 AUDIENCES: dict[str, dict[str, float]] = {
     # several of the rating's players left out (random, local, lookahead, planner)
@@ -58,7 +61,13 @@ def _true_loss(puzzle: Any, mix: dict[str, float], games: int, seed: int) -> flo
 
 
 def run_audience(
-    name: str, mix: dict[str, float], *, attempts: int, truth_games: int, seed: int, puzzles: Path | tuple[Path, ...] = PUZZLES,
+    name: str,
+    mix: dict[str, float],
+    *,
+    attempts: int,
+    truth_games: int,
+    seed: int,
+    puzzles: Path | tuple[Path, ...] = PUZZLES,
     steps: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     """One audience's row: weights, held-out MAE and Spearman before/after, attempts needed."""
@@ -71,7 +80,11 @@ def run_audience(
     from pipeline.telemetry.stats import mae, spearman
 
     catalogue = load_catalogue([puzzles] if isinstance(puzzles, Path) else list(puzzles))
-    ids = sorted(pid for pid, p in catalogue.puzzles.items() if p.difficulty.get("version") == 3 and p.difficulty.get("score") is not None)
+    ids = sorted(
+        pid
+        for pid, p in catalogue.puzzles.items()
+        if p.difficulty.get("version") == 3 and p.difficulty.get("score") is not None
+    )
     fit_ids = [pid for pid in ids if _half(pid, seed) == 0]
     test_ids = [pid for pid in ids if _half(pid, seed) == 1]
     fit_cat = Catalogue({pid: catalogue.puzzles[pid] for pid in fit_ids}, ())
@@ -86,14 +99,29 @@ def run_audience(
             c[0] += 1
             c[1] += r["outcome"] == "won"
             c[2] += r["outcome"] == "abandoned"
-        t = Telemetry({pid: PuzzleCounts(pid, *c) for pid, c in counts.items()}, len(records), (), "", ())
-        data = [Sample(pid, tuple(1.0 - float(fit_cat.puzzles[pid].difficulty["players"][p]["win_rate"]) for p in PLAYER_NAMES),
-                       t.counts[pid].finished, t.counts[pid].losses) for pid in fit_ids if t.counts[pid].finished]
+        t = Telemetry(
+            {pid: PuzzleCounts(pid, *c) for pid, c in counts.items()}, len(records), (), "", ()
+        )
+        data = [
+            Sample(
+                pid,
+                tuple(
+                    1.0 - float(fit_cat.puzzles[pid].difficulty["players"][p]["win_rate"])
+                    for p in PLAYER_NAMES
+                ),
+                t.counts[pid].finished,
+                t.counts[pid].losses,
+            )
+            for pid in fit_ids
+            if t.counts[pid].finished
+        ]
         return fit_weights(data)
 
     def held_sample(pid: str) -> Sample:
         d = catalogue.puzzles[pid].difficulty
-        return Sample(pid, tuple(1.0 - float(d["players"][p]["win_rate"]) for p in PLAYER_NAMES), 1, 0)
+        return Sample(
+            pid, tuple(1.0 - float(d["players"][p]["win_rate"]) for p in PLAYER_NAMES), 1, 0
+        )
 
     truth = [_true_loss(catalogue.puzzles[pid], mix, truth_games, seed) for pid in test_ids]
     default = tuple(WEIGHTS_V3[p] for p in PLAYER_NAMES)
@@ -107,9 +135,14 @@ def run_audience(
     weights = fitted(attempts)
     before = figures(default)
     row: dict[str, Any] = {
-        "audience": name, "mix": mix, "fit_puzzles": len(fit_ids), "test_puzzles": len(test_ids), "attempts": attempts,
+        "audience": name,
+        "mix": mix,
+        "fit_puzzles": len(fit_ids),
+        "test_puzzles": len(test_ids),
+        "attempts": attempts,
         "weights": {p: round(w, 3) for p, w in zip(PLAYER_NAMES, weights) if w >= 0.005},
-        "before": before, "after": figures(weights),
+        "before": before,
+        "after": figures(weights),
     }
     curve = [(n, figures(fitted(n))["mae"]) for n in steps]
     row["by_attempts"] = curve
@@ -120,7 +153,9 @@ def run_audience(
 
 def _row(args: tuple[str, dict[str, float], int, int, int]) -> dict[str, Any]:
     name, mix, attempts, truth, seed = args
-    return run_audience(name, mix, attempts=attempts, truth_games=truth, seed=seed, steps=ATTEMPT_STEPS)
+    return run_audience(
+        name, mix, attempts=attempts, truth_games=truth, seed=seed, steps=ATTEMPT_STEPS
+    )
 
 
 def _env_int(name: str, default: int) -> int:
@@ -145,20 +180,28 @@ def main() -> None:
             rows = list(pool.map(_row, tasks))
     else:
         rows = [_row(t) for t in tasks]
-    print(f"telemetry study: seed {seed}, {attempts} attempts per fitted puzzle, {truth} games per player for the truth")
-    print(f"{'audience':<8} {'mix':<42} {'puzzles':>9}  {'MAE before':>10} {'after':>6}  {'Spearman before':>15} {'after':>6}  needs")
+    print(
+        f"telemetry study: seed {seed}, {attempts} attempts per fitted puzzle, {truth} games per player for the truth"
+    )
+    print(
+        f"{'audience':<8} {'mix':<42} {'puzzles':>9}  {'MAE before':>10} {'after':>6}  {'Spearman before':>15} {'after':>6}  needs"
+    )
     for r in rows:
         mix = ",".join(f"{k}:{v:g}" for k, v in r["mix"].items())
         sb, sa = r["before"]["spearman"], r["after"]["spearman"]
         needed = "-" if r["attempts_needed"] is None else f"{r['attempts_needed']} attempts"
-        print(f"{r['audience']:<8} {mix:<42} {r['fit_puzzles']:>4}/{r['test_puzzles']:<4}  "
-              f"{r['before']['mae'] * 100:>9.1f}p {r['after']['mae'] * 100:>5.1f}p  "
-              f"{'n/a' if sb is None else f'{sb:.3f}':>15} {'n/a' if sa is None else f'{sa:.3f}':>6}  {needed}")
+        print(
+            f"{r['audience']:<8} {mix:<42} {r['fit_puzzles']:>4}/{r['test_puzzles']:<4}  "
+            f"{r['before']['mae'] * 100:>9.1f}p {r['after']['mae'] * 100:>5.1f}p  "
+            f"{'n/a' if sb is None else f'{sb:.3f}':>15} {'n/a' if sa is None else f'{sa:.3f}':>6}  {needed}"
+        )
     print()
     for r in rows:
         steps = ", ".join(f"{n}: {m * 100:.1f}p" for n, m in r["by_attempts"])
-        print(f"{r['audience']}: fitted weights {r['weights']}; held-out MAE by attempts per puzzle: {steps} "
-              f"(default {r['before']['mae'] * 100:.1f}p)")
+        print(
+            f"{r['audience']}: fitted weights {r['weights']}; held-out MAE by attempts per puzzle: {steps} "
+            f"(default {r['before']['mae'] * 100:.1f}p)"
+        )
 
 
 if __name__ == "__main__":

@@ -4,8 +4,9 @@ small generated night with a studio server over a copy of it."""
 from __future__ import annotations
 
 import dataclasses
-import os
 import datetime as dt
+import itertools
+import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,7 +24,7 @@ NO_DIAGONALS = 99  # the test-only ruleset's number; never shipped
 def no_diagonal_pairs(cells: bytes) -> list[tuple[int, int]]:
     """Legal pairs when only reading order and columns connect (no diagonals), i < j, sorted."""
     act = [i for i, v in enumerate(cells) if v]
-    found = {(a, b) for a, b in zip(act, act[1:]) if CLASS[cells[a]] == CLASS[cells[b]]}
+    found = {(a, b) for a, b in itertools.pairwise(act) if CLASS[cells[a]] == CLASS[cells[b]]}
     for i in act:
         for j in range(i + 9, len(cells), 9):
             if cells[j]:
@@ -106,7 +107,15 @@ def studio_night(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     out = tmp_path_factory.mktemp("studio-night")
     run_nightly(
-        NightlyOptions(date=STUDIO_DATE, seed=default_seed(STUDIO_DATE), levels=1, stages=4, curve="ramp", out=out, jobs=1)
+        NightlyOptions(
+            date=STUDIO_DATE,
+            seed=default_seed(STUDIO_DATE),
+            levels=1,
+            stages=4,
+            curve="ramp",
+            out=out,
+            jobs=1,
+        )
     )
     return out
 
@@ -129,7 +138,9 @@ def night_to_edit(night_copy: Path) -> Path:
 @pytest.fixture
 def studio(night_copy: Path) -> Iterator[Any]:
     """The studio serving a private copy of the night."""
-    pytest.importorskip("uvicorn", reason="the studio's web packages are not installed (pip install -e '.[test]')")
+    pytest.importorskip(
+        "uvicorn", reason="the studio's web packages are not installed (pip install -e '.[test]')"
+    )
     from pipeline.studio.server import Background
 
     with Background(night_copy) as served:
@@ -142,7 +153,9 @@ STUDIO_ORIGIN = "http://127.0.0.1:8765"  # the origin a studio_client's requests
 @pytest.fixture
 def studio_client(night_copy: Path) -> Any:
     """A starlette TestClient on the studio over a private copy of the night (no server)."""
-    pytest.importorskip("starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')")
+    pytest.importorskip(
+        "starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')"
+    )
     from starlette.testclient import TestClient
 
     from pipeline.studio.app import create_app
@@ -153,7 +166,9 @@ def studio_client(night_copy: Path) -> Any:
 def studio_post(client: Any, route: str, data: dict[str, str], *, follow: bool = False) -> Any:
     """A POST as the studio's own page sends it: its origin and its per-run token."""
     headers = {"Origin": STUDIO_ORIGIN}
-    return client.post(route, data={"token": client.app.token, **data}, headers=headers, follow_redirects=follow)
+    return client.post(
+        route, data={"token": client.app.token, **data}, headers=headers, follow_redirects=follow
+    )
 
 
 @pytest.fixture
@@ -175,5 +190,15 @@ def night(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from pipeline.jobs.nightly import NightlyOptions, default_seed, run_nightly
 
     out = tmp_path_factory.mktemp("designers-night")
-    run_nightly(NightlyOptions(date=DESIGNERS_DATE, seed=default_seed(DESIGNERS_DATE), out=out, jobs=1, levels=1, stages=3, curve="flat"))
+    run_nightly(
+        NightlyOptions(
+            date=DESIGNERS_DATE,
+            seed=default_seed(DESIGNERS_DATE),
+            out=out,
+            jobs=1,
+            levels=1,
+            stages=3,
+            curve="flat",
+        )
+    )
     return out / DESIGNERS_DATE.isoformat()

@@ -45,7 +45,11 @@ def commands() -> list[tuple[str, ...]]:
 def help_text(*argv: str) -> str:
     done = subprocess.run(
         [str(Path(sys.executable).with_name("numbermatch")), *argv, "--help"],
-        env=environment(), cwd=ROOT, capture_output=True, text=True, check=True,
+        env=environment(),
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return "\n".join(line.rstrip() for line in done.stdout.splitlines()).strip("\n")
 

@@ -35,7 +35,9 @@ ROOT = Path(__file__).resolve().parent.parent
 LANGUAGE = "console"
 PROMPT = "$ "
 COMMAND_TIMEOUT = 300  # seconds for one command: a stuck example fails instead of hanging the suite
-ELLIPSIS = re.compile(r"(?<!\.)\.\.\.(?!\.)")  # exactly three dots: a board's `1.......9` stays literal
+ELLIPSIS = re.compile(
+    r"(?<!\.)\.\.\.(?!\.)"
+)  # exactly three dots: a board's `1.......9` stays literal
 
 
 def doc_files(root: Path = ROOT) -> list[Path]:
@@ -68,12 +70,14 @@ def parse_block(source: str) -> list[Step]:
         elif line.startswith(PROMPT) or line == PROMPT.strip():
             if command:
                 steps.append(_step(command, shown))
-            command, shown = [line[len(PROMPT):]], []
+            command, shown = [line[len(PROMPT) :]], []
             continuing = line.endswith("\\")
         elif command:
             shown.append(line)
         elif line.strip():
-            raise ValueError(f"console block starts with output, not a `{PROMPT}` command: {line!r}")
+            raise ValueError(
+                f"console block starts with output, not a `{PROMPT}` command: {line!r}"
+            )
     if command:
         steps.append(_step(command, shown))
     return steps
@@ -107,7 +111,9 @@ def environment(cache: Path | None = None) -> dict[str, str]:
         if not key.startswith(("NUMBERMATCH_", "GITHUB_", "FORCE_COLOR", "PYTEST_", "COV_"))
     }
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    env.update({"COLUMNS": "80", "LINES": "40", "NO_COLOR": "1", "TERM": "dumb", "LC_ALL": "C.UTF-8"})
+    env.update(
+        {"COLUMNS": "80", "LINES": "40", "NO_COLOR": "1", "TERM": "dumb", "LC_ALL": "C.UTF-8"}
+    )
     if cache is not None:
         env["NUMBERMATCH_CACHE"] = str(cache)
     return env
@@ -199,7 +205,7 @@ def merge(shown: str, actual: str) -> str:
             options.append(best(i, j + 1, True))  # new[j] is one more line under the `...`
         if i < len(old):
             options.append(best(i + 1, j, False))  # old[i] is gone
-            if ELLIPSIS.search(old[i]) and matches(old[i], new[j]) or old[i] == new[j]:
+            if (ELLIPSIS.search(old[i]) and matches(old[i], new[j])) or old[i] == new[j]:
                 kept, verbatim, rest = best(i + 1, j + 1, old[i].strip() == "...")
                 options.append((kept + 1, verbatim, (old[i], *rest)))
         kept, verbatim, rest = best(i, j + 1, False)
@@ -227,7 +233,7 @@ def rewrite(path: Path, cwd: Path) -> tuple[bool, list[str]]:
         example.namespace["outputs"] = []
         try:
             example.evaluate()
-        except Exception:  # noqa: BLE001 - a mismatch is what we are here to rewrite
+        except Exception:
             pass
         if example.region.evaluator is not evaluate or not example.namespace["outputs"]:
             continue  # skipped, or not a console block
@@ -239,15 +245,24 @@ def rewrite(path: Path, cwd: Path) -> tuple[bool, list[str]]:
                 lines.append(merged)
             if merged != normalise(step.shown):
                 where = f"{Path(path).relative_to(ROOT) if Path(path).is_relative_to(ROOT) else path}:{example.line}"
-                print(f"{where}: new output for {step}" + (f" (exit status {status})" if status else ""))
+                print(
+                    f"{where}: new output for {step}"
+                    + (f" (exit status {status})" if status else "")
+                )
                 if status and _is_error(actual) and not _is_error(step.shown):
-                    failed.append(f"{where}: {step} now fails (exit status {status}): {normalise(actual)[:300]}")
+                    failed.append(
+                        f"{where}: {step} now fails (exit status {status}): {normalise(actual)[:300]}"
+                    )
             lines.extend([""] * step.blank_after)
         body_start = text.index("\n", example.region.start) + 1
         body_end = text.rindex("\n", 0, example.region.end) + 1
-        fence_indent = text[body_end:example.region.end][: -len(text[body_end:example.region.end].lstrip())]
+        fence_indent = text[body_end : example.region.end][
+            : -len(text[body_end : example.region.end].lstrip())
+        ]
         if fence_indent:  # a block inside a list item: keep its indentation
-            lines = [fence_indent + line if line else line for line in "\n".join(lines).splitlines()]
+            lines = [
+                fence_indent + line if line else line for line in "\n".join(lines).splitlines()
+            ]
         edits.append((body_start, body_end, "\n".join(lines) + "\n"))
     for start, end, body in reversed(edits):
         text = text[:start] + body + text[end:]

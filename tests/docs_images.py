@@ -32,7 +32,13 @@ SVGS: dict[str, list[str]] = {
     "docs/stage.svg": [f"generated/{BUNDLE}:L3.S2", "--next"],
 }
 CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+]
 
 
 def render_svg(picture: str, out: Path) -> bytes:
@@ -40,7 +46,10 @@ def render_svg(picture: str, out: Path) -> bytes:
     command = Path(sys.executable).with_name("numbermatch")
     subprocess.run(
         [str(command), "render", *SVGS[picture], "--out", str(out)],
-        cwd=ROOT, env=environment(), check=True, capture_output=True,
+        cwd=ROOT,
+        env=environment(),
+        check=True,
+        capture_output=True,
     )
     return out.read_bytes()
 
@@ -56,9 +65,13 @@ def studio_pictures(out: Path) -> list[Path]:
     with tempfile.TemporaryDirectory(prefix="nm-docs-images-") as tmp:
         root = Path(tmp) / "generated"
         shutil.copytree(ROOT / "generated" / NIGHT, root / NIGHT)
-        shutil.copytree(ROOT / "generated" / "stock", root / "stock")  # the night's swaps come from it
+        shutil.copytree(
+            ROOT / "generated" / "stock", root / "stock"
+        )  # the night's swaps come from it
         before = os.environ.get(CACHE_ENV)
-        os.environ[CACHE_ENV] = str(Path(tmp) / "index")  # the stock's index: beside the copy, not in ~/.cache
+        os.environ[CACHE_ENV] = str(
+            Path(tmp) / "index"
+        )  # the stock's index: beside the copy, not in ~/.cache
         doc = yaml.safe_load((root / BUNDLE).read_text(encoding="utf-8"))
         stage = doc["levels"][0]["stages"][1]  # L1.S2
         solution = [Move.parse(m) for m in stage["puzzle"]["solution"]]
@@ -98,7 +111,10 @@ def main() -> int:
         render_svg(picture, ROOT / picture)
         print(f"{picture}: rendered")
     if not CHROMIUM.exists():
-        print(f"studio pictures not made: no Chromium at {CHROMIUM} (apt-get install chromium)", file=sys.stderr)
+        print(
+            f"studio pictures not made: no Chromium at {CHROMIUM} (apt-get install chromium)",
+            file=sys.stderr,
+        )
         return 1
     for path in studio_pictures(ROOT / "docs"):
         print(f"{path.relative_to(ROOT)}: screenshot")

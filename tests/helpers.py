@@ -6,7 +6,7 @@ import ast
 import os
 import sys
 from collections.abc import Collection, Mapping
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +19,10 @@ _RUNNER = CliRunner()
 
 
 def run(
-    *args: str | os.PathLike[str], input: str | None = None, env: Mapping[str, str] | None = None, **extra: Any
+    *args: str | os.PathLike[str],
+    input: str | None = None,
+    env: Mapping[str, str] | None = None,
+    **extra: Any,
 ) -> Result:
     """`numbermatch ARGS...` in-process: the one way the tests run a command (the `cli` fixture
     is this function). A command never ends in a traceback: an exception other than the exit
@@ -27,18 +30,23 @@ def run(
     from pipeline.cli import app  # the command line loads when a test first runs a command
 
     result = _RUNNER.invoke(app, [os.fspath(a) for a in args], input=input, env=env, **extra)
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
+        result.exception
+    )
     assert "Traceback" not in result.output
     return result
 
 
-@lru_cache(maxsize=None)
+@cache
 def unpruned_win(cells: bytes, adds: int, ruleset: Ruleset = DEFAULT) -> bool:
     """Unpruned exhaustive search through the ruleset's public functions: every pair, and an
     add at any time. The yardstick every pruned search is checked against."""
     if not cells:
         return True
-    if any(unpruned_win(ruleset.remove_pair(cells, i, j), adds, ruleset) for i, j in ruleset.legal_pairs(cells)):
+    if any(
+        unpruned_win(ruleset.remove_pair(cells, i, j), adds, ruleset)
+        for i, j in ruleset.legal_pairs(cells)
+    ):
         return True
     return adds > 0 and unpruned_win(ruleset.add_numbers(cells), adds - 1, ruleset)
 
@@ -79,7 +87,9 @@ def one_line_refusal(result: Result, text: str) -> None:
     """The command failed (exit 1) and its whole output is one `numbermatch: error:` line holding
     `text`: what every refused write or hostile name must look like."""
     assert result.exit_code == 1, result.output
-    assert result.output.startswith("numbermatch: error: ") and result.output.count("\n") == 1, result.output
+    assert result.output.startswith("numbermatch: error: ") and result.output.count("\n") == 1, (
+        result.output
+    )
     assert text in result.output, result.output
     assert "Traceback" not in result.output
 
@@ -104,7 +114,11 @@ def key_reads(source: str, keys: Collection[str]) -> list[tuple[int, str]]:
     found = []
     for node in ast.walk(ast.parse(source)):
         key = None
-        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) and isinstance(node.slice, ast.Constant):
+        if (
+            isinstance(node, ast.Subscript)
+            and isinstance(node.ctx, ast.Load)
+            and isinstance(node.slice, ast.Constant)
+        ):
             key = node.slice.value
         elif (
             isinstance(node, ast.Call)

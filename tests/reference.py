@@ -12,7 +12,11 @@ PAIRS_TO_TEN = {(1, 9), (2, 8), (3, 7), (4, 6)}
 
 
 def from_text(text: str) -> Grid:
-    return [] if text == "" else [[0 if ch == "." else int(ch) for ch in row] for row in text.split("/")]
+    return (
+        []
+        if text == ""
+        else [[0 if ch == "." else int(ch) for ch in row] for row in text.split("/")]
+    )
 
 
 def to_text(grid: Grid) -> str:

@@ -12,7 +12,7 @@ from pipeline.cli.play_cmds import Game
 from pipeline.engine.board import parse
 from pipeline.engine.moves import ADD
 from pipeline.engine.rulesets import DEFAULT
-from pipeline.solver import SOLVED, SolveResult, UNSOLVABLE, advice, solve
+from pipeline.solver import SOLVED, UNSOLVABLE, SolveResult, advice, solve
 from pipeline.studio import game
 
 
@@ -68,7 +68,10 @@ def test_play_and_the_studio_give_the_same_hint_and_fewest_adds(budget: int) -> 
     two used to differ: play tried each pair with a full budget and searched adds upwards)."""
     for cells, adds in positions(40):
         assert _play_hint(cells, adds, budget) == _studio_hint(cells, adds, budget), (cells, adds)
-        assert _play_fewest(cells, adds, budget) == _studio_fewest(cells, adds, budget), (cells, adds)
+        assert _play_fewest(cells, adds, budget) == _studio_fewest(cells, adds, budget), (
+            cells,
+            adds,
+        )
 
 
 def test_fewest_adds_is_the_ratings_min_adds() -> None:
@@ -91,7 +94,9 @@ def test_fewest_adds_on_small_positions() -> None:
     assert advice.fewest_adds(parse("12"), 0, budget=1_000).status == UNSOLVABLE
 
 
-def test_a_hint_is_a_pair_when_a_pair_keeps_the_stage_winnable(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hint_is_a_pair_when_a_pair_keeps_the_stage_winnable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     real = advice.solve
     start = parse("123456789/987654321/135")
 
@@ -106,6 +111,11 @@ def test_a_hint_is_a_pair_when_a_pair_keeps_the_stage_winnable(monkeypatch: pyte
     monkeypatch.setattr(advice, "solve", add_first)
     assert add_first(start, 2).moves[0].is_add  # type: ignore[index]
     h = advice.hint(start, 2, budget=200_000)
-    assert h.status == SOLVED and h.move is not None and h.move.first is not None and h.move.second is not None
+    assert (
+        h.status == SOLVED
+        and h.move is not None
+        and h.move.first is not None
+        and h.move.second is not None
+    )
     after = DEFAULT.remove_pair(start, h.move.first, h.move.second)
     assert real(after, 2).status == SOLVED

@@ -13,15 +13,15 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import one_line_error, run
+from pipeline.formats.curves import CurveError, Target, at, builtin_names
+from pipeline.formats.puzzle import Puzzle
 from pipeline.jobs.assembler import AssemblyError, assemble, assign, digit_layout, slot_cost
 from pipeline.jobs.bundle import bundle_document, bundle_text, write_bundle
-from pipeline.schemas import schema_hint
-from pipeline.formats.curves import CurveError, Target, at, builtin_names
 from pipeline.jobs.curve_specs import targets, tier_needs
-from pipeline.formats.puzzle import Puzzle
 from pipeline.rating.tiers import TIER_NAMES, tier_for
+from pipeline.schemas import schema_hint
 from pipeline.validator import validate_paths
+from tests.helpers import one_line_error, run
 
 VALID = Path(__file__).parent / "fixtures" / "validator" / "valid"
 BUNDLE = (VALID / "bundle.yaml").read_text(encoding="utf-8")
@@ -33,7 +33,12 @@ LAYOUT_C = ["37", "73", "33", "77"]
 
 
 def make(board: str, score: float, adds: int = 0) -> Puzzle:
-    return Puzzle(board=board, adds=adds, solution=("0,0-0,1",), difficulty={"tier": tier_for(score), "score": score})
+    return Puzzle(
+        board=board,
+        adds=adds,
+        solution=("0,0-0,1",),
+        difficulty={"tier": tier_for(score), "score": score},
+    )
 
 
 def spread(i: int) -> float:
@@ -46,7 +51,9 @@ def varied(i: int) -> str:
     return (LAYOUT_A, LAYOUT_B, LAYOUT_C)[i // 3 % 3][i % 4]
 
 
-def brute_force(slots: list[Target], pool: list[Puzzle], least: Mapping[int, int] | None = None) -> int | None:
+def brute_force(
+    slots: list[Target], pool: list[Puzzle], least: Mapping[int, int] | None = None
+) -> int | None:
     """The least total cost over every valid placement, or None when there is none; `least`:
     Level -> minimum of distinct digit layouts in it."""
     best = None
@@ -54,9 +61,12 @@ def brute_force(slots: list[Target], pool: list[Puzzle], least: Mapping[int, int
         if any(p.tier != t.tier for p, t in zip(chosen, slots)):
             continue
         layouts = [digit_layout(p.board) for p in chosen]
-        if any(a == b for a, b in zip(layouts, layouts[1:])):
+        if any(a == b for a, b in itertools.pairwise(layouts)):
             continue
-        if any(len({layouts[s] for s, t in enumerate(slots) if t.level == lv}) < n for lv, n in (least or {}).items()):
+        if any(
+            len({layouts[s] for s, t in enumerate(slots) if t.level == lv}) < n
+            for lv, n in (least or {}).items()
+        ):
             continue
         cost = sum(slot_cost(p.difficulty["score"], t.score) for p, t in zip(chosen, slots))
         best = cost if best is None else min(best, cost)
@@ -69,6 +79,7 @@ def placement_cost(slots: list[Target], chosen: list[Puzzle]) -> int:
 
 # --- digit layout -------------------------------------------------------------------------
 
+
 def test_layout_is_the_value_class_pattern() -> None:
     assert digit_layout("19.28.5.6/5") == "11.22.5.4/5"
     assert digit_layout("123456789/46") == "123454321/44"
@@ -76,6 +87,7 @@ def test_layout_is_the_value_class_pattern() -> None:
 
 
 # --- optimal placement --------------------------------------------------------------------
+
 
 def test_greedy_is_not_optimal_but_the_assembler_is() -> None:
     # Greedy (each slot in turn takes its nearest) would give slot 0 the 20 (cost 0) and leave
@@ -93,7 +105,7 @@ def test_variety_forbids_the_same_layout_twice_in_a_row() -> None:
     pool = [make("19", 10.0), make("91", 12.0), make("28", 14.0), make("37", 24.0)]
     cost, chosen, nodes = assign(slots, pool)
     layouts = [digit_layout(p.board) for p in chosen]
-    assert all(a != b for a, b in zip(layouts, layouts[1:]))
+    assert all(a != b for a, b in itertools.pairwise(layouts))
     assert cost == brute_force(slots, pool)
     assert nodes > 1  # the root matching had a conflict to branch on
 
@@ -119,7 +131,9 @@ def test_variety_applies_across_the_level_boundary() -> None:
         max_size=6,
     ),
 )
-def test_assignment_matches_brute_force(target_scores: list[float], specs: list[tuple[float, int]]) -> None:
+def test_assignment_matches_brute_force(
+    target_scores: list[float], specs: list[tuple[float, int]]
+) -> None:
     slots = [Target(0, i, s) for i, s in enumerate(target_scores)]
     layout_sets = [LAYOUT_A, LAYOUT_B, LAYOUT_C]
     pool = {}
@@ -137,7 +151,7 @@ def test_assignment_matches_brute_force(target_scores: list[float], specs: list[
     assert len({p.id for p in chosen}) == len(chosen)
     assert all(p.tier == t.tier for p, t in zip(chosen, slots))
     layouts = [digit_layout(p.board) for p in chosen]
-    assert all(a != b for a, b in zip(layouts, layouts[1:]))
+    assert all(a != b for a, b in itertools.pairwise(layouts))
 
 
 def test_placement_does_not_depend_on_input_order() -> None:
@@ -149,9 +163,15 @@ def test_placement_does_not_depend_on_input_order() -> None:
 
 # --- refusals -----------------------------------------------------------------------------
 
+
 def test_refuses_a_tier_short_of_puzzles_and_says_what_is_missing() -> None:
-    pool = [make("19", at("easy", 0.3)), make("28", at("easy", 0.4)), make("37", at("medium", 0.3)),
-            make("46", at("medium", 0.5)), make("19", at("hard", 0.5), adds=2)]
+    pool = [
+        make("19", at("easy", 0.3)),
+        make("28", at("easy", 0.4)),
+        make("37", at("medium", 0.3)),
+        make("46", at("medium", 0.5)),
+        make("19", at("hard", 0.5), adds=2),
+    ]
     with pytest.raises(AssemblyError) as info:
         assemble(pool, levels=2, stages=3, curve="ramp")
     message = str(info.value)
@@ -186,6 +206,7 @@ def test_refuses_an_unknown_curve_and_an_empty_shape() -> None:
 
 # --- curves -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("curve", builtin_names())
 def test_curve_targets_are_scores_with_their_tiers(curve: str) -> None:
     for row in targets(curve, 4, 6):
@@ -200,8 +221,8 @@ def test_ramp_rises_ends_hard_and_each_level_starts_a_little_higher() -> None:
         assert scores == sorted(scores) and row[0].tier == "easy" and row[-1].tier == "hard"
     starts = [row[0].score for row in rows]
     ends = [row[-1].score for row in rows]
-    assert all(a < b for a, b in zip(starts, starts[1:]))  # never a plateau, however many Levels
-    assert all(a < b for a, b in zip(ends, ends[1:]))
+    assert all(a < b for a, b in itertools.pairwise(starts))  # never a plateau, however many Levels
+    assert all(a < b for a, b in itertools.pairwise(ends))
 
 
 def test_sawtooth_dips_mid_level() -> None:
@@ -211,6 +232,7 @@ def test_sawtooth_dips_mid_level() -> None:
 
 
 # --- bundles ------------------------------------------------------------------------------
+
 
 def small_assembly():
     pool = [make(varied(i), spread(i), adds=i) for i in range(9)]
@@ -241,12 +263,17 @@ def test_bundle_text_is_byte_identical_for_the_same_inputs(tmp_path: Path) -> No
 def test_schema_hint_is_relative_inside_the_repo_and_absent_outside(tmp_path: Path) -> None:
     repo = Path(__file__).resolve().parent.parent
     if (repo / "schemas" / "bundle.schema.json").exists():
-        assert schema_hint("bundle", repo / "generated" / "2026-01-01") == "../../schemas/bundle.schema.json"
+        assert (
+            schema_hint("bundle", repo / "generated" / "2026-01-01")
+            == "../../schemas/bundle.schema.json"
+        )
         assert schema_hint("puzzle", repo / "generated") == "../schemas/puzzle.schema.json"
     assert schema_hint("bundle", tmp_path) is None
 
 
-def test_a_failed_write_leaves_the_old_bundle_intact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_write_leaves_the_old_bundle_intact(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = tmp_path / "bundle.yaml"
     doc = bundle_document(small_assembly(), bundle_id="b1", seed=7, params={})
     write_bundle(target, doc)
@@ -271,7 +298,18 @@ def test_validator_and_assemble_read_yaml_the_same_way(tmp_path: Path) -> None:
     path = tmp_path / "tab.yaml"
     path.write_text("\n".join(lines))
     checked = run("validate", str(path))
-    result = run("assemble", str(path), "--levels", "1", "--stages", "1", "--curve", "flat", "--out", str(tmp_path / "b.yaml"))
+    result = run(
+        "assemble",
+        str(path),
+        "--levels",
+        "1",
+        "--stages",
+        "1",
+        "--curve",
+        "flat",
+        "--out",
+        str(tmp_path / "b.yaml"),
+    )
     if checked.exit_code == 0:
         assert "validation problem" not in result.output
     else:
@@ -281,8 +319,20 @@ def test_validator_and_assemble_read_yaml_the_same_way(tmp_path: Path) -> None:
 @pytest.mark.parametrize("bad", ["../x", "", "a b", "x\ny", "a" * 200, "-x", "é"])
 def test_assemble_refuses_bad_bundle_ids_up_front(tmp_path: Path, bad: str) -> None:
     out = tmp_path / "b.yaml"
-    result = run("assemble", str(VALID / "bundle.yaml"), "--levels", "1", "--stages", "1", "--curve", "flat",
-                 "--out", str(out), "--id", bad)
+    result = run(
+        "assemble",
+        str(VALID / "bundle.yaml"),
+        "--levels",
+        "1",
+        "--stages",
+        "1",
+        "--curve",
+        "flat",
+        "--out",
+        str(out),
+        "--id",
+        bad,
+    )
     assert result.exit_code == 2
     assert "--id" in one_line_error(result)
     assert not out.exists() and not (tmp_path / "x").exists()
@@ -290,7 +340,19 @@ def test_assemble_refuses_bad_bundle_ids_up_front(tmp_path: Path, bad: str) -> N
 
 def test_assemble_writes_only_what_the_validator_accepts(tmp_path: Path) -> None:
     out = tmp_path / "b.yaml"
-    result = run("assemble", str(VALID / "bundle.yaml"), "--levels", "1", "--stages", "1", "--curve", "flat",
-                 "--out", str(out), "--id", "good-id.1")
+    result = run(
+        "assemble",
+        str(VALID / "bundle.yaml"),
+        "--levels",
+        "1",
+        "--stages",
+        "1",
+        "--curve",
+        "flat",
+        "--out",
+        str(out),
+        "--id",
+        "good-id.1",
+    )
     assert result.exit_code == 0, result.output
     assert validate_paths([out]).ok

@@ -13,7 +13,6 @@ import pytest
 
 from pipeline.atomic import WriteRefused, file_kind, snapshot, write_guarded
 
-
 PUZZLE = b"schema_version: 1\nkind: puzzle\nid: nm1-x\n"
 
 
@@ -33,7 +32,9 @@ def test_an_edit_is_refused_when_the_file_changed_since_it_was_read(tmp_path: Pa
     f.write_bytes(BUNDLE)
     snap = snapshot(f)
     f.write_bytes(BUNDLE + b"# someone else's edit\n")
-    with pytest.raises(WriteRefused, match=r"b.yaml changed on disk since it was read; nothing written"):
+    with pytest.raises(
+        WriteRefused, match=r"b.yaml changed on disk since it was read; nothing written"
+    ):
         write_guarded(f, "mine\n", base=snap)
     assert f.read_bytes().endswith(b"# someone else's edit\n")
 
@@ -85,7 +86,9 @@ def test_an_output_never_replaces_a_file_of_another_kind_without_force(tmp_path:
     bundle.write_bytes(BUNDLE)
     notes = tmp_path / "notes.txt"
     notes.write_text("my notes\n")
-    with pytest.raises(WriteRefused, match=r"night.yaml: exists and is a bundle file; nothing written \(--force"):
+    with pytest.raises(
+        WriteRefused, match=r"night.yaml: exists and is a bundle file; nothing written \(--force"
+    ):
         write_guarded(bundle, PUZZLE, kinds=("puzzle",))
     with pytest.raises(WriteRefused, match=r"notes.txt: exists and is a file of another kind"):
         write_guarded(notes, PUZZLE, kinds=("puzzle",))
@@ -146,7 +149,9 @@ def test_racing_edits_never_lose_one_silently(tmp_path: Path) -> None:
         f.write_text("start\n")
         start = ctx.Barrier(4)
         results = ctx.Queue()
-        procs = [ctx.Process(target=_edit, args=(str(f), f"w{k}", start, results)) for k in range(4)]
+        procs = [
+            ctx.Process(target=_edit, args=(str(f), f"w{k}", start, results)) for k in range(4)
+        ]
         for p in procs:
             p.start()
         outcomes = dict(results.get(timeout=30) for _ in procs)
@@ -159,6 +164,11 @@ def test_racing_edits_never_lose_one_silently(tmp_path: Path) -> None:
             if outcome == "ok":
                 assert marker in lines, (trial, outcomes, lines)
             else:
-                assert outcome.endswith("changed on disk since it was read; nothing written") and "\n" not in outcome
+                assert (
+                    outcome.endswith("changed on disk since it was read; nothing written")
+                    and "\n" not in outcome
+                )
                 assert marker not in lines
-        assert lines == ["start", *[m for m in lines[1:] if m in landed]] and len(lines) == 1 + len(landed)
+        assert lines == ["start", *[m for m in lines[1:] if m in landed]] and len(lines) == 1 + len(
+            landed
+        )

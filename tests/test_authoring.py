@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import run
 from pipeline.engine.board import parse
 from pipeline.engine.stage import replay
 from pipeline.solver.search import SOLVED, solve
 from pipeline.validator import validate_paths
+from tests.helpers import run
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -22,10 +22,11 @@ REPO = Path(__file__).resolve().parent.parent
 HAND = "123456789/987654321"
 
 
-
 def test_puzzle_authors_a_valid_file_from_a_hand_made_board(tmp_path: Path) -> None:
     assert solve(parse(HAND), 1).status == SOLVED
-    result = run("puzzle", HAND, "--adds", "1", "--out", f"{tmp_path}/new/")  # a folder still to be made
+    result = run(
+        "puzzle", HAND, "--adds", "1", "--out", f"{tmp_path}/new/"
+    )  # a folder still to be made
     assert result.exit_code == 0, result.output
     files = list((tmp_path / "new").glob("*.yaml"))
     assert len(files) == 1
@@ -46,10 +47,15 @@ def test_puzzle_authors_a_valid_file_from_a_hand_made_board(tmp_path: Path) -> N
         (["12x", "--adds", "1"], "'x' at column 2"),
         (["", "--adds", "1"], "the board is empty"),
         ([HAND], "--adds N is required"),
-        (["123456789/987654321/123456789/987654321/1234", "--adds", "1", "--budget-nodes", "1"], "raise the budget (--budget-nodes N, 0 = no limit)"),
+        (
+            ["123456789/987654321/123456789/987654321/1234", "--adds", "1", "--budget-nodes", "1"],
+            "raise the budget (--budget-nodes N, 0 = no limit)",
+        ),
     ],
 )
-def test_puzzle_refuses_in_one_line_and_writes_nothing(tmp_path: Path, args: list[str], message: str) -> None:
+def test_puzzle_refuses_in_one_line_and_writes_nothing(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
     out = tmp_path / "p.yaml"
     result = run("puzzle", *args, "--out", str(out))
     assert result.exit_code == 1 and message in result.output, result.output
@@ -82,13 +88,13 @@ def test_refresh_rederives_and_says_what_changed(tmp_path: Path) -> None:
 
 def test_refresh_leaves_a_file_that_cannot_be_fixed_untouched(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text("schema_version: 1\nkind: puzzle\nid: x\nruleset: 1\nboard: 1.......9/5\nadds: 0\nsolution: []\ndifficulty: {}\n")
+    bad.write_text(
+        "schema_version: 1\nkind: puzzle\nid: x\nruleset: 1\nboard: 1.......9/5\nadds: 0\nsolution: []\ndifficulty: {}\n"
+    )
     before = bad.read_bytes()
     result = run("puzzle", "--refresh", str(bad))
     assert result.exit_code == 1 and "unsolvable" in result.output
     assert bad.read_bytes() == before
-
-
 
 
 def test_moves_are_numbered_from_1_by_apply_and_the_validator_alike(tmp_path: Path) -> None:
@@ -108,24 +114,37 @@ def test_moves_are_numbered_from_1_by_apply_and_the_validator_alike(tmp_path: Pa
 def stale_night(tmp_path: Path) -> Path:
     """A copy of a committed night that starts at Level 1, its L1.S1 board edited by hand (its
     first digit)."""
-    night = next(p.parent for p in sorted(REPO.glob("generated/*/bundle.yaml"))
-                 if not re.search(r"(?m)^first_level: (?!1$)", p.read_text(encoding="utf-8")))
+    night = next(
+        p.parent
+        for p in sorted(REPO.glob("generated/*/bundle.yaml"))
+        if not re.search(r"(?m)^first_level: (?!1$)", p.read_text(encoding="utf-8"))
+    )
     copy = tmp_path / "night"
     shutil.copytree(night, copy)
     bundle = copy / "bundle.yaml"
     text = bundle.read_text(encoding="utf-8")
     at = text.index("board: ") + len("board: ")
-    bundle.write_text(text[:at] + ("2" if text[at] == "1" else "1") + text[at + 1:], encoding="utf-8")
+    bundle.write_text(
+        text[:at] + ("2" if text[at] == "1" else "1") + text[at + 1 :], encoding="utf-8"
+    )
     return bundle
 
 
 def test_nm303_names_the_refresh_that_fixes_it(stale_night: Path, tmp_path: Path) -> None:
     problems = [p for p in validate_paths([stale_night]).problems if p.code == "NM303"]
     assert len(problems) == 1
-    assert f"`numbermatch puzzle --refresh {stale_night}:L1.S1` re-derives id, certificate and rating" in problems[0].message
-    puzzle = Path(shutil.copy(sorted(REPO.glob("generated/**/nm*-*.yaml"))[0], tmp_path / "puzzle.yaml"))
+    assert (
+        f"`numbermatch puzzle --refresh {stale_night}:L1.S1` re-derives id, certificate and rating"
+        in problems[0].message
+    )
+    puzzle = Path(
+        shutil.copy(sorted(REPO.glob("generated/**/nm*-*.yaml"))[0], tmp_path / "puzzle.yaml")
+    )
     text = puzzle.read_text(encoding="utf-8")
-    puzzle.write_text(re.sub(r"(?m)^adds: (\d+)$", lambda m: f"adds: {int(m[1]) + 1}", text, count=1), encoding="utf-8")
+    puzzle.write_text(
+        re.sub(r"(?m)^adds: (\d+)$", lambda m: f"adds: {int(m[1]) + 1}", text, count=1),
+        encoding="utf-8",
+    )
     problems = [p for p in validate_paths([puzzle]).problems if p.code == "NM303"]
     assert len(problems) == 1 and f"`numbermatch puzzle --refresh {puzzle}`" in problems[0].message
 
@@ -138,7 +157,9 @@ def test_refresh_of_a_bundle_stage_rewrites_that_stage_only(stale_night: Path) -
     after = stale_night.read_text(encoding="utf-8")
     assert validate_paths([stale_night]).ok
     first_stage_end = before.index("  - stage: 2")
-    assert after[after.index("  - stage: 2"):] == before[first_stage_end:]  # every later byte as it was
+    assert (
+        after[after.index("  - stage: 2") :] == before[first_stage_end:]
+    )  # every later byte as it was
     again = run(*["puzzle", "--refresh", f"{stale_night}:L1.S1"])
     assert again.exit_code == 0 and "unchanged" in again.stdout
     assert stale_night.read_text(encoding="utf-8") == after

@@ -27,8 +27,14 @@ ALLOWED = {
     " a value would change what it measures",
 }
 ALLOWED_EXPRESSIONS = {
-    ("pipeline/jobs/nightly.py", "settings.get('levels')"): "the nightly's settings: a count, not a bundle",
-    ("pipeline/jobs/nightly.py", "settings.get('stages')"): "the nightly's settings: a count, not a bundle",
+    (
+        "pipeline/jobs/nightly.py",
+        "settings.get('levels')",
+    ): "the nightly's settings: a count, not a bundle",
+    (
+        "pipeline/jobs/nightly.py",
+        "settings.get('stages')",
+    ): "the nightly's settings: a count, not a bundle",
 }
 
 
@@ -48,7 +54,9 @@ def test_nothing_walks_a_bundle_document_outside_the_value() -> None:
             for line, text in key_reads(path.read_text(encoding="utf-8"))
             if (rel, text) not in ALLOWED_EXPRESSIONS
         ]
-    assert offenders == [], "walk a bundle through pipeline.formats.bundle.Bundle:\n  " + "\n  ".join(offenders)
+    assert offenders == [], (
+        "walk a bundle through pipeline.formats.bundle.Bundle:\n  " + "\n  ".join(offenders)
+    )
     stale = [rel for rel in ALLOWED if not key_reads((ROOT / rel).read_text(encoding="utf-8"))]
     assert stale == [], f"allowed but no longer needed: {stale}"
 
@@ -81,7 +89,12 @@ def test_the_committed_nights_read_as_values(path: Path) -> None:
 
 def _doc(**extra: object) -> dict:
     puzzle = Puzzle("123456789/98765", 1, ("+",), {"tier": "easy", "score": 8.5}).core_dict()
-    doc = {"kind": "bundle", "id": "b", "ruleset": 1, "levels": [{"level": 3, "stages": [{"stage": 1, "target_score": 8, "puzzle": puzzle}]}]}
+    doc = {
+        "kind": "bundle",
+        "id": "b",
+        "ruleset": 1,
+        "levels": [{"level": 3, "stages": [{"stage": 1, "target_score": 8, "puzzle": puzzle}]}],
+    }
     doc.update(extra)
     return doc
 
@@ -94,7 +107,10 @@ def test_text_form_and_a_pasteable_repr() -> None:
     assert stage.path == "$.levels[0].stages[0]"
     assert stage.target_score == 8.0 and isinstance(stage.target_score, float)
     assert eval(repr(stage), {"Stage": Stage, "Slot": Slot, "Puzzle": Puzzle}) == stage
-    assert eval(repr(bundle), {"Bundle": Bundle, "Stage": Stage, "Slot": Slot, "Puzzle": Puzzle}) == bundle
+    assert (
+        eval(repr(bundle), {"Bundle": Bundle, "Stage": Stage, "Slot": Slot, "Puzzle": Puzzle})
+        == bundle
+    )
 
 
 @pytest.mark.parametrize(
@@ -103,15 +119,33 @@ def test_text_form_and_a_pasteable_repr() -> None:
         ({"kind": "puzzle"}, "in.yaml: is not a bundle (kind 'puzzle')"),
         (["not", "a", "mapping"], "in.yaml: is not a bundle (kind None)"),
         ({"kind": "bundle", "levels": {}}, "in.yaml: $.levels: expected a list of Levels"),
-        ({"kind": "bundle", "levels": [{"level": 1}]}, "in.yaml: $.levels[0].stages: expected a list of stages"),
-        ({"kind": "bundle", "levels": [{"stages": ["x"]}]}, "in.yaml: $.levels[0].stages[0]: expected a stage mapping"),
-        ({"kind": "bundle", "levels": [{"stages": [{"stage": 1}]}]}, "in.yaml: $.levels[0].stages[0].puzzle: expected a puzzle mapping"),
-        ({"kind": "bundle", "levels": [{"stages": [{"puzzle": {"adds": 1}}]}]},
-         "in.yaml: $.levels[0].stages[0].puzzle.board: expected board notation (a string), found nothing"),
-        ({"kind": "bundle", "levels": [{"stages": [{"puzzle": {"board": "12", "adds": "2"}}]}]},
-         "in.yaml: $.levels[0].stages[0].puzzle.adds: expected a whole number 0 or more, found str '2'"),
-        ({"kind": "bundle", "levels": [{"stages": [{"puzzle": {"board": "12", "adds": 1, "solution": 3}}]}]},
-         "in.yaml: $.levels[0].stages[0].puzzle: expected a solution list and a difficulty mapping"),
+        (
+            {"kind": "bundle", "levels": [{"level": 1}]},
+            "in.yaml: $.levels[0].stages: expected a list of stages",
+        ),
+        (
+            {"kind": "bundle", "levels": [{"stages": ["x"]}]},
+            "in.yaml: $.levels[0].stages[0]: expected a stage mapping",
+        ),
+        (
+            {"kind": "bundle", "levels": [{"stages": [{"stage": 1}]}]},
+            "in.yaml: $.levels[0].stages[0].puzzle: expected a puzzle mapping",
+        ),
+        (
+            {"kind": "bundle", "levels": [{"stages": [{"puzzle": {"adds": 1}}]}]},
+            "in.yaml: $.levels[0].stages[0].puzzle.board: expected board notation (a string), found nothing",
+        ),
+        (
+            {"kind": "bundle", "levels": [{"stages": [{"puzzle": {"board": "12", "adds": "2"}}]}]},
+            "in.yaml: $.levels[0].stages[0].puzzle.adds: expected a whole number 0 or more, found str '2'",
+        ),
+        (
+            {
+                "kind": "bundle",
+                "levels": [{"stages": [{"puzzle": {"board": "12", "adds": 1, "solution": 3}}]}],
+            },
+            "in.yaml: $.levels[0].stages[0].puzzle: expected a solution list and a difficulty mapping",
+        ),
     ],
 )
 def test_a_malformed_document_is_one_error_naming_the_place(doc: object, message: str) -> None:
@@ -137,5 +171,5 @@ def test_locate_names_the_levels_and_stages_there_are() -> None:
     ]:
         with pytest.raises(BundleError, match=message.replace(".", r"\.")):
             bundle.locate(slot, "b.yaml")
-    with pytest.raises(BundleError, match="b.yaml: the bundle has no Levels"):
+    with pytest.raises(BundleError, match=r"b\.yaml: the bundle has no Levels"):
         Bundle.from_dict(_doc(levels=[])).locate(Slot(1, 1), "b.yaml")

@@ -8,11 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-
 from tests.helpers import numbermatch_argv, run
-
-
-
 
 
 def test_moves_json_is_sorted_first_cell_first() -> None:
@@ -42,7 +38,10 @@ def test_moves_stdin_is_json_lines_and_bad_lines_do_not_stop_the_run() -> None:
 
 def test_moves_stdin_all_good_exits_zero() -> None:
     result = run("moves", "-", input="11\n")
-    assert result.exit_code == 0 and json.loads(result.stdout) == {"board": "11", "pairs": ["0,0-0,1"]}
+    assert result.exit_code == 0 and json.loads(result.stdout) == {
+        "board": "11",
+        "pairs": ["0,0-0,1"],
+    }
 
 
 def test_moves_bad_board_is_one_line_without_traceback() -> None:
@@ -67,7 +66,10 @@ def test_apply_illegal_move_exits_1_with_one_line() -> None:
     result = run("apply", "19......./5.......5/2", "0,0-0,1", "1,0-1,8")
     assert result.exit_code == 1
     assert "Traceback" not in result.output
-    assert "move 2: illegal move 1,0-1,8 on board '5.......5/2': cell 1,8 is off the board" in result.output
+    assert (
+        "move 2: illegal move 1,0-1,8 on board '5.......5/2': cell 1,8 is off the board"
+        in result.output
+    )
 
 
 def test_apply_add_without_allocation_fails() -> None:
@@ -89,15 +91,33 @@ def test_show_draws_the_grid_and_pairs() -> None:
 
 def test_version() -> None:
     result = run("--version")
-    assert result.exit_code == 0 and result.stdout.startswith("numbermatch ") and "rulesets: 1" in result.stdout
+    assert (
+        result.exit_code == 0
+        and result.stdout.startswith("numbermatch ")
+        and "rulesets: 1" in result.stdout
+    )
 
 
 def test_a_refusal_no_command_catches_is_one_line_not_a_traceback(tmp_path: Path) -> None:
     # `puzzle` passes the board to the solver, whose size limit raises; the CLI's top level turns it into one line
-    board = "/".join(["123456789"] * 112)  # 1,008 cells: over the solver's limit, within the parser's
+    board = "/".join(
+        ["123456789"] * 112
+    )  # 1,008 cells: over the solver's limit, within the parser's
     proc = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "puzzle", board, "--adds", "0", "--out", str(tmp_path / "p.yaml")],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "pipeline.cli",
+            "puzzle",
+            board,
+            "--adds",
+            "0",
+            "--out",
+            str(tmp_path / "p.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
@@ -111,7 +131,9 @@ def test_show_into_a_closed_pipe_exits_quietly() -> None:
 
     board = "/".join(["123456789"] * 40)
     for _ in range(3):
-        proc = subprocess.Popen(numbermatch_argv() + ["show", board], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            numbermatch_argv() + ["show", board], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         assert proc.stdout is not None
         proc.stdout.readline()
         proc.stdout.close()  # what `head -1` does after its line

@@ -4,15 +4,16 @@ limits, an example at the end. (What loading help costs is tests/test_cli_startu
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
 import typer.main
 
-from tests.helpers import run
 from pipeline.cli import COMMANDS, app
 from pipeline.cli.help_text import EXAMPLES
 from pipeline.limits import MAX_ADDS
+from tests.helpers import run
 
 
 def help_text(name: str, width: int = 80) -> str:
@@ -30,7 +31,15 @@ def test_rate_help_does_not_promise_traps() -> None:
 
 def test_nightly_help_names_everything_a_night_holds() -> None:
     flat = " ".join(help_text("nightly").split())
-    for part in ("bundle.yaml", "report.md", "report.html", "run.log", ".stock-taken.json", "OUT/stock/", "pool/"):
+    for part in (
+        "bundle.yaml",
+        "report.md",
+        "report.html",
+        "run.log",
+        ".stock-taken.json",
+        "OUT/stock/",
+        "pool/",
+    ):
         assert part in flat, part
 
 
@@ -40,7 +49,7 @@ def test_no_brackets_inside_brackets(name: str) -> None:
     depth = 0
     for i, ch in enumerate(flat):
         depth += {"(": 1, ")": -1}.get(ch, 0)
-        assert depth <= 1, f"{name} --help nests brackets: ...{flat[max(0, i - 50):i + 30]}..."
+        assert depth <= 1, f"{name} --help nests brackets: ...{flat[max(0, i - 50) : i + 30]}..."
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))
@@ -56,9 +65,11 @@ def test_description_paragraphs_are_not_broken_mid_line(name: str) -> None:
         description.append(line)
     for paragraph in "\n".join(description).strip("\n").split("\n\n"):
         rows = paragraph.splitlines()
-        for line, after in zip(rows, rows[1:]):
+        for line, after in itertools.pairwise(rows):
             room = 80 - len(line) - 1
-            assert room < len(after.split()[0]), f"{name} --help breaks a line early: {line!r} / {after!r}"
+            assert room < len(after.split()[0]), (
+                f"{name} --help breaks a line early: {line!r} / {after!r}"
+            )
 
 
 @pytest.mark.parametrize("name", ["assemble", "nightly"])
@@ -73,7 +84,8 @@ def test_every_adds_option_shows_the_limit() -> None:
     with_adds = []
     for name, command in group.commands.items():  # type: ignore[attr-defined]
         for param in command.params:
-            if "--adds" in getattr(param, "opts", ()) and name != "generate":  # generate: the generator's own cap
+            if "--adds" in getattr(param, "opts", ()) and name != "generate":
+                # generate: the generator's own cap
                 with_adds.append(name)
                 assert (param.min, param.max) == (0, MAX_ADDS), name
     assert {"play", "puzzle", "render", "solve", "rate", "apply"} <= set(with_adds)

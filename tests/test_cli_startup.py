@@ -11,9 +11,9 @@ import pytest
 import typer.main
 
 import pipeline.cli as cli
-from tests.helpers import run
 from pipeline.cli import COMMANDS, app
 from pipeline.cli.help_text import EXAMPLES
+from tests.helpers import run
 
 
 def test_the_command_table_names_every_command_and_its_module() -> None:
@@ -33,22 +33,49 @@ def _modules_after(*argv: str, stdin: str | None = None, cwd: str | None = None)
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code], input=stdin, capture_output=True, text=True, check=True, cwd=cwd)
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=cwd,
+    )
     return set(proc.stderr.split("\n")[-2].split())
 
 
-@pytest.mark.parametrize("argv", [("show", "123"), ("moves", "1.......9/3.5", "--json"), ("apply", "19", "0,0-0,1", "--adds", "1")])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("show", "123"),
+        ("moves", "1.......9/3.5", "--json"),
+        ("apply", "19", "0,0-0,1", "--adds", "1"),
+    ],
+)
 def test_engine_commands_start_without_typer_or_the_heavy_modules(argv: tuple[str, ...]) -> None:
     loaded = _modules_after(*argv)
     assert "pipeline.engine.stage" in loaded
-    for heavy in ("typer", "pydantic", "yaml", "jsonschema", "networkx", "pipeline.solver.search", "pipeline.validator"):
+    for heavy in (
+        "typer",
+        "pydantic",
+        "yaml",
+        "jsonschema",
+        "networkx",
+        "pipeline.solver.search",
+        "pipeline.validator",
+    ):
         assert heavy not in loaded
 
 
 def test_a_typer_command_loads_only_its_own_module() -> None:
     loaded = _modules_after("solve", "19")
     assert "pipeline.cli.solve_cmds" in loaded and "typer" in loaded
-    for other in ("pipeline.cli.generate_cmds", "pipeline.cli.assemble_cmds", "networkx", "jsonschema"):
+    for other in (
+        "pipeline.cli.generate_cmds",
+        "pipeline.cli.assemble_cmds",
+        "networkx",
+        "jsonschema",
+    ):
         assert other not in loaded
 
 
@@ -65,7 +92,9 @@ def test_a_typer_command_loads_only_its_own_module() -> None:
         ["moves", "missing.yaml"],
     ],
 )
-def test_the_fast_path_prints_what_the_typer_command_prints(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_fast_path_prints_what_the_typer_command_prints(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     from pipeline.cli import fast
 
     code = fast.try_run(argv)
@@ -77,7 +106,13 @@ def test_the_fast_path_prints_what_the_typer_command_prints(argv: list[str], cap
 
 @pytest.mark.parametrize(
     "argv",
-    [["show", "--help"], ["apply", "19", "--adds", "-1"], ["apply", "19", "--adds", "1", "--adds", "2"], ["show", "1", "2"], ["moves", "1", "--bogus"]],
+    [
+        ["show", "--help"],
+        ["apply", "19", "--adds", "-1"],
+        ["apply", "19", "--adds", "1", "--adds", "2"],
+        ["show", "1", "2"],
+        ["moves", "1", "--bogus"],
+    ],
 )
 def test_the_fast_path_leaves_anything_unusual_to_typer(argv: list[str]) -> None:
     from pipeline.cli import fast
@@ -87,7 +122,9 @@ def test_the_fast_path_leaves_anything_unusual_to_typer(argv: list[str]) -> None
 
 def test_moves_stdin_through_the_fast_path() -> None:
     code = "import sys; sys.argv=['numbermatch','moves','-']; from pipeline.cli import main; main()"
-    proc = subprocess.run([sys.executable, "-c", code], input="1.......9/3.5\n12x\n", capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], input="1.......9/3.5\n12x\n", capture_output=True, text=True
+    )
     assert proc.returncode == 1
     assert proc.stdout.splitlines()[0] == '{"board": "1.......9/3.5", "pairs": ["0,0-0,8"]}'
     assert "'x' at column 2" in proc.stdout.splitlines()[1]
@@ -97,14 +134,37 @@ def test_pipeline_cli_app_has_every_command() -> None:
     assert cli.load_commands() is app
 
 
-_SAMPLES = ("0", "5", "16", "17", "-1", "+3", "007", "x", "", " 5", "1.5", "1e3", "٣", "9" * 30, "ramp", "RAMP",
-            "bogus", "text", "a/b", "-", "tests", "pyproject.toml", "nul\x00byte")
+_SAMPLES = (
+    "0",
+    "5",
+    "16",
+    "17",
+    "-1",
+    "+3",
+    "007",
+    "x",
+    "",
+    " 5",
+    "1.5",
+    "1e3",
+    "٣",
+    "9" * 30,
+    "ramp",
+    "RAMP",
+    "bogus",
+    "text",
+    "a/b",
+    "-",
+    "tests",
+    "pyproject.toml",
+    "nul\x00byte",
+)
 
 
 def _outcome(runtime: object, value: object, param: object, ctx: object) -> tuple[str, object]:
     try:
         return "value", runtime.coerce(value, param=param, ctx=ctx)  # type: ignore[attr-defined]
-    except Exception as exc:  # noqa: BLE001 - the exception itself is what is compared
+    except Exception as exc:
         return type(exc).__name__, getattr(exc, "message", str(exc))
 
 
@@ -129,10 +189,16 @@ def test_plain_coercion_gives_what_typers_pydantic_coercion_gives(name: str) -> 
         values += [(v,) if multi else v for v in _SAMPLES]
         values += [("1", "2"), ["tests", "x"]] if multi else []
         for value in values:
-            assert _outcome(plain, value, param, ctx) == _outcome(reference, value, param, ctx), (name, param.name, value)
+            assert _outcome(plain, value, param, ctx) == _outcome(reference, value, param, ctx), (
+                name,
+                param.name,
+                value,
+            )
 
 
-@pytest.mark.parametrize("argv", [("--help",), ("solve", "--help"), ("solve", "19", "--adds", "1"), ("rate", "--help")])
+@pytest.mark.parametrize(
+    "argv", [("--help",), ("solve", "--help"), ("solve", "19", "--adds", "1"), ("rate", "--help")]
+)
 def test_typer_commands_start_without_pydantic_or_rich(argv: tuple[str, ...]) -> None:
     loaded = _modules_after(*argv)
     assert "typer" in loaded
@@ -150,8 +216,14 @@ def test_a_bad_value_still_gets_typers_message() -> None:
 # graph library (the assembler), the JSON Schema engine (only a file the fast check rejects), the
 # YAML parser (only files), pydantic and rich (typer's, replaced), the jobs and the validator.
 _HEAVY = ("networkx", "jsonschema", "referencing", "pydantic", "rich")
-_WORK = ("yaml", "pipeline.jobs", "pipeline.validator", "pipeline.generation.generator", "pipeline.solver.search",
-         "pipeline.rating.players")
+_WORK = (
+    "yaml",
+    "pipeline.jobs",
+    "pipeline.validator",
+    "pipeline.generation.generator",
+    "pipeline.solver.search",
+    "pipeline.rating.players",
+)
 
 
 def _heavy(loaded: set[str], names: tuple[str, ...]) -> list[str]:
@@ -168,7 +240,9 @@ def test_light_commands_load_only_what_their_work_needs(tmp_path) -> None:  # ty
     import shutil
     from pathlib import Path
 
-    committed = sorted((Path(__file__).resolve().parent.parent / "generated").glob("**/nm*-*.yaml"))[0]
+    committed = sorted(
+        (Path(__file__).resolve().parent.parent / "generated").glob("**/nm*-*.yaml")
+    )[0]
     puzzle = Path(shutil.copy(committed, tmp_path / "puzzle.yaml"))
     runs = {
         "solve": (("solve", "19"), None),
@@ -176,11 +250,35 @@ def test_light_commands_load_only_what_their_work_needs(tmp_path) -> None:  # ty
         "play": (("play", "19"), "q\n"),
         "render": (("render", "19", "--out", "-"), None),
         "validate": (("validate", str(puzzle)), None),
-        "generate": (("generate", "--cells", "18", "--adds", "1", "--seed", "1", "--strategy", "random",
-                      "--attempt", "0", "--playouts", "1", "--out", str(tmp_path / "out")), None),
+        "generate": (
+            (
+                "generate",
+                "--cells",
+                "18",
+                "--adds",
+                "1",
+                "--seed",
+                "1",
+                "--strategy",
+                "random",
+                "--attempt",
+                "0",
+                "--playouts",
+                "1",
+                "--out",
+                str(tmp_path / "out"),
+            ),
+            None,
+        ),
     }
     for name, (argv, stdin) in runs.items():
         loaded = _modules_after(*argv, stdin=stdin, cwd=str(tmp_path))
         assert f"pipeline.cli.{COMMANDS[name]}" in loaded
         assert _heavy(loaded, _HEAVY) == [], name
-    assert _heavy(_modules_after("solve", "19"), ("yaml", "pipeline.jobs", "pipeline.validator", "pipeline.rating.players")) == []
+    assert (
+        _heavy(
+            _modules_after("solve", "19"),
+            ("yaml", "pipeline.jobs", "pipeline.validator", "pipeline.rating.players"),
+        )
+        == []
+    )

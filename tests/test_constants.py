@@ -49,10 +49,15 @@ def test_a_node_budget_option_defaults_to_a_named_budget() -> None:
             if (
                 isinstance(node, ast.Call)
                 and getattr(node.func, "attr", None) == "Option"
-                and any(isinstance(a, ast.Constant) and str(a.value).endswith("-nodes") for a in node.args)
+                and any(
+                    isinstance(a, ast.Constant) and str(a.value).endswith("-nodes")
+                    for a in node.args
+                )
             ):
                 found += 1
-                assert not isinstance(node.args[0], ast.Constant), f"{path.name}:{node.lineno}: a literal budget"
+                assert not isinstance(node.args[0], ast.Constant), (
+                    f"{path.name}:{node.lineno}: a literal budget"
+                )
     assert found >= 3
 
 

@@ -13,8 +13,6 @@ import yaml
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import one_line_refusal, run
-from pipeline.jobs.assembler import AssemblyError, assemble, assign, digit_layout
 from pipeline.formats.curves import (
     BUILTIN_FILE,
     CURVE_METAVAR,
@@ -25,15 +23,16 @@ from pipeline.formats.curves import (
     builtin_names,
     parse_curves,
 )
-from pipeline.jobs.curve_specs import load_curve, targets
 from pipeline.formats.puzzle import Puzzle
+from pipeline.jobs.assembler import AssemblyError, assemble, assign, digit_layout
+from pipeline.jobs.curve_specs import load_curve, targets
 from pipeline.rating.tiers import tier_for
 from pipeline.validator import validate_paths
+from tests.helpers import one_line_refusal, run
 from tests.test_assembler import brute_force, make
 
-
-
 # --- the built-in curves are files, expanded to exactly the targets of the old code ---------
+
 
 def _legacy_ends(level: int) -> tuple[float, float]:
     """The ramp's ends as the code computed them before curves were files (kept as the reference)."""
@@ -73,10 +72,15 @@ def test_each_builtin_curve_expands_from_its_file_to_exactly_the_old_targets(nam
     fn = LEGACY[name]
     for levels, stages in itertools.product((1, 2, 10, 30), range(1, 13)):
         expected = [[round(fn(lv, s, stages), 2) for s in range(stages)] for lv in range(levels)]
-        assert [[t.score for t in row] for row in targets(name, levels, stages)] == expected, (levels, stages)
+        assert [[t.score for t in row] for row in targets(name, levels, stages)] == expected, (
+            levels,
+            stages,
+        )
     # a night that continues at Level 11 gets exactly what Levels 11.. of one long bundle get
     rows = targets(name, 5, 6, first_level=11)
-    assert [[t.score for t in row] for row in rows] == [[round(fn(lv, s, 6), 2) for s in range(6)] for lv in range(10, 15)]
+    assert [[t.score for t in row] for row in rows] == [
+        [round(fn(lv, s, 6), 2) for s in range(6)] for lv in range(10, 15)
+    ]
     assert [row[0].level for row in rows] == list(range(10, 15))
 
 
@@ -85,10 +89,11 @@ def test_the_shipped_curve_file_validates_and_names_the_builtins() -> None:
     assert report.ok, report.problems
     assert {"ramp", "sawtooth", "flat"} <= set(builtin_names())
     assert builtin_curves()["ramp"].shape is not None
-    assert CURVE_METAVAR == "|".join([*builtin_names(), "FILE[:NAME]"])  # what --help shows
+    assert "|".join([*builtin_names(), "FILE[:NAME]"]) == CURVE_METAVAR  # what --help shows
 
 
 # --- the format -----------------------------------------------------------------------------
+
 
 def curve_doc(*curves: dict, job: dict | None = None) -> dict:
     doc: dict = {"schema_version": 1, "kind": "curves", "curves": list(curves)}
@@ -98,15 +103,26 @@ def curve_doc(*curves: dict, job: dict | None = None) -> dict:
 
 
 def test_explicit_levels_take_scores_tiers_and_tier_positions_then_the_shape_continues() -> None:
-    curve = parse_curves(curve_doc({
-        "name": "tutorial",
-        "levels": [[10, "easy", {"tier": "medium", "at": 0.25}], {"stages": [{"score": 20}, "medium", "hard"]}],
-        "shape": {"start": "medium", "finish": "hard"},
-    }))["tutorial"]
+    curve = parse_curves(
+        curve_doc(
+            {
+                "name": "tutorial",
+                "levels": [
+                    [10, "easy", {"tier": "medium", "at": 0.25}],
+                    {"stages": [{"score": 20}, "medium", "hard"]},
+                ],
+                "shape": {"start": "medium", "finish": "hard"},
+            }
+        )
+    )["tutorial"]
     rows = [[t.score for t in row] for row in curve.targets(3, 3)]
     assert rows[0] == [10.0, round(at("easy", 0.5), 2), round(at("medium", 0.25), 2)]
     assert rows[1] == [20.0, round(at("medium", 0.5), 2), round(at("hard", 0.5), 2)]
-    assert rows[2] == [round(at("medium", 0.5), 2), round((at("medium", 0.5) + at("hard", 0.5)) / 2, 2), round(at("hard", 0.5), 2)]
+    assert rows[2] == [
+        round(at("medium", 0.5), 2),
+        round((at("medium", 0.5) + at("hard", 0.5)) / 2, 2),
+        round(at("hard", 0.5), 2),
+    ]
 
 
 def test_a_curve_refuses_what_it_cannot_give() -> None:
@@ -115,11 +131,29 @@ def test_a_curve_refuses_what_it_cannot_give() -> None:
         only.targets(2, 2)
     with pytest.raises(CurveError, match="Level 1 is written with 2 stage"):
         only.targets(1, 3)
-    boss = parse_curves(curve_doc({"name": "b", "shape": {"start": "easy", "finish": "hard", "boss": {"stage": 5, "tier": "expert"}}}))["b"]
+    boss = parse_curves(
+        curve_doc(
+            {
+                "name": "b",
+                "shape": {
+                    "start": "easy",
+                    "finish": "hard",
+                    "boss": {"stage": 5, "tier": "expert"},
+                },
+            }
+        )
+    )["b"]
     with pytest.raises(CurveError, match="boss stage 5 does not exist"):
         boss.targets(1, 4)
-    strict = parse_curves(curve_doc({"name": "s", "shape": {"start": "easy", "finish": "hard"},
-                                     "constraints": {"at_least": {"expert": 1}}}))["s"]
+    strict = parse_curves(
+        curve_doc(
+            {
+                "name": "s",
+                "shape": {"start": "easy", "finish": "hard"},
+                "constraints": {"at_least": {"expert": 1}},
+            }
+        )
+    )["s"]
     with pytest.raises(CurveError, match="Level 1's targets give 0 expert stage"):
         strict.targets(1, 3)
     with pytest.raises(CurveError, match="unknown curve"):
@@ -127,17 +161,33 @@ def test_a_curve_refuses_what_it_cannot_give() -> None:
 
 
 def test_a_boss_stage_and_a_rise_across_levels() -> None:
-    curve = parse_curves(curve_doc({"name": "boss", "shape": {
-        "start": {"tier": "easy", "at": 0.2}, "finish": {"tier": "hard", "at": 0.5},
-        "rise": {"start": {"tier": "medium", "at": 0.5}, "finish": {"tier": "expert", "at": 0.9}, "step": 0.1},
-        "boss": {"stage": -1, "tier": "expert", "at": 0.5, "from_level": 3},
-    }}))["boss"]
+    curve = parse_curves(
+        curve_doc(
+            {
+                "name": "boss",
+                "shape": {
+                    "start": {"tier": "easy", "at": 0.2},
+                    "finish": {"tier": "hard", "at": 0.5},
+                    "rise": {
+                        "start": {"tier": "medium", "at": 0.5},
+                        "finish": {"tier": "expert", "at": 0.9},
+                        "step": 0.1,
+                    },
+                    "boss": {"stage": -1, "tier": "expert", "at": 0.5, "from_level": 3},
+                },
+            }
+        )
+    )["boss"]
     rows = curve.targets(8, 5)
     assert [row[-1].tier for row in rows[:2]] == ["hard", "hard"]
     assert all(row[-1].score == round(at("expert", 0.5), 2) for row in rows[2:])
-    for a, b in zip(rows, rows[1:]):  # every Stage's target rises (or holds) from Level to Level
+    for a, b in itertools.pairwise(
+        rows
+    ):  # every Stage's target rises (or holds) from Level to Level
         assert all(x.score <= y.score for x, y in zip(a, b))
-    assert curve.shape is not None and tier_for(curve.shape.ends(20)[1]) == "expert"  # the finish climbs into expert
+    assert (
+        curve.shape is not None and tier_for(curve.shape.ends(20)[1]) == "expert"
+    )  # the finish climbs into expert
 
 
 # --- validation: line and column --------------------------------------------------------------
@@ -179,51 +229,102 @@ def test_validate_reports_what_the_schema_cannot_say_with_line_and_column(tmp_pa
     assert "defined twice" in by_line[(10, 9)]
     assert "neither in this file nor built in" in by_line[(13, 14)]
     assert {p.code for p in problems} == {"NM320"}
-    path.write_text(BAD_CURVES.replace("at: 1.5", "at: 0.5").replace("finish: hardest", "finish: hard")
-                    .replace("- name: weekly\n  levels", "- name: daily\n  levels").replace("101", "hard")
-                    .replace("nowhere", "daily"))
+    path.write_text(
+        BAD_CURVES.replace("at: 1.5", "at: 0.5")
+        .replace("finish: hardest", "finish: hard")
+        .replace("- name: weekly\n  levels", "- name: daily\n  levels")
+        .replace("101", "hard")
+        .replace("nowhere", "daily")
+    )
     by_line = {(p.line, p.column): p.message for p in validate_paths([path]).problems}
     assert list(by_line) == [(9, 32)] and "must be below `peak`" in by_line[(9, 32)]
 
 
 def test_validate_checks_that_the_job_can_be_made(tmp_path: Path) -> None:
     path = tmp_path / "curves.yaml"
-    path.write_text(yaml.safe_dump(curve_doc(
-        {"name": "boss", "shape": {"start": "easy", "finish": "hard", "boss": {"stage": 7, "tier": "expert"}}},
-        job={"curve": "boss", "levels": 2, "stages": 6},
-    ), sort_keys=False))
+    path.write_text(
+        yaml.safe_dump(
+            curve_doc(
+                {
+                    "name": "boss",
+                    "shape": {
+                        "start": "easy",
+                        "finish": "hard",
+                        "boss": {"stage": 7, "tier": "expert"},
+                    },
+                },
+                job={"curve": "boss", "levels": 2, "stages": 6},
+            ),
+            sort_keys=False,
+        )
+    )
     problems = validate_paths([path]).problems
     assert [(p.code, p.path) for p in problems] == [("NM320", "$.job")]
-    assert "boss stage 7 does not exist in a Level of 6 stages" in problems[0].message and problems[0].line
+    assert (
+        "boss stage 7 does not exist in a Level of 6 stages" in problems[0].message
+        and problems[0].line
+    )
 
 
 def test_assemble_names_the_bad_curve_file_line(tmp_path: Path) -> None:
     path = tmp_path / "curves.yaml"
     path.write_text(BAD_CURVES)
-    result = run(*["assemble", str(tmp_path), "--levels", "1", "--stages", "1",
-                                 "--curve", f"{path}:weekly", "--out", str(tmp_path / "b.yaml")])
-    assert result.exit_code == 1 and f"{path}:6:29" in result.output and "Traceback" not in result.output
+    result = run(
+        *[
+            "assemble",
+            str(tmp_path),
+            "--levels",
+            "1",
+            "--stages",
+            "1",
+            "--curve",
+            f"{path}:weekly",
+            "--out",
+            str(tmp_path / "b.yaml"),
+        ]
+    )
+    assert (
+        result.exit_code == 1
+        and f"{path}:6:29" in result.output
+        and "Traceback" not in result.output
+    )
 
 
 # --- the assembler on a curve with a boss and per-Level constraints ---------------------------
 
-LAYOUTS = [["19", "91", "11", "99"], ["28", "82", "22", "88"], ["37", "73", "33", "77"], ["46", "64", "44", "66"]]
+LAYOUTS = [
+    ["19", "91", "11", "99"],
+    ["28", "82", "22", "88"],
+    ["37", "73", "33", "77"],
+    ["46", "64", "44", "66"],
+]
 
 
 def boss_curve(layouts: int) -> dict:
-    return curve_doc({
-        "name": "boss",
-        "shape": {"start": {"tier": "easy", "at": 0.3}, "finish": {"tier": "easy", "at": 0.7},
-                  "boss": {"stage": -1, "tier": "hard", "at": 0.5}},
-        "constraints": {"layouts": layouts, "at_least": {"hard": 1}, "at_most": {"hard": 1}},
-    })
+    return curve_doc(
+        {
+            "name": "boss",
+            "shape": {
+                "start": {"tier": "easy", "at": 0.3},
+                "finish": {"tier": "easy", "at": 0.7},
+                "boss": {"stage": -1, "tier": "hard", "at": 0.5},
+            },
+            "constraints": {"layouts": layouts, "at_least": {"hard": 1}, "at_most": {"hard": 1}},
+        }
+    )
 
 
 @settings(max_examples=40, deadline=None)
 @given(
     st.integers(2, 3),
-    st.lists(st.tuples(st.sampled_from([3.0, 9.0, 15.0, 21.0, 27.0]), st.integers(0, 3)), min_size=3, max_size=5),
-    st.lists(st.tuples(st.sampled_from([0.1, 0.5, 0.9]), st.integers(0, 3)), min_size=1, max_size=2),
+    st.lists(
+        st.tuples(st.sampled_from([3.0, 9.0, 15.0, 21.0, 27.0]), st.integers(0, 3)),
+        min_size=3,
+        max_size=5,
+    ),
+    st.lists(
+        st.tuples(st.sampled_from([0.1, 0.5, 0.9]), st.integers(0, 3)), min_size=1, max_size=2
+    ),
 )
 def test_a_boss_curve_with_layout_constraints_is_filled_optimally(
     least: int, easy: list[tuple[float, int]], hard: list[tuple[float, int]]
@@ -263,16 +364,33 @@ def test_layout_minimum_changes_the_optimum() -> None:
 
 def test_an_unfillable_curve_is_refused_naming_level_slots_and_tier() -> None:
     curve = parse_curves(boss_curve(1))["boss"]
-    pool = [make(LAYOUTS[i % 4][i // 4], 5.0 + i, adds=i) for i in range(8)] + [make("46", at("hard", 0.5), adds=20)]
+    pool = [make(LAYOUTS[i % 4][i // 4], 5.0 + i, adds=i) for i in range(8)] + [
+        make("46", at("hard", 0.5), adds=20)
+    ]
     with pytest.raises(AssemblyError) as info:
         assemble(pool, levels=3, stages=3, curve=curve, first_level=4)
     message = str(info.value)
     assert "needs 3 hard puzzles" in message and "have 1" in message
     assert "short: Level 5 stage 3, Level 6 stage 3 (hard)" in message
     with pytest.raises(AssemblyError, match="Level 1 needs 4 distinct digit layouts"):
-        assemble(pool[:2] + pool[4:6] + pool[-1:], levels=1, stages=5, curve=parse_curves(curve_doc({
-            "name": "v", "shape": {"start": "easy", "finish": "easy", "boss": {"stage": 5, "tier": "hard"}},
-            "constraints": {"layouts": 4}}))["v"])
+        assemble(
+            pool[:2] + pool[4:6] + pool[-1:],
+            levels=1,
+            stages=5,
+            curve=parse_curves(
+                curve_doc(
+                    {
+                        "name": "v",
+                        "shape": {
+                            "start": "easy",
+                            "finish": "easy",
+                            "boss": {"stage": 5, "tier": "hard"},
+                        },
+                        "constraints": {"layouts": 4},
+                    }
+                )
+            )["v"],
+        )
 
 
 def test_assemble_cli_takes_a_curve_file_and_records_it(tmp_path: Path) -> None:
@@ -286,21 +404,58 @@ def test_assemble_cli_takes_a_curve_file_and_records_it(tmp_path: Path) -> None:
         (puzzles / f"{p.id}.yaml").write_text(dump_yaml(p.to_document()))
     tiers = [p.tier for p in made]
     curves = tmp_path / "curves.yaml"
-    curves.write_text(yaml.safe_dump(curve_doc(
-        {"name": "mine", "levels": [[{"tier": t, "at": 0.5} for t in tiers[:2]], [{"tier": t, "at": 0.5} for t in tiers[2:4]]]},
-        {"name": "other", "shape": {"start": "easy", "finish": "easy"}},
-    ), sort_keys=False))
+    curves.write_text(
+        yaml.safe_dump(
+            curve_doc(
+                {
+                    "name": "mine",
+                    "levels": [
+                        [{"tier": t, "at": 0.5} for t in tiers[:2]],
+                        [{"tier": t, "at": 0.5} for t in tiers[2:4]],
+                    ],
+                },
+                {"name": "other", "shape": {"start": "easy", "finish": "easy"}},
+            ),
+            sort_keys=False,
+        )
+    )
     out = tmp_path / "bundle.yaml"
-    result = run(*["assemble", str(puzzles), "--levels", "1", "--stages", "2", "--first-level", "2",
-                                 "--curve", f"{curves}:mine", "--out", str(out)])
+    result = run(
+        *[
+            "assemble",
+            str(puzzles),
+            "--levels",
+            "1",
+            "--stages",
+            "2",
+            "--first-level",
+            "2",
+            "--curve",
+            f"{curves}:mine",
+            "--out",
+            str(out),
+        ]
+    )
     assert result.exit_code == 0, result.output
     doc = yaml.safe_load(out.read_text())
     assert doc["first_level"] == 2 and [lv["level"] for lv in doc["levels"]] == [2]
     assert doc["generator"]["params"]["curve"] == f"{curves}:mine"
     assert doc["generator"]["params"]["curve_definition"]["name"] == "mine"
     assert validate_paths([out]).ok
-    result = run(*["assemble", str(puzzles), "--levels", "1", "--stages", "2",
-                                 "--curve", str(curves), "--out", str(out)])
+    result = run(
+        *[
+            "assemble",
+            str(puzzles),
+            "--levels",
+            "1",
+            "--stages",
+            "2",
+            "--curve",
+            str(curves),
+            "--out",
+            str(out),
+        ]
+    )
     assert result.exit_code == 1 and "name one as" in result.output
 
 
@@ -315,19 +470,55 @@ def test_bundles_number_levels_from_first_level(tmp_path: Path) -> None:
     assert doc["first_level"] == 7 and doc["levels"][0]["level"] == 7
     path = write_bundle(tmp_path / "b.yaml", doc)
     problems = validate_paths([path]).problems
-    assert all(p.code != "NM312" for p in problems)  # numbered from first_level (other checks: fake certificates)
+    assert all(
+        p.code != "NM312" for p in problems
+    )  # numbered from first_level (other checks: fake certificates)
     doc["levels"][0]["level"] = 1
     path = write_bundle(tmp_path / "b.yaml", doc)
-    assert any(p.code == "NM312" and "from first_level" in p.message for p in validate_paths([path]).problems)
+    assert any(
+        p.code == "NM312" and "from first_level" in p.message
+        for p in validate_paths([path]).problems
+    )
 
 
-_LEAF = st.one_of(st.none(), st.booleans(), st.integers(-5, 200), st.floats(-2, 200, allow_nan=False),
-                  st.sampled_from(["easy", "hard", "expert", "x", "-1"]))
-_KEYS = st.sampled_from(["name", "levels", "shape", "start", "finish", "rise", "step", "dips", "at", "peak", "to",
-                         "boss", "stage", "tier", "score", "from_level", "constraints", "layouts", "at_least",
-                         "at_most", "stages", "curve"])
-_VALUE = st.recursive(_LEAF, lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(_KEYS, c, max_size=5)),
-                      max_leaves=25)
+_LEAF = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 200),
+    st.floats(-2, 200, allow_nan=False),
+    st.sampled_from(["easy", "hard", "expert", "x", "-1"]),
+)
+_KEYS = st.sampled_from(
+    [
+        "name",
+        "levels",
+        "shape",
+        "start",
+        "finish",
+        "rise",
+        "step",
+        "dips",
+        "at",
+        "peak",
+        "to",
+        "boss",
+        "stage",
+        "tier",
+        "score",
+        "from_level",
+        "constraints",
+        "layouts",
+        "at_least",
+        "at_most",
+        "stages",
+        "curve",
+    ]
+)
+_VALUE = st.recursive(
+    _LEAF,
+    lambda c: st.one_of(st.lists(c, max_size=4), st.dictionaries(_KEYS, c, max_size=5)),
+    max_leaves=25,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -363,16 +554,35 @@ def test_every_problem_of_one_curve_is_reported(tmp_path: Path) -> None:
     by_line = {(p.line, p.column): p.message for p in validate_paths([path]).problems}
     assert "unknown tier 'hardest'" in by_line[(7, 13)]
     assert "must be below `peak`" in by_line[(9, 32)]
-    doc = curve_doc({"name": "many", "levels": [["easy", "easiest"], {"stages": ["hard"], "constraints": {"at_least": {"hard": 2}, "at_most": {"hard": 1}}}],
-                     "shape": {"start": "easy", "finish": "hard", "dips": [{"at": 0.5, "peak": 0.1, "to": 0.2}, {"at": 0.2, "peak": 0.3, "to": 0.1}]},
-                     "constraints": {"at_most": {"hard": 1}, "at_least": {"hard": 2}}})
+    doc = curve_doc(
+        {
+            "name": "many",
+            "levels": [
+                ["easy", "easiest"],
+                {
+                    "stages": ["hard"],
+                    "constraints": {"at_least": {"hard": 2}, "at_most": {"hard": 1}},
+                },
+            ],
+            "shape": {
+                "start": "easy",
+                "finish": "hard",
+                "dips": [{"at": 0.5, "peak": 0.1, "to": 0.2}, {"at": 0.2, "peak": 0.3, "to": 0.1}],
+            },
+            "constraints": {"at_most": {"hard": 1}, "at_least": {"hard": 2}},
+        }
+    )
     path.write_text(yaml.safe_dump(doc, sort_keys=False))
     problems = validate_paths([path]).problems
     assert {p.code for p in problems} == {"NM320"}
-    assert sorted(p.path for p in problems) == sorted([
-        "$.curves[0].levels[0][1]", "$.curves[0].levels[1].constraints.at_most.hard", "$.curves[0].shape.dips[0].to",
-        "$.curves[0].constraints.at_most.hard",
-    ])
+    assert sorted(p.path for p in problems) == sorted(
+        [
+            "$.curves[0].levels[0][1]",
+            "$.curves[0].levels[1].constraints.at_most.hard",
+            "$.curves[0].shape.dips[0].to",
+            "$.curves[0].constraints.at_most.hard",
+        ]
+    )
 
 
 # --- curves files beside puzzles, their caps, and curves files naming each other -------------
@@ -389,16 +599,39 @@ curves:
 """
 
 
-def test_a_curves_file_in_a_puzzle_folder_is_skipped_and_refused_when_named(night_to_edit: Path) -> None:
+def test_a_curves_file_in_a_puzzle_folder_is_skipped_and_refused_when_named(
+    night_to_edit: Path,
+) -> None:
     """`KeyError: 'board'` came from assemble and swap while validate said all valid."""
     (night_to_edit / "pool" / "gentle.yaml").write_text(CURVES)
     assert run("validate", str(night_to_edit / "pool" / "gentle.yaml")).exit_code == 0
-    result = run("assemble", str(night_to_edit), "--levels", "1", "--stages", "4", "--curve", "ramp",
-                 "--out", str(night_to_edit / "again.yaml"))
+    result = run(
+        "assemble",
+        str(night_to_edit),
+        "--levels",
+        "1",
+        "--stages",
+        "4",
+        "--curve",
+        "ramp",
+        "--out",
+        str(night_to_edit / "again.yaml"),
+    )
     assert result.exit_code == 0, result.output
     assert run("swap", str(night_to_edit / "bundle.yaml"), "L1.S2").exit_code == 0
-    one_line_refusal(run("assemble", str(night_to_edit / "pool" / "gentle.yaml"), "--levels", "1", "--stages", "1",
-                       "--out", str(night_to_edit / "x.yaml")), "gentle.yaml: is a curves file, not puzzles")
+    one_line_refusal(
+        run(
+            "assemble",
+            str(night_to_edit / "pool" / "gentle.yaml"),
+            "--levels",
+            "1",
+            "--stages",
+            "1",
+            "--out",
+            str(night_to_edit / "x.yaml"),
+        ),
+        "gentle.yaml: is a curves file, not puzzles",
+    )
 
 
 def _curves(n: int) -> str:
@@ -421,13 +654,29 @@ def test_a_curves_file_is_capped_by_curves_and_by_size(tmp_path: Path, night_to_
     many = tmp_path / "many.yaml"
     many.write_text(_curves(limits.MAX_CURVES + 1))
     [problem] = validate_paths([many]).problems
-    assert problem.code == "NM104" and f"holds {limits.MAX_CURVES + 1} curves; a curves file holds at most" in problem.message
+    assert (
+        problem.code == "NM104"
+        and f"holds {limits.MAX_CURVES + 1} curves; a curves file holds at most" in problem.message
+    )
     huge = tmp_path / "huge.yaml"
     huge.write_text(_curves(20_000))  # ~2 MB, 200,000 values: refused before it is parsed
     started = time.monotonic()
     [problem] = validate_paths([huge]).problems
-    assert problem.code == "NM104" and "curves files are limited to 262,144 bytes" in problem.message
-    result = run("assemble", str(night_to_edit), "--levels", "1", "--stages", "1", "--curve", f"{huge}:c1", "--out", str(tmp_path / "x.yaml"))
+    assert (
+        problem.code == "NM104" and "curves files are limited to 262,144 bytes" in problem.message
+    )
+    result = run(
+        "assemble",
+        str(night_to_edit),
+        "--levels",
+        "1",
+        "--stages",
+        "1",
+        "--curve",
+        f"{huge}:c1",
+        "--out",
+        str(tmp_path / "x.yaml"),
+    )
     one_line_refusal(result, "curves files are limited to 262,144 bytes")
     assert time.monotonic() - started < 5
 
@@ -441,18 +690,38 @@ def test_a_curves_file_is_read_once(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     f.write_text(_curves(3))
     reads: list[str] = []
     real = loader.load_file
-    monkeypatch.setattr("pipeline.jobs.curve_specs.load_file", lambda path, name=None: reads.append(str(path)) or real(path, name))
+    monkeypatch.setattr(
+        "pipeline.jobs.curve_specs.load_file",
+        lambda path, name=None: reads.append(str(path)) or real(path, name),
+    )
     assert load_curve(f"{f}:c1").name == "c1"
     assert reads == [str(f)]
 
 
-def test_curve_files_naming_each_other_are_a_cycle_not_a_crash(tmp_path: Path, night_to_edit: Path) -> None:
-    (tmp_path / "a:x").write_text(_curves(1).replace("c0", "a") + 'job: {curve: "b:y", levels: 1, stages: 1}\n')
-    (tmp_path / "b:y").write_text(_curves(1).replace("c0", "b") + 'job: {curve: "a:x", levels: 1, stages: 1}\n')
+def test_curve_files_naming_each_other_are_a_cycle_not_a_crash(
+    tmp_path: Path, night_to_edit: Path
+) -> None:
+    (tmp_path / "a:x").write_text(
+        _curves(1).replace("c0", "a") + 'job: {curve: "b:y", levels: 1, stages: 1}\n'
+    )
+    (tmp_path / "b:y").write_text(
+        _curves(1).replace("c0", "b") + 'job: {curve: "a:x", levels: 1, stages: 1}\n'
+    )
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
-        result = run("assemble", str(night_to_edit), "--levels", "1", "--stages", "1", "--curve", "a:x", "--out", "x.yaml")
+        result = run(
+            "assemble",
+            str(night_to_edit),
+            "--levels",
+            "1",
+            "--stages",
+            "1",
+            "--curve",
+            "a:x",
+            "--out",
+            "x.yaml",
+        )
     finally:
         os.chdir(cwd)
     one_line_refusal(result, "curve files name each other in a cycle: 'a:x' -> 'b:y' -> 'a:x'")

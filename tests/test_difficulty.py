@@ -34,8 +34,12 @@ def test_nothing_reads_a_difficulty_score_or_tier_outside_the_accessor() -> None
         rel = path.relative_to(ROOT).as_posix()
         if rel in ALLOWED:
             continue
-        offenders += [f"{rel}:{line}: {text}" for line, text in key_reads(path.read_text(encoding="utf-8"))]
-    assert offenders == [], "read the score and tier through Difficulty:\n  " + "\n  ".join(offenders)
+        offenders += [
+            f"{rel}:{line}: {text}" for line, text in key_reads(path.read_text(encoding="utf-8"))
+        ]
+    assert offenders == [], "read the score and tier through Difficulty:\n  " + "\n  ".join(
+        offenders
+    )
 
 
 def test_the_scan_finds_each_form() -> None:
@@ -53,7 +57,9 @@ def test_a_block_read_once() -> None:
 
 
 def test_unsolvable_version_one_and_missing_blocks() -> None:
-    assert Difficulty.from_dict({"tier": "unsolvable", "score": None}) == Difficulty("unsolvable", None, 1)
+    assert Difficulty.from_dict({"tier": "unsolvable", "score": None}) == Difficulty(
+        "unsolvable", None, 1
+    )
     assert not Difficulty.from_dict({"tier": "unsolvable", "score": None}).solvable
     assert Difficulty.from_dict({"tier": "easy", "score": 3}).score == 3.0
     assert Difficulty.from_dict(None) == Difficulty("None", None, 1)
@@ -79,5 +85,7 @@ def test_a_profile_decides_the_score_in_one_place() -> None:
 
 @pytest.mark.parametrize("score", [12.5, 88.0])
 def test_a_puzzle_reads_its_block_through_the_value(score: float) -> None:
-    p = Puzzle(board="1928", adds=0, solution=(), difficulty={"tier": tier_for(score), "score": score})
+    p = Puzzle(
+        board="1928", adds=0, solution=(), difficulty={"tier": tier_for(score), "score": score}
+    )
     assert p.rated.score == score and p.tier == tier_for(score)

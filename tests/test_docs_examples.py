@@ -15,7 +15,6 @@ import pytest
 from sybil.example import SybilFailure
 
 from tests.docs_cli import PAGE, reference
-from tests.docs_images import SVGS, render_svg
 from tests.docs_examples import (
     ROOT,
     console_regions,
@@ -27,6 +26,7 @@ from tests.docs_examples import (
     rewrite,
     scratch_copy,
 )
+from tests.docs_images import SVGS, render_svg
 
 REGENERATE = "the docs are out of date: run `make docs-examples` and review the diff"
 
@@ -59,12 +59,23 @@ def test_the_cli_reference_is_what_the_commands_print() -> None:
 @pytest.mark.parametrize("picture", sorted(SVGS))
 def test_each_docs_svg_is_what_render_draws_now(picture: str, tmp_path: Path) -> None:
     fresh = render_svg(picture, tmp_path / "fresh.svg")
-    assert (ROOT / picture).read_bytes() == fresh, "docs pictures are out of date: run `make docs-images`"
+    assert (ROOT / picture).read_bytes() == fresh, (
+        "docs pictures are out of date: run `make docs-images`"
+    )
 
 
 def test_mkdocs_builds_strict(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--quiet", "--site-dir", str(tmp_path / "site")],
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "--quiet",
+            "--site-dir",
+            str(tmp_path / "site"),
+        ],
         cwd=ROOT,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
         capture_output=True,
@@ -86,7 +97,9 @@ def test_the_readme_is_a_front_door() -> None:
     for link in links:
         assert (ROOT / link).is_file(), link
     pages = {f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md")} - {"docs/index.md"}
-    assert not pages - links, f"add these pages to the README's Documentation table: {sorted(pages - links)}"
+    assert not pages - links, (
+        f"add these pages to the README's Documentation table: {sorted(pages - links)}"
+    )
 
 
 def test_the_test_map_names_every_test_module() -> None:
@@ -96,7 +109,9 @@ def test_the_test_map_names_every_test_module() -> None:
     named = set(re.findall(r"`(test_\w+\.py)`", text))
     present = {p.name for p in (ROOT / "tests").glob("test_*.py")}
     assert not present - named, f"add a row to tests/README.md for {sorted(present - named)}"
-    assert not named - present, f"tests/README.md names modules that are gone: {sorted(named - present)}"
+    assert not named - present, (
+        f"tests/README.md names modules that are gone: {sorted(named - present)}"
+    )
 
 
 def test_test_modules_say_their_subject_not_an_issue() -> None:
@@ -112,7 +127,9 @@ def test_test_modules_say_their_subject_not_an_issue() -> None:
             if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 cited = cites.search(ast.get_docstring(node) or "")
                 if cited:
-                    found.append(f"{path.name}: {getattr(node, 'name', 'module')} cites {cited.group(0)!r}")
+                    found.append(
+                        f"{path.name}: {getattr(node, 'name', 'module')} cites {cited.group(0)!r}"
+                    )
     assert found == [], "say the subject instead:\n" + "\n".join(found)
 
 
@@ -133,7 +150,9 @@ def test_a_block_is_commands_each_with_the_output_shown_after_it() -> None:
 def test_three_dots_match_any_text_but_a_board_gap_run_is_literal() -> None:
     assert matches("took ... s", "took 0.25 s")
     assert matches("a\n...\nz", "a\nb\nc\nz")
-    assert matches('{"moves": ["0,1-1,1", ...], "nodes": 16}', '{"moves": ["0,1-1,1", "0,2-1,2"], "nodes": 16}')
+    assert matches(
+        '{"moves": ["0,1-1,1", ...], "nodes": 16}', '{"moves": ["0,1-1,1", "0,2-1,2"], "nodes": 16}'
+    )
     assert not matches("took ... s", "took 0.25 ms")
     assert matches("1.......9/3.5", "1.......9/3.5")
     assert not matches("1.......9/3.5", "1..xxxx..9/3.5")
@@ -149,7 +168,11 @@ def test_a_wrong_example_fails_and_rewrite_fixes_it_keeping_its_dots(tmp_path: P
         encoding="utf-8",
     )
     failures = _failures(doc, tmp_path)
-    assert len(failures) == 1 and "$ echo one; echo took 3.2 s" in failures[0] and "zero" in failures[0]
+    assert (
+        len(failures) == 1
+        and "$ echo one; echo took 3.2 s" in failures[0]
+        and "zero" in failures[0]
+    )
     assert rewrite(doc, tmp_path) == (True, [])
     text = doc.read_text(encoding="utf-8")
     assert "$ echo one; echo took 3.2 s\none\ntook ... s\n$ echo fine\nfine\n```" in text
@@ -159,7 +182,10 @@ def test_a_wrong_example_fails_and_rewrite_fixes_it_keeping_its_dots(tmp_path: P
 
 def test_merge_keeps_shown_dots_only_where_they_still_match() -> None:
     assert merge("a\n...\nz", "a\nb\nz") == "a\n...\nz"  # matches as a whole: kept as shown
-    assert merge("score 12.28\nnodes ... \nend", "score 14.68\nnodes 16\nend") == "score 14.68\nnodes ...\nend"
+    assert (
+        merge("score 12.28\nnodes ... \nend", "score 14.68\nnodes 16\nend")
+        == "score 14.68\nnodes ...\nend"
+    )
 
 
 def test_rewrite_names_a_command_that_now_fails(tmp_path: Path) -> None:

@@ -46,7 +46,9 @@ def test_library_messages_name_no_command_line_flag() -> None:
                 for line, text in _raised_texts(path)
                 if (m := FLAG.search(text)) and (rel, m.group()) not in ALLOWED
             ]
-    assert found == [], "say what to change and set `remedy`; the CLI names its flag:\n  " + "\n  ".join(found)
+    assert found == [], (
+        "say what to change and set `remedy`; the CLI names its flag:\n  " + "\n  ".join(found)
+    )
 
 
 def test_an_error_carries_a_remedy_the_cli_phrases() -> None:
@@ -58,17 +60,21 @@ def test_an_error_carries_a_remedy_the_cli_phrases() -> None:
     assert error_text(NumberMatchError("plain")) == "plain"
 
 
-def test_swap_says_how_to_take_another_puzzle_in_the_cli_only(night_copy: Path, cli: Callable[..., Any]) -> None:
-    
-    from pipeline.jobs.swap import SwapError, swap_stage
+def test_swap_says_how_to_take_another_puzzle_in_the_cli_only(
+    night_copy: Path, cli: Callable[..., Any]
+) -> None:
 
     from pipeline.formats.puzzle import Puzzle
     from pipeline.formats.source import read_document
+    from pipeline.jobs.swap import SwapError, swap_stage
 
     bundle = night_copy / "2026-01-02" / "bundle.yaml"
     first = read_document(bundle)["levels"][0]["stages"][0]["puzzle"]
-    others = [f for f in sorted((bundle.parent / "pool").glob("*.yaml"))
-              if Puzzle.from_dict(read_document(f)).tier != Puzzle.from_dict(first).tier]
+    others = [
+        f
+        for f in sorted((bundle.parent / "pool").glob("*.yaml"))
+        if Puzzle.from_dict(read_document(f)).tier != Puzzle.from_dict(first).tier
+    ]
     assert others, "the night's pool has puzzles of other tiers than its first Stage's"
     pool = [Puzzle.from_dict(read_document(f)) for f in others]
     with pytest.raises(SwapError) as caught:  # no puzzle of the Stage's tier to take
@@ -81,10 +87,15 @@ def test_swap_says_how_to_take_another_puzzle_in_the_cli_only(night_copy: Path, 
 def test_the_first_problem_of_a_validation_is_stated_one_way() -> None:
     one = Problem("b.yaml", 12, 3, "NM301", "bad board", "$.levels[0].stages[1].puzzle.board")
     two = Problem("b.yaml", 14, 3, "NM303", "bad id", "$.levels[0].stages[1].puzzle.id")
-    assert first_problem([one]) == "b.yaml:12:3: NM301: bad board [$.levels[0].stages[1].puzzle.board]"
+    assert (
+        first_problem([one]) == "b.yaml:12:3: NM301: bad board [$.levels[0].stages[1].puzzle.board]"
+    )
     assert first_problem([one, two]) == first_problem([one]) + " (and 1 more)"
     assert ValidationReport([one, two]).first_problem() == first_problem([one, two])
-    assert first_problem([Problem("c.yaml", None, None, "NM101", "not YAML", "$")]) == "c.yaml: NM101: not YAML"
+    assert (
+        first_problem([Problem("c.yaml", None, None, "NM101", "not YAML", "$")])
+        == "c.yaml: NM101: not YAML"
+    )
     from pipeline.validator.reporters import text_line
 
     assert text_line(one) == str(one)  # `validate`'s own text lines
@@ -112,8 +123,16 @@ def test_errors_keep_their_cause() -> None:
     offenders = []
     for path in sorted((ROOT / "pipeline").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Raise) and isinstance(node.cause, ast.Constant) and node.cause.value is None:
-                names = {n.id for n in ast.walk(node.exc) if isinstance(n, ast.Name)} if node.exc else set()
+            if (
+                isinstance(node, ast.Raise)
+                and isinstance(node.cause, ast.Constant)
+                and node.cause.value is None
+            ):
+                names = (
+                    {n.id for n in ast.walk(node.exc) if isinstance(n, ast.Name)}
+                    if node.exc
+                    else set()
+                )
                 if "exc" in names:
                     offenders.append(f"{path.relative_to(ROOT)}:{node.lineno}")
     assert offenders == [], "re-raised without the cause: " + ", ".join(offenders)

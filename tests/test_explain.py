@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from tests.helpers import run
 from pipeline.rating.explain import Explanation, explain
 from pipeline.rating.score import rate
-from pipeline.rating.versions import weights_for
 from pipeline.rating.tiers import TIERS_BY_VERSION
+from pipeline.rating.versions import weights_for
+from tests.helpers import run
 
 BOARDS = [
     ("4.......3/1.......9/.6......7", 0),
@@ -85,7 +85,9 @@ def test_rate_explain_text_and_json() -> None:
     assert out.exit_code == 0, out.output
     doc = json.loads(out.output)
     assert doc["explain"]["tier"] == doc["tier"]
-    assert sum(m["points"] for m in doc["explain"]["metrics"]) == pytest.approx(doc["score"], abs=0.05)
+    assert sum(m["points"] for m in doc["explain"]["metrics"]) == pytest.approx(
+        doc["score"], abs=0.05
+    )
     out = run(*["rate", "12x", "--explain"])
     assert out.exit_code == 1 and "Traceback" not in out.output
 
@@ -106,10 +108,21 @@ def test_summary_names_exactly_the_metrics_that_decide_the_tier(rated) -> None:
 def test_an_easy_tier_decided_by_the_blind_player_says_so() -> None:
     """Random decides easy (the table's mark) while the careful player and the
     early adder win every game and score 0 points; the sentence named those two."""
-    d = {"version": 3, "tier": "easy", "score": 14.68, "min_adds": 1, "players": {
-        "random": {"win_rate": 0.8101}, "scanner": {"win_rate": 0.875}, "lookahead": {"win_rate": 1.0},
-        "opener": {"win_rate": 1.0}, "local": {"win_rate": 0.8164}, "planner": {"win_rate": 1.0},
-        "proximity": {"win_rate": 1.0}}}
+    d = {
+        "version": 3,
+        "tier": "easy",
+        "score": 14.68,
+        "min_adds": 1,
+        "players": {
+            "random": {"win_rate": 0.8101},
+            "scanner": {"win_rate": 0.875},
+            "lookahead": {"win_rate": 1.0},
+            "opener": {"win_rate": 1.0},
+            "local": {"win_rate": 0.8164},
+            "planner": {"win_rate": 1.0},
+            "proximity": {"win_rate": 1.0},
+        },
+    }
     e = explain(d)
     assert e.decide == ("random",)
     assert e.summary == "Easy because a blind player (random pairs) wins 81% of games."
@@ -122,7 +135,10 @@ def _committed_blocks() -> list[dict]:
     import yaml
 
     root = Path(__file__).resolve().parent.parent
-    return [yaml.safe_load(p.read_text())["difficulty"] for p in sorted(root.glob("generated/**/nm*-*.yaml"))[:40]]
+    return [
+        yaml.safe_load(p.read_text())["difficulty"]
+        for p in sorted(root.glob("generated/**/nm*-*.yaml"))[:40]
+    ]
 
 
 def test_the_report_and_the_studio_show_the_same_sentence() -> None:
@@ -137,7 +153,9 @@ def test_the_report_and_the_studio_show_the_same_sentence() -> None:
     from pipeline.studio.app import explained
 
     root = Path(__file__).resolve().parent.parent
-    doc = yaml.safe_load(sorted(root.glob("generated/*/bundle.yaml"))[-1].read_text(encoding="utf-8"))
+    doc = yaml.safe_load(
+        sorted(root.glob("generated/*/bundle.yaml"))[-1].read_text(encoding="utf-8")
+    )
     html = render_report_html(doc)
     for level in doc["levels"][:2]:
         for stage in level["stages"]:

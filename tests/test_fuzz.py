@@ -25,11 +25,12 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from tests.helpers import run
 from pipeline.rating.tiers import TIERS_BY_VERSION
 from tests import reference
+from tests.helpers import run
 
 FIXTURES = Path(__file__).parent / "fixtures" / "validator" / "valid"
 SEEDS = {
@@ -40,12 +41,26 @@ TIME_BOUND = 10.0  # seconds per mutant (a valid file takes milliseconds; a shar
 CAMPAIGN = int(os.environ.get("NM_FUZZ_EXAMPLES", "0"))
 
 settings.register_profile(
-    "gate", max_examples=25, deadline=None, derandomize=True,  # 7 strategies: 175 mutants, a few seconds
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+    "gate",
+    max_examples=25,
+    deadline=None,
+    derandomize=True,  # 7 strategies: 175 mutants, a few seconds
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
 )
 settings.register_profile(
-    "campaign", max_examples=max(CAMPAIGN, 1), deadline=None, derandomize=False,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+    "campaign",
+    max_examples=max(CAMPAIGN, 1),
+    deadline=None,
+    derandomize=False,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.function_scoped_fixture,
+    ],
 )
 PROFILE = "campaign" if CAMPAIGN else "gate"
 
@@ -57,25 +72,113 @@ def _report_counts():
     yield
     if CAMPAIGN:
         total = sum(v for k, v in COUNTS.items() if k.startswith("exit "))
-        print(f"\nfuzz campaign: {total} mutants; " + ", ".join(f"{k}: {v}" for k, v in sorted(COUNTS.items())))
+        print(
+            f"\nfuzz campaign: {total} mutants; "
+            + ", ".join(f"{k}: {v}" for k, v in sorted(COUNTS.items()))
+        )
 
 
 # --- mutations --------------------------------------------------------------------------------
 
 NUMBERS = [
-    "0", "-1", "1.0", "2.0", "0.0", "1e308", "1e999", "-0", "+1", "0x1F", "0o17", "1_000", ".inf", "-.inf",
-    ".nan", "9" * 5000, "0x" + "f" * 5000, "1" * 50, "2.5", "100", "101", "3", "17", "65", "1:30", "true", "null",
-    "٣", "12e", "1e-400",
+    "0",
+    "-1",
+    "1.0",
+    "2.0",
+    "0.0",
+    "1e308",
+    "1e999",
+    "-0",
+    "+1",
+    "0x1F",
+    "0o17",
+    "1_000",
+    ".inf",
+    "-.inf",
+    ".nan",
+    "9" * 5000,
+    "0x" + "f" * 5000,
+    "1" * 50,
+    "2.5",
+    "100",
+    "101",
+    "3",
+    "17",
+    "65",
+    "1:30",
+    "true",
+    "null",
+    "٣",
+    "12e",
+    "1e-400",
 ]
-TAGS = ["!!str", "!!int", "!!float", "!!bool", "!!null", "!!timestamp", "!!binary", "!!python/object:os.system",
-        "!", "!local", "!!map", "!!seq", "!!set", "!!omap"]
+TAGS = [
+    "!!str",
+    "!!int",
+    "!!float",
+    "!!bool",
+    "!!null",
+    "!!timestamp",
+    "!!binary",
+    "!!python/object:os.system",
+    "!",
+    "!local",
+    "!!map",
+    "!!seq",
+    "!!set",
+    "!!omap",
+]
 SCALARS = [
-    "", "~", "''", "'x\\n'", '"1,3-2,4\\n"', "nm1-000000000000", "'+'", "0,0-0,1", "99999999999,0-0,1",
-    "1,3-2,4", "a b", "../x", "123456789/98765", "1" * 400, "{}", "[]", "*a", "&a 1", "<<: {}", "? [1]",
-    "\t", "yes", "on", "2026-11-29", "!!python/name:os.system",
+    "",
+    "~",
+    "''",
+    "'x\\n'",
+    '"1,3-2,4\\n"',
+    "nm1-000000000000",
+    "'+'",
+    "0,0-0,1",
+    "99999999999,0-0,1",
+    "1,3-2,4",
+    "a b",
+    "../x",
+    "123456789/98765",
+    "1" * 400,
+    "{}",
+    "[]",
+    "*a",
+    "&a 1",
+    "<<: {}",
+    "? [1]",
+    "\t",
+    "yes",
+    "on",
+    "2026-11-29",
+    "!!python/name:os.system",
 ]
-TEXT_BITS = ["\t", "\n", "\r\n", " ", ":", "- ", "#", "&a", "*a", "---", "...", "{", "[", "'", '"', "%YAML 1.1\n",
-             "\ufeff", "\x00", "\x85", "\u2028", "é", "٣"]
+TEXT_BITS = [
+    "\t",
+    "\n",
+    "\r\n",
+    " ",
+    ":",
+    "- ",
+    "#",
+    "&a",
+    "*a",
+    "---",
+    "...",
+    "{",
+    "[",
+    "'",
+    '"',
+    "%YAML 1.1\n",
+    "\ufeff",
+    "\x00",
+    "\x85",
+    "\u2028",
+    "é",
+    "٣",
+]
 
 
 def _splice(text: str, at: int, cut: int, insert: str) -> str:
@@ -105,7 +208,9 @@ def line_mutant(draw: Callable) -> bytes:
     lines = SEEDS[draw(st.sampled_from(sorted(SEEDS)))].split("\n")
     for _ in range(draw(st.integers(1, 3))):
         i = draw(st.integers(0, len(lines) - 1))
-        op = draw(st.sampled_from(["delete", "duplicate", "swap", "indent", "dedent", "tail", "insert"]))
+        op = draw(
+            st.sampled_from(["delete", "duplicate", "swap", "indent", "dedent", "tail", "insert"])
+        )
         if op == "delete":
             del lines[i]
         elif op == "duplicate":
@@ -128,12 +233,19 @@ def line_mutant(draw: Callable) -> bytes:
 
 _NUMBER_TOKEN = re.compile(r"(?<=[:\-] )-?[0-9][0-9.e+-]*$", re.M)
 _VALUE = re.compile(r"(?<=: )\S.*$|(?<=- )\S.*$", re.M)
-_NEW_NUMBER = st.one_of(st.sampled_from(NUMBERS), st.integers(-10, 10**6).map(str),
-                        st.floats(allow_nan=True, allow_infinity=True).map(repr))
+_NEW_NUMBER = st.one_of(
+    st.sampled_from(NUMBERS),
+    st.integers(-10, 10**6).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+)
 
 
-def _edit_spots(draw: Callable, pattern: re.Pattern[str], rounds: st.SearchStrategy[int],
-                edit: Callable[[Callable, str], str]) -> bytes:
+def _edit_spots(
+    draw: Callable,
+    pattern: re.Pattern[str],
+    rounds: st.SearchStrategy[int],
+    edit: Callable[[Callable, str], str],
+) -> bytes:
     """A seed with `rounds` of its `pattern` matches (found again after each edit) rewritten."""
     text = SEEDS[draw(st.sampled_from(sorted(SEEDS)))]
     for _ in range(draw(rounds)):
@@ -149,7 +261,9 @@ def number_mutant(draw: Callable) -> bytes:
 
 @st.composite
 def tag_mutant(draw: Callable) -> bytes:
-    return _edit_spots(draw, _VALUE, st.integers(1, 2), lambda d, old: d(st.sampled_from(TAGS)) + " " + old)
+    return _edit_spots(
+        draw, _VALUE, st.integers(1, 2), lambda d, old: d(st.sampled_from(TAGS)) + " " + old
+    )
 
 
 @st.composite
@@ -169,8 +283,31 @@ def _paths(node: Any, here: tuple = ()) -> list[tuple]:
     return out
 
 
-VALUES = [None, True, 0, 1, 2, -1, 2.0, 1.0, 0.0, 0.5, 101, 10**30, "", "x", "nm1-000000000000", "+", "0,0-0,1",
-          [], {}, [1], {"a": 1}, "1" * 300, float("inf")]
+VALUES = [
+    None,
+    True,
+    0,
+    1,
+    2,
+    -1,
+    2.0,
+    1.0,
+    0.0,
+    0.5,
+    101,
+    10**30,
+    "",
+    "x",
+    "nm1-000000000000",
+    "+",
+    "0,0-0,1",
+    [],
+    {},
+    [1],
+    {"a": 1},
+    "1" * 300,
+    float("inf"),
+]
 
 
 @st.composite
@@ -190,7 +327,9 @@ def structure_mutant(draw: Callable) -> bytes:
         elif op == "delete":
             del parent[key]
         elif op == "add" and isinstance(parent, dict):
-            parent[draw(st.sampled_from(["extra", "id", "kind", "level", "tier", "1"]))] = draw(st.sampled_from(VALUES))
+            parent[draw(st.sampled_from(["extra", "id", "kind", "level", "tier", "1"]))] = draw(
+                st.sampled_from(VALUES)
+            )
         elif op == "add" and isinstance(parent, list):
             parent.append(parent[key])  # a second reference: duplicates ids, stages, moves
         elif op == "wrap":
@@ -203,8 +342,17 @@ def structure_mutant(draw: Callable) -> bytes:
 @st.composite
 def encoding_mutant(draw: Callable) -> bytes:
     text = SEEDS[draw(st.sampled_from(sorted(SEEDS)))]
-    text = _splice(text, draw(st.integers(0, len(text))), 0, draw(st.sampled_from(["é", "٣", "\u2028", "\ufeff", "😀"])))
-    codec = draw(st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-32", "latin-1", "cp1252"]))
+    text = _splice(
+        text,
+        draw(st.integers(0, len(text))),
+        0,
+        draw(st.sampled_from(["é", "٣", "\u2028", "\ufeff", "😀"])),
+    )
+    codec = draw(
+        st.sampled_from(
+            ["utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-32", "latin-1", "cp1252"]
+        )
+    )
     return text.encode(codec, "replace")
 
 
@@ -241,7 +389,13 @@ def _replays(board: str, adds: int, solution: list[str]) -> bool:
 
 
 def _check_puzzle(p: dict[str, Any]) -> None:
-    board, adds, ruleset, solution, d = p["board"], p["adds"], p["ruleset"], p["solution"], p["difficulty"]
+    board, adds, ruleset, solution, d = (
+        p["board"],
+        p["adds"],
+        p["ruleset"],
+        p["solution"],
+        p["difficulty"],
+    )
     assert isinstance(board, str) and re.fullmatch(r"(?:[1-9.]{9}/)*[1-9.]{1,9}", board), board
     assert _is_int(adds) and adds >= 0 and _is_int(ruleset) and ruleset == 1
     digest = hashlib.sha256(f"{ruleset}|{board}|{adds}".encode()).hexdigest()[:12]
@@ -250,7 +404,9 @@ def _check_puzzle(p: dict[str, Any]) -> None:
     assert _replays(board, adds, solution), "certificate does not replay under tests/reference.py"
     used = solution.count("+")
     assert d["certificate_length"] == len(solution) and _is_int(d["certificate_length"])
-    assert d["min_adds"] is None or (_is_int(d["min_adds"]) and 0 <= d["min_adds"] <= min(adds, used))
+    assert d["min_adds"] is None or (
+        _is_int(d["min_adds"]) and 0 <= d["min_adds"] <= min(adds, used)
+    )
     score = d["score"]
     assert isinstance(score, (int, float)) and not isinstance(score, bool) and 0 <= score <= 100
     table = TIERS_BY_VERSION[d.get("version", 1)]  # each rating version has its own tier table
@@ -289,6 +445,7 @@ def independent_check(raw: bytes, path: Path) -> None:
 
 # --- the property ---------------------------------------------------------------------------------
 
+
 def run_gate(raw: bytes, folder: Path, name: str = "mutant.yaml") -> int:
     path = folder / name
     path.write_bytes(raw)
@@ -297,7 +454,9 @@ def run_gate(raw: bytes, folder: Path, name: str = "mutant.yaml") -> int:
     elapsed = time.perf_counter() - start
     COUNTS[f"exit {result.exit_code}"] += 1
     assert result.exit_code in (0, 1, 2), (result.exit_code, result.output[-2000:])
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(
+        result.exception
+    )
     assert "Traceback" not in result.output
     assert elapsed < TIME_BOUND, f"{elapsed:.1f} s"
     if result.exit_code == 0:
@@ -321,7 +480,9 @@ STRATEGIES = {
 
 
 @pytest.mark.parametrize("kind", sorted(STRATEGIES))
-def test_every_mutant_ends_cleanly_and_accepted_ones_are_really_valid(kind: str, tmp_path: Path) -> None:
+def test_every_mutant_ends_cleanly_and_accepted_ones_are_really_valid(
+    kind: str, tmp_path: Path
+) -> None:
     @settings(settings.get_profile(PROFILE))
     @given(STRATEGIES[kind])
     def check(raw: bytes) -> None:

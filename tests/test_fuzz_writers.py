@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.helpers import numbermatch_argv
 from pipeline.atomic import WriteRefused, snapshot, write_guarded
 from pipeline.jobs.inputs import load_puzzles
 from pipeline.jobs.swap import SwapError, commit_swap, swap_stage
 from pipeline.validator import validate_paths
+from tests.helpers import numbermatch_argv
 
 TRIALS = int(os.environ.get("NM_WRITER_TRIALS", "4"))
 REFUSED = "changed on disk since it was read; nothing written"
@@ -80,9 +80,11 @@ def test_swaps_and_a_hand_edit_racing_on_one_bundle(night_copy: Path, tmp_path: 
         before = ids(bundle)
         start = ctx.Barrier(3)
         results = ctx.Queue()
-        procs = [ctx.Process(target=_swap, args=(bundle, 1, start, results)),
-                 ctx.Process(target=_swap, args=(bundle, 3, start, results)),
-                 ctx.Process(target=_hand_edit, args=(bundle, start, results))]
+        procs = [
+            ctx.Process(target=_swap, args=(bundle, 1, start, results)),
+            ctx.Process(target=_swap, args=(bundle, 3, start, results)),
+            ctx.Process(target=_hand_edit, args=(bundle, start, results)),
+        ]
         for p in procs:
             p.start()
         got = [results.get(timeout=120) for _ in procs]
@@ -91,20 +93,31 @@ def test_swaps_and_a_hand_edit_racing_on_one_bundle(night_copy: Path, tmp_path: 
         _check(bundle, before, {who: (outcome, old, new) for who, outcome, old, new in got})
         landed += sum(o == "ok" for _, o, _, _ in got)
         refused += sum(o != "ok" for _, o, _, _ in got)
-    print(f"\nwriters race: {TRIALS} trials of 3 writers: {landed} edits landed and on disk,"
-          f" {refused} refused in one line, 0 lost")
+    print(
+        f"\nwriters race: {TRIALS} trials of 3 writers: {landed} edits landed and on disk,"
+        f" {refused} refused in one line, 0 lost"
+    )
 
 
 @pytest.mark.parametrize("trial", range(max(1, TRIALS // 4)))
-def test_two_swap_commands_at_once_never_lose_a_stage(night_copy: Path, tmp_path: Path, trial: int) -> None:
+def test_two_swap_commands_at_once_never_lose_a_stage(
+    night_copy: Path, tmp_path: Path, trial: int
+) -> None:
     """Two `swap` runs at once on different stages once both printed success and one stage was
     lost (3 of 3 trials)."""
     folder = tmp_path / "night"
     shutil.copytree(night_copy / "2026-01-02", folder)
     bundle = folder / "bundle.yaml"
     before = ids(bundle)
-    procs = {stage: subprocess.Popen(numbermatch_argv() + ["swap", str(bundle), f"L1.S{stage}"], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True) for stage in (2, 4)}
+    procs = {
+        stage: subprocess.Popen(
+            numbermatch_argv() + ["swap", str(bundle), f"L1.S{stage}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for stage in (2, 4)
+    }
     after_outputs = {stage: p.communicate(timeout=120) for stage, p in procs.items()}
     after = ids(bundle)
     for stage, (out, err) in after_outputs.items():

@@ -10,21 +10,27 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run
 from pipeline.engine.board import parse
 from pipeline.engine.rulesets import Ruleset
 from pipeline.engine.stage import replay
-from pipeline.generation import screen
-from pipeline.generation.screen import Window
-from pipeline.generation.generator import GenerateParams, GenerationError, Target, generate, run_attempt
-from pipeline.generation.proposals import DigitDistribution, Proposal, reading_order_reduction
-from pipeline.generation.strategies import STRATEGY_BY_NAME, Strategy, register
 from pipeline.formats.puzzle import dump_yaml
+from pipeline.generation import screen
+from pipeline.generation.generator import (
+    GenerateParams,
+    GenerationError,
+    Target,
+    generate,
+    run_attempt,
+)
+from pipeline.generation.proposals import DigitDistribution, Proposal, reading_order_reduction
+from pipeline.generation.screen import Window
+from pipeline.generation.strategies import STRATEGY_BY_NAME, Strategy, register
 from pipeline.rating import DEFAULT_SEED
 from pipeline.rating.score import rate
 from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
 from pipeline.solver.search import UNSOLVABLE, solve
 from pipeline.validator import validate_texts
+from tests.helpers import run
 
 EXPERT = GenerateParams(cells=27, adds=2, tier="expert", seed=1)
 
@@ -42,7 +48,10 @@ def test_search_is_the_default_for_a_target_and_random_otherwise():
     assert GenerateParams(cells=27, adds=2, tier="easy").strategy_record().name == "search"
     assert GenerateParams(cells=27, adds=2, tier="medium").strategy_record().name == "search"
     assert GenerateParams(cells=27, adds=2, score=30).strategy_record().name == "search"
-    assert GenerateParams(cells=27, adds=2, tier="easy", strategy="random").strategy_record().name == "random"
+    assert (
+        GenerateParams(cells=27, adds=2, tier="easy", strategy="random").strategy_record().name
+        == "random"
+    )
 
 
 def test_search_made_puzzles_are_fully_rated_certified_and_valid(expert_run):
@@ -54,14 +63,18 @@ def test_search_made_puzzles_are_fully_rated_certified_and_valid(expert_run):
         assert again.to_dict() == p.difficulty
         assert p.provenance["strategy"] == "search"
         assert p.provenance["params"]["settings"] == screen.settings()
-    report = validate_texts((f"{p.id}.yaml", dump_yaml(p.to_document())) for p in expert_run.puzzles)
+    report = validate_texts(
+        (f"{p.id}.yaml", dump_yaml(p.to_document())) for p in expert_run.puzzles
+    )
     assert not report.problems
 
 
 def test_search_rates_fewer_boards_per_expert_puzzle_than_random(expert_run):
     """The point of the strategy: at 27 cells/2 adds random boards are expert about 3 times in 100,
     and random pays a full rating for each miss; the screen pays a few games."""
-    rand = generate(1, GenerateParams(cells=27, adds=2, tier="expert", strategy="random", seed=1), jobs=1)
+    rand = generate(
+        1, GenerateParams(cells=27, adds=2, tier="expert", strategy="random", seed=1), jobs=1
+    )
     assert rand.ratings >= 20  # one expert puzzle: random rated every board it drew until then
     assert 3 <= expert_run.ratings <= 2 * 3  # three: the screen offered few boards that missed
 
@@ -73,8 +86,27 @@ def test_attempt_rebuilds_a_search_puzzle(expert_run):
 
 
 def test_score_target_is_met_within(tmp_path: Path):
-    result = run(*["generate", "--count", "2", "--cells", "27", "--adds", "2", "--score", "70",
-                                 "--within", "3", "--seed", "1", "--jobs", "1", "--out", str(tmp_path)])
+    result = run(
+        *[
+            "generate",
+            "--count",
+            "2",
+            "--cells",
+            "27",
+            "--adds",
+            "2",
+            "--score",
+            "70",
+            "--within",
+            "3",
+            "--seed",
+            "1",
+            "--jobs",
+            "1",
+            "--out",
+            str(tmp_path),
+        ]
+    )
     assert result.exit_code == 0, result.output
     files = sorted(tmp_path.glob("*.yaml"))
     assert len(files) == 2
@@ -83,13 +115,19 @@ def test_score_target_is_met_within(tmp_path: Path):
     for f in files:
         doc = yaml.safe_load(f.read_text())
         assert abs(doc["difficulty"]["score"] - 70) <= 3
-        assert doc["provenance"]["params"]["score"] == 70 and doc["provenance"]["params"]["within"] == 3
+        assert (
+            doc["provenance"]["params"]["score"] == 70
+            and doc["provenance"]["params"]["within"] == 3
+        )
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["--score", "90", "--within", "3", "--tier", "hard"], "score 90+-3 lies outside tier 'hard'"),
+        (
+            ["--score", "90", "--within", "3", "--tier", "hard"],
+            "score 90+-3 lies outside tier 'hard'",
+        ),
         (["--score", "101"], "score 101.0 is out of range: 0 to 100"),
         (["--score", "50", "--within", "0"], "within 0.0 is out of range"),
     ],
@@ -102,7 +140,19 @@ def test_bad_score_target_is_one_line(tmp_path: Path, args, message):
 
 
 def test_search_files_are_the_same_whatever_the_jobs(tmp_path: Path):
-    args = ["generate", "--count", "2", "--cells", "27", "--adds", "2", "--tier", "hard", "--seed", "3"]
+    args = [
+        "generate",
+        "--count",
+        "2",
+        "--cells",
+        "27",
+        "--adds",
+        "2",
+        "--tier",
+        "hard",
+        "--seed",
+        "3",
+    ]
     one, two = tmp_path / "one", tmp_path / "two"
     assert run(*args + ["--out", str(one), "--jobs", "1"]).exit_code == 0
     assert run(*args + ["--out", str(two), "--jobs", "2"]).exit_code == 0
@@ -119,21 +169,36 @@ def test_the_search_offers_random_boards_unchanged():
     for k in range(3):
         drawn = random.Random(f"9:{k}")
         boards = [bytes(digits.draw(drawn, 27)) for _ in range(screen.DRAWS)]
-        offered = [p.cells for p in screen.screen(27, 2, random.Random(f"9:{k}"), digits, DEFAULT, (window,))]
+        offered = [
+            p.cells
+            for p in screen.screen(27, 2, random.Random(f"9:{k}"), digits, DEFAULT, (window,))
+        ]
         assert offered and offered == [b for b in boards if b in offered]
-        assert STRATEGY_BY_NAME["random"].candidates(27, 2, random.Random(f"9:{k}"), digits, DEFAULT, window).__next__().cells == boards[0]
+        assert (
+            STRATEGY_BY_NAME["random"]
+            .candidates(27, 2, random.Random(f"9:{k}"), digits, DEFAULT, window)
+            .__next__()
+            .cells
+            == boards[0]
+        )
 
 
 def test_the_screen_is_one_sided_with_a_wider_margin_at_the_top():
     """Dropping a board at a window's top loses one of its hardest, at the bottom one of its easiest:
     the top margin is the wider one, so what the screen loses leaves the search's puzzles, if
     anything, harder than random's (the held-out check's direction). No test at 0 or 100."""
-    assert all(screen.ABOVE > stage.below for stage in screen.STAGES)
+    assert all(stage.below < screen.ABOVE for stage in screen.STAGES)
     easy, expert = Window(0.0, 41.0), Window(84.0, 100.0)
     assert not easy.outside(0.0, 10.0, 1.0) and not expert.outside(100.0, 10.0, 1.0)
-    assert easy.outside(41.0 + screen.ABOVE * 10.0 + 0.1, 10.0, 1.0) and not easy.outside(41.0 + screen.ABOVE * 10.0, 10.0, 1.0)
-    assert expert.outside(84.0 - 10.0 - 0.1, 10.0, 1.0) and not expert.outside(84.0 - 10.0, 10.0, 1.0)
-    assert expert.outside(80.0, 10.0, 0.5, most=78.9) and not expert.outside(70.0, 10.0, 0.5, most=79.0)
+    assert easy.outside(41.0 + screen.ABOVE * 10.0 + 0.1, 10.0, 1.0) and not easy.outside(
+        41.0 + screen.ABOVE * 10.0, 10.0, 1.0
+    )
+    assert expert.outside(84.0 - 10.0 - 0.1, 10.0, 1.0) and not expert.outside(
+        84.0 - 10.0, 10.0, 1.0
+    )
+    assert expert.outside(80.0, 10.0, 0.5, most=78.9) and not expert.outside(
+        70.0, 10.0, 0.5, most=79.0
+    )
 
 
 def test_the_stages_play_on_and_the_estimate_grows_with_the_losses():
@@ -164,13 +229,29 @@ def _naive_passes(cells: bytes, adds: int, window: Window) -> bool:
     for stage in screen.STAGES:
         lost, won, every = {}, {}, {}
         for name, games in stage.games:  # the rating's own first games
-            player, rng = next(p for p in PLAYERS if p.name == name), random.Random(f"{DEFAULT_SEED}:{name}")
-            lost[name] = sum(not play(player, cells, adds, rng, ruleset=DEFAULT).won for _ in range(games))
+            player, rng = (
+                next(p for p in PLAYERS if p.name == name),
+                random.Random(f"{DEFAULT_SEED}:{name}"),
+            )
+            lost[name] = sum(
+                not play(player, cells, adds, rng, ruleset=DEFAULT).won for _ in range(games)
+            )
             won[name], every[name] = 0, games
-        line = stage.intercept + stage.per_add * adds + sum(
-            slope * lost[name] / games for (name, games), slope in zip(stage.games, stage.slopes))
+        line = (
+            stage.intercept
+            + stage.per_add * adds
+            + sum(
+                slope * lost[name] / games
+                for (name, games), slope in zip(stage.games, stage.slopes)
+            )
+        )
         guess = min(100.0, max(0.0, line))
-        if window.outside(guess, stage.error, stage.below, reach=(stage.estimate(won, adds), stage.estimate(every, adds))):
+        if window.outside(
+            guess,
+            stage.error,
+            stage.below,
+            reach=(stage.estimate(won, adds), stage.estimate(every, adds)),
+        ):
             return False
     return window.last_call(guess)
 
@@ -181,12 +262,21 @@ def test_the_screen_skips_only_games_that_cannot_change_its_verdict():
     from pipeline.engine.rulesets import DEFAULT
 
     digits = DigitDistribution.parse(None)
-    windows = [Window(0, 41), Window(41, 54), Window(54, 84), Window(84, 100), Window(39, 51, 45), Window(84, 96, 90)]
+    windows = [
+        Window(0, 41),
+        Window(41, 54),
+        Window(54, 84),
+        Window(84, 100),
+        Window(39, 51, 45),
+        Window(84, 96, 90),
+    ]
     for cells, adds in ((27, 2), (36, 1)):
         for k in range(8):
             board = bytes(digits.draw(random.Random(f"naive:{k}"), cells))
             for window in windows:
-                assert (screen.passes(board, adds, DEFAULT, (window,)) is not None) == _naive_passes(board, adds, window), (board, window)
+                assert (
+                    screen.passes(board, adds, DEFAULT, (window,)) is not None
+                ) == _naive_passes(board, adds, window), (board, window)
 
 
 def test_a_score_target_aims_at_the_middle_half_of_its_window():
@@ -200,12 +290,19 @@ def test_a_score_target_aims_at_the_middle_half_of_its_window():
 
 # --- the registry ----------------------------------------------------------------------------
 
+
 @pytest.fixture
 def sevens() -> Iterator[Strategy]:
     """A test-only strategy: boards of one digit, which need a ruleset flag nobody has."""
 
-    def candidates(cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset,
-                   window: Window | None) -> Iterator[Proposal]:
+    def candidates(
+        cells: int,
+        adds: int,
+        rng: random.Random,
+        digits: DigitDistribution,
+        ruleset: Ruleset,
+        window: Window | None,
+    ) -> Iterator[Proposal]:
         yield Proposal(bytes([7, 3] * (cells // 2)))
 
     strategy = register(Strategy("sevens", "sevens and threes", candidates))
@@ -215,16 +312,26 @@ def sevens() -> Iterator[Strategy]:
 
 def test_a_registered_strategy_is_used_by_name_with_no_generator_change(sevens: Strategy):
     outcome = run_attempt(GenerateParams(cells=12, adds=0, strategy="sevens"), 0)
-    assert outcome.reason == "trivial"  # 7,3,7,3,... pairs off in reading order: judged like any board
+    assert (
+        outcome.reason == "trivial"
+    )  # 7,3,7,3,... pairs off in reading order: judged like any board
 
 
 def test_a_strategy_is_refused_where_a_flag_it_needs_is_off(no_diagonals: Ruleset):
-    with pytest.raises(GenerationError, match=r"strategy 'constructive' is not sound for ruleset 99 .*needs constructive.*use one of random, search"):
-        GenerateParams(cells=14, adds=1, strategy="constructive", ruleset=no_diagonals.number).check()
-    GenerateParams(cells=14, adds=1, strategy="search", tier="hard", ruleset=no_diagonals.number).check()
+    with pytest.raises(
+        GenerationError,
+        match=r"strategy 'constructive' is not sound for ruleset 99 .*needs constructive.*use one of random, search",
+    ):
+        GenerateParams(
+            cells=14, adds=1, strategy="constructive", ruleset=no_diagonals.number
+        ).check()
+    GenerateParams(
+        cells=14, adds=1, strategy="search", tier="hard", ruleset=no_diagonals.number
+    ).check()
 
 
 # --- no gaming the score ---------------------------------------------------------------------
+
 
 def test_held_out_players_lose_search_puzzles_as_often_as_random_ones():
     """Small version of the bench's check (27 cells/2 adds, easy, 8 puzzles each, the bench's
@@ -268,8 +375,13 @@ def test_a_score_with_a_tier_aims_at_both():
 
 # --- one stream for several targets ----------------------------------------------------------
 
-STREAM = GenerateParams(cells=30, adds=2, within=6.0, seed=4,
-                        targets=(Target("medium", 47.0), Target("hard", 60.0), Target("hard", 71.0), Target("hard")))
+STREAM = GenerateParams(
+    cells=30,
+    adds=2,
+    within=6.0,
+    seed=4,
+    targets=(Target("medium", 47.0), Target("hard", 60.0), Target("hard", 71.0), Target("hard")),
+)
 QUOTAS = [2, 2, 1, 1]
 
 
@@ -284,8 +396,13 @@ def test_one_stream_fills_each_target_its_quota(stream_run):
     ask only for what still has room, on seeds of their own."""
     left = list(QUOTAS)
     for p in stream_run.puzzles:
-        spot = next(i for i, t in enumerate(STREAM.targets)
-                    if left[i] and p.tier == t.tier and (t.score is None or abs(p.rated.score - t.score) <= STREAM.within))
+        spot = next(
+            i
+            for i, t in enumerate(STREAM.targets)
+            if left[i]
+            and p.tier == t.tier
+            and (t.score is None or abs(p.rated.score - t.score) <= STREAM.within)
+        )
         left[spot] -= 1
     assert left == [0, 0, 0, 0]
     seeds = {p.provenance["seed"] for p in stream_run.puzzles}
@@ -299,7 +416,11 @@ def test_a_stream_puzzle_rebuilds_from_its_provenance(stream_run):
 
     for p in stream_run.puzzles:
         params = p.provenance["params"]
-        asked = replace(STREAM, seed=p.provenance["seed"], targets=tuple(Target(t, s) for t, s in params["targets"]))
+        asked = replace(
+            STREAM,
+            seed=p.provenance["seed"],
+            targets=tuple(Target(t, s) for t, s in params["targets"]),
+        )
         again = run_attempt(asked, p.provenance["attempt"]).puzzle
         assert again is not None and again.to_document() == p.to_document()
 
@@ -323,7 +444,11 @@ def test_the_screen_passes_a_board_on_any_of_several_windows():
     from pipeline.engine.rulesets import DEFAULT
 
     digits = DigitDistribution.parse(None)
-    pairs = [(Window(0, 41), Window(84, 100)), (Window(39, 51, 45), Window(60, 72, 66)), (Window(41, 54), Window(54, 84))]
+    pairs = [
+        (Window(0, 41), Window(84, 100)),
+        (Window(39, 51, 45), Window(60, 72, 66)),
+        (Window(41, 54), Window(54, 84)),
+    ]
     seen = set()
     for k in range(8):
         board = bytes(digits.draw(random.Random(f"union:{k}"), 30))
@@ -354,7 +479,9 @@ def test_the_rating_takes_over_the_screens_games():
         from pipeline.rating.score import games_for
 
         # it played on from the handed games (they now hold all of the rating's games)
-        assert all(len(g.played) == games_for(g.player.name, 64) >= before[g.player.name] for g in played)
+        assert all(
+            len(g.played) == games_for(g.player.name, 64) >= before[g.player.name] for g in played
+        )
         other = Games(played[0].player, bytes(reversed(board)), 2, 0)
         other.first(5)
         assert rate(board, 2, played=(other,)).to_dict() == taken
@@ -364,8 +491,16 @@ def test_the_rating_takes_over_the_screens_games():
 def _target_args(puzzle) -> list[str]:
     """The `generate` options that name a stream puzzle's round (from its provenance)."""
     params = puzzle.provenance["params"]
-    args = ["--cells", str(params["cells"]), "--adds", str(params["adds"]), "--within", str(params["within"]),
-            "--seed", str(puzzle.provenance["seed"])]
+    args = [
+        "--cells",
+        str(params["cells"]),
+        "--adds",
+        str(params["adds"]),
+        "--within",
+        str(params["within"]),
+        "--seed",
+        str(puzzle.provenance["seed"]),
+    ]
     for tier, score in params["targets"]:
         args += ["--target", tier if score is None else f"{tier}:{score}"]
     return args
@@ -376,22 +511,46 @@ def test_generate_rebuilds_a_stream_puzzle_from_its_provenance(stream_run, tmp_p
     puzzle of a stream, a night's included, byte for byte."""
     for p in stream_run.puzzles[:3]:
         out = tmp_path / p.id
-        result = run("generate", *_target_args(p), "--attempt", str(p.provenance["attempt"]), "--out", str(out))
+        result = run(
+            "generate",
+            *_target_args(p),
+            "--attempt",
+            str(p.provenance["attempt"]),
+            "--out",
+            str(out),
+        )
         assert result.exit_code == 0, result.output
         assert (out / f"{p.id}.yaml").read_text() == dump_yaml(p.to_document())
 
 
-@pytest.mark.parametrize("bad, message", [
-    ("legendary", "--target: target 'legendary': expected TIER or TIER:SCORE"),
-    ("hard:x", "--target: target 'hard:x': the score after ':' must be a number 0-100"),
-    ("hard:120", "the score after ':' must be a number 0-100"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ("legendary", "--target: target 'legendary': expected TIER or TIER:SCORE"),
+        ("hard:x", "--target: target 'hard:x': the score after ':' must be a number 0-100"),
+        ("hard:120", "the score after ':' must be a number 0-100"),
+    ],
+)
 def test_a_bad_target_is_one_clear_line(bad: str, message: str, tmp_path: Path):
-    result = run("generate", "--cells", "27", "--adds", "2", "--target", bad, "--out", str(tmp_path))
+    result = run(
+        "generate", "--cells", "27", "--adds", "2", "--target", bad, "--out", str(tmp_path)
+    )
     assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
 
 
 def test_targets_and_a_tier_together_are_refused(tmp_path: Path):
-    result = run("generate", "--cells", "27", "--adds", "2", "--tier", "hard", "--target", "hard:60", "--out", str(tmp_path))
+    result = run(
+        "generate",
+        "--cells",
+        "27",
+        "--adds",
+        "2",
+        "--tier",
+        "hard",
+        "--target",
+        "hard:60",
+        "--out",
+        str(tmp_path),
+    )
     assert result.exit_code == 1 and "not both" in result.output

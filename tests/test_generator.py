@@ -10,8 +10,11 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.helpers import run
 from pipeline.engine.board import format_board, parse
+from pipeline.engine.moves import Move
+from pipeline.engine.stage import replay
+from pipeline.formats.files import write_puzzles
+from pipeline.formats.puzzle import puzzle_id
 from pipeline.generation.generator import (
     GenerateParams,
     GenerationError,
@@ -19,16 +22,17 @@ from pipeline.generation.generator import (
     generate,
     run_attempt,
 )
-from pipeline.formats.files import write_puzzles
-from pipeline.engine.moves import Move
-from pipeline.generation.proposals import DigitDistribution, DigitsError, constructive, reading_order_reduction
-from pipeline.formats.puzzle import puzzle_id
+from pipeline.generation.proposals import (
+    DigitDistribution,
+    DigitsError,
+    constructive,
+    reading_order_reduction,
+)
 from pipeline.rating.score import rate
-from pipeline.schemas import validator
-from pipeline.engine.stage import replay
 from pipeline.rating.tiers import tier_for
-
+from pipeline.schemas import validator
 from tests import reference
+from tests.helpers import run
 
 SMALL = GenerateParams(cells=12, adds=0, strategy="constructive", seed=5)
 
@@ -49,12 +53,15 @@ def replays_to_empty(board: str, solution, adds: int) -> bool:
             continue
         move = Move.parse(text)
         (a, b) = move.cells
-        assert (a, b) in reference.legal_pairs(grid), f"{text} is not legal on {reference.to_text(grid)}"
+        assert (a, b) in reference.legal_pairs(grid), (
+            f"{text} is not legal on {reference.to_text(grid)}"
+        )
         grid = reference.remove(grid, a, b)
     return grid == []
 
 
 # --- proposals --------------------------------------------------------------------------------
+
 
 @settings(max_examples=40, deadline=None)
 @given(cells=st.integers(2, 40), adds=st.integers(0, 2), seed=st.integers(0, 10**6))
@@ -93,6 +100,7 @@ def test_reading_order_pairing_is_trivial():
 
 
 # --- what a run emits -------------------------------------------------------------------------
+
 
 def test_every_certificate_replays_under_the_reference_rules(small_run):
     assert len(small_run.puzzles) == 6
@@ -158,7 +166,19 @@ def test_files_are_schema_valid_and_named_by_id(tmp_path, small_run):
 
 # --- determinism and the command line ---------------------------------------------------------
 
-ARGS = ["generate", "--count", "3", "--cells", "12", "--adds", "0", "--strategy", "constructive", "--seed", "9"]
+ARGS = [
+    "generate",
+    "--count",
+    "3",
+    "--cells",
+    "12",
+    "--adds",
+    "0",
+    "--strategy",
+    "constructive",
+    "--seed",
+    "9",
+]
 
 
 def read_folder(folder):
@@ -186,7 +206,10 @@ def test_a_second_run_adds_new_files_and_rewrites_none(tmp_path):
 
 def test_unreachable_tier_fails_fast():
     params = GenerateParams(cells=16, adds=4, strategy="constructive", tier="expert", pilot=50)
-    with pytest.raises(GenerationError, match=r"no expert puzzle in 50 attempts at 16 cells/4 adds.*scores seen \d.*expert needs \d+-100"):
+    with pytest.raises(
+        GenerationError,
+        match=r"no expert puzzle in 50 attempts at 16 cells/4 adds.*scores seen \d.*expert needs \d+-100",
+    ):
         generate(1, params, jobs=1)
 
 
@@ -194,7 +217,10 @@ def test_a_board_the_simplest_player_always_wins_is_rejected_before_its_rating()
     """At 10 cells and no adds every solvable board is one the scanner always wins (or pairs off
     in reading order): rejected as trivial, and none rated in full."""
     params = GenerateParams(cells=10, adds=0, strategy="constructive", tier="expert", pilot=50)
-    with pytest.raises(GenerationError, match=r"no solvable non-trivial board in 50 attempts at 10 cells/0 adds.*scanner-always-wins \d+") as info:
+    with pytest.raises(
+        GenerationError,
+        match=r"no solvable non-trivial board in 50 attempts at 10 cells/0 adds.*scanner-always-wins \d+",
+    ) as info:
         generate(1, params, jobs=1)
     assert info.value.partial is not None and info.value.partial.ratings == 0
 
@@ -216,8 +242,14 @@ def test_attempt_limit_is_a_hard_bound():
         (["--cells", "12", "--adds", "0", "--strategy", "magic"], "unknown strategy 'magic'"),
         (["--cells", "12", "--adds", "0", "--digits", "0"], "invalid digits '0'"),
         (["--cells", "12", "--adds", "0", "--jobs", "0"], "--jobs 0 must be at least 1"),
-        (["--cells", "10", "--adds", "0", "--tier", "expert", "--strategy", "constructive"], "no expert puzzle"),
-        (["--cells", "8", "--adds", "0", "--strategy", "constructive"], "no solvable non-trivial board"),
+        (
+            ["--cells", "10", "--adds", "0", "--tier", "expert", "--strategy", "constructive"],
+            "no expert puzzle",
+        ),
+        (
+            ["--cells", "8", "--adds", "0", "--strategy", "constructive"],
+            "no solvable non-trivial board",
+        ),
     ],
 )
 def test_bad_input_is_one_clear_line(tmp_path, args, message):
@@ -230,14 +262,21 @@ def test_bad_input_is_one_clear_line(tmp_path, args, message):
 
 
 def test_random_strategy_is_the_same_with_one_or_two_workers():
-    params = GenerateParams(cells=18, adds=1, strategy="random", seed=3, playouts=8, digits="1:1,2:1,5:1,8:1,9:1")
+    params = GenerateParams(
+        cells=18, adds=1, strategy="random", seed=3, playouts=8, digits="1:1,2:1,5:1,8:1,9:1"
+    )
     one, two = generate(3, params, jobs=1), generate(3, params, jobs=2)
     assert [p.to_document() for p in one.puzzles] == [p.to_document() for p in two.puzzles]
     assert (one.attempts, one.rejected) == (two.attempts, two.rejected)
     for p in one.puzzles:
         assert replays_to_empty(p.board, p.solution, p.adds)
         assert set(p.board) <= set("12589/")
-        assert rate(p.board, p.adds, playouts=8, seed=p.provenance["rating_seed"], solution=p.solution).to_dict() == p.difficulty
+        assert (
+            rate(
+                p.board, p.adds, playouts=8, seed=p.provenance["rating_seed"], solution=p.solution
+            ).to_dict()
+            == p.difficulty
+        )
 
 
 def _attempt_or_boom(params: object, k: int) -> int:
@@ -263,4 +302,8 @@ def test_the_process_pool_yields_in_order_raises_a_workers_error_and_leaves_no_w
     with pytest.raises(ValueError, match="boom at 2"):
         list(pool.outcomes(_attempt_or_boom, "boom", 10))
     assert not multiprocessing.active_children()
-    assert [o for o, _ in pool.outcomes(_attempt_or_boom, None, 3)] == [0, 1, 4]  # fewer attempts than workers and more
+    assert [o for o, _ in pool.outcomes(_attempt_or_boom, None, 3)] == [
+        0,
+        1,
+        4,
+    ]  # fewer attempts than workers and more

@@ -66,13 +66,17 @@ def lazy_imports(source: str) -> list[tuple[int, bool]]:
                 for run in _runs(body):
                     first = run[0].lineno
                     above = lines[first - 2].strip() if first > 1 else ""
-                    block = REASON in lines[first - 1] or (above.startswith("#") and REASON in above)
+                    block = REASON in lines[first - 1] or (
+                        above.startswith("#") and REASON in above
+                    )
                     for statement in run:
                         found[statement.lineno] = block or REASON in lines[statement.lineno - 1]
     return sorted(found.items())
 
 
-def offences(root: Path = ROOT, package: str = "pipeline", allowed: dict[str, str] = LAZY_ALLOWED) -> list[str]:
+def offences(
+    root: Path = ROOT, package: str = "pipeline", allowed: dict[str, str] = LAZY_ALLOWED
+) -> list[str]:
     """`file:line: why` for every import inside a function that the rule does not allow."""
     found = []
     for path in sorted((root / package).rglob("*.py")):
@@ -80,7 +84,9 @@ def offences(root: Path = ROOT, package: str = "pipeline", allowed: dict[str, st
         here = any(name == key or (key.endswith("/") and name.startswith(key)) for key in allowed)
         for line, reason in lazy_imports(path.read_text(encoding="utf-8")):
             if not here:
-                found.append(f"{name}:{line}: an import inside a function: move it to the top of the module")
+                found.append(
+                    f"{name}:{line}: an import inside a function: move it to the top of the module"
+                )
             elif not reason:
                 found.append(f"{name}:{line}: an import inside a function without '{REASON}: why'")
     return found
@@ -96,14 +102,18 @@ def test_every_allowed_module_exists_and_still_imports_lazily() -> None:
     for key in LAZY_ALLOWED:
         paths = sorted((ROOT / key).rglob("*.py")) if key.endswith("/") else [ROOT / key]
         assert paths and all(p.is_file() for p in paths), key
-        assert any(lazy_imports(p.read_text(encoding="utf-8")) for p in paths), f"{key} imports nothing lazily"
+        assert any(lazy_imports(p.read_text(encoding="utf-8")) for p in paths), (
+            f"{key} imports nothing lazily"
+        )
 
 
 def test_the_rule_finds_what_it_forbids(tmp_path: Path) -> None:
     """The check can fail: a lazy import outside the allow-list, and one without the reason."""
     pkg = tmp_path / "pkg"
     (pkg / "front").mkdir(parents=True)
-    (pkg / "lib.py").write_text("import os\n\ndef f():\n    import json  # start-up time: why\n    return json\n")
+    (pkg / "lib.py").write_text(
+        "import os\n\ndef f():\n    import json  # start-up time: why\n    return json\n"
+    )
     (pkg / "front" / "cmd.py").write_text(
         "def ok():\n"
         "    # start-up time: the block below\n"
@@ -128,5 +138,9 @@ def test_the_rule_finds_what_it_forbids(tmp_path: Path) -> None:
         "    return json, x, inner\n"
     )
     found = offences(tmp_path, "pkg", {"pkg/front/": "a front end"})
-    assert [f.split(": ")[0] for f in found] == ["pkg/front/cmd.py:17", "pkg/front/cmd.py:19", "pkg/lib.py:4"]
+    assert [f.split(": ")[0] for f in found] == [
+        "pkg/front/cmd.py:17",
+        "pkg/front/cmd.py:19",
+        "pkg/lib.py:4",
+    ]
     assert "move it to the top" in found[2] and "without '# start-up time: why'" in found[0]

@@ -41,7 +41,9 @@ def _imported(node: ast.AST, module: str, is_package: bool, known: dict[str, Pat
         package = module.split(".") if is_package else module.split(".")[:-1]
         package = package[: len(package) - (node.level - 1)]
         base = ".".join(package + ([base] if base else []))
-    return [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
+    return [
+        f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names
+    ]
 
 
 def import_graph(root: Path = ROOT, packages: tuple[str, ...] = PACKAGES) -> nx.DiGraph:
@@ -84,7 +86,9 @@ def test_the_graph_sees_imports_inside_functions_and_type_checking(tmp_path: Pat
 def test_the_real_graph_has_the_expected_edges() -> None:
     graph = import_graph()
     assert graph.has_edge("pipeline.jobs.nightly", "pipeline.jobs.assembler")
-    assert graph.has_edge("pipeline.validator.semantics", "pipeline.validator.deep")  # inside a function
+    assert graph.has_edge(
+        "pipeline.validator.semantics", "pipeline.validator.deep"
+    )  # inside a function
     assert not graph.has_edge("pipeline.validator.deep", "pipeline.validator.semantics")
 
 
@@ -94,7 +98,9 @@ def _contract_layers() -> list[list[str]]:
     import tomllib
 
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    (layers,) = [c["layers"] for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"]
+    (layers,) = [
+        c["layers"] for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "layers"
+    ]
     return [[name.strip("() ") for name in re.split(r"[|:]", line)] for line in layers]
 
 
@@ -110,6 +116,9 @@ def test_the_architecture_page_lists_the_contracts_layers_in_order() -> None:
 def test_every_package_is_in_a_layer() -> None:
     """A new package or top-level module must be placed in the layers contract (and the page)."""
     placed = {name for layer in _contract_layers() for name in layer}
-    present = {f"pipeline.{p.stem if p.suffix == '.py' else p.name}" for p in (ROOT / "pipeline").iterdir()
-               if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()}
+    present = {
+        f"pipeline.{p.stem if p.suffix == '.py' else p.name}"
+        for p in (ROOT / "pipeline").iterdir()
+        if (p.suffix == ".py" and p.stem != "__init__") or (p / "__init__.py").is_file()
+    }
     assert present - placed == set()

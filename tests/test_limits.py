@@ -17,13 +17,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import codes, edited, one_line_error, run
 from pipeline import limits
 from pipeline.engine.board import parse
 from pipeline.errors import NumberMatchError
-from pipeline.jobs.nightly import NightlyError, NightlyOptions, run_nightly
 from pipeline.formats.puzzle import puzzle_id
+from pipeline.jobs.nightly import NightlyError, NightlyOptions, run_nightly
 from pipeline.validator import validate_paths, validate_texts
+from tests.helpers import codes, edited, one_line_error, run
 
 REPO = Path(__file__).resolve().parent.parent
 VALID = Path(__file__).parent / "fixtures" / "validator" / "valid"
@@ -55,7 +55,9 @@ def test_moves_stream_with_a_million_character_line_is_quick() -> None:
 
 def test_a_huge_board_in_a_file_is_one_short_problem() -> None:
     big = "/".join(["123456789"] * 49_000) + "/12x"
-    problems = validate_texts([("x.yaml", edited(PUZZLE, "board: 719473731/547335153", f"board: {big}"))]).problems
+    problems = validate_texts(
+        [("x.yaml", edited(PUZZLE, "board: 719473731/547335153", f"board: {big}"))]
+    ).problems
     assert problems and all(len(p.message) < 400 for p in problems)
 
 
@@ -70,13 +72,16 @@ def test_adds_cannot_grow_a_board_without_bound(tmp_path: Path) -> None:
     assert result.exit_code == 1 and "limit" in one_line_error(result)
 
 
-@pytest.mark.parametrize("args", [
-    ["moves", "/".join(["123456789"] * 3334)],  # 30,000 cells: took 2 GB
-    ["solve", "/".join(["123456789"] * 1112)],  # 10,000 cells: MemoryError
-    ["rate", "/".join(["123456789"] * 1112)],
-    ["solve", "/".join(["123456789"] * 112)],  # 1,008: past the solver's own limit
-    ["rate", "/".join(["123456789"] * 34)],  # 306: past the rating's
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["moves", "/".join(["123456789"] * 3334)],  # 30,000 cells: took 2 GB
+        ["solve", "/".join(["123456789"] * 1112)],  # 10,000 cells: MemoryError
+        ["rate", "/".join(["123456789"] * 1112)],
+        ["solve", "/".join(["123456789"] * 112)],  # 1,008: past the solver's own limit
+        ["rate", "/".join(["123456789"] * 34)],  # 306: past the rating's
+    ],
+)
 def test_board_size_limits_per_command(args: list[str]) -> None:
     start = time.perf_counter()
     result = run(*args)
@@ -84,14 +89,17 @@ def test_board_size_limits_per_command(args: list[str]) -> None:
     assert result.exit_code == 1 and "limit" in one_line_error(result)
 
 
-@pytest.mark.parametrize("args", [
-    ["nightly", "--levels", "1000000"],
-    ["nightly", "--stages", "100000"],
-    ["nightly", "--jobs", "1000"],
-    ["generate", "--cells", "20", "--adds", "1", "--jobs", "1000"],
-    ["generate", "--cells", "20", "--adds", "1", "--count", "100000000"],
-    ["rate", "12", "--playouts", "100000000"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["nightly", "--levels", "1000000"],
+        ["nightly", "--stages", "100000"],
+        ["nightly", "--jobs", "1000"],
+        ["generate", "--cells", "20", "--adds", "1", "--jobs", "1000"],
+        ["generate", "--cells", "20", "--adds", "1", "--count", "100000000"],
+        ["rate", "12", "--playouts", "100000000"],
+    ],
+)
 def test_sizes_and_workers_have_upper_bounds(args: list[str], tmp_path: Path) -> None:
     result = run(*args, "--out", str(tmp_path)) if args[0] != "rate" else run(*args)
     assert result.exit_code == 2, result.output
@@ -101,7 +109,11 @@ def test_sizes_and_workers_have_upper_bounds(args: list[str], tmp_path: Path) ->
 
 def test_library_bounds_too(tmp_path: Path) -> None:
     with pytest.raises(NightlyError, match="limit"):
-        run_nightly(NightlyOptions(date=dt.date(2026, 3, 2), seed=1, levels=limits.MAX_LEVELS + 1, out=tmp_path))
+        run_nightly(
+            NightlyOptions(
+                date=dt.date(2026, 3, 2), seed=1, levels=limits.MAX_LEVELS + 1, out=tmp_path
+            )
+        )
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
@@ -134,7 +146,9 @@ _CHILD = textwrap.dedent("""
 def test_pool_workers_die_with_their_parent(tmp_path: Path) -> None:
     script = tmp_path / "child.py"
     script.write_text(_CHILD)
-    proc = subprocess.Popen([sys.executable, str(script)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, str(script)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     assert proc.stdout is not None
     workers = [int(pid) for pid in proc.stdout.readline().split()]
     assert len(workers) == 2
@@ -157,15 +171,21 @@ def _state(pid: int) -> str:
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/locks")
 def test_the_lock_refusal_names_the_holder(tmp_path: Path) -> None:
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import fcntl, os, sys, time\n"
-         f"fd = os.open({str(tmp_path)!r}, os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX)\n"
-         "print('locked', flush=True); time.sleep(60)"],
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time\n"
+            f"fd = os.open({str(tmp_path)!r}, os.O_RDONLY); fcntl.flock(fd, fcntl.LOCK_EX)\n"
+            "print('locked', flush=True); time.sleep(60)",
+        ],
         stdout=subprocess.PIPE,
     )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == b"locked"
         with pytest.raises(NightlyError, match=f"process {holder.pid} holds the lock"):
-            run_nightly(NightlyOptions(date=dt.date(2026, 3, 2), seed=1, levels=1, stages=1, out=tmp_path))
+            run_nightly(
+                NightlyOptions(date=dt.date(2026, 3, 2), seed=1, levels=1, stages=1, out=tmp_path)
+            )
     finally:
         holder.kill()
         holder.wait()
@@ -182,15 +202,35 @@ def test_the_docs_list_every_limit() -> None:
     import pipeline.atomic
 
     section = (REPO / "docs" / "limits.md").read_text(encoding="utf-8")
-    begin, end = "(generated: `python -m pipeline.limits`; a test checks it) -->\n", "<!-- limits:end -->"
-    assert section.split(begin, 1)[1].split(end, 1)[0] == limits.limits_table(), "run: python -m pipeline.limits"
-    constants = {name for name, value in vars(limits).items()
-                 if name.isupper() and isinstance(value, (int, float, str)) and not isinstance(value, bool)}
+    begin, end = (
+        "(generated: `python -m pipeline.limits`; a test checks it) -->\n",
+        "<!-- limits:end -->",
+    )
+    assert section.split(begin, 1)[1].split(end, 1)[0] == limits.limits_table(), (
+        "run: python -m pipeline.limits"
+    )
+    constants = {
+        name
+        for name, value in vars(limits).items()
+        if name.isupper() and isinstance(value, (int, float, str)) and not isinstance(value, bool)
+    }
     named = {name for row in limits.LIMITS for name in row.names}
     assert constants - named == set(), "add a row to limits.LIMITS for each new limit"
     assert f"{pipeline.atomic.LOCK_WAIT_SECONDS:g} s" in section
-    for name in ("MAX_CELLS", "MAX_SOLVE_CELLS", "MAX_RATE_CELLS", "MAX_ADDS", "MAX_LEVELS", "MAX_STAGES",
-                 "MAX_JOBS", "MAX_FILE_BYTES", "MAX_PLAYOUTS", "MAX_COUNT", "MAX_CURVES", "MAX_PLAY_LINE"):
+    for name in (
+        "MAX_CELLS",
+        "MAX_SOLVE_CELLS",
+        "MAX_RATE_CELLS",
+        "MAX_ADDS",
+        "MAX_LEVELS",
+        "MAX_STAGES",
+        "MAX_JOBS",
+        "MAX_FILE_BYTES",
+        "MAX_PLAYOUTS",
+        "MAX_COUNT",
+        "MAX_CURVES",
+        "MAX_PLAY_LINE",
+    ):
         value = getattr(limits, name)
         shown = f"{value:,}" if name != "MAX_FILE_BYTES" else f"{value // (1024 * 1024)} MiB"
         assert shown in section, (name, shown)
@@ -201,8 +241,14 @@ def test_a_big_file_without_aliases_is_not_blamed_on_aliases() -> None:
 
     text = "x: [" + ",".join(["1"] * 1_000_001) + "]\n"
     [problem] = load_text(text, "big.yaml").problems
-    assert problem.code == "NM107" and "aliases" not in problem.message and "more than 1,000,000 values" in problem.message
-    bomb = "a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n" \
-           "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"
+    assert (
+        problem.code == "NM107"
+        and "aliases" not in problem.message
+        and "more than 1,000,000 values" in problem.message
+    )
+    bomb = (
+        "a: &a [1,1,1,1,1,1,1,1,1,1]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\n"
+        "d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\n"
+    )
     [problem] = load_text(bomb, "bomb.yaml").problems
     assert "once aliases are expanded" in problem.message

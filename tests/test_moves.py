@@ -18,7 +18,9 @@ def test_move_text_forms() -> None:
     assert m.cells == ((0, 8), (1, 0))
 
 
-@pytest.mark.parametrize("text", ["", "0,0", "0,0-", "a,b-c,d", "0,9-1,0", "0,0-1,10", "-1,0-0,0", "++"])
+@pytest.mark.parametrize(
+    "text", ["", "0,0", "0,0-", "a,b-c,d", "0,9-1,0", "0,0-1,10", "-1,0-0,0", "++"]
+)
 def test_malformed_moves(text: str) -> None:
     with pytest.raises(MoveSyntaxError) as info:
         Move.parse(text)

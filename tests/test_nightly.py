@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fcntl
+import itertools
 import os
 import shutil
 import signal
@@ -16,14 +17,13 @@ import pytest
 import yaml
 
 import pipeline.jobs.nightly as nightly
-from tests.helpers import run
 from pipeline.jobs.assembler import AssemblyError
-from pipeline.jobs.publish import sweep
 from pipeline.jobs.nightly import NightlyError, NightlyOptions, TierPlan, run_nightly
+from pipeline.jobs.publish import sweep
 from pipeline.problems import Problem
 from pipeline.validator import validate_paths
-
 from tests import reference
+from tests.helpers import run
 
 DATE = dt.date(2026, 1, 2)
 REPO = Path(__file__).resolve().parent.parent
@@ -44,7 +44,11 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def snapshot(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def hidden(out: Path) -> list[str]:
@@ -70,9 +74,16 @@ def replay_independently(board: str, adds: int, solution: list[str]) -> bool:
 
 # --- a good night -------------------------------------------------------------------------
 
+
 def test_a_night_publishes_a_bundle_and_a_report(published: Path) -> None:
     folder = published / DATE.isoformat()
-    assert sorted(p.name for p in folder.iterdir()) == ["bundle.yaml", "pool", "report.html", "report.md", "run.log"]
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "bundle.yaml",
+        "pool",
+        "report.html",
+        "report.md",
+        "run.log",
+    ]
     assert hidden(published) == []  # no temp folder left behind
     report = (folder / "report.md").read_text()
     for heading in ("## Puzzles per tier", "## Difficulty curve", "### Level 1", "acceptance"):
@@ -82,7 +93,9 @@ def test_a_night_publishes_a_bundle_and_a_report(published: Path) -> None:
         assert phase in log
 
 
-def test_the_bundle_validates_and_every_certificate_replays_under_the_reference_rules(published: Path) -> None:
+def test_the_bundle_validates_and_every_certificate_replays_under_the_reference_rules(
+    published: Path,
+) -> None:
     bundle = published / DATE.isoformat() / "bundle.yaml"
     report = validate_paths([bundle])
     assert report.ok, report.problems
@@ -95,7 +108,9 @@ def test_the_bundle_validates_and_every_certificate_replays_under_the_reference_
         assert replay_independently(p["board"], p["adds"], p["solution"]), p["id"]
 
 
-def test_the_same_date_gives_byte_identical_files_whatever_the_worker_count(published: Path, tmp_path: Path) -> None:
+def test_the_same_date_gives_byte_identical_files_whatever_the_worker_count(
+    published: Path, tmp_path: Path
+) -> None:
     run_nightly(night(tmp_path, jobs=2))
     first = snapshot(published / DATE.isoformat())
     second = snapshot(tmp_path / DATE.isoformat())
@@ -103,19 +118,29 @@ def test_the_same_date_gives_byte_identical_files_whatever_the_worker_count(publ
     assert first["report.md"] == second["report.md"]
 
 
-def test_a_rerun_replaces_the_nights_files_in_place_with_force(published: Path, tmp_path: Path) -> None:
+def test_a_rerun_replaces_the_nights_files_in_place_with_force(
+    published: Path, tmp_path: Path
+) -> None:
     shutil.copytree(published / DATE.isoformat(), tmp_path / DATE.isoformat())
     (tmp_path / DATE.isoformat() / "bundle.yaml").write_text("# an older run's bundle\n")
     (tmp_path / DATE.isoformat() / "notes.txt").write_text("a designer's file")
-    with pytest.raises(NightlyError, match="is already published; nothing written"):  # not without --force
+    with pytest.raises(NightlyError, match="is already published; nothing written"):
+        # not without --force
         run_nightly(night(tmp_path))
     run_nightly(night(tmp_path, force=True))
-    assert snapshot(tmp_path / DATE.isoformat())["bundle.yaml"] == snapshot(published / DATE.isoformat())["bundle.yaml"]
-    assert (tmp_path / DATE.isoformat() / "notes.txt").read_text() == "a designer's file"  # not the job's: kept
+    assert (
+        snapshot(tmp_path / DATE.isoformat())["bundle.yaml"]
+        == snapshot(published / DATE.isoformat())["bundle.yaml"]
+    )
+    assert (
+        tmp_path / DATE.isoformat() / "notes.txt"
+    ).read_text() == "a designer's file"  # not the job's: kept
     assert hidden(tmp_path) == []
 
 
-def test_already_published_is_checked_once_under_the_lock(published: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_already_published_is_checked_once_under_the_lock(
+    published: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The nightly asked "already published?" before taking the lock and again under
     it; the check under the lock is the one that holds (another run may publish meanwhile)."""
     calls: list[Path] = []
@@ -126,13 +151,16 @@ def test_already_published_is_checked_once_under_the_lock(published: Path, monke
         real(final, options)
 
     monkeypatch.setattr(nightly, "_refuse_rerun", counted)
-    monkeypatch.setattr(nightly, "sweep", lambda out: calls.append(out))  # runs under the lock, before the check
+    monkeypatch.setattr(
+        nightly, "sweep", lambda out: calls.append(out)
+    )  # runs under the lock, before the check
     with pytest.raises(NightlyError, match="is already published"):
         run_nightly(night(published))
     assert calls == [published, published / DATE.isoformat()]
 
 
 # --- failures leave the previous night intact ----------------------------------------------
+
 
 def test_a_failure_after_generation_leaves_the_previous_output_intact(
     published: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -150,7 +178,9 @@ def test_a_failure_after_generation_leaves_the_previous_output_intact(
     assert hidden(tmp_path) == []
 
 
-def test_an_invalid_bundle_is_never_published(published: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_invalid_bundle_is_never_published(
+    published: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     shutil.copytree(published / DATE.isoformat(), tmp_path / DATE.isoformat())
     before = snapshot(tmp_path / DATE.isoformat())
     injected = Problem("bundle.yaml", 3, 1, "NM303", "injected problem", "$.id")
@@ -160,17 +190,34 @@ def test_an_invalid_bundle_is_never_published(published: Path, tmp_path: Path, m
     assert snapshot(tmp_path / DATE.isoformat()) == before
 
 
-def test_an_unreachable_generation_fails_with_the_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_unreachable_generation_fails_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setitem(nightly.TIER_PLANS, "medium", TierPlan(cells=3, adds=0))
-    with pytest.raises(NightlyError, match="generate: medium: .*can never be won"):
+    with pytest.raises(NightlyError, match=r"generate: medium: .*can never be won"):
         run_nightly(night(tmp_path))
     assert not (tmp_path / DATE.isoformat()).exists() and hidden(tmp_path) == []
 
 
 def _start(out: Path) -> subprocess.Popen[bytes]:
     # Big enough to still be generating when it is killed (it never gets to finish).
-    cmd = [sys.executable, "-m", "pipeline.cli", "nightly", "--date", DATE.isoformat(), "--out", str(out),
-           "--levels", "4", "--stages", "6", "--jobs", "1", "--force"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "pipeline.cli",
+        "nightly",
+        "--date",
+        DATE.isoformat(),
+        "--out",
+        str(out),
+        "--levels",
+        "4",
+        "--stages",
+        "6",
+        "--jobs",
+        "1",
+        "--force",
+    ]
     return subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -185,7 +232,9 @@ def _wait_for_staging(proc: subprocess.Popen[bytes], out: Path) -> None:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
-def test_a_run_killed_halfway_leaves_no_partial_bundle(published: Path, tmp_path: Path, sig: signal.Signals) -> None:
+def test_a_run_killed_halfway_leaves_no_partial_bundle(
+    published: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
     old = tmp_path / DATE.isoformat()
     shutil.copytree(published / DATE.isoformat(), old)
     (old / "bundle.yaml").write_text("# last night's good bundle\n")
@@ -228,7 +277,9 @@ def test_a_polite_kill_inside_exec_still_exits_130(tmp_path: Path) -> None:
     # Run as `python -m` (as `python -m pipeline.cli` runs): only that path checks the flag.
     (tmp_path / "polite_kill.py").write_text(POLITE_KILL_IN_EXEC)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO)])}
-    proc = subprocess.run([sys.executable, "-m", "polite_kill"], cwd=REPO, env=env, capture_output=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "polite_kill"], cwd=REPO, env=env, capture_output=True, timeout=60
+    )
     assert proc.returncode == 130, proc.stderr.decode()
 
 
@@ -246,14 +297,15 @@ def test_two_runs_on_one_folder_do_not_race(tmp_path: Path) -> None:
 def test_a_folder_left_aside_by_a_killed_swap_is_put_back(published: Path, tmp_path: Path) -> None:
     aside = tmp_path / f".{DATE.isoformat()}.old-12345"
     shutil.copytree(published / DATE.isoformat(), aside)
-    (tmp_path / f"{aside.name}.numbermatch").write_text("renamed aside by publish()\n")  # publish's marker
+    (tmp_path / f"{aside.name}.numbermatch").write_text(
+        "renamed aside by publish()\n"
+    )  # publish's marker
     sweep(tmp_path)
     assert snapshot(tmp_path / DATE.isoformat()) == snapshot(published / DATE.isoformat())
     assert hidden(tmp_path) == []
 
 
 # --- the commands -------------------------------------------------------------------------
-
 
 
 def test_nightly_refuses_a_bad_date_in_one_line(tmp_path: Path) -> None:
@@ -266,9 +318,28 @@ def test_nightly_refuses_a_bad_date_in_one_line(tmp_path: Path) -> None:
 def test_not_on_a_terminal_a_night_prints_a_line_per_phase_as_it_goes(tmp_path: Path) -> None:
     """Unattended (stderr is a pipe) the job is not silent until the end: each tier's generation
     and each later phase is one line when it is done, while the rest is still running."""
-    argv = [sys.executable, "-m", "pipeline.cli", "nightly", "--date", "2026-01-02", "--levels", "1",
-            "--stages", "3", "--curve", "ramp", "--jobs", "1", "--out", str(tmp_path), "--no-stock"]
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO)
+    argv = [
+        sys.executable,
+        "-m",
+        "pipeline.cli",
+        "nightly",
+        "--date",
+        "2026-01-02",
+        "--levels",
+        "1",
+        "--stages",
+        "3",
+        "--curve",
+        "ramp",
+        "--jobs",
+        "1",
+        "--out",
+        str(tmp_path),
+        "--no-stock",
+    ]
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO
+    )
     assert proc.stderr is not None
     lines, running_after_first_tier = [], False
     for line in proc.stderr:
@@ -280,15 +351,39 @@ def test_not_on_a_terminal_a_night_prints_a_line_per_phase_as_it_goes(tmp_path: 
     assert running_after_first_tier  # printed as it went, not all at the end
     phases = [line.split(":")[1].strip() for line in lines[1:-1]]
     # medium and hard share a board size (TIER_PLANS): one stream serves both
-    assert phases == ["generate easy", "generate medium+hard", "generate", "validate", "assemble", "write"]
-    assert lines[0].startswith("nightly: 2026-01-02: seed") and lines[-1].startswith("nightly: published")
-    assert all("\r" not in line and "\x1b" not in line for line in lines)  # no terminal control codes
+    assert phases == [
+        "generate easy",
+        "generate medium+hard",
+        "generate",
+        "validate",
+        "assemble",
+        "write",
+    ]
+    assert lines[0].startswith("nightly: 2026-01-02: seed") and lines[-1].startswith(
+        "nightly: published"
+    )
+    assert all(
+        "\r" not in line and "\x1b" not in line for line in lines
+    )  # no terminal control codes
 
 
-def test_assemble_writes_a_valid_bundle_from_validated_puzzles(published: Path, tmp_path: Path) -> None:
+def test_assemble_writes_a_valid_bundle_from_validated_puzzles(
+    published: Path, tmp_path: Path
+) -> None:
     source = published / DATE.isoformat() / "bundle.yaml"
     out = tmp_path / "again.yaml"
-    args = ["assemble", str(source), "--levels", "1", "--stages", "2", "--curve", "flat", "--out", str(out)]
+    args = [
+        "assemble",
+        str(source),
+        "--levels",
+        "1",
+        "--stages",
+        "2",
+        "--curve",
+        "flat",
+        "--out",
+        str(out),
+    ]
     result = run(*args)
     assert result.exit_code == 0, result.output
     assert validate_paths([out]).ok
@@ -296,9 +391,22 @@ def test_assemble_writes_a_valid_bundle_from_validated_puzzles(published: Path, 
     assert run(*args).exit_code == 0 and out.read_bytes() == first
 
 
-def test_assemble_refuses_too_few_puzzles_saying_what_is_missing(published: Path, tmp_path: Path) -> None:
+def test_assemble_refuses_too_few_puzzles_saying_what_is_missing(
+    published: Path, tmp_path: Path
+) -> None:
     source = published / DATE.isoformat() / "bundle.yaml"
-    args = ["assemble", str(source), "--levels", "3", "--stages", "2", "--curve", "flat", "--out", str(tmp_path / "x.yaml")]
+    args = [
+        "assemble",
+        str(source),
+        "--levels",
+        "3",
+        "--stages",
+        "2",
+        "--curve",
+        "flat",
+        "--out",
+        str(tmp_path / "x.yaml"),
+    ]
     result = run(*args)
     assert result.exit_code == 1
     assert "curve flat needs 6 medium puzzles for 3 levels x 2 stages; have 2" in result.output
@@ -307,8 +415,12 @@ def test_assemble_refuses_too_few_puzzles_saying_what_is_missing(published: Path
 
 def test_assemble_refuses_an_invalid_puzzle_file_with_its_problems(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
-    bad.write_text("schema_version: 1\nkind: puzzle\nid: nm1-000000000000\nruleset: 1\nboard: 12x\nadds: 1\n")
-    result = run(*["assemble", str(bad), "--levels", "1", "--stages", "1", "--out", str(tmp_path / "x.yaml")])
+    bad.write_text(
+        "schema_version: 1\nkind: puzzle\nid: nm1-000000000000\nruleset: 1\nboard: 12x\nadds: 1\n"
+    )
+    result = run(
+        *["assemble", str(bad), "--levels", "1", "--stages", "1", "--out", str(tmp_path / "x.yaml")]
+    )
     assert result.exit_code == 1
     assert "validation problem" in result.output and "bad.yaml" in result.output
 
@@ -330,12 +442,16 @@ job: {curve: climb, levels: 1, stages: 2}
 """
 
 
-def test_three_nights_continue_the_numbering_and_the_curve_and_ship_expert_stages(tmp_path: Path) -> None:
+def test_three_nights_continue_the_numbering_and_the_curve_and_ship_expert_stages(
+    tmp_path: Path,
+) -> None:
     job = tmp_path / "job.yaml"
     job.write_text(CLIMB)
     out = tmp_path / "nights"
     days = [DATE + dt.timedelta(days=n) for n in range(3)]
-    first = run(*["nightly", "--job", str(job), "--out", str(out), "--date", days[0].isoformat(), "-j", "1"])
+    first = run(
+        *["nightly", "--job", str(job), "--out", str(out), "--date", days[0].isoformat(), "-j", "1"]
+    )
     assert first.exit_code == 0, first.output
     job.unlink()  # later nights continue the curve recorded in the bundle, not the file
     for day in days[1:]:
@@ -345,15 +461,21 @@ def test_three_nights_continue_the_numbering_and_the_curve_and_ship_expert_stage
     numbers = [lv["level"] for doc in docs for lv in doc["levels"]]
     assert numbers == list(range(1, len(numbers) + 1)) == [1, 2, 3]
     assert [doc.get("first_level", 1) for doc in docs] == [1, 2, 3]
-    for before, after in zip(docs, docs[1:]):
+    for before, after in itertools.pairwise(docs):
         last = [s["target_score"] for s in before["levels"][-1]["stages"]]
         nxt = [s["target_score"] for s in after["levels"][0]["stages"]]
         assert all(a <= b for a, b in zip(last, nxt)), (last, nxt)
-    tiers = [[s["puzzle"]["difficulty"]["tier"] for s in lv["stages"]] for doc in docs for lv in doc["levels"]]
+    tiers = [
+        [s["puzzle"]["difficulty"]["tier"] for s in lv["stages"]]
+        for doc in docs
+        for lv in doc["levels"]
+    ]
     assert tiers == [["easy", "easy"], ["easy", "easy"], ["easy", "expert"]]
     assert validate_paths([out]).ok
     report = (out / days[2].isoformat() / "report.md").read_text()
-    assert "## Targets and placed scores" in report and "| 3 |" in report and "### Level 3" in report
+    assert (
+        "## Targets and placed scores" in report and "| 3 |" in report and "### Level 3" in report
+    )
     # the designers' commands name Levels as the bundle numbers them (from first_level)
     from pipeline.formats.source import SourceError, bundle_stage
     from pipeline.jobs.swap import SwapError, swap_stage
@@ -369,26 +491,39 @@ def test_three_nights_continue_the_numbering_and_the_curve_and_ship_expert_stage
     # again. Its puzzles come from the stock as it is now (so not the same puzzles: without the
     # stock a rerun is byte-identical, test_a_rerun_replaces_the_night_in_place), none repeating
     # another night's.
-    again = run(*["nightly", "--continue", str(out), "--date", days[1].isoformat(), "-j", "1", "--force"])
+    again = run(
+        *["nightly", "--continue", str(out), "--date", days[1].isoformat(), "-j", "1", "--force"]
+    )
     assert again.exit_code == 0, again.output
     redo = yaml.safe_load((out / days[1].isoformat() / "bundle.yaml").read_text())
     assert redo["first_level"] == docs[1]["first_level"]
-    assert [[s["target_score"] for s in lv["stages"]] for lv in redo["levels"]] == \
-        [[s["target_score"] for s in lv["stages"]] for lv in docs[1]["levels"]]
+    assert [[s["target_score"] for s in lv["stages"]] for lv in redo["levels"]] == [
+        [s["target_score"] for s in lv["stages"]] for lv in docs[1]["levels"]
+    ]
     assert validate_paths([out]).ok
 
 
 def test_nightly_refuses_a_curve_it_cannot_read_before_any_work(tmp_path: Path) -> None:
     bad = tmp_path / "job.yaml"
     bad.write_text(CLIMB.replace("step: 0.5", "step: 5"))
-    result = run(*["nightly", "--job", str(bad), "--out", str(tmp_path / "o"), "--date", "2026-01-02"])
-    assert result.exit_code == 1 and f"{bad}:9:79:" in result.output and "Traceback" not in result.output
-    result = run(*["nightly", "--curve", "zigzag", "--out", str(tmp_path / "o"), "--date", "2026-01-02"])
+    result = run(
+        *["nightly", "--job", str(bad), "--out", str(tmp_path / "o"), "--date", "2026-01-02"]
+    )
+    assert (
+        result.exit_code == 1
+        and f"{bad}:9:79:" in result.output
+        and "Traceback" not in result.output
+    )
+    result = run(
+        *["nightly", "--curve", "zigzag", "--out", str(tmp_path / "o"), "--date", "2026-01-02"]
+    )
     assert result.exit_code == 1 and "unknown curve 'zigzag'" in result.output
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
 
 
-def test_a_curve_file_is_read_once_per_night(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_curve_file_is_read_once_per_night(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The curve is resolved once, before any work: editing the file during the run cannot shift
     the targets, and the file is validated once (not at every phase)."""
     import pipeline.jobs.curve_specs as curve_specs
@@ -421,7 +556,11 @@ def test_the_night_asks_for_each_stage_near_its_target() -> None:
     aimed = [b for b in bands if b.score is not None]
     assert sum(b.count for b in aimed) == len(slots)
     for t in slots:
-        assert any(b.tier == t.tier and abs(t.score - b.score) <= nightly.BAND for b in aimed if b.score is not None), t
+        assert any(
+            b.tier == t.tier and abs(t.score - b.score) <= nightly.BAND
+            for b in aimed
+            if b.score is not None
+        ), t
     spare = {b.tier: b.count for b in bands if b.score is None}
     needs = tier_needs("campaign", 10, 6)
     assert set(spare) == set(needs) and all(spare[t] >= 1 for t in needs)
@@ -436,12 +575,27 @@ def test_a_nights_puzzles_rebuild_from_their_provenance(published: Path, tmp_pat
     from pipeline.formats.puzzle import Puzzle, dump_yaml
 
     assert nightly.TIER_PLANS["medium"] == nightly.TIER_PLANS["hard"]
-    pool = sorted((published / DATE.isoformat() / "pool").glob("*.yaml"))  # the unused, with their provenance
+    pool = sorted(
+        (published / DATE.isoformat() / "pool").glob("*.yaml")
+    )  # the unused, with their provenance
     assert pool
     for p in [Puzzle.from_dict(yaml.safe_load(path.read_text())) for path in pool]:
         params = p.provenance["params"]
-        args = ["generate", "--cells", str(params["cells"]), "--adds", str(params["adds"]), "--within", str(params["within"]),
-                "--seed", str(p.provenance["seed"]), "--attempt", str(p.provenance["attempt"]), "--out", str(tmp_path / p.id)]
+        args = [
+            "generate",
+            "--cells",
+            str(params["cells"]),
+            "--adds",
+            str(params["adds"]),
+            "--within",
+            str(params["within"]),
+            "--seed",
+            str(p.provenance["seed"]),
+            "--attempt",
+            str(p.provenance["attempt"]),
+            "--out",
+            str(tmp_path / p.id),
+        ]
         for tier, score in params["targets"]:
             args += ["--target", tier if score is None else f"{tier}:{score}"]
         result = run(*args)

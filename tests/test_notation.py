@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from pipeline.engine.board import Board, format_board, parse
-from pipeline.errors import NotationError
 from pipeline.engine.stage import WON, Stage
+from pipeline.errors import NotationError
 
 
 def test_empty_string_is_the_empty_won_board() -> None:
@@ -15,7 +15,9 @@ def test_empty_string_is_the_empty_won_board() -> None:
     assert Stage("", adds=0).status == WON
 
 
-@pytest.mark.parametrize("text", ["123456789/98.654321/135", "9..5.", "1", "123456789", ".........1"[1:]])
+@pytest.mark.parametrize(
+    "text", ["123456789/98.654321/135", "9..5.", "1", "123456789", ".........1"[1:]]
+)
 def test_notation_round_trips(text: str) -> None:
     assert format_board(parse(text)) == text
     assert str(Board(text)) == text

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import run
 from pipeline.engine.board import parse
-from pipeline.jobs.picture import board_svg
 from pipeline.formats.source import resolve
+from pipeline.jobs.picture import board_svg
+from tests.helpers import run
 
 
 def test_board_svg_draws_cells_gaps_and_highlights_deterministically() -> None:
@@ -48,6 +48,11 @@ def test_render_out_dash_writes_the_svg_to_stdout(tmp_path: Path) -> None:
     assert piped.stdout.startswith("<svg ") and piped.stdout.rstrip().endswith("</svg>")
     assert ", next move 1,0-1,8 highlighted" in piped.stderr
     out = tmp_path / "board.svg"
-    assert run(*["render", "19......./5.......5/2", "--adds", "1", "--next", "--out", str(out)]).exit_code == 0
+    assert (
+        run(
+            *["render", "19......./5.......5/2", "--adds", "1", "--next", "--out", str(out)]
+        ).exit_code
+        == 0
+    )
     assert out.read_text(encoding="utf-8") == piped.stdout
     assert not (Path.cwd() / "-").exists()

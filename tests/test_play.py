@@ -13,31 +13,41 @@ from pathlib import Path
 
 import yaml
 
-from tests.helpers import numbermatch_argv, run
 from pipeline.cli.play_cmds import Game
 from pipeline.engine.board import parse
 from pipeline.engine.stage import replay
 from pipeline.formats.source import resolve
 from pipeline.solver.search import SOLVED, solve
+from tests.helpers import numbermatch_argv, run
 
 
 def test_play_piped_reaches_won_with_the_certificate(night: Path) -> None:
     first = yaml.safe_load((night / "bundle.yaml").read_text())["levels"][0]["stages"][0]["puzzle"]
-    result = run("play", f"{night / 'bundle.yaml'}:L1.S1", input="\n".join(first["solution"]) + "\n")
+    result = run(
+        "play", f"{night / 'bundle.yaml'}:L1.S1", input="\n".join(first["solution"]) + "\n"
+    )
     assert result.exit_code == 0
     assert f"won in {len(first['solution'])} moves!" in result.output
-    assert result.output.rstrip().endswith(f"final: won, {len(first['solution'])} moves, adds left "
-                                           f"{first['adds'] - first['solution'].count('+')}")
+    assert result.output.rstrip().endswith(
+        f"final: won, {len(first['solution'])} moves, adds left "
+        f"{first['adds'] - first['solution'].count('+')}"
+    )
 
 
 def test_play_shows_the_engines_reason_and_goes_on() -> None:
     result = run("play", "1.......9/3.5", input="0,0-2,2\n0,0 0,1\nzz\n0,8 0,0\nq\n")
     assert result.exit_code == 0
-    assert "move 1: illegal move 0,0-2,2 on board '1.......9/3.5': cell 2,2 is off the board" in result.output
+    assert (
+        "move 1: illegal move 0,0-2,2 on board '1.......9/3.5': cell 2,2 is off the board"
+        in result.output
+    )
     assert "cell 0,1 is a gap" in result.output
     assert "cannot read 'zz'" in result.output
     assert "move 1: 0,0-0,8" in result.output  # two cells in either order
-    assert "stuck: no pair and no add left" in result.output and "bye: stuck after 1 moves" in result.output
+    assert (
+        "stuck: no pair and no add left" in result.output
+        and "bye: stuck after 1 moves" in result.output
+    )
 
 
 def test_play_undo_restart_add_and_winnable() -> None:
@@ -68,7 +78,10 @@ def test_hints_keep_the_stage_winnable(night: Path) -> None:
 
 def test_play_refuses_a_bad_source_in_one_line() -> None:
     result = run("play", "nope.yaml")
-    assert result.exit_code == 1 and result.output.strip() == "numbermatch: error: nope.yaml: no such file"
+    assert (
+        result.exit_code == 1
+        and result.output.strip() == "numbermatch: error: nope.yaml: no such file"
+    )
 
 
 def _read_until(fd: int, pattern: str, timeout: float = 30.0) -> str:
@@ -77,7 +90,9 @@ def _read_until(fd: int, pattern: str, timeout: float = 30.0) -> str:
     while pattern.encode() not in seen:
         left = deadline - time.monotonic()
         if left <= 0:
-            raise AssertionError(f"no {pattern!r} on the terminal; it showed:\n{seen.decode(errors='replace')}")
+            raise AssertionError(
+                f"no {pattern!r} on the terminal; it showed:\n{seen.decode(errors='replace')}"
+            )
         ready, _, _ = select.select([fd], [], [], left)
         if ready:
             try:
@@ -94,7 +109,9 @@ def test_play_on_a_real_terminal() -> None:
     """Through a pseudo-terminal: the prompt, an illegal move's reason, a hint, then a win."""
     master, slave = pty.openpty()
     cmd = numbermatch_argv()
-    proc = subprocess.Popen(cmd + ["play", "1.......9/3...7"], stdin=slave, stdout=slave, stderr=slave, close_fds=True)
+    proc = subprocess.Popen(
+        cmd + ["play", "1.......9/3...7"], stdin=slave, stdout=slave, stderr=slave, close_fds=True
+    )
     os.close(slave)
     try:
         assert "status: in play" in _read_until(master, "> ")
@@ -121,7 +138,11 @@ def test_play_on_a_real_terminal() -> None:
 
 def test_a_won_stage_has_no_hint_and_takes_no_more_moves() -> None:
     out = run("play", "19", input="0,0-0,1\n?\n+\nq\n").output
-    assert "won in 1 moves!" in out and "nothing to hint" in out and "the Stage is won: u to undo" in out
+    assert (
+        "won in 1 moves!" in out
+        and "nothing to hint" in out
+        and "the Stage is won: u to undo" in out
+    )
 
 
 def test_play_and_show_draw_the_same_grid() -> None:
@@ -138,8 +159,12 @@ def test_ctrl_c_in_play_exits_130() -> None:
     import subprocess
     import time
 
-    proc = subprocess.Popen(numbermatch_argv() + ["play", "1.......9/3...7"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        numbermatch_argv() + ["play", "1.......9/3...7"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdout is not None
     while b"status: in play" not in proc.stdout.readline():
         pass
@@ -155,10 +180,18 @@ def test_play_bounds_a_huge_line_and_cuts_its_echo() -> None:
     import subprocess
 
     line = b"1" * 10_000_000 + b"\n0,0-0,8\nq\n"
-    proc = subprocess.run(numbermatch_argv() + ["play", "1.......9/3...7"], input=line, capture_output=True, timeout=120)
+    proc = subprocess.run(
+        numbermatch_argv() + ["play", "1.......9/3...7"],
+        input=line,
+        capture_output=True,
+        timeout=120,
+    )
     out = proc.stdout.decode()
     assert proc.returncode == 0 and len(out) < 2_000, out[:300]
-    assert "(10,000,000 characters)" in out and "a line of 10,000,000 characters is no command (at most 200" in out
+    assert (
+        "(10,000,000 characters)" in out
+        and "a line of 10,000,000 characters is no command (at most 200" in out
+    )
     assert "move 1: 0,0-0,8" in out  # the next line is read as usual
 
 

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 from pipeline.engine.board import WIDTH, format_board, parse
 from pipeline.engine.rules import add_numbers, legal_pairs, pair_problem, remove_pair
 from pipeline.engine.stage import status_of
-
 from tests import reference
 
 cell = st.sampled_from(".123456789")
@@ -84,7 +83,9 @@ def test_pair_legality_is_symmetric_and_listed_pairs_are_exactly_the_clear_ones(
 
 @settings(max_examples=300, deadline=None)
 @given(any_board, st.data())
-def test_removal_matches_reference_and_moves_cells_only_by_whole_rows(text: str, data: st.DataObject) -> None:
+def test_removal_matches_reference_and_moves_cells_only_by_whole_rows(
+    text: str, data: st.DataObject
+) -> None:
     cells = parse(text)
     pairs = legal_pairs(cells)
     if not pairs:
@@ -92,11 +93,17 @@ def test_removal_matches_reference_and_moves_cells_only_by_whole_rows(text: str,
     i, j = data.draw(st.sampled_from(pairs))
     after = remove_pair(cells, i, j)
     grid = reference.from_text(text)
-    assert format_board(after) == reference.to_text(reference.remove(grid, divmod(i, WIDTH), divmod(j, WIDTH)))
+    assert format_board(after) == reference.to_text(
+        reference.remove(grid, divmod(i, WIDTH), divmod(j, WIDTH))
+    )
     # every other active cell keeps its column and its rank in reading order; its row drops
     # exactly by the number of emptied rows above it
     row_cells = lambda r: range(r * WIDTH, min(len(cells), r * WIDTH + WIDTH))  # noqa: E731
-    emptied = [r for r in {i // WIDTH, j // WIDTH} if all(cells[k] == 0 or k in (i, j) for k in row_cells(r))]
+    emptied = [
+        r
+        for r in {i // WIDTH, j // WIDTH}
+        if all(cells[k] == 0 or k in (i, j) for k in row_cells(r))
+    ]
     survivors = [k for k, v in enumerate(cells) if v and k not in (i, j)]
     positions = [k for k, v in enumerate(after) if v]
     assert [cells[k] for k in survivors] == [after[k] for k in positions]
@@ -112,7 +119,9 @@ def test_add_keeps_existing_cells_and_appends_the_active_values_in_order(text: s
     after = add_numbers(cells)
     assert after[: len(cells)] == cells
     assert after[len(cells) :] == bytes(v for v in cells if v)
-    assert format_board(after) == reference.to_text(reference.add_numbers(reference.from_text(text)))
+    assert format_board(after) == reference.to_text(
+        reference.add_numbers(reference.from_text(text))
+    )
 
 
 @settings(max_examples=200, deadline=None)
@@ -129,4 +138,6 @@ def test_never_lists_a_blocked_or_mismatched_pair(text: str) -> None:
 def test_status_follows_the_rules(text: str) -> None:
     cells = parse(text)
     assert status_of(cells, 1) == ("won" if not cells else "in play")
-    assert status_of(cells, 0) == ("won" if not cells else "in play" if legal_pairs(cells) else "stuck")
+    assert status_of(cells, 0) == (
+        "won" if not cells else "in play" if legal_pairs(cells) else "stuck"
+    )

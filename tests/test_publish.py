@@ -6,21 +6,29 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-
 from pipeline.jobs.nightly import NightlyOptions, run_nightly
 from pipeline.jobs.publish import make_staging, publish, sweep
 
 
-
 def test_the_sweep_touches_only_what_the_job_made(tmp_path: Path) -> None:
-    for name in (".backup.tmp-2025", ".photos.old-2020", ".2026-03-02.tmp-abcdefgh", ".2026-03-02.old-77"):
+    for name in (
+        ".backup.tmp-2025",
+        ".photos.old-2020",
+        ".2026-03-02.tmp-abcdefgh",
+        ".2026-03-02.old-77",
+    ):
         (tmp_path / name).mkdir()
         (tmp_path / name / "keep.txt").write_text("mine")
     ours = make_staging(tmp_path, "2026-03-02")
     sweep(tmp_path)
     assert not ours.exists()  # a staging folder this program made (exact name, marker inside)
     left = sorted(p.name for p in tmp_path.iterdir())
-    assert left == [".2026-03-02.old-77", ".2026-03-02.tmp-abcdefgh", ".backup.tmp-2025", ".photos.old-2020"]
+    assert left == [
+        ".2026-03-02.old-77",
+        ".2026-03-02.tmp-abcdefgh",
+        ".backup.tmp-2025",
+        ".photos.old-2020",
+    ]
     assert all((tmp_path / name / "keep.txt").read_text() == "mine" for name in left)
 
 
@@ -40,7 +48,11 @@ def test_a_nightly_run_leaves_foreign_hidden_folders_alone(tmp_path: Path) -> No
     for name in (".backup.tmp-2025", ".photos.old-2020"):
         (tmp_path / name).mkdir()
         (tmp_path / name / "a-file").write_text("precious")
-    run_nightly(NightlyOptions(date=dt.date(2026, 3, 2), seed=20260302, levels=1, stages=2, out=tmp_path, jobs=1))
+    run_nightly(
+        NightlyOptions(
+            date=dt.date(2026, 3, 2), seed=20260302, levels=1, stages=2, out=tmp_path, jobs=1
+        )
+    )
     for name in (".backup.tmp-2025", ".photos.old-2020"):
         assert (tmp_path / name / "a-file").read_text() == "precious"
     assert not (tmp_path / "backup").exists() and not (tmp_path / "photos").exists()

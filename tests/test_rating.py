@@ -4,28 +4,35 @@ players' fast path against the plain rules, and the `rate` command."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tests.helpers import run
+from pipeline.bench import baseline_players as reference
 from pipeline.engine.board import format_board, parse
+from pipeline.engine.rules import legal_pairs, remove_pair
+from pipeline.engine.rulesets import Ruleset
+from pipeline.engine.stage import replay
+from pipeline.rating import players as players_module
 from pipeline.rating.players import (
+    PLAYERS,
     pair_counts_after,
     play,
     remove_and_track,
 )
-from pipeline.rating.players import PLAYERS
-from pipeline.rating import players as players_module
-from pipeline.bench import baseline_players as reference
 from pipeline.rating.score import PLAYERS_BY_VERSION, WEIGHTS, playouts_for, rate
-from pipeline.rating.versions import DIFFICULTY_KEYS, WEIGHTS_BY_VERSION, WEIGHTS_V1, score_from_metrics
-from pipeline.engine.rules import legal_pairs, remove_pair
-from pipeline.engine.rulesets import Ruleset
-from pipeline.engine.stage import replay
 from pipeline.rating.tiers import RATING_VERSION, TIERS, TIERS_BY_VERSION, tier_for
+from pipeline.rating.versions import (
+    DIFFICULTY_KEYS,
+    WEIGHTS_BY_VERSION,
+    WEIGHTS_V1,
+    score_from_metrics,
+)
+from tests.helpers import run
 
 PLAYOUTS = 200
 
@@ -45,13 +52,19 @@ def any_player():
 
 def test_any_player_wins_every_game(any_player) -> None:
     for name, stats in any_player.metrics["players"].items():
-        assert stats == {"win_rate": 1.0, "mean_moves": 3.0, "playouts": playouts_for(name, PLAYOUTS)}
+        assert stats == {
+            "win_rate": 1.0,
+            "mean_moves": 3.0,
+            "playouts": playouts_for(name, PLAYOUTS),
+        }
 
 
 def test_any_player_board_metrics(any_player) -> None:
     d = any_player.to_dict()
     assert d["min_adds"] == 0
-    assert d["trap_density"] is None and d["trap_density_sampled"] is None  # version 3 measures no traps
+    assert (
+        d["trap_density"] is None and d["trap_density_sampled"] is None
+    )  # version 3 measures no traps
     v2 = rate(ANY_PLAYER, 0, playouts=PLAYOUTS, version=2).to_dict()
     assert v2["trap_density"] == 0.0 and v2["trap_density_sampled"] == 0.0
     assert d["certificate_length"] == 3
@@ -105,12 +118,15 @@ def test_one_fatal_is_harder_than_any_player(one_fatal, any_player) -> None:
 # --- a board that needs exactly one add ---------------------------------------------------
 # A lone 1: no pair, so every player adds (they add only when stuck), giving 11, and pairs it.
 
+
 def test_needs_exactly_one_add() -> None:
     r = rate("1", 2, playouts=20)
     d = r.to_dict()
     assert d["min_adds"] == 1
     assert d["certificate_length"] == 2
-    assert rate("1", 2, playouts=20, version=2).to_dict()["trap_density"] == 0.0  # no legal first pair at all
+    assert (
+        rate("1", 2, playouts=20, version=2).to_dict()["trap_density"] == 0.0
+    )  # no legal first pair at all
     for name, stats in d["players"].items():
         assert stats == {"win_rate": 1.0, "mean_moves": 2.0, "playouts": playouts_for(name, 20)}
     assert d["score"] == 0.0  # every player wins every game
@@ -123,7 +139,11 @@ def test_unsolvable_board_has_no_score_but_player_metrics() -> None:
     r = rate("12", 0, playouts=10)
     assert r.tier == "unsolvable" and r.score is None and r.min_adds is None
     d = r.to_dict()
-    assert d["players"]["random"] == {"win_rate": 0.0, "mean_moves": 0.0, "playouts": playouts_for("random", 10)}
+    assert d["players"]["random"] == {
+        "win_rate": 0.0,
+        "mean_moves": 0.0,
+        "playouts": playouts_for("random", 10),
+    }
     assert d["certificate_length"] is None
 
 
@@ -171,7 +191,9 @@ def test_rating_is_deterministic_and_reproducible(board: str) -> None:
 
 def test_plain_path_gives_the_same_rating(untracked: Ruleset) -> None:
     board = BOARDS_35[0]
-    assert rate(board, 3, playouts=16, seed=1) == rate(board, 3, playouts=16, seed=1, ruleset=untracked)
+    assert rate(board, 3, playouts=16, seed=1) == rate(
+        board, 3, playouts=16, seed=1, ruleset=untracked
+    )
 
 
 win = st.floats(0, 1)
@@ -208,8 +230,10 @@ def test_weights_and_tier_table() -> None:
         assert sum(weights.values()) == pytest.approx(1.0)
     for table in TIERS_BY_VERSION.values():
         assert table[0][1] == 0.0 and table[-1][2] == 100.0
-        assert all(a[2] == b[1] for a, b in zip(table, table[1:]))
-    assert TIERS is TIERS_BY_VERSION[RATING_VERSION] and WEIGHTS is WEIGHTS_BY_VERSION[RATING_VERSION]
+        assert all(a[2] == b[1] for a, b in itertools.pairwise(table))
+    assert (
+        TIERS is TIERS_BY_VERSION[RATING_VERSION] and WEIGHTS is WEIGHTS_BY_VERSION[RATING_VERSION]
+    )
     assert set(WEIGHTS) == {p.name for p in PLAYERS}  # version 3: the score is the mix's loss rate
     for version, players in PLAYERS_BY_VERSION.items():
         if version > 1:
@@ -226,7 +250,8 @@ def test_version_1_ratings_stay_reproducible(board: str) -> None:
     for name in ("random", "scanner", "lookahead"):
         assert v1["players"][name] == v2["players"][name]
     assert {k: v for k, v in v1.items() if k not in ("tier", "score", "players")} == {
-        k: v for k, v in v2.items() if k not in ("version", "tier", "score", "players")}
+        k: v for k, v in v2.items() if k not in ("version", "tier", "score", "players")
+    }
     assert score_from_metrics(v1) == v1["score"] and tier_for(v1["score"], 1) == v1["tier"]
     assert score_from_metrics({**v2, "version": 1}) == v1["score"]
     with pytest.raises(ValueError, match="rating version"):
@@ -237,7 +262,9 @@ def test_version_1_ratings_stay_reproducible(board: str) -> None:
 
 cells_strategy = st.one_of(
     st.lists(st.sampled_from([0, 0, 0, 1, 2, 3, 5, 7, 8, 9]), min_size=2, max_size=60),
-    st.lists(st.sampled_from([0] * 8 + [1, 3, 5, 7, 9]), min_size=2, max_size=45),  # gap-heavy: collapses
+    st.lists(
+        st.sampled_from([0] * 8 + [1, 3, 5, 7, 9]), min_size=2, max_size=45
+    ),  # gap-heavy: collapses
 ).map(bytes)
 
 
@@ -258,13 +285,17 @@ def test_incremental_pairs_match_rules(cells: bytes) -> None:
 
 @settings(max_examples=40, deadline=None)
 @given(seed=st.integers(0, 2**32), n=st.integers(5, 40), adds=st.integers(0, 2))
-def test_games_are_legal_and_same_on_both_paths(untracked: Ruleset, seed: int, n: int, adds: int) -> None:
+def test_games_are_legal_and_same_on_both_paths(
+    untracked: Ruleset, seed: int, n: int, adds: int
+) -> None:
     cells = bytes(random.Random(seed).randint(1, 9) for _ in range(n))
     for player in PLAYERS:
         fast = play(player, cells, adds, random.Random(seed), record=True)
         plain = play(player, cells, adds, random.Random(seed), record=True, ruleset=untracked)
         assert fast == plain
-        final, adds_left = replay(cells, fast.path, adds)  # every move legal under pipeline.engine.rules
+        final, adds_left = replay(
+            cells, fast.path, adds
+        )  # every move legal under pipeline.engine.rules
         assert (final == b"") == fast.won
         assert fast.adds_used == adds - adds_left
         if not fast.won:
@@ -272,9 +303,15 @@ def test_games_are_legal_and_same_on_both_paths(untracked: Ruleset, seed: int, n
 
 
 @settings(max_examples=60, deadline=None)
-@given(seed=st.integers(0, 2**32), n=st.sampled_from([9, 18, 27, 30, 36, 45]), adds=st.integers(0, 3),
-       gappy=st.booleans())
-def test_players_play_the_games_the_reference_players_play(seed: int, n: int, adds: int, gappy: bool) -> None:
+@given(
+    seed=st.integers(0, 2**32),
+    n=st.sampled_from([9, 18, 27, 30, 36, 45]),
+    adds=st.integers(0, 3),
+    gappy=st.booleans(),
+)
+def test_players_play_the_games_the_reference_players_play(
+    seed: int, n: int, adds: int, gappy: bool
+) -> None:
     """The players remember positions (`_Memo`) and update pairs in place; the reference copy of
     the players before that (`pipeline.bench.baseline_players`) must play every game the same:
     the same pairs, the same random draws, the same recorded positions."""
@@ -291,7 +328,9 @@ def test_players_play_the_games_the_reference_players_play(seed: int, n: int, ad
 
 def test_ratings_are_those_of_the_reference_players(monkeypatch: pytest.MonkeyPatch) -> None:
     """Whole ratings, also with memo tables so small they keep starting over."""
-    boards = [(bytes(random.Random(k).randint(1, 9) for _ in range(27 + 3 * k)), k % 3) for k in range(4)]
+    boards = [
+        (bytes(random.Random(k).randint(1, 9) for _ in range(27 + 3 * k)), k % 3) for k in range(4)
+    ]
     with reference.reference_players():
         assert players_module.play is not play  # the rating plays the reference's games
         expected = [rate(cells, adds, playouts=16).to_json() for cells, adds in boards]
@@ -299,7 +338,19 @@ def test_ratings_are_those_of_the_reference_players(monkeypatch: pytest.MonkeyPa
     players_module._MEMO.clear()
     monkeypatch.setattr(players_module, "MAX_MEMO_ENTRIES", 5)
     assert [rate(cells, adds, playouts=16).to_json() for cells, adds in boards] == expected
-    assert max(map(len, (players_module._MEMO.pairs, players_module._MEMO.steps, players_module._MEMO.counts))) <= 5
+    assert (
+        max(
+            map(
+                len,
+                (
+                    players_module._MEMO.pairs,
+                    players_module._MEMO.steps,
+                    players_module._MEMO.counts,
+                ),
+            )
+        )
+        <= 5
+    )
 
 
 def test_players_add_only_when_stuck() -> None:
@@ -310,7 +361,6 @@ def test_players_add_only_when_stuck() -> None:
 
 
 # --- the command --------------------------------------------------------------------------
-
 
 
 def test_cli_json_line() -> None:

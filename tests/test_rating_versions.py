@@ -13,12 +13,21 @@ from pipeline.engine.board import parse
 from pipeline.engine.moves import ADD
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.formats.puzzle import dump_yaml
-from pipeline.rating.explain import explain
 from pipeline.rating import DEFAULT_SEED
-from pipeline.rating.players import LocalPlayer, OpenerPlayer, PlannerPlayer, Player, ProximityPlayer, RandomPlayer, play, play_many
+from pipeline.rating.explain import explain
+from pipeline.rating.players import (
+    LocalPlayer,
+    OpenerPlayer,
+    PlannerPlayer,
+    Player,
+    ProximityPlayer,
+    RandomPlayer,
+    play,
+    play_many,
+)
 from pipeline.rating.score import DEFAULT_PLAYOUTS, games_for, rate, stored_playouts
-from pipeline.rating.versions import WEIGHTS_V3, score_from_metrics
 from pipeline.rating.tiers import tier_for
+from pipeline.rating.versions import WEIGHTS_V3, score_from_metrics
 from pipeline.validator import validate_texts
 
 PUZZLE = Path(__file__).parent / "fixtures" / "validator" / "valid" / "puzzle.yaml"
@@ -55,7 +64,8 @@ def test_version_3_block_validates_deeply_and_measures_no_traps(doc) -> None:
     assert v3["version"] == 3 and v3["trap_density"] is None and v3["trap_density_sampled"] is None
     assert set(v3["players"]) == set(WEIGHTS_V3)
     assert {n: s["playouts"] for n, s in v3["players"].items()} == {
-        n: games_for(n, DEFAULT_PLAYOUTS, 3) for n in WEIGHTS_V3}
+        n: games_for(n, DEFAULT_PLAYOUTS, 3) for n in WEIGHTS_V3
+    }
     assert stored_playouts(v3) == DEFAULT_PLAYOUTS
     seeded = {**doc, "provenance": {**doc.get("provenance", {}), "rating_seed": DEFAULT_SEED}}
     report = validate_texts([("v3.yaml", _with_difficulty(seeded, v3))], deep=True)
@@ -65,10 +75,18 @@ def test_version_3_block_validates_deeply_and_measures_no_traps(doc) -> None:
 def test_version_2_blocks_are_still_reproduced(doc) -> None:
     """Version 3 is the default; `rate(..., version=2)` still makes the very block version 2 made:
     same players, same game counts, same weights and tier table."""
-    v2 = rate(doc["board"], doc["adds"], playouts=16, seed=5, solution=doc["solution"], version=2).to_dict()
+    v2 = rate(
+        doc["board"], doc["adds"], playouts=16, seed=5, solution=doc["solution"], version=2
+    ).to_dict()
     assert set(v2["players"]) == {"random", "scanner", "lookahead", "opener", "local", "planner"}
     assert {n: s["playouts"] for n, s in v2["players"].items()} == {
-        "random": 16, "scanner": 16, "lookahead": 16, "opener": 8, "local": 16, "planner": 4}
+        "random": 16,
+        "scanner": 16,
+        "lookahead": 16,
+        "opener": 8,
+        "local": 16,
+        "planner": 4,
+    }
     assert score_from_metrics(v2) == v2["score"] and tier_for(v2["score"], 2) == v2["tier"]
     assert stored_playouts(v2) == 16
 
@@ -88,11 +106,21 @@ def test_the_study_scores_each_version_as_rate_does() -> None:
 def test_the_study_measures_loss_rates_on_games_no_score_was_computed_from() -> None:
     """Every model's loss rate comes from its own games (another seed than the rating's), and each
     version is held out from exactly the measured models its population lacks."""
-    from research.study_rating import MEASURE_GAMES, MEASURE_SEED, MODEL_NAMES, VERSIONS, held_out, measured_loss, population
+    from research.study_rating import (
+        MEASURE_GAMES,
+        MEASURE_SEED,
+        MODEL_NAMES,
+        VERSIONS,
+        held_out,
+        measured_loss,
+        population,
+    )
 
     assert MEASURE_SEED != DEFAULT_SEED and set(MEASURE_GAMES) == set(MODEL_NAMES)
     for v in VERSIONS:
-        assert set(held_out(v)) == set(MODEL_NAMES) - set(population(v)) and set(population(v)) <= set(MODEL_NAMES)
+        assert set(held_out(v)) == set(MODEL_NAMES) - set(population(v)) and set(
+            population(v)
+        ) <= set(MODEL_NAMES)
     assert "proximity" in held_out(2) and "proximity" not in held_out(3)
     board = "719473731/547335153/2468"
     loss = measured_loss({"board": board, "adds": 1})
@@ -109,10 +137,20 @@ def test_within_tier_correlation_pools_ranks_centred_in_each_tier() -> None:
     assert pooled_spearman([(xs, ys)]) == pytest.approx(spearman(xs, ys))
     low_tier = ([1.0, 2.0, 3.0], [0.3, 0.2, 0.1])
     high_tier = ([10.0, 11.0, 12.0], [0.9, 0.8, 0.7])
-    assert spearman(low_tier[0] + high_tier[0], low_tier[1] + high_tier[1]) > 0  # across tiers: positive
+    assert (
+        spearman(low_tier[0] + high_tier[0], low_tier[1] + high_tier[1]) > 0
+    )  # across tiers: positive
     assert pooled_spearman([low_tier, high_tier]) == pytest.approx(-1.0)
-    low, high = bootstrap_interval(list(range(40)), [k + (k % 7) * 3 for k in range(40)], random.Random(1), draws=300)
-    assert -1.0 <= low <= spearman(list(range(40)), [k + (k % 7) * 3 for k in range(40)]) <= high <= 1.0
+    low, high = bootstrap_interval(
+        list(range(40)), [k + (k % 7) * 3 for k in range(40)], random.Random(1), draws=300
+    )
+    assert (
+        -1.0
+        <= low
+        <= spearman(list(range(40)), [k + (k % 7) * 3 for k in range(40)])
+        <= high
+        <= 1.0
+    )
 
 
 @pytest.mark.parametrize(
@@ -120,11 +158,19 @@ def test_within_tier_correlation_pools_ranks_centred_in_each_tier() -> None:
     [
         (None, "cannot read it"),
         ('{"rows": [', "line 1: not JSON"),
-        ('{"rows": [], "mixed": [], "chosen": {"2": [0]}, "hunts": []}', "not a dump this version writes (IndexError"),
-        ('{"rows": [{"group": [27, 1]}], "mixed": [0], "chosen": {}, "hunts": []}', "rows[0].adds is missing"),
+        (
+            '{"rows": [], "mixed": [], "chosen": {"2": [0]}, "hunts": []}',
+            "not a dump this version writes (IndexError",
+        ),
+        (
+            '{"rows": [{"group": [27, 1]}], "mixed": [0], "chosen": {}, "hunts": []}',
+            "rows[0].adds is missing",
+        ),
     ],
 )
-def test_a_bad_study_or_calibration_dump_is_one_line_naming_it(tmp_path, monkeypatch, text, says) -> None:
+def test_a_bad_study_or_calibration_dump_is_one_line_naming_it(
+    tmp_path, monkeypatch, text, says
+) -> None:
     from research import calibrate_rating, study_rating
 
     path = tmp_path / "dump.json"
@@ -133,7 +179,11 @@ def test_a_bad_study_or_calibration_dump_is_one_line_naming_it(tmp_path, monkeyp
     monkeypatch.setenv("STUDY_LOAD", str(path))
     with pytest.raises(SystemExit) as exc:
         study_rating.main()
-    assert str(exc.value).startswith(f"STUDY_LOAD={path}: ") and says in str(exc.value) and "\n" not in str(exc.value)
+    assert (
+        str(exc.value).startswith(f"STUDY_LOAD={path}: ")
+        and says in str(exc.value)
+        and "\n" not in str(exc.value)
+    )
     monkeypatch.setenv("CAL_LOAD", str(path))
     with pytest.raises(SystemExit) as exc:
         calibrate_rating.main()
@@ -150,7 +200,10 @@ def test_the_studys_hunted_boards_fill_only_the_current_versions_top_tier() -> N
     old, new = VERSIONS[0], VERSIONS[-1]
     g = list(GROUPS[0])
     plain = [{"group": g, f"tier{old}": "hard", f"tier{new}": "hard"} for _ in range(3)]
-    hunted = [{"group": g, f"tier{old}": HUNT_TIER, f"tier{new}": HUNT_TIER, "hunted": True} for _ in range(PER_TIER + 2)]
+    hunted = [
+        {"group": g, f"tier{old}": HUNT_TIER, f"tier{new}": HUNT_TIER, "hunted": True}
+        for _ in range(PER_TIER + 2)
+    ]
     rows = plain + hunted
     assert select(rows, f"tier{new}") == [0, 1, 2] + list(range(3, 3 + PER_TIER))
     assert select(rows, f"tier{old}") == [0, 1, 2]  # the older version never takes a hunted board
@@ -168,6 +221,7 @@ def test_unknown_version_and_wrong_tier_for_the_version(doc) -> None:
 
 
 # --- the version-2 players' habits ---------------------------------------------------------
+
 
 def test_opener_adds_before_it_is_stuck() -> None:
     # 5512: one pair (5-5) and an add left: the opener adds first; the others take the pair

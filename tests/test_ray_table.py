@@ -40,11 +40,17 @@ def test_every_line_is_the_straight_walk_both_ways(n: int) -> None:
 def test_views_are_the_table(n: int) -> None:
     table = lines_through(n)
     assert rays(n) == tuple(tuple(f for _, f in cell if f) for cell in table)
-    assert crossing_lines(n) == tuple(tuple(line for line in cell if line[0] and line[1]) for cell in table)
+    assert crossing_lines(n) == tuple(
+        tuple(line for line in cell if line[0] and line[1]) for cell in table
+    )
 
 
 @settings(max_examples=200)
-@given(st.integers(1, 90).flatmap(lambda n: st.tuples(st.just(n), st.integers(1, (1 << ((n + WIDTH - 1) // WIDTH)) - 1))))
+@given(
+    st.integers(1, 90).flatmap(
+        lambda n: st.tuples(st.just(n), st.integers(1, (1 << ((n + WIDTH - 1) // WIDTH)) - 1))
+    )
+)
 def test_solver_masks_are_the_rays_of_the_collapsed_board(case: tuple[int, int]) -> None:
     """With some rows gone, a live cell's masks are the rays of the board the live rows make."""
     n, pattern = case

@@ -7,11 +7,13 @@ from pathlib import Path
 
 import yaml
 
-from tests.helpers import run
 from pipeline.engine.board import parse
+from tests.helpers import run
 
 
-def test_report_html_shows_every_stage_and_the_curve_self_contained(night: Path, tmp_path: Path) -> None:
+def test_report_html_shows_every_stage_and_the_curve_self_contained(
+    night: Path, tmp_path: Path
+) -> None:
     from html.parser import HTMLParser
 
     html = (night / "report.html").read_text()
@@ -34,17 +36,23 @@ def test_report_html_shows_every_stage_and_the_curve_self_contained(night: Path,
 
     page = Collect()
     page.feed(html)
-    assert "script" not in page.tags and all(link.startswith(("#", "data:")) for link in page.links)  # nothing external
+    assert "script" not in page.tags and all(
+        link.startswith(("#", "data:")) for link in page.links
+    )  # nothing external
     assert "curve-1" in page.ids and "curve-all" in page.ids
     for stage in doc["levels"][0]["stages"]:
         p = stage["puzzle"]
         assert f"L1.S{stage['stage']}" in page.ids
         card = html.split(f'id="L1.S{stage["stage"]}"')[1].split("</article>")[0]
         drawn = "".join(re.findall(r'font-weight="bold">(\d)</text>', card))
-        assert drawn == p["board"].replace("/", "").replace(".", "")  # the board's picture, digit by digit
+        assert drawn == p["board"].replace("/", "").replace(
+            ".", ""
+        )  # the board's picture, digit by digit
         assert card.count("<rect") == 1 + len(parse(p["board"]))  # every cell drawn, gaps included
         assert f"{p['board']}</title>" in html and p["id"] in html
-        assert f"score {p['difficulty']['score']:.2f}" in html  # the curve's dot names the actual score
+        assert (
+            f"score {p['difficulty']['score']:.2f}" in html
+        )  # the curve's dot names the actual score
         assert f"target {stage['target_score']:.2f}" in html
     assert html.count('<article class="stage"') == 3
     assert html.count("<polyline") == 2 * 2  # target and score lines, for the night and for Level 1
@@ -64,7 +72,9 @@ def test_report_refuses_what_is_not_a_valid_bundle_in_one_line(night: Path, tmp_
         result = run("report", *args, *([] if "--out" in args else ["--out", str(out)]))
         assert result.exit_code == 1 and message in result.output and result.output.count("\n") == 1
     broken = tmp_path / "broken.yaml"
-    broken.write_text((night / "bundle.yaml").read_text().replace("kind: bundle", "kind: bundel", 1))
+    broken.write_text(
+        (night / "bundle.yaml").read_text().replace("kind: bundle", "kind: bundel", 1)
+    )
     result = run("report", str(broken), "--out", str(out))
     assert result.exit_code == 1 and "the report needs a valid bundle" in result.output
     assert not out.exists() and not (tmp_path / "night.txt").exists()

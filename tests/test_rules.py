@@ -4,9 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.engine.board import parse, format_board
+from pipeline.engine.board import format_board, parse
 from pipeline.engine.moves import pair_text
-from pipeline.engine.rules import add_numbers, has_legal_pair, legal_pairs, pair_problem, remove_pair
+from pipeline.engine.rules import (
+    add_numbers,
+    has_legal_pair,
+    legal_pairs,
+    pair_problem,
+    remove_pair,
+)
 
 
 def pairs(board: str) -> list[str]:
@@ -20,6 +26,7 @@ def remove(board: str, move: str) -> str:
 
 # --- the worked examples of the published rules --------------------------------------------
 
+
 @pytest.mark.parametrize(
     "board, expected",
     [
@@ -32,12 +39,15 @@ def remove(board: str, move: str) -> str:
         ("19......./5.......5/2", ["0,0-0,1", "1,0-1,8"]),
         (
             "123456789/987654321/135",
-            [f"0,{c}-1,{c}" for c in range(8)] + ["0,8-1,0", "0,8-1,8", "1,0-2,0", "1,2-2,1", "1,8-2,0"],
+            [f"0,{c}-1,{c}" for c in range(8)]
+            + ["0,8-1,0", "0,8-1,8", "1,0-2,0", "1,2-2,1", "1,8-2,0"],
         ),
     ],
 )
 def test_worked_example_pairs(board: str, expected: list[str]) -> None:
-    assert pairs(board) == sorted(expected, key=lambda t: [int(x) for x in t.replace("-", ",").split(",")])
+    assert pairs(board) == sorted(
+        expected, key=lambda t: [int(x) for x in t.replace("-", ",").split(",")]
+    )
 
 
 def test_worked_example_with_ten_cell_row_is_refused() -> None:
@@ -57,6 +67,7 @@ def test_worked_example_adds() -> None:
 
 # --- values ---------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("a, b", [(1, 1), (5, 5), (9, 9), (1, 9), (2, 8), (3, 7), (4, 6), (6, 4)])
 def test_equal_or_ten_pairs(a: int, b: int) -> None:
     assert pairs(f"{a}{b}") == ["0,0-0,1"]
@@ -73,6 +84,7 @@ def test_five_pairs_only_with_five() -> None:
 
 
 # --- each connection kind -------------------------------------------------------------------
+
 
 def test_horizontal_through_gaps() -> None:
     assert pairs("3...7") == ["0,0-0,4"]
@@ -114,6 +126,7 @@ def test_a_cell_never_pairs_with_itself() -> None:
 
 # --- blockers ---------------------------------------------------------------------------------
 
+
 def test_active_cell_blocks_horizontal() -> None:
     assert pairs("3.2.7") == []
 
@@ -133,6 +146,7 @@ def test_blocked_pair_reports_its_blockers() -> None:
 
 
 # --- removal and collapse ---------------------------------------------------------------------
+
 
 def test_gaps_stay_in_place() -> None:
     assert remove("123456789/12", "0,0-1,0") == ".23456789/.2"
@@ -163,6 +177,7 @@ def test_collapse_changes_vertical_alignment() -> None:
 
 
 # --- add numbers ------------------------------------------------------------------------------
+
 
 def test_add_keeps_trailing_gaps_and_appends_after_them() -> None:
     assert format_board(add_numbers(parse("123456789/1."))) == "123456789/1.1234567/891"

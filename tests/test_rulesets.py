@@ -6,19 +6,19 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pipeline.engine.moves import Move
 from pipeline.engine.rulesets import DEFAULT, RULESETS, SHIPPED, Ruleset, ruleset_for
 from pipeline.engine.stage import STUCK, Stage, replay
 from pipeline.errors import IllegalMoveError, RulesetError
-from pipeline.generation.generator import GenerateParams, GenerationError, generate
 from pipeline.formats.files import write_puzzles
+from pipeline.generation.generator import GenerateParams, GenerationError, generate
 from pipeline.rating.score import rate
 from pipeline.rating.tiers import UNSOLVABLE as TIER_UNSOLVABLE
 from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
 from pipeline.validator import validate_paths
-
 from tests.helpers import run, unpruned_win
 
 # Two pairs, each joined only by a diagonal: ruleset 1 wins it, no-diagonals is stuck at once.
@@ -26,20 +26,26 @@ DIAGONAL_ONLY = "1.3....../.1.7"
 
 
 def test_only_ruleset_1_is_shipped() -> None:
-    assert SHIPPED == frozenset({1}) and ruleset_for(1) is DEFAULT and RULESETS[1] is DEFAULT
+    assert frozenset({1}) == SHIPPED and ruleset_for(1) is DEFAULT and RULESETS[1] is DEFAULT
     with pytest.raises(RulesetError, match="unknown ruleset 7"):
         ruleset_for(7, SHIPPED)
 
 
 def test_a_registered_ruleset_is_found_by_number(no_diagonals: Ruleset) -> None:
-    assert ruleset_for(no_diagonals.number) is no_diagonals and ruleset_for(str(no_diagonals.number)) is no_diagonals
+    assert (
+        ruleset_for(no_diagonals.number) is no_diagonals
+        and ruleset_for(str(no_diagonals.number)) is no_diagonals
+    )
     assert str(no_diagonals).startswith(f"ruleset {no_diagonals.number} ")
     with pytest.raises(RulesetError):
         ruleset_for(no_diagonals.number, SHIPPED)
 
 
 def test_it_plays(no_diagonals: Ruleset) -> None:
-    assert list(Stage(DIAGONAL_ONLY).legal_moves()) == [Move.parse("0,0-1,1"), Move.parse("0,2-1,3")]
+    assert list(Stage(DIAGONAL_ONLY).legal_moves()) == [
+        Move.parse("0,0-1,1"),
+        Move.parse("0,2-1,3"),
+    ]
     stage = Stage(DIAGONAL_ONLY, ruleset=no_diagonals.number)
     assert list(stage.legal_moves()) == [] and stage.status == STUCK
     with pytest.raises(IllegalMoveError, match="diagonals do not connect"):
@@ -47,14 +53,22 @@ def test_it_plays(no_diagonals: Ruleset) -> None:
     assert replay(b"\x01\x01", ["0,0-0,1"], 0, no_diagonals) == (b"", 0)
 
 
-small_boards = st.lists(st.sampled_from([0, 1, 2, 3, 5, 7, 8, 9]), min_size=1, max_size=13).map(bytes).filter(
-    lambda c: all(any(c[s : s + 9]) for s in range(0, len(c), 9))  # real boards: no row of gaps only
+small_boards = (
+    st.lists(st.sampled_from([0, 1, 2, 3, 5, 7, 8, 9]), min_size=1, max_size=13)
+    .map(bytes)
+    .filter(
+        lambda c: all(
+            any(c[s : s + 9]) for s in range(0, len(c), 9)
+        )  # real boards: no row of gaps only
+    )
 )
 
 
 @settings(max_examples=150, deadline=None)
 @given(cells=small_boards, adds=st.integers(0, 1))
-def test_it_solves_like_the_unpruned_reference(no_diagonals: Ruleset, cells: bytes, adds: int) -> None:
+def test_it_solves_like_the_unpruned_reference(
+    no_diagonals: Ruleset, cells: bytes, adds: int
+) -> None:
     result = solve(cells, adds, ruleset=no_diagonals)
     assert (result.status == SOLVED) == unpruned_win(cells, adds, no_diagonals)
     if result.moves is not None:
@@ -63,9 +77,15 @@ def test_it_solves_like_the_unpruned_reference(no_diagonals: Ruleset, cells: byt
 
 @settings(max_examples=150, deadline=None)
 @given(cells=small_boards, adds=st.integers(0, 1))
-def test_ruleset_1_without_shortcuts_agrees_with_the_fast_solver(unpruned: Ruleset, cells: bytes, adds: int) -> None:
+def test_ruleset_1_without_shortcuts_agrees_with_the_fast_solver(
+    unpruned: Ruleset, cells: bytes, adds: int
+) -> None:
     plain = solve(cells, adds, ruleset=unpruned)
-    assert plain.status == solve(cells, adds).status == (SOLVED if unpruned_win(cells, adds) else UNSOLVABLE)
+    assert (
+        plain.status
+        == solve(cells, adds).status
+        == (SOLVED if unpruned_win(cells, adds) else UNSOLVABLE)
+    )
     if plain.moves is not None:
         assert replay(cells, plain.moves, adds)[0] == b""
 
@@ -84,7 +104,9 @@ def test_it_rates(no_diagonals: Ruleset) -> None:
 
 @pytest.fixture(scope="module")
 def generated(no_diagonals: Ruleset, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    params = GenerateParams(cells=14, adds=1, seed=3, ruleset=no_diagonals.number, max_attempts=400, playouts=16)
+    params = GenerateParams(
+        cells=14, adds=1, seed=3, ruleset=no_diagonals.number, max_attempts=400, playouts=16
+    )
     result = generate(3, params, jobs=1)
     assert len(result.puzzles) == 3
     folder = tmp_path_factory.mktemp("no-diagonals")
@@ -104,7 +126,9 @@ def test_it_generates_and_validates(generated: Path, no_diagonals: Ruleset) -> N
 
 def test_the_constructive_generator_is_refused_where_unsound(no_diagonals: Ruleset) -> None:
     with pytest.raises(GenerationError, match="constructive"):
-        GenerateParams(cells=14, adds=1, strategy="constructive", ruleset=no_diagonals.number).check()
+        GenerateParams(
+            cells=14, adds=1, strategy="constructive", ruleset=no_diagonals.number
+        ).check()
 
 
 def test_the_cli_refuses_it(generated: Path, no_diagonals: Ruleset) -> None:
@@ -131,7 +155,11 @@ def test_board_width_and_pair_order_live_on_the_ruleset() -> None:
 
 
 def test_ruleset_one_only() -> None:
-    assert ruleset_for(1) is DEFAULT and ruleset_for("1") is DEFAULT and ruleset_for(DEFAULT) is DEFAULT
+    assert (
+        ruleset_for(1) is DEFAULT
+        and ruleset_for("1") is DEFAULT
+        and ruleset_for(DEFAULT) is DEFAULT
+    )
     for bad in (2, "2", 0, "one", None, True, 1.5):
         with pytest.raises(RulesetError, match="unknown ruleset"):
             ruleset_for(bad)

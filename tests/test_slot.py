@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from pipeline.cli.assemble_cmds import parse_pin
 from pipeline.formats.slot import Slot, SlotError
 from pipeline.formats.source import SourceError, resolve
-from pipeline.cli.assemble_cmds import parse_pin
 from pipeline.jobs.curation import Curation, CurationError
 
 
@@ -16,7 +16,9 @@ def test_every_spelling_reads_the_same_stage(text: str) -> None:
     assert str(Slot.parse(text)) == "L3.S2" and Slot.parse(text).short == "3.2"
 
 
-@pytest.mark.parametrize("text", ["", "L0.S1", "L1.S0", "L1", "1.2.3", "L1-S2", "L12345.S1", "L１.S2", "x1.2"])
+@pytest.mark.parametrize(
+    "text", ["", "L0.S1", "L1.S0", "L1", "1.2.3", "L1-S2", "L12345.S1", "L１.S2", "x1.2"]
+)
 def test_anything_else_is_refused_naming_the_form(text: str) -> None:
     with pytest.raises(SlotError, match=r"write it as L<level>\.S<stage>, both from 1"):
         Slot.parse(text)
@@ -34,7 +36,8 @@ def test_the_commands_share_the_grammar(tmp_path) -> None:  # type: ignore[no-un
     curation = Curation.parse("pin L1.S2=nm1-a\npin L2.S1=nm1-b\n")
     assert curation.pins == (((1, 2), "nm1-a"), ((2, 1), "nm1-b"))
     assert str(curation).splitlines() == ["pin L1.S2=nm1-a", "pin L2.S1=nm1-b"]
-    for bad in ("pin L0.S1=nm1-a\n", "pin 1.2=nm1-a\n", "pin l1.s2=nm1-a\n"):  # a file holds the one spelling
+    for bad in ("pin L0.S1=nm1-a\n", "pin 1.2=nm1-a\n", "pin l1.s2=nm1-a\n"):
+        # a file holds the one spelling
         with pytest.raises(CurationError):
             Curation.parse(bad)
     bundle = tmp_path / "b.yaml"

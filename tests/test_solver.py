@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import event, given, settings, strategies as st
+from hypothesis import event, given, settings
+from hypothesis import strategies as st
 
 from pipeline.engine.board import CLASS, parse
-from pipeline.engine.rules import legal_pairs, remove_pair
-from pipeline.solver.mask import Stretch
-from pipeline.solver.order import schedulable, has_ordered_matching, ordered_matching, winning_pairs
-from pipeline.engine.rules import pairs_ordered
-from pipeline.solver.shortcuts import classes_even, stack_certificate
-from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, Tuning, solve
+from pipeline.engine.rules import legal_pairs, pairs_ordered, remove_pair
 from pipeline.engine.stage import replay
-
+from pipeline.solver.mask import Stretch
+from pipeline.solver.order import has_ordered_matching, ordered_matching, schedulable, winning_pairs
+from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, Tuning, solve
+from pipeline.solver.shortcuts import classes_even, stack_certificate
 from tests.helpers import run, unpruned_win
 
 # Unsolvable at 0 adds (plain search: about 9,500 states; here refuted at the root); solvable with one add.
@@ -82,7 +81,13 @@ def test_budget_exhaustion_is_unknown_never_a_guess():
 
 def test_adds_follow_the_real_rule():
     """The reference allows an add at any time; the solver agrees with it, add by add."""
-    for text, adds in (("12", 1), ("552", 1), ("1.3456789/37", 1), ("123456789/98765", 1), ("12", 2)):
+    for text, adds in (
+        ("12", 1),
+        ("552", 1),
+        ("1.3456789/37", 1),
+        ("123456789/98765", 1),
+        ("12", 2),
+    ):
         cells = parse(text)
         result = solve(cells, adds)
         assert (result.status == SOLVED) == reference_win(cells, adds), text
@@ -109,7 +114,9 @@ def test_pruned_search_agrees_with_unpruned_search(cells, adds):
 @given(st.one_of(boards(), even_boards(16)), st.integers(0, 1))
 def test_every_shortcut_forced_on_agrees_with_unpruned_search(cells, adds):
     """The pairing test at every level, no dives or play-outs, and first-pass cuts after 1 node."""
-    forced = Tuning(guided_levels=99, dives=0, inner_dives=0, quick_playouts=0, playouts=0, stretch_cap=1)
+    forced = Tuning(
+        guided_levels=99, dives=0, inner_dives=0, quick_playouts=0, playouts=0, stretch_cap=1
+    )
     result = solve(cells, adds, budget_nodes=None, tuning=forced)
     assert (result.status == SOLVED) == reference_win(cells, adds)
     if result.status == SOLVED:
@@ -150,7 +157,9 @@ def test_bitmask_states_match_the_engine(cells, choices):
         assert stretch.board(mask) == board
         pairs = stretch.pairs(mask, rows)
         assert len(set(pairs)) == len(pairs)
-        assert sorted((stretch.here(i, rows), stretch.here(j, rows)) for i, j in pairs) == legal_pairs(board)
+        assert sorted(
+            (stretch.here(i, rows), stretch.here(j, rows)) for i, j in pairs
+        ) == legal_pairs(board)
 
 
 @settings(max_examples=200, deadline=None)
@@ -207,7 +216,9 @@ def test_every_win_plays_only_winning_pairs(cells):
 @given(even_boards(18))
 def test_search_restricted_to_winning_pairs_agrees_with_unpruned_search(cells):
     """No dives or play-outs, no pairing test below the root: the restricted proof search alone."""
-    result = solve(cells, 0, budget_nodes=None, tuning=Tuning(guided_levels=0, dives=0, quick_playouts=0))
+    result = solve(
+        cells, 0, budget_nodes=None, tuning=Tuning(guided_levels=0, dives=0, quick_playouts=0)
+    )
     assert (result.status == SOLVED) == reference_win(cells, 0)
     if result.status == SOLVED:
         assert empties(cells, result.moves, 0)
@@ -248,7 +259,10 @@ def test_a_diagonal_cannot_wait_on_the_only_cell_of_a_row_between():
     lone = Stretch(parse("1......../.5......./..1"))
     assert lone.lines(0, 20, lone.mask, lone.rows_of(lone.mask)) == [1 << 10]
     crowded = Stretch(parse("1......../.53....../..1"))  # row 1 stays: the diagonal still counts
-    assert crowded.lines(0, 20, crowded.mask, crowded.rows_of(crowded.mask)) == [1 << 10 | 1 << 11, 1 << 10]
+    assert crowded.lines(0, 20, crowded.mask, crowded.rows_of(crowded.mask)) == [
+        1 << 10 | 1 << 11,
+        1 << 10,
+    ]
 
 
 @settings(max_examples=100, deadline=None)
@@ -285,7 +299,9 @@ def test_a_found_pairing_is_an_ordered_perfect_matching(cells, choices):
                 assert q.bit_count() == 2 and not q & covered
                 covered |= q
             assert covered == mask
-            assert all(len({stretch.cls[i] for i in range(stretch.n) if q >> i & 1}) == 1 for q in matching)
+            assert all(
+                len({stretch.cls[i] for i in range(stretch.n) if q >> i & 1}) == 1 for q in matching
+            )
             assert schedulable(stretch, mask, rows, matching)
 
 
@@ -310,7 +326,9 @@ def test_pairing_rule_cases():
         stretch = Stretch(parse(text))
         assert has_ordered_matching(stretch, stretch.mask, stretch.rows_of(stretch.mask))
     stretch = Stretch(parse(HARD_NO))
-    assert has_ordered_matching(stretch, stretch.mask, stretch.rows_of(stretch.mask), cap=0)  # gave up: no claim
+    assert has_ordered_matching(
+        stretch, stretch.mask, stretch.rows_of(stretch.mask), cap=0
+    )  # gave up: no claim
     assert not reference_win(parse("......5../.6......./.......54"), 0)
 
 

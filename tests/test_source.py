@@ -11,15 +11,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import run
 from pipeline.engine.board import parse
 from pipeline.formats.source import SourceError, resolve
+from tests.helpers import run
 
 REPO = Path(__file__).resolve().parent.parent
 
 # A board a designer might draw: 18 cells, 1 add; solvable (checked in a test of authoring).
 HAND = "123456789/987654321"
-
 
 
 def test_source_resolves_notation_files_stages_and_ids(night: Path) -> None:
@@ -30,7 +29,11 @@ def test_source_resolves_notation_files_stages_and_ids(night: Path) -> None:
     assert stage.cells == parse(first["board"]) and stage.adds == first["adds"]
     assert resolve(f"{bundle}:l1.s1").cells == stage.cells  # case does not matter
     by_id = resolve(first["id"], [night])
-    assert by_id.cells == stage.cells and by_id.puzzle is not None and by_id.puzzle["id"] == first["id"]
+    assert (
+        by_id.cells == stage.cells
+        and by_id.puzzle is not None
+        and by_id.puzzle["id"] == first["id"]
+    )
     pool_file = sorted((night / "pool").glob("*.yaml"))[0]
     from_file = resolve(str(pool_file))
     assert from_file.label == pool_file.stem and from_file.adds is not None
@@ -68,7 +71,11 @@ def test_a_malformed_puzzle_file_names_file_and_line(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("kind: puzzle\nboard: [1, 2\n")
     result = run("show", str(bad))
-    assert result.exit_code == 1 and f"{bad}:" in result.output and "YAML syntax error" in result.output
+    assert (
+        result.exit_code == 1
+        and f"{bad}:" in result.output
+        and "YAML syntax error" in result.output
+    )
     bad.write_text("kind: puzzle\nboard: 12x\nadds: 1\n")
     result = run("show", str(bad))
     assert result.exit_code == 1 and "$.board" in result.output and "'x'" in result.output
@@ -83,7 +90,9 @@ def test_engine_commands_take_a_stage_and_use_its_adds(night: Path) -> None:
     moves = run("moves", src, "--json")
     assert moves.exit_code == 0 and '"pairs"' in moves.output
     applied = run("apply", src, *first["solution"], "--json")
-    assert applied.exit_code == 0 and '"status": "won"' in applied.output  # the puzzle's adds were used
+    assert (
+        applied.exit_code == 0 and '"status": "won"' in applied.output
+    )  # the puzzle's adds were used
     too_few = run("apply", src, *first["solution"], "--adds", "0")
     if "+" in first["solution"]:
         assert too_few.exit_code == 1 and "no adds left" in too_few.output
@@ -91,7 +100,9 @@ def test_engine_commands_take_a_stage_and_use_its_adds(night: Path) -> None:
     assert solved.exit_code == 0 and '"status": "solved"' in solved.output
     rated = run("rate", src, "--json")
     assert rated.exit_code == 0
-    assert f'"score": {first["difficulty"]["score"]}' in rated.output  # reproduces the stored rating
+    assert (
+        f'"score": {first["difficulty"]["score"]}' in rated.output
+    )  # reproduces the stored rating
 
 
 @pytest.fixture
@@ -117,11 +128,18 @@ def test_show_id_without_in_looks_in_generated(nights: str) -> None:
 def test_an_id_not_in_generated_says_where_it_looked(nights: str) -> None:
     result = run(*["solve", "nm1-000000000000"])
     assert result.exit_code == 1
-    assert "under generated (looked in the default folder; --in PATH looks elsewhere)" in result.stderr
+    assert (
+        "under generated (looked in the default folder; --in PATH looks elsewhere)" in result.stderr
+    )
 
 
-def test_without_generated_an_id_asks_for_in(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_generated_an_id_asks_for_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(tmp_path)
     result = run(*["show", "nm1-000000000000"])
     assert result.exit_code == 1
-    assert "there is no generated/ folder here to look in; say where to look with --in PATH" in result.stderr
+    assert (
+        "there is no generated/ folder here to look in; say where to look with --in PATH"
+        in result.stderr
+    )

@@ -61,5 +61,5 @@ def test_replay_a_certificate() -> None:
 
 
 def test_replay_stops_at_the_first_illegal_move() -> None:
-    with pytest.raises(IllegalMoveError, match="illegal move 0,0-0,1 on board '3.737'"):
+    with pytest.raises(IllegalMoveError, match=r"illegal move 0,0-0,1 on board '3\.737'"):
         replay(parse("3.7"), ["+", "0,0-0,1"], 1)

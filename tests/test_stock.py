@@ -18,9 +18,9 @@ from pipeline.engine.board import format_board, parse
 from pipeline.engine.canonical import canonical_key, class_layout
 from pipeline.engine.rules import legal_pairs
 from pipeline.formats.index import LevelIndex, index_file, is_stock_path
+from pipeline.formats.puzzle import Puzzle, dump_yaml, puzzle_id
 from pipeline.jobs import nightly
 from pipeline.jobs.nightly import NightlyOptions, run_nightly
-from pipeline.formats.puzzle import Puzzle, dump_yaml, puzzle_id
 from pipeline.stock import night as stock_night
 from pipeline.stock.store import counts, prune, put, stock_path
 from pipeline.validator import validate_paths
@@ -38,18 +38,25 @@ def mirrored(board: str) -> str:
 
 # --- the canonical key --------------------------------------------------------------------
 
+
 def test_a_mirror_and_any_1_9_relabelling_share_the_key_and_play_alike() -> None:
     rng = random.Random(27)
     for _ in range(200):
-        values = [rng.choice((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 9)) for _ in range(rng.randint(1, 40))]
+        values = [
+            rng.choice((0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 9)) for _ in range(rng.randint(1, 40))
+        ]
         board = format_board(bytes(values))
         # relabel a random subset of cells within their class (1<->9, 2<->8, ...)
-        relabelled = "".join(str(10 - int(ch)) if ch in "12346789" and rng.random() < 0.5 else ch for ch in board)
+        relabelled = "".join(
+            str(10 - int(ch)) if ch in "12346789" and rng.random() < 0.5 else ch for ch in board
+        )
         for other in (mirrored(board), relabelled):
             assert canonical_key(other, 2) == canonical_key(board, 2)
             assert class_layout(other) == class_layout(board)
             grid, grid2 = reference.from_text(board), reference.from_text(other)
-            assert reference.legal_pairs(grid) == reference.legal_pairs(grid2)  # the naive rules agree
+            assert reference.legal_pairs(grid) == reference.legal_pairs(
+                grid2
+            )  # the naive rules agree
             assert legal_pairs(parse(other)) == legal_pairs(parse(board))
 
 
@@ -63,6 +70,7 @@ def test_the_key_tells_apart_other_layouts_adds_and_rulesets(no_diagonals: Any) 
 
 
 # --- planted repeats: NM321 ---------------------------------------------------------------
+
 
 def _bundle(tmp: Path, name: str, bundle_id: str, change: Any = None) -> Path:
     doc = yaml.safe_load((FIXTURES / "bundle.yaml").read_text())
@@ -113,10 +121,14 @@ def test_a_shipped_puzzle_still_in_stock_is_a_repeat_and_stock_only_is_not(tmp_p
     assert [p.code for p in problems] == ["NM321"]
     assert "shipped and still in stock" in problems[0].message
     assert {problems[0].file, problems[0].message.split(" at ")[1].split(":")[0]} == {
-        str(bundle), str(stock_path(tmp_path, puzzle))}
+        str(bundle),
+        str(stock_path(tmp_path, puzzle)),
+    }
 
 
-def test_pre_commit_catches_a_repeat_of_the_whole_repository_from_one_changed_file(tmp_path: Path) -> None:
+def test_pre_commit_catches_a_repeat_of_the_whole_repository_from_one_changed_file(
+    tmp_path: Path,
+) -> None:
     repo = tmp_path / "repo"
     first = _bundle(repo, "levels/2026-03-01/bundle.yaml", "night-1")
     changed = _bundle(repo, "levels/2026-03-02/bundle.yaml", "night-2", mirrored)
@@ -124,7 +136,9 @@ def test_pre_commit_catches_a_repeat_of_the_whole_repository_from_one_changed_fi
     report = validate_paths([changed], against=repo)
     assert [p.code for p in report.problems] == ["NM321"] * 4
     assert all(str(repo / "levels/2026-03-01/bundle.yaml") in p.message for p in report.problems)
-    assert index_file(repo).is_file() and sorted(p.name for p in repo.iterdir()) == ["levels"]  # nothing left in the folder
+    assert index_file(repo).is_file() and sorted(p.name for p in repo.iterdir()) == [
+        "levels"
+    ]  # nothing left in the folder
     first.unlink()  # the index follows the files: the repeat is gone
     assert validate_paths([changed], against=repo).ok
     # the hook passes the changed files and the repository root
@@ -134,16 +148,23 @@ def test_pre_commit_catches_a_repeat_of_the_whole_repository_from_one_changed_fi
 
 # --- the index ----------------------------------------------------------------------------
 
+
 def test_the_index_reads_only_what_changed_and_rebuilds_a_corrupt_file(tmp_path: Path) -> None:
     puzzle = _first_puzzle()
-    put(tmp_path, [Puzzle(mirrored(puzzle.board), puzzle.adds, puzzle.solution, puzzle.difficulty)], DAY)
+    put(
+        tmp_path,
+        [Puzzle(mirrored(puzzle.board), puzzle.adds, puzzle.solution, puzzle.difficulty)],
+        DAY,
+    )
     _bundle(tmp_path, "n1/bundle.yaml", "night-1")  # ships a relabelled copy of the stock puzzle
     assert put(tmp_path, [puzzle], DAY) == []  # the stock takes no copy of a shipped puzzle
     with LevelIndex(tmp_path) as index:
         first = index.refresh()  # put() brought it up to date: nothing to read
         assert (first.files, first.read, first.dropped) == (2, 0, 0) and len(index.entries()) == 5
         assert len(index.repeats()) == 1 and index.stock() == []  # shipped: not offered
-    _bundle(tmp_path, "n1/bundle.yaml", "night-1", lambda b: b.replace("7", "6"))  # edited: another layout
+    _bundle(
+        tmp_path, "n1/bundle.yaml", "night-1", lambda b: b.replace("7", "6")
+    )  # edited: another layout
     with LevelIndex(tmp_path) as index:
         again = index.refresh()
         assert again.read == 1 and index.repeats() == [] and len(index.stock()) == 1
@@ -158,10 +179,14 @@ def test_the_index_reads_only_what_changed_and_rebuilds_a_corrupt_file(tmp_path:
 
 def test_the_stock_layout_is_recognised_only_in_its_place() -> None:
     assert is_stock_path(("generated", "stock", "1", "27x3", "nm1-0.yaml"))
-    assert not is_stock_path(("stock", "tests", "x.yaml")) and not is_stock_path(("stock", "1", "a", "x.yaml"))
+    assert not is_stock_path(("stock", "tests", "x.yaml")) and not is_stock_path(
+        ("stock", "1", "a", "x.yaml")
+    )
 
 
-def test_prune_says_what_it_drops_and_keeps_the_oldest_copy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_prune_says_what_it_drops_and_keeps_the_oldest_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     puzzle = _first_puzzle()
     put(tmp_path / "old", [puzzle], DAY)
     (stale,) = prune(tmp_path / "old")  # the fixture was rated by an older rating version
@@ -179,7 +204,11 @@ def test_prune_says_what_it_drops_and_keeps_the_oldest_copy(tmp_path: Path, monk
     dropped = prune(root)
     reasons = {d.path.name: d.reason for d in dropped}
     assert set(reasons) == {later.name, bad.name}
-    assert "a copy of" in reasons[later.name] and reasons[bad.name].startswith("invalid: ") and ": NM2" in reasons[bad.name]
+    assert (
+        "a copy of" in reasons[later.name]
+        and reasons[bad.name].startswith("invalid: ")
+        and ": NM2" in reasons[bad.name]
+    )
     assert stock_path(root, puzzle).is_file() and not later.exists() and not bad.exists()
     with LevelIndex(root) as index:
         index.refresh()
@@ -189,7 +218,10 @@ def test_prune_says_what_it_drops_and_keeps_the_oldest_copy(tmp_path: Path, monk
 
 # --- nights from the stock ----------------------------------------------------------------
 
-def _naive_pick(candidates: list[Any], targets: list[float], wanted: int, within: float | None) -> tuple[list[Any], list[float]]:
+
+def _naive_pick(
+    candidates: list[Any], targets: list[float], wanted: int, within: float | None
+) -> tuple[list[Any], list[float]]:
     left, chosen, uncovered, rounds = list(candidates), [], [], 0
     while len(chosen) < wanted:
         took = 0
@@ -214,36 +246,76 @@ def test_the_night_takes_the_nearest_then_the_oldest_as_a_naive_search_does() ->
 
     rng = random.Random(5)
     for _ in range(600):
-        entries = [Entry(f"s/{k}", "", "stock", f"k{k}", f"nm1-{k:012x}", 1, 27, 3, "easy", float(rng.randint(0, 12)),
-                         f"2026-01-{rng.randint(1, 3):02d}") for k in range(rng.randint(0, 12))]
-        targets = [rng.uniform(0, 12) if rng.random() < 0.5 else float(rng.randint(0, 12)) for _ in range(rng.randint(1, 4))]
+        entries = [
+            Entry(
+                f"s/{k}",
+                "",
+                "stock",
+                f"k{k}",
+                f"nm1-{k:012x}",
+                1,
+                27,
+                3,
+                "easy",
+                float(rng.randint(0, 12)),
+                f"2026-01-{rng.randint(1, 3):02d}",
+            )
+            for k in range(rng.randint(0, 12))
+        ]
+        targets = [
+            rng.uniform(0, 12) if rng.random() < 0.5 else float(rng.randint(0, 12))
+            for _ in range(rng.randint(1, 4))
+        ]
         wanted = rng.randint(0, 14)
         within = rng.choice([None, 0.0, 1.0, 2.5])
-        assert stock_night.pick(entries, targets, wanted, within) == _naive_pick(entries, targets, wanted, within)
+        assert stock_night.pick(entries, targets, wanted, within) == _naive_pick(
+            entries, targets, wanted, within
+        )
         if within is None:
-            assert stock_night.choose(entries, targets, wanted) == _naive_pick(entries, targets, wanted, None)[0]
+            assert (
+                stock_night.choose(entries, targets, wanted)
+                == _naive_pick(entries, targets, wanted, None)[0]
+            )
 
 
 def _rated(puzzle: Puzzle, score: float, board: str) -> Puzzle:
-    return Puzzle(board, puzzle.adds, puzzle.solution, {**puzzle.difficulty, "score": score}, puzzle.ruleset)
+    return Puzzle(
+        board, puzzle.adds, puzzle.solution, {**puzzle.difficulty, "score": score}, puzzle.ruleset
+    )
 
 
-def test_a_night_takes_a_stock_puzzle_only_within_its_stages_band_and_only_one_stocked_before_it(tmp_path: Path) -> None:
+def test_a_night_takes_a_stock_puzzle_only_within_its_stages_band_and_only_one_stocked_before_it(
+    tmp_path: Path,
+) -> None:
     """The stock gave the nearest puzzle however far (a second night deviated
     244.6 points from its curve against 67.6 generated), and a rerun must not see what was
     stocked after its night."""
     base = _first_puzzle()
     boards = [format_board(bytes(random.Random(k).choices(range(1, 10), k=18))) for k in range(5)]
-    near, far, later = _rated(base, 40.0, boards[0]), _rated(base, 41.0 + nightly.TOLERANCE, boards[1]), _rated(base, 41.0, boards[2])
+    near, far, later = (
+        _rated(base, 40.0, boards[0]),
+        _rated(base, 41.0 + nightly.TOLERANCE, boards[1]),
+        _rated(base, 41.0, boards[2]),
+    )
     put(tmp_path, [near, far], DAY)
     put(tmp_path, [later], DAY + dt.timedelta(days=1))  # stocked on the night's own date: after it
     tier = base.tier
-    drawn = stock_night.draw(tmp_path, {tier: [40.0, 40.5]}, {tier: 3}, 1, (DAY + dt.timedelta(days=1)).isoformat(),
-                             within=nightly.TOLERANCE)
+    drawn = stock_night.draw(
+        tmp_path,
+        {tier: [40.0, 40.5]},
+        {tier: 3},
+        1,
+        (DAY + dt.timedelta(days=1)).isoformat(),
+        within=nightly.TOLERANCE,
+    )
     assert [p.id for p in drawn.puzzles[tier]] == [near.id]
     assert drawn.uncovered == {tier: [40.5]}  # the second Stage: generated, aimed at its target
     anywhere = stock_night.draw(tmp_path, {tier: [40.0, 40.5]}, {tier: 3}, 1)
-    assert {p.id for p in anywhere.puzzles[tier]} == {near.id, far.id, later.id} and anywhere.uncovered == {}
+    assert {p.id for p in anywhere.puzzles[tier]} == {
+        near.id,
+        far.id,
+        later.id,
+    } and anywhere.uncovered == {}
 
 
 MID = """\
@@ -265,7 +337,11 @@ def _keys(out: Path) -> list[str]:
     keys = []
     for bundle in sorted(out.glob("*/bundle.yaml")):
         doc = yaml.safe_load(bundle.read_text())
-        keys += [canonical_key(s["puzzle"]["board"], s["puzzle"]["adds"]) for lv in doc["levels"] for s in lv["stages"]]
+        keys += [
+            canonical_key(s["puzzle"]["board"], s["puzzle"]["adds"])
+            for lv in doc["levels"]
+            for s in lv["stages"]
+        ]
     return keys
 
 
@@ -281,19 +357,31 @@ def two_nights(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any, Any
     return out, first, second
 
 
-def test_the_second_night_draws_from_the_stock_and_generates_only_the_shortfall(two_nights: tuple[Path, Any, Any]) -> None:
+def test_the_second_night_draws_from_the_stock_and_generates_only_the_shortfall(
+    two_nights: tuple[Path, Any, Any],
+) -> None:
     out, first, second = two_nights
     st1, st2 = first.tiers["medium"], second.tiers["medium"]
     assert (st1.from_stock, st1.generated) == (0, 3)  # need 2 + spare 1, all made
     # the one left over if it is near enough a Stage's target (none refilled), then the rest
     assert st2.from_stock == 2 - st2.short and st2.generated == nightly.shortfall(st2.short) > 0
     report = (out / (DAY + dt.timedelta(days=1)).isoformat() / "report.md").read_text()
-    assert "## Stock" in report and f"({st2.from_stock} puzzles drawn: medium {st2.from_stock})" in report
-    assert f"only the shortfall (medium: {st2.short} Stage(s) with no stock puzzle near their target)" in report
+    assert (
+        "## Stock" in report
+        and f"({st2.from_stock} puzzles drawn: medium {st2.from_stock})" in report
+    )
+    assert (
+        f"only the shortfall (medium: {st2.short} Stage(s) with no stock puzzle near their target)"
+        in report
+    )
     keys = _keys(out)
     assert len(keys) == len(set(keys)) == 4
     assert validate_paths([out]).ok
-    assert not list(out.glob("*/pool")) and not list(out.glob("*/.stock-move.json")) and not list(out.glob("*/.stock-add"))
+    assert (
+        not list(out.glob("*/pool"))
+        and not list(out.glob("*/.stock-move.json"))
+        and not list(out.glob("*/.stock-add"))
+    )
     assert len(list(out.glob("*/.stock-taken.json"))) == 2  # what each night took, for a rerun
     with LevelIndex(out) as index:
         index.refresh()
@@ -316,23 +404,34 @@ def test_the_refill_makes_what_the_next_night_needs_so_it_generates_nothing_and_
     night then drew far from its targets; now it aims at the next night's Stage targets."""
     out, first, second = default_nights
     (line,) = [x for x in first.stock_lines if x.startswith("refill medium for")]
-    assert f"for {(DAY + dt.timedelta(days=1)).isoformat()} (Levels 2-2): " in line and " of 2 Stage(s) covered" in line
+    assert (
+        f"for {(DAY + dt.timedelta(days=1)).isoformat()} (Levels 2-2): " in line
+        and " of 2 Stage(s) covered" in line
+    )
     st = second.tiers["medium"]
     assert (st.generated, st.attempts) == (0, 0) and st.from_stock >= 2
-    for placement in second.assembly.placements:  # every Stage as close to its target as the generator makes it
+    for placement in second.assembly.placements:
+        # every Stage as close to its target as the generator makes it
         assert abs(placement.puzzle.rated.score - placement.target.score) <= nightly.TOLERANCE
     keys = _keys(out)
     assert len(keys) == len(set(keys)) == 4 and validate_paths([out]).ok
 
 
-def test_a_forced_rerun_of_a_stock_night_is_byte_identical(tmp_path: Path, default_nights: tuple[Path, Any, Any]) -> None:
+def test_a_forced_rerun_of_a_stock_night_is_byte_identical(
+    tmp_path: Path, default_nights: tuple[Path, Any, Any]
+) -> None:
     """A rerun drew from a stock its own first run had changed (what it took
     gone, what it and later nights stocked there)."""
     out = tmp_path / "out"
     shutil.copytree(default_nights[0], out)
     days = [DAY, DAY + dt.timedelta(days=1)]
-    made = {day: {name: (out / day.isoformat() / name).read_bytes() for name in ("bundle.yaml", "report.md", "report.html")}
-            for day in days}
+    made = {
+        day: {
+            name: (out / day.isoformat() / name).read_bytes()
+            for name in ("bundle.yaml", "report.md", "report.html")
+        }
+        for day in days
+    }
     for first_level, day in enumerate(days, start=1):
         run_nightly(_night(out, day, keep=None, first_level=first_level, force=True))
         for name, data in made[day].items():
@@ -342,7 +441,9 @@ def test_a_forced_rerun_of_a_stock_night_is_byte_identical(tmp_path: Path, defau
         assert not list(out.glob("*/.stock-move.json"))
 
 
-def test_a_rerun_never_ships_a_puzzle_a_later_night_took_meanwhile(tmp_path: Path, default_nights: tuple[Path, Any, Any]) -> None:
+def test_a_rerun_never_ships_a_puzzle_a_later_night_took_meanwhile(
+    tmp_path: Path, default_nights: tuple[Path, Any, Any]
+) -> None:
     """A rerun after the generator changed can make again a puzzle that a later night has since
     shipped; it places the night without it (here a later bundle is planted shipping the
     first night's Stage 1)."""
@@ -360,7 +461,9 @@ def test_a_rerun_never_ships_a_puzzle_a_later_night_took_meanwhile(tmp_path: Pat
     assert validate_paths([out]).ok  # no repeat shipped, none shipped and still in stock
 
 
-def test_what_is_stocked_after_a_night_is_dated_with_it_so_its_rerun_never_sees_it(tmp_path: Path) -> None:
+def test_what_is_stocked_after_a_night_is_dated_with_it_so_its_rerun_never_sees_it(
+    tmp_path: Path,
+) -> None:
     from pipeline.stock.store import stock_day
 
     today = dt.date(2026, 12, 1)
@@ -368,15 +471,23 @@ def test_what_is_stocked_after_a_night_is_dated_with_it_so_its_rerun_never_sees_
     for name in ("2026-11-29", "2026-11-30", ".2026-12-05.tmp-x", "notes"):
         (tmp_path / name).mkdir()
     assert stock_day(tmp_path, today) == dt.date(2026, 11, 30)  # the latest night, not today
-    assert stock_day(tmp_path, dt.date(2026, 11, 1)) == dt.date(2026, 11, 30)  # nights made ahead of their date
+    assert stock_day(tmp_path, dt.date(2026, 11, 1)) == dt.date(
+        2026, 11, 30
+    )  # nights made ahead of their date
 
 
-def test_the_refill_keeps_a_level_so_the_next_night_generates_nothing(tmp_path: Path, two_nights: tuple[Path, Any, Any]) -> None:
+def test_the_refill_keeps_a_level_so_the_next_night_generates_nothing(
+    tmp_path: Path, two_nights: tuple[Path, Any, Any]
+) -> None:
     out = tmp_path / "out"
     shutil.copytree(two_nights[0], out)
     refilled = run_nightly(_night(out, DAY + dt.timedelta(days=2), keep={"medium": 6}))
-    assert any(line.startswith("refill medium for ") for line in refilled.stock_lines)  # the next night's, first
-    assert any(line.startswith("refill medium:") and "kept at 6" in line for line in refilled.stock_lines)
+    assert any(
+        line.startswith("refill medium for ") for line in refilled.stock_lines
+    )  # the next night's, first
+    assert any(
+        line.startswith("refill medium:") and "kept at 6" in line for line in refilled.stock_lines
+    )
     assert len(_stock_files(out)) == 6
     result = run_nightly(_night(out, DAY + dt.timedelta(days=3)))
     st = result.tiers["medium"]
@@ -388,10 +499,14 @@ def test_the_refill_keeps_a_level_so_the_next_night_generates_nothing(tmp_path: 
     assert len(keys) == len(set(keys)) == 8
 
 
-def test_the_refill_starts_no_batch_past_its_time_bound(tmp_path: Path, two_nights: tuple[Path, Any, Any]) -> None:
+def test_the_refill_starts_no_batch_past_its_time_bound(
+    tmp_path: Path, two_nights: tuple[Path, Any, Any]
+) -> None:
     out = tmp_path / "out"
     shutil.copytree(two_nights[0], out)
-    result = run_nightly(_night(out, DAY + dt.timedelta(days=2), keep={"medium": 40}, refill_seconds=0.0))
+    result = run_nightly(
+        _night(out, DAY + dt.timedelta(days=2), keep={"medium": 40}, refill_seconds=0.0)
+    )
     (line,) = [line for line in result.stock_lines if line.startswith("refill medium:")]
     assert "0 made from 0 attempts" in line and "short (time bound 0 s)" in line
 
@@ -431,20 +546,44 @@ def test_a_night_killed_after_its_publish_has_its_stock_move_finished_by_the_nex
     assert (out / day.isoformat() / stock_night.MANIFEST).is_file()  # published, stock move pending
     with LevelIndex(out) as index:  # meanwhile the stock offers nothing the night ships
         index.refresh()
-        assert not {e.key for e in index.stock()} & index.shipped_keys(), "pending night still offered"
+        assert not {e.key for e in index.stock()} & index.shipped_keys(), (
+            "pending night still offered"
+        )
     assert stock_night.finish(out) and stock_night.finish(out) == []
     assert validate_paths([out]).ok and not (out / day.isoformat() / stock_night.MANIFEST).exists()
 
 
-def test_two_nights_racing_on_one_stock_never_take_the_same_puzzle(tmp_path: Path, two_nights: tuple[Path, Any, Any]) -> None:
+def test_two_nights_racing_on_one_stock_never_take_the_same_puzzle(
+    tmp_path: Path, two_nights: tuple[Path, Any, Any]
+) -> None:
     out = tmp_path / "out"
     shutil.copytree(two_nights[0], out)
     job = tmp_path / "job.yaml"
     job.write_text(MID + "job: {curve: mid, levels: 1, stages: 1, keep: {medium: 0}}\n")
     days = [(DAY + dt.timedelta(days=n)).isoformat() for n in (5, 6)]
-    runs = [subprocess.Popen([sys.executable, "-m", "pipeline.cli", "nightly", "--job", str(job), "--out", str(out),
-                              "--date", day, "-j", "1"], cwd=Path(__file__).parent.parent, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for day in days]
+    runs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "pipeline.cli",
+                "nightly",
+                "--job",
+                str(job),
+                "--out",
+                str(out),
+                "--date",
+                day,
+                "-j",
+                "1",
+            ],
+            cwd=Path(__file__).parent.parent,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for day in days
+    ]
     results = [(r.wait(timeout=300), r.communicate()) for r in runs]
     for code, (_, err) in results:
         assert code == 0 or "another nightly run is writing" in err, err
@@ -455,28 +594,56 @@ def test_two_nights_racing_on_one_stock_never_take_the_same_puzzle(tmp_path: Pat
 
 # --- the stock command --------------------------------------------------------------------
 
-def test_stock_refill_is_deterministic_and_stock_shows_counts_and_a_histogram(tmp_path: Path) -> None:
+
+def test_stock_refill_is_deterministic_and_stock_shows_counts_and_a_histogram(
+    tmp_path: Path,
+) -> None:
     import json
 
-    args = ["stock", "refill", "--tier", "easy", "--cells", "18", "--adds", "2", "--count", "3", "--seed", "4", "-j"]
+    args = [
+        "stock",
+        "refill",
+        "--tier",
+        "easy",
+        "--cells",
+        "18",
+        "--adds",
+        "2",
+        "--count",
+        "3",
+        "--seed",
+        "4",
+        "-j",
+    ]
     first = run(*args, "1", "--out", str(tmp_path / "a"))
     second = run(*args, "2", "--out", str(tmp_path / "b"))
     assert first.exit_code == 0 and second.exit_code == 0, first.output + second.output
     files = sorted((tmp_path / "a" / "stock" / "1" / "18x2").iterdir())
-    assert len(files) == 3 and all(f.read_bytes() == (tmp_path / "b" / f.relative_to(tmp_path / "a")).read_bytes()
-                                   for f in files)
+    assert len(files) == 3 and all(
+        f.read_bytes() == (tmp_path / "b" / f.relative_to(tmp_path / "a")).read_bytes()
+        for f in files
+    )
     # a tier is asked for: the search strategy, as generate and the nightly's refill use
     assert {yaml.safe_load(f.read_text())["provenance"]["strategy"] for f in files} == {"search"}
     shown = run("stock", "--out", str(tmp_path / "a"), "--json")
     doc = json.loads(shown.stdout)
-    assert doc["total"] == 3 and doc["groups"][0]["tiers"] == {"easy": 3} and sum(doc["groups"][0]["histogram"].values()) == 3
+    assert (
+        doc["total"] == 3
+        and doc["groups"][0]["tiers"] == {"easy": 3}
+        and sum(doc["groups"][0]["histogram"].values()) == 3
+    )
     text = run("stock", "--out", str(tmp_path / "a")).stdout
     assert "1/18x2: 3 (easy 3)" in text and "score   0  10" in text
     again = run(*args, "1", "--out", str(tmp_path / "a"))  # same seed: the same boards, none new
     assert again.exit_code == 0 and "0 new easy puzzle(s)" in again.output
     files[0].write_text(files[0].read_text().replace("adds: 2", "adds: 3"))
     pruned = run("stock", "prune", "--out", str(tmp_path / "a"))
-    assert pruned.exit_code == 0 and f"{files[0]}: invalid: " in pruned.stdout and "NM303" in pruned.stdout and not files[0].exists()
+    assert (
+        pruned.exit_code == 0
+        and f"{files[0]}: invalid: " in pruned.stdout
+        and "NM303" in pruned.stdout
+        and not files[0].exists()
+    )
 
 
 def test_swap_takes_from_the_stock_never_a_shipped_copy_and_gives_the_old_one_back(
@@ -485,7 +652,9 @@ def test_swap_takes_from_the_stock_never_a_shipped_copy_and_gives_the_old_one_ba
     out = tmp_path / "out"
     shutil.copytree(two_nights[0], out)
     first, second = (out / (DAY + dt.timedelta(days=n)).isoformat() / "bundle.yaml" for n in (0, 1))
-    shipped = Puzzle.from_dict(yaml.safe_load(first.read_text())["levels"][0]["stages"][0]["puzzle"])
+    shipped = Puzzle.from_dict(
+        yaml.safe_load(first.read_text())["levels"][0]["stages"][0]["puzzle"]
+    )
     copy = Puzzle(mirrored(shipped.board), shipped.adds, shipped.solution, shipped.difficulty)
     planted = stock_path(out, copy)  # a relabelled copy of a shipped puzzle, planted in the stock
     planted.write_text(dump_yaml(copy.to_document()))
@@ -497,7 +666,9 @@ def test_swap_takes_from_the_stock_never_a_shipped_copy_and_gives_the_old_one_ba
     done = run("swap", str(second), "L1.S1")
     assert done.exit_code == 0, done.output
     new = yaml.safe_load(second.read_text())["levels"][0]["stages"][0]["puzzle"]["id"]
-    assert f"{new}.yaml" in before and set(_stock_files(out)) == before - {f"{new}.yaml"} | {f"{old}.yaml"}
+    assert f"{new}.yaml" in before and set(_stock_files(out)) == before - {f"{new}.yaml"} | {
+        f"{old}.yaml"
+    }
     assert "back in the stock" in done.output and validate_paths([out]).ok
 
 
@@ -514,11 +685,17 @@ def test_swap_from_the_stock_never_loses_the_old_puzzle_and_waits_for_no_lock(
     shutil.copytree(two_nights[0], out)
     second = out / (DAY + dt.timedelta(days=1)).isoformat() / "bundle.yaml"
     before, text = set(_stock_files(out)), second.read_bytes()
-    missing = run("swap", str(second), "L1.S1", "--with", "nm1-000000000000")  # its messages say where it looked
+    missing = run(
+        "swap", str(second), "L1.S1", "--with", "nm1-000000000000"
+    )  # its messages say where it looked
     assert missing.exit_code == 1 and "no such puzzle in the stock" in missing.output
     with locked(out):
         busy = run("swap", str(second), "L1.S1")
-    assert busy.exit_code == 1 and "the stock is in use" in busy.output and "Traceback" not in busy.output
+    assert (
+        busy.exit_code == 1
+        and "the stock is in use" in busy.output
+        and "Traceback" not in busy.output
+    )
     assert second.read_bytes() == text and set(_stock_files(out)) == before
 
     def killed(*args: Any, **kwargs: Any) -> None:
@@ -528,12 +705,16 @@ def test_swap_from_the_stock_never_loses_the_old_puzzle_and_waits_for_no_lock(
     old = yaml.safe_load(second.read_text())["levels"][0]["stages"][0]["puzzle"]["id"]
     run("swap", str(second), "L1.S1")
     new = yaml.safe_load(second.read_text())["levels"][0]["stages"][0]["puzzle"]["id"]
-    assert new != old and set(_stock_files(out)) == before | {f"{old}.yaml"}  # both kept: nothing lost
+    assert new != old and set(_stock_files(out)) == before | {
+        f"{old}.yaml"
+    }  # both kept: nothing lost
     assert [p.code for p in validate_paths([out]).problems] == ["NM321"]
 
 
 def test_the_studio_never_offers_a_relabelled_copy_of_a_shipped_puzzle(night_copy: Path) -> None:
-    pytest.importorskip("starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')")
+    pytest.importorskip(
+        "starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')"
+    )
     from starlette.testclient import TestClient
 
     from pipeline.studio.app import create_app
@@ -542,11 +723,16 @@ def test_the_studio_never_offers_a_relabelled_copy_of_a_shipped_puzzle(night_cop
     first = yaml.safe_load(bundle.read_text())["levels"][0]["stages"][0]["puzzle"]
     shipped = Puzzle.from_dict(first)
     copy = Puzzle(mirrored(shipped.board), shipped.adds, shipped.solution, shipped.difficulty)
-    (night_copy / "2026-01-02" / "pool" / f"{copy.id}.yaml").write_text(dump_yaml(copy.to_document()))
+    (night_copy / "2026-01-02" / "pool" / f"{copy.id}.yaml").write_text(
+        dump_yaml(copy.to_document())
+    )
     client = TestClient(create_app(night_copy), base_url="http://127.0.0.1:8765")
     page = client.get("/swap", params={"path": "2026-01-02/bundle.yaml", "at": "1.1"}).text
     assert 'class="offers"' in page and f'data-id="{copy.id}"' not in page
-    assert f"{copy.id} (or a relabelled copy) is already shipped at 2026-01-02/bundle.yaml:L1.S1" in page
+    assert (
+        f"{copy.id} (or a relabelled copy) is already shipped at 2026-01-02/bundle.yaml:L1.S1"
+        in page
+    )
 
 
 def _refresh_in_a_process(root: str, file: str, out: Any) -> None:
@@ -554,7 +740,7 @@ def _refresh_in_a_process(root: str, file: str, out: Any) -> None:
         with LevelIndex(root, file=file) as ix:
             ix.refresh()
             out.put(len(ix.entries()))
-    except BaseException as exc:  # noqa: BLE001 - the test reports what a process saw
+    except BaseException as exc:
         out.put(repr(exc))
 
 
@@ -568,7 +754,9 @@ def test_processes_creating_one_index_at_once_all_get_the_files(tmp_path: Path) 
     for round_ in range(8):
         file = str(tmp_path / f"index-{round_}.sqlite")
         out = ctx.Queue()
-        procs = [ctx.Process(target=_refresh_in_a_process, args=(root, file, out)) for _ in range(3)]
+        procs = [
+            ctx.Process(target=_refresh_in_a_process, args=(root, file, out)) for _ in range(3)
+        ]
         for p in procs:
             p.start()
         for p in procs:

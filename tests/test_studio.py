@@ -16,18 +16,20 @@ from typing import Any
 import pytest
 import yaml
 
-pytest.importorskip("starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')")
+pytest.importorskip(
+    "starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')"
+)
 
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from pipeline.engine.board import parse  # noqa: E402
-from pipeline.engine.moves import Move  # noqa: E402
-from pipeline.solver import SOLVED, UNSOLVABLE, solve  # noqa: E402
-from pipeline.studio import game  # noqa: E402
-from pipeline.studio.app import create_app  # noqa: E402
-from pipeline.studio.curate import Draft, DraftError  # noqa: E402
-from pipeline.studio.paths import PathRefused, inside  # noqa: E402
-from tests.conftest import studio_post  # noqa: E402
+from pipeline.engine.board import parse
+from pipeline.engine.moves import Move
+from pipeline.solver import SOLVED, UNSOLVABLE, solve
+from pipeline.studio import game
+from pipeline.studio.app import create_app
+from pipeline.studio.curate import Draft, DraftError
+from pipeline.studio.paths import PathRefused, inside
+from tests.conftest import studio_post
 
 BUNDLE = "2026-01-02/bundle.yaml"
 ORIGIN = "http://127.0.0.1:8765"
@@ -35,7 +37,9 @@ ORIGIN = "http://127.0.0.1:8765"
 
 @pytest.fixture
 def client(night_copy: Path) -> TestClient:
-    return TestClient(create_app(night_copy), base_url="http://127.0.0.1:8765", raise_server_exceptions=False)
+    return TestClient(
+        create_app(night_copy), base_url="http://127.0.0.1:8765", raise_server_exceptions=False
+    )
 
 
 def post(client: TestClient, route: str, data: dict[str, str]) -> Any:
@@ -48,16 +52,20 @@ def message(html: str) -> str:
     return found.group(1)
 
 
-def test_the_front_page_counts_each_tier_of_the_bundle(client: TestClient, night_copy: Path) -> None:
+def test_the_front_page_counts_each_tier_of_the_bundle(
+    client: TestClient, night_copy: Path
+) -> None:
     doc = yaml.safe_load((night_copy / BUNDLE).read_text())
     tiers = Counter(s["puzzle"]["difficulty"]["tier"] for lv in doc["levels"] for s in lv["stages"])
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", client.get("/").text))
-    bundle_line = text[text.index("Bundle bundle.yaml"):]
+    bundle_line = text[text.index("Bundle bundle.yaml") :]
     for tier, n in tiers.items():
         assert f"{tier} {n}" in bundle_line
 
 
-@pytest.mark.parametrize("rel", ["../x.yaml", "/etc/passwd", "a/../../x.yaml", "..", "a\\..\\x", "x\x00.yaml", ""])
+@pytest.mark.parametrize(
+    "rel", ["../x.yaml", "/etc/passwd", "a/../../x.yaml", "..", "a\\..\\x", "x\x00.yaml", ""]
+)
 def test_paths_that_escape_the_folder_are_refused(client: TestClient, rel: str) -> None:
     for route in ("/stage", "/bundle", "/folder", "/swap"):
         r = client.get(route, params={"path": rel, "at": "1.1"})
@@ -65,7 +73,9 @@ def test_paths_that_escape_the_folder_are_refused(client: TestClient, rel: str) 
         assert "refused" in message(r.text)
 
 
-def test_a_link_leading_outside_the_folder_is_refused_and_not_listed(client: TestClient, night_copy: Path, tmp_path: Path) -> None:
+def test_a_link_leading_outside_the_folder_is_refused_and_not_listed(
+    client: TestClient, night_copy: Path, tmp_path: Path
+) -> None:
     outside = tmp_path / "secret.yaml"
     outside.write_text("kind: puzzle\nid: secret-outside\n")
     (night_copy / "2026-01-02" / "sneaky.yaml").symlink_to(outside)
@@ -77,7 +87,10 @@ def test_a_link_leading_outside_the_folder_is_refused_and_not_listed(client: Tes
 
 def test_a_post_to_save_is_refused_from_another_site_or_host(client: TestClient) -> None:
     form = {"path": BUNDLE, "base": "0" * 64, "draft": "s:1.1=nm1-000000000000"}
-    assert client.post("/save", data=form, headers={"Origin": "https://evil.example"}).status_code == 403
+    assert (
+        client.post("/save", data=form, headers={"Origin": "https://evil.example"}).status_code
+        == 403
+    )
     assert client.get("/", headers={"Host": "evil.example"}).status_code == 400  # DNS rebinding
 
 
@@ -92,7 +105,9 @@ def test_a_post_to_save_is_refused_from_another_site_or_host(client: TestClient)
         ({"at": "1.1", "draft": "rm -rf"}, "draft edit"),
     ],
 )
-def test_hostile_stage_requests_get_one_line_and_no_traceback(client: TestClient, query: dict[str, str], words: str) -> None:
+def test_hostile_stage_requests_get_one_line_and_no_traceback(
+    client: TestClient, query: dict[str, str], words: str
+) -> None:
     r = client.get("/stage", params={"path": BUNDLE, **query})
     assert r.status_code == 400
     assert words in message(r.text) and "Traceback" not in r.text
@@ -105,18 +120,26 @@ def test_a_save_with_nothing_to_save_writes_nothing(client: TestClient, night_co
     assert (night_copy / BUNDLE).read_bytes() == before
 
 
-def test_an_unknown_file_kind_and_broken_yaml_are_reported_in_one_line(client: TestClient, night_copy: Path) -> None:
+def test_an_unknown_file_kind_and_broken_yaml_are_reported_in_one_line(
+    client: TestClient, night_copy: Path
+) -> None:
     (night_copy / "broken.yaml").write_text("kind: [unclosed\n")
     r = client.get("/stage", params={"path": "broken.yaml"})
     assert r.status_code == 400 and message(r.text).startswith("broken.yaml:")
     assert "broken.yaml" in client.get("/").text  # listed with its problem, the page still works
 
 
-def test_act_redirects_to_the_position_the_engine_gives(client: TestClient, night_copy: Path) -> None:
+def test_act_redirects_to_the_position_the_engine_gives(
+    client: TestClient, night_copy: Path
+) -> None:
     doc = yaml.safe_load((night_copy / BUNDLE).read_text())
     puzzle = doc["levels"][0]["stages"][0]["puzzle"]
     first = Move.parse(puzzle["solution"][0])
-    r = client.get("/act", params={"path": BUNDLE, "at": "1.1", "click": first.second, "sel": first.first}, follow_redirects=False)
+    r = client.get(
+        "/act",
+        params={"path": BUNDLE, "at": "1.1", "click": first.second, "sel": first.first},
+        follow_redirects=False,
+    )
     assert r.status_code == 303 and f"m={str(first).replace(',', '%2C')}" in r.headers["location"]
 
 
@@ -124,7 +147,8 @@ def test_draft_text_round_trips_and_refuses_junk() -> None:
     d = Draft.parse("s:1.2=nm1-abc;p:2.3;x:nm1-def;s:1.2=nm1-ghi")
     assert d.swaps == (("1.2", "nm1-ghi"),) and d.pins == ("2.3",) and d.excludes == ("nm1-def",)
     assert Draft.parse(str(d)) == d
-    for junk in ("s:0.1=x", "p:L1.S2", "s:1.2.3=x", "p:1.2;rm", "x:a b"):  # the address's one spelling, 1.2
+    for junk in ("s:0.1=x", "p:L1.S2", "s:1.2.3=x", "p:1.2;rm", "x:a b"):
+        # the address's one spelling, 1.2
         with pytest.raises(DraftError):
             Draft.parse(junk)
     with pytest.raises(DraftError):
@@ -148,7 +172,10 @@ def test_hint_and_winnable_agree_with_the_solver() -> None:
 def test_the_cli_serves_on_localhost_and_stops_cleanly_on_ctrl_c(night_copy: Path) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "pipeline.cli", "studio", str(night_copy), "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
         assert proc.stdout is not None
@@ -176,12 +203,13 @@ def test_the_cli_serves_on_localhost_and_stops_cleanly_on_ctrl_c(night_copy: Pat
 
 def test_the_cli_refuses_a_missing_folder_in_one_line(tmp_path: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "studio", str(tmp_path / "nope")], capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "pipeline.cli", "studio", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 1
     assert done.stderr.strip().count("\n") == 0 and "no such folder" in done.stderr
-
-
 
 
 def test_stuck_and_won_are_shown_plainly(client: TestClient, night_copy: Path) -> None:
@@ -200,13 +228,16 @@ def test_stuck_and_won_are_shown_plainly(client: TestClient, night_copy: Path) -
     assert re.search(r'id="status"[^>]*>\s*Won!', page)
 
 
-def test_exclude_swaps_in_the_pools_best_and_pin_refuses_swaps(client: TestClient, night_copy: Path) -> None:
+def test_exclude_swaps_in_the_pools_best_and_pin_refuses_swaps(
+    client: TestClient, night_copy: Path
+) -> None:
     doc = yaml.safe_load((night_copy / BUNDLE).read_text())
     old = doc["levels"][0]["stages"][0]["puzzle"]["id"]
     r = post(client, "/draft", {"path": BUNDLE, "op": "exclude", "at": "1.1", "id": old})
     draft = Draft.parse(re.search(r'name="draft" value="([^"]*)"', r.text).group(1))  # type: ignore[union-attr]
     assert old in draft.excludes
-    if draft.swaps:  # the pool had a fitting puzzle: it is drafted for the Stage and never the excluded one
+    if draft.swaps:
+        # the pool had a fitting puzzle: it is drafted for the Stage and never the excluded one
         assert draft.swaps[0][0] == "1.1" and draft.swaps[0][1] != old
     else:
         assert "no replacement" in r.text
@@ -220,18 +251,31 @@ def test_exclude_swaps_in_the_pools_best_and_pin_refuses_swaps(client: TestClien
     pinned = post(client, "/draft", {"path": BUNDLE, "op": "pin", "at": "1.2", "draft": str(draft)})
     pinned_draft = Draft.parse(re.search(r'name="draft" value="([^"]*)"', pinned.text).group(1))  # type: ignore[union-attr]
     assert "1.2" in pinned_draft.pins
-    r = post(client, "/draft", {"path": BUNDLE, "op": "swap", "at": "1.2", "id": "nm1-x", "draft": str(pinned_draft)})
+    r = post(
+        client,
+        "/draft",
+        {"path": BUNDLE, "op": "swap", "at": "1.2", "id": "nm1-x", "draft": str(pinned_draft)},
+    )
     assert r.status_code == 400 and "pinned" in message(r.text)
-    assert "pinned" in client.get("/swap", params={"path": BUNDLE, "at": "1.2", "draft": str(pinned_draft)}).text
+    assert (
+        "pinned"
+        in client.get(
+            "/swap", params={"path": BUNDLE, "at": "1.2", "draft": str(pinned_draft)}
+        ).text
+    )
 
 
-def test_the_pool_folder_page_lists_each_puzzle_to_play(client: TestClient, night_copy: Path) -> None:
+def test_the_pool_folder_page_lists_each_puzzle_to_play(
+    client: TestClient, night_copy: Path
+) -> None:
     pool = sorted((night_copy / "2026-01-02" / "pool").glob("*.yaml"))
     assert pool
     page = client.get("/folder", params={"path": "2026-01-02/pool"}).text
     for f in pool:
         assert f.stem in page and f"2026-01-02%2Fpool%2F{f.name}" in page
-    assert client.get("/stage", params={"path": f"2026-01-02/pool/{pool[0].name}"}).status_code == 200
+    assert (
+        client.get("/stage", params={"path": f"2026-01-02/pool/{pool[0].name}"}).status_code == 200
+    )
 
 
 def test_the_swap_page_offers_swaps_own_choice_without_reading_the_bundle_twice(
@@ -246,7 +290,9 @@ def test_the_swap_page_offers_swaps_own_choice_without_reading_the_bundle_twice(
     for flat in range(len(stages)):
         at = f"1.{flat + 1}"
         try:
-            expected: str | None = swap_module.swap_stage(night_copy / BUNDLE, 1, flat + 1, pool, write=False).new.id
+            expected: str | None = swap_module.swap_stage(
+                night_copy / BUNDLE, 1, flat + 1, pool, write=False
+            ).new.id
         except swap_module.SwapError:
             expected = None
         chosen = None
@@ -256,26 +302,39 @@ def test_the_swap_page_offers_swaps_own_choice_without_reading_the_bundle_twice(
             pass
         assert chosen == expected, at  # one choice, shared
         with monkeypatch.context() as m:  # the studio asks the pure choice, never swap_stage
-            m.setattr("pipeline.studio.curate.swap_stage", lambda *a, **k: pytest.fail("the studio called swap_stage"))
+            m.setattr(
+                "pipeline.studio.curate.swap_stage",
+                lambda *a, **k: pytest.fail("the studio called swap_stage"),
+            )
             page = client.get("/swap", params={"path": BUNDLE, "at": at}).text
-        best = re.search(r'<ul class="offers" id="best">\s*<li class="offer" data-id="([^"]+)"', page)
+        best = re.search(
+            r'<ul class="offers" id="best">\s*<li class="offer" data-id="([^"]+)"', page
+        )
         assert (best.group(1) if best else None) == expected, at
 
 
-def test_stages_are_named_l1_s2_everywhere_and_a_refused_save_lists_the_draft_in_words(client: TestClient, night_copy: Path) -> None:
+def test_stages_are_named_l1_s2_everywhere_and_a_refused_save_lists_the_draft_in_words(
+    client: TestClient, night_copy: Path
+) -> None:
     pool = sorted(p.stem for p in (night_copy / "2026-01-02" / "pool").glob("*.yaml"))
     draft = f"s:1.2={pool[0]};p:1.3;x:{pool[1]}"
     page = client.get("/bundle", params={"path": BUNDLE, "draft": draft}).text
     assert "L1.S2" in page and not re.search(r"L1\.2\b", page)
     r = post(client, "/save", {"path": BUNDLE, "base": "0" * 64, "draft": draft})
     assert r.status_code == 409
-    listed = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", r.text[r.text.index('id="draft"'):]))
-    assert f"put {pool[0]} in L1.S2" in listed and "keep L1.S3 as it is (pinned)" in listed and f"never offer {pool[1]}" in listed
+    listed = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", r.text[r.text.index('id="draft"') :]))
+    assert (
+        f"put {pool[0]} in L1.S2" in listed
+        and "keep L1.S3 as it is (pinned)" in listed
+        and f"never offer {pool[1]}" in listed
+    )
     assert draft not in re.sub(r"<a [^>]*>", "", r.text)  # the raw address form is not shown
     assert "s:1.2=" not in re.sub(r'href="[^"]*"', "", r.text)
 
 
-def test_tier_colours_are_the_reports_and_ids_do_not_break_in_report_html(client: TestClient, night_copy: Path) -> None:
+def test_tier_colours_are_the_reports_and_ids_do_not_break_in_report_html(
+    client: TestClient, night_copy: Path
+) -> None:
     from pipeline.formats.source import read_document
     from pipeline.jobs.report_html import TIER_COLOURS, render_report_html
 
@@ -283,7 +342,9 @@ def test_tier_colours_are_the_reports_and_ids_do_not_break_in_report_html(client
     for tier, colour in TIER_COLOURS.items():
         assert re.search(rf"\.tier\.t-{tier} {{ background: {colour};", page), tier  # the badge
     css = client.get("/static/studio.css").text
-    assert not re.search(r"\.t-(easy|medium|hard|expert)\s*{\s*background", css)  # no second palette
+    assert not re.search(
+        r"\.t-(easy|medium|hard|expert)\s*{\s*background", css
+    )  # no second palette
     html = render_report_html(read_document(night_copy / BUNDLE))
     ids = re.findall(r"id <code class='id'>([^<]+)</code>", html)
     assert ids and re.search(r"\.facts code\.id \{[^}]*white-space: nowrap", html)
@@ -297,12 +358,20 @@ def test_a_favicon_is_served_and_linked(client: TestClient, night_copy: Path) ->
     icon = re.search(r'<link rel="icon" href="([^"]+)"', page)
     assert icon
     r = client.get(icon.group(1))
-    assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml") and "<svg" in r.text
+    assert (
+        r.status_code == 200
+        and r.headers["content-type"].startswith("image/svg+xml")
+        and "<svg" in r.text
+    )
     assert client.get("/favicon.ico").status_code == 200
-    assert '<link rel="icon" href="data:image/svg+xml,' in render_report_html(read_document(night_copy / BUNDLE))
+    assert '<link rel="icon" href="data:image/svg+xml,' in render_report_html(
+        read_document(night_copy / BUNDLE)
+    )
 
 
-def test_showing_the_solution_keeps_the_game_in_progress(client: TestClient, night_copy: Path) -> None:
+def test_showing_the_solution_keeps_the_game_in_progress(
+    client: TestClient, night_copy: Path
+) -> None:
     doc = yaml.safe_load((night_copy / BUNDLE).read_text())
     first = doc["levels"][0]["stages"][0]["puzzle"]["solution"][0]
     page = client.get("/stage", params={"path": BUNDLE, "at": "1.1", "m": first}).text
@@ -315,7 +384,9 @@ def test_showing_the_solution_keeps_the_game_in_progress(client: TestClient, nig
     game_page = client.get(back.group(1).replace("&amp;", "&")).text
     assert re.search(r'<ol id="moves"><li>' + re.escape(first) + "</li></ol>", game_page)
     nxt = re.search(r'href="([^"]+)" id="next"', solution)
-    assert nxt and 'id="back-to-game"' in client.get(nxt.group(1).replace("&amp;", "&")).text  # kept while stepping
+    assert (
+        nxt and 'id="back-to-game"' in client.get(nxt.group(1).replace("&amp;", "&")).text
+    )  # kept while stepping
 
 
 def test_the_studio_reads_bundles_and_puzzles_only_through_their_values() -> None:
@@ -324,13 +395,33 @@ def test_the_studio_reads_bundles_and_puzzles_only_through_their_values() -> Non
     fields, `q` and `form`, are not documents)."""
     from tests import helpers
 
-    fields = ("levels", "stages", "puzzle", "target_score", "difficulty", "id", "board", "adds", "solution", "ruleset",
-              "score", "tier")
+    fields = (
+        "levels",
+        "stages",
+        "puzzle",
+        "target_score",
+        "difficulty",
+        "id",
+        "board",
+        "adds",
+        "solution",
+        "ruleset",
+        "score",
+        "tier",
+    )
     offenders = []
-    for path in sorted((Path(__file__).resolve().parent.parent / "pipeline" / "studio").glob("*.py")):
+    for path in sorted(
+        (Path(__file__).resolve().parent.parent / "pipeline" / "studio").glob("*.py")
+    ):
         reads = helpers.key_reads(path.read_text(), fields)
-        offenders += [f"{path.name}:{line}: {text}" for line, text in reads if not text.startswith(("q.", "q[", "form"))]
-    assert offenders == [], "read them through Bundle, Stage, Puzzle and Difficulty:\n  " + "\n  ".join(offenders)
+        offenders += [
+            f"{path.name}:{line}: {text}"
+            for line, text in reads
+            if not text.startswith(("q.", "q[", "form"))
+        ]
+    assert offenders == [], (
+        "read them through Bundle, Stage, Puzzle and Difficulty:\n  " + "\n  ".join(offenders)
+    )
 
 
 def test_the_studio_names_levels_as_the_bundle_numbers_them(night_copy: Path) -> None:
@@ -355,6 +446,9 @@ def test_each_card_shows_the_puzzles_facts(client: TestClient, night_copy: Path)
         card = re.search(rf'data-at="1.{k + 1}".*?</article>', page, re.S).group(0)  # type: ignore[union-attr]
         p = stage["puzzle"]
         facts = dict(re.findall(r"<dt>([^<]+)</dt><dd[^>]*>([^<]*)</dd>", card))
-        assert facts["score"] == f"{p['difficulty']['score']:.1f}" and facts["target"] == f"{stage['target_score']:.1f}"
+        assert (
+            facts["score"] == f"{p['difficulty']['score']:.1f}"
+            and facts["target"] == f"{stage['target_score']:.1f}"
+        )
         assert facts["adds"] == str(p["adds"]) and facts["id"] == p["id"]
         assert f'class="tier t-{p["difficulty"]["tier"]}">{p["difficulty"]["tier"]}<' in card

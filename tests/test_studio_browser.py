@@ -23,19 +23,29 @@ from pipeline.engine.board import parse
 from pipeline.engine.moves import Move
 from pipeline.engine.rules import legal_pairs, pair_problem, remove_pair
 from pipeline.solver import SOLVED, solve
-
 from tests.helpers import click_cell, play
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 BUNDLE = "2026-01-02/bundle.yaml"
 
 if not CHROMIUM.exists():
-    pytest.skip(f"browser tests skipped: no Chromium at {CHROMIUM} (apt-get install chromium)", allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="browser tests skipped: playwright is not installed")
+    pytest.skip(
+        f"browser tests skipped: no Chromium at {CHROMIUM} (apt-get install chromium)",
+        allow_module_level=True,
+    )
+sync_api = pytest.importorskip(
+    "playwright.sync_api", reason="browser tests skipped: playwright is not installed"
+)
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +105,10 @@ def test_the_front_page_lists_the_night_and_the_bundle_page_has_the_curve_and_a_
     for s in want:
         label = f"L1.S{s['stage']}"
         assert f"{label} target {s['target_score']:.2f}" in titles
-        assert f"{label} score {s['puzzle']['difficulty']['score']:.2f} ({s['puzzle']['difficulty']['tier']})" in titles
+        assert (
+            f"{label} score {s['puzzle']['difficulty']['score']:.2f} ({s['puzzle']['difficulty']['tier']})"
+            in titles
+        )
     for s in want:  # each card names its puzzle, tier and an explanation of the rating
         card = page.locator(f'article[data-at="1.{s["stage"]}"]')
         assert s["puzzle"]["id"] in card.inner_text()
@@ -114,18 +127,20 @@ def test_each_stage_card_shows_its_board_picture(studio: Any, page: Any) -> None
         assert "".join(pic.locator("text").all_text_contents()).endswith(digits)
 
 
-def test_a_stage_is_won_by_clicking_the_certificates_cells_in_order(studio: Any, page: Any, tmp_path: Path) -> None:
+def test_a_stage_is_won_by_clicking_the_certificates_cells_in_order(
+    studio: Any, page: Any, tmp_path: Path
+) -> None:
     stage = stages(studio.root)[1]
     open_stage(page, studio.url, "1.2")
     solution = [Move.parse(m) for m in stage["puzzle"]["solution"]]
     for n, move in enumerate(solution):
-        if n == len(solution) // 2:  # mid-game, with the next move's first cell selected
-            if not move.is_add:
-                assert move.first is not None
-                click_cell(page, move.first)
-                assert page.locator("button.cell.sel").count() == 1
-                shot(page, tmp_path, "studio-stage.png")
-                click_cell(page, move.first)  # clicking it again clears the choice
+        # mid-game, with the next move's first cell selected
+        if n == len(solution) // 2 and not move.is_add:
+            assert move.first is not None
+            click_cell(page, move.first)
+            assert page.locator("button.cell.sel").count() == 1
+            shot(page, tmp_path, "studio-stage.png")
+            click_cell(page, move.first)  # clicking it again clears the choice
         play(page, move)
         assert "In play" in page.locator("#status").inner_text() or n == len(solution) - 1
     assert "Won" in page.locator("#status").inner_text()
@@ -142,7 +157,9 @@ def _illegal_pair(cells: bytes) -> tuple[int, int, str]:
     raise AssertionError("every pair is legal")
 
 
-def test_an_illegal_pair_shows_the_engines_reason_and_leaves_the_board_unchanged(studio: Any, page: Any) -> None:
+def test_an_illegal_pair_shows_the_engines_reason_and_leaves_the_board_unchanged(
+    studio: Any, page: Any
+) -> None:
     stage = stages(studio.root)[0]
     cells = parse(stage["puzzle"]["board"])
     open_stage(page, studio.url)
@@ -168,7 +185,9 @@ def test_add_undo_and_a_hint_that_keeps_the_stage_winnable(studio: Any, page: An
     assert page.locator("#adds-left").inner_text() == str(adds - 1)
     active = [t for t in before if t]
     assert board_texts(page)[: len(before)] == before
-    assert [t for t in board_texts(page)[len(before):] if t] == active  # the copies, in reading order
+    assert [
+        t for t in board_texts(page)[len(before) :] if t
+    ] == active  # the copies, in reading order
     with page.expect_navigation():
         page.locator("#undo").click()
     assert board_texts(page) == before and page.locator("#adds-left").inner_text() == str(adds)
@@ -227,7 +246,9 @@ def test_the_solution_steps_through_the_certificate(studio: Any, page: Any) -> N
     assert page.locator("#moves li").all_inner_texts() == solution[:3]
 
 
-def test_a_narrow_window_shows_the_whole_board_without_sideways_scrolling(studio: Any, browser: Any) -> None:
+def test_a_narrow_window_shows_the_whole_board_without_sideways_scrolling(
+    studio: Any, browser: Any
+) -> None:
     context = browser.new_context(viewport={"width": 360, "height": 740})
     pg = context.new_page()
     try:
@@ -264,10 +285,14 @@ def test_swap_a_stage_from_the_pool_and_save(studio: Any, page: Any) -> None:
     assert after[2]["puzzle"]["id"] == pid != before[2]["puzzle"]["id"]
     assert [s for k, s in enumerate(after) if k != 2] == [s for k, s in enumerate(before) if k != 2]
     done = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "validate", str(studio.root / BUNDLE)], capture_output=True, text=True
+        [sys.executable, "-m", "pipeline.cli", "validate", str(studio.root / BUNDLE)],
+        capture_output=True,
+        text=True,
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    assert not [p for p in (studio.root / "2026-01-02").iterdir() if p.name.startswith(".")]  # no work copy left
+    assert not [
+        p for p in (studio.root / "2026-01-02").iterdir() if p.name.startswith(".")
+    ]  # no work copy left
 
 
 def test_swap_a_stage_of_a_stock_night_from_the_stock_and_save(night_copy: Path, page: Any) -> None:
@@ -290,7 +315,9 @@ def test_swap_a_stage_of_a_stock_night_from_the_stock_and_save(night_copy: Path,
         page.wait_for_selector("#message")
         assert f"{old} back in the stock" in page.locator("#message").inner_text()
     assert stages(night_copy)[2]["puzzle"]["id"] == pid
-    assert not list(night_copy.glob(f"stock/*/*/{pid}.yaml")) and list(night_copy.glob(f"stock/*/*/{old}.yaml"))
+    assert not list(night_copy.glob(f"stock/*/*/{pid}.yaml")) and list(
+        night_copy.glob(f"stock/*/*/{old}.yaml")
+    )
 
 
 def test_a_stale_save_is_refused_and_the_file_on_disk_is_intact(studio: Any, page: Any) -> None:
@@ -305,7 +332,9 @@ def test_a_stale_save_is_refused_and_the_file_on_disk_is_intact(studio: Any, pag
     assert path.read_bytes() == edited
 
 
-def test_a_path_outside_the_studio_folder_is_refused(studio: Any, page: Any, tmp_path: Path) -> None:
+def test_a_path_outside_the_studio_folder_is_refused(
+    studio: Any, page: Any, tmp_path: Path
+) -> None:
     secret = tmp_path / "outside.yaml"
     secret.write_text("kind: puzzle\nsecret: do-not-serve\n")
     (studio.root / "link.yaml").symlink_to(secret)
@@ -316,7 +345,9 @@ def test_a_path_outside_the_studio_folder_is_refused(studio: Any, page: Any, tmp
         assert "do-not-serve" not in page.content()
 
 
-def test_a_page_on_another_origin_can_neither_save_nor_frame_the_studio(studio: Any, page: Any, tmp_path: Path) -> None:
+def test_a_page_on_another_origin_can_neither_save_nor_frame_the_studio(
+    studio: Any, page: Any, tmp_path: Path
+) -> None:
     """Another local site (another port) auto-submits a Save form and frames the bundle page."""
     import http.server
     import threading
@@ -334,7 +365,9 @@ def test_a_page_on_another_origin_can_neither_save_nor_frame_the_studio(studio: 
         f'<input name="base" value="{content_hash(before)}"><input name="draft" value="s:1.1={pid}">'
         '<input name="token" value="guessed"></form><script>document.getElementById("f").submit()</script>'
     )
-    (evil / "frame.html").write_text(f'<iframe id="x" src="{studio.url}/bundle?path={BUNDLE}"></iframe>')
+    (evil / "frame.html").write_text(
+        f'<iframe id="x" src="{studio.url}/bundle?path={BUNDLE}"></iframe>'
+    )
     handler = partial(http.server.SimpleHTTPRequestHandler, directory=str(evil))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -347,7 +380,9 @@ def test_a_page_on_another_origin_can_neither_save_nor_frame_the_studio(studio: 
         page.goto(f"{other}/frame.html")
         page.wait_for_timeout(500)
         framed = [f for f in page.frames if f != page.main_frame]
-        assert framed and all("Bundle" not in f.content() for f in framed)  # the browser refused to show it
+        assert framed and all(
+            "Bundle" not in f.content() for f in framed
+        )  # the browser refused to show it
     finally:
         server.shutdown()
         server.server_close()
@@ -363,13 +398,18 @@ def test_the_studios_own_save_carries_its_token(studio: Any, page: Any) -> None:
     assert stages(studio.root)[3]["puzzle"]["id"] == pid
 
 
-def test_a_pin_made_in_the_browser_is_saved_and_still_there_on_a_fresh_page(studio: Any, page: Any) -> None:
+def test_a_pin_made_in_the_browser_is_saved_and_still_there_on_a_fresh_page(
+    studio: Any, page: Any
+) -> None:
     page.goto(f"{studio.url}/bundle?path={BUNDLE}")
     page.locator('article[data-at="1.2"] button', has_text="Pin").click()
     page.wait_for_selector('article[data-at="1.2"] .pin')
     page.locator("#save").click()
     page.wait_for_selector("#message")
-    assert "pins and excludes kept in 2026-01-02/bundle.curation.txt" in page.locator("#message").inner_text()
+    assert (
+        "pins and excludes kept in 2026-01-02/bundle.curation.txt"
+        in page.locator("#message").inner_text()
+    )
     page.goto(f"{studio.url}/bundle?path={BUNDLE}")  # a new tab: no draft in the address
     assert page.locator('article[data-at="1.2"] .pin').count() == 1
     assert "pin L1.S2=" in (studio.root / "2026-01-02" / "bundle.curation.txt").read_text()

@@ -12,14 +12,16 @@ from typing import Any
 import pytest
 import yaml
 
-pytest.importorskip("starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')")
+pytest.importorskip(
+    "starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')"
+)
 
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
+from pipeline.jobs.curation import Curation, CurationError, read_curation
+from pipeline.studio.library import content_hash
+from tests.conftest import studio_post
 from tests.helpers import run
-from pipeline.jobs.curation import Curation, CurationError, read_curation  # noqa: E402
-from pipeline.studio.library import content_hash  # noqa: E402
-from tests.conftest import studio_post  # noqa: E402
 
 BUNDLE = "2026-01-02/bundle.yaml"
 
@@ -30,7 +32,11 @@ def client(studio_client: TestClient) -> TestClient:
 
 
 def save(client: TestClient, root: Path, draft: str) -> Any:
-    return studio_post(client, "/save", {"path": BUNDLE, "base": content_hash((root / BUNDLE).read_bytes()), "draft": draft})
+    return studio_post(
+        client,
+        "/save",
+        {"path": BUNDLE, "base": content_hash((root / BUNDLE).read_bytes()), "draft": draft},
+    )
 
 
 def stage_ids(root: Path) -> list[str]:
@@ -42,7 +48,9 @@ def pool_files(root: Path) -> list[Path]:
     return sorted((root / "2026-01-02" / "pool").glob("*.yaml"))
 
 
-def test_a_studio_swap_returns_the_old_puzzle_to_the_pool_and_can_be_undone(client: TestClient, night_copy: Path) -> None:
+def test_a_studio_swap_returns_the_old_puzzle_to_the_pool_and_can_be_undone(
+    client: TestClient, night_copy: Path
+) -> None:
     original = (night_copy / BUNDLE).read_bytes()
     old = stage_ids(night_copy)[0]
     new = next(p.stem for p in pool_files(night_copy) if p.stem not in stage_ids(night_copy))
@@ -56,12 +64,16 @@ def test_a_studio_swap_returns_the_old_puzzle_to_the_pool_and_can_be_undone(clie
     assert (night_copy / BUNDLE).read_bytes() == original
 
 
-def test_the_studio_offers_only_pool_puzzles_the_validator_accepts(client: TestClient, night_copy: Path) -> None:
+def test_the_studio_offers_only_pool_puzzles_the_validator_accepts(
+    client: TestClient, night_copy: Path
+) -> None:
     files = [p for p in pool_files(night_copy) if p.stem not in stage_ids(night_copy)]
     edited, copied = files[0], files[1]
     text = edited.read_text()
     edited.write_text(re.sub(r"score: [0-9.]+", "score: 1.5", text, count=1))  # a hand-edited score
-    (copied.parent / "copy-of-another.yaml").write_text(copied.read_text())  # its id twice in the pool
+    (copied.parent / "copy-of-another.yaml").write_text(
+        copied.read_text()
+    )  # its id twice in the pool
     page = client.get("/swap", params={"path": BUNDLE, "at": "1.1"}).text
     offered = set(re.findall(r'<li class="offer" data-id="([^"]+)"', page))
     assert edited.stem not in offered
@@ -72,14 +84,17 @@ def test_the_studio_offers_only_pool_puzzles_the_validator_accepts(client: TestC
     r = save(client, night_copy, f"s:1.1={edited.stem}")  # a draft naming it anyway is refused...
     assert r.status_code == 400 and "validator refuses" in r.text
     assert (night_copy / BUNDLE).read_bytes() == before
-    assert str(night_copy) not in r.text and ".tmp" not in r.text  # ...naming no hidden or absolute path
+    assert (
+        str(night_copy) not in r.text and ".tmp" not in r.text
+    )  # ...naming no hidden or absolute path
     kept = re.search(r'href="([^"]+)" id="with-draft"', r.text)  # ...and keeping the draft
     assert kept and f"s%3A1.1%3D{edited.stem}" in kept.group(1)
     assert f"put {edited.stem} in L1.S1" in r.text
 
 
-def test_pins_and_excludes_are_kept_beside_the_bundle_and_assemble_reads_them(client: TestClient, night_copy: Path) -> None:
-    
+def test_pins_and_excludes_are_kept_beside_the_bundle_and_assemble_reads_them(
+    client: TestClient, night_copy: Path
+) -> None:
 
     ids = stage_ids(night_copy)
     spare = next(p.stem for p in pool_files(night_copy) if p.stem not in ids)
@@ -92,10 +107,23 @@ def test_pins_and_excludes_are_kept_beside_the_bundle_and_assemble_reads_them(cl
     assert 'title="pinned"' in page and f"exclude {spare}" in page
     assert 'id="save" disabled' in page  # nothing new to save
     out = night_copy / "again.yaml"
-    done = run(*[
-        "assemble", str(night_copy / "2026-01-02" / "pool"), str(night_copy / BUNDLE), "--levels", "1", "--stages", "4",
-        "--curve", "ramp", "--out", str(out), "--curation", str(night_copy / "2026-01-02" / "bundle.curation.txt"),
-    ])
+    done = run(
+        *[
+            "assemble",
+            str(night_copy / "2026-01-02" / "pool"),
+            str(night_copy / BUNDLE),
+            "--levels",
+            "1",
+            "--stages",
+            "4",
+            "--curve",
+            "ramp",
+            "--out",
+            str(out),
+            "--curation",
+            str(night_copy / "2026-01-02" / "bundle.curation.txt"),
+        ]
+    )
     assert done.exit_code == 0, done.output
     again = yaml.safe_load(out.read_text())
     placed = [s["puzzle"]["id"] for lv in again["levels"] for s in lv["stages"]]
@@ -103,14 +131,18 @@ def test_pins_and_excludes_are_kept_beside_the_bundle_and_assemble_reads_them(cl
 
 
 def test_a_curation_file_is_read_strictly() -> None:
-    assert Curation.parse("# note\npin L1.S2=nm1-abc\nexclude nm1-def\n") == Curation((((1, 2), "nm1-abc"),), ("nm1-def",))
+    assert Curation.parse("# note\npin L1.S2=nm1-abc\nexclude nm1-def\n") == Curation(
+        (((1, 2), "nm1-abc"),), ("nm1-def",)
+    )
     text = Curation((((2, 1), "nm1-x"),), ("nm1-y",)).text("bundle.yaml")
     assert Curation.parse(text) == Curation((((2, 1), "nm1-x"),), ("nm1-y",))
     with pytest.raises(CurationError, match=r"f:2: 'pin 1.2=x'"):
         Curation.parse("exclude a\npin 1.2=x\n", "f")
 
 
-def test_after_a_studio_save_report_html_is_current_and_report_md_marked_stale(client: TestClient, night_copy: Path) -> None:
+def test_after_a_studio_save_report_html_is_current_and_report_md_marked_stale(
+    client: TestClient, night_copy: Path
+) -> None:
     night = night_copy / "2026-01-02"
     assert (night / "report.html").is_file() and (night / "report.md").is_file()
     new = next(p.stem for p in pool_files(night_copy) if p.stem not in stage_ids(night_copy))
@@ -119,7 +151,11 @@ def test_after_a_studio_save_report_html_is_current_and_report_md_marked_stale(c
     assert r.status_code == 303
     assert new in (night / "report.html").read_text()
     md = (night / "report.md").read_text()
-    assert md.startswith("# Nightly bundle") and "**Stale:** bundle.yaml was edited after this report" in md and "L1.S3" in md
+    assert (
+        md.startswith("# Nightly bundle")
+        and "**Stale:** bundle.yaml was edited after this report" in md
+        and "L1.S3" in md
+    )
     message = client.get(r.headers["location"]).text
     assert "report.html re-rendered" in message and "report.md marked stale" in message
     save(client, night_copy, f"s:1.3={stage_ids(night_copy)[2]}")  # a second edit marks it once
@@ -143,21 +179,35 @@ def test_a_save_racing_another_writer_never_reports_success_for_a_lost_edit(
     new = next(p.stem for p in pool_files(night_copy) if p.stem not in stage_ids(night_copy))
     r = save(client, night_copy, f"s:1.1={new}")
     assert r.status_code == 400 and "changed on disk" in r.text
-    assert bundle.read_bytes().endswith(b"# another writer's edit\n") and new not in bundle.read_text()
+    assert (
+        bundle.read_bytes().endswith(b"# another writer's edit\n") and new not in bundle.read_text()
+    )
     assert str(night_copy) not in r.text
     assert f"put {new} in L1.S1" in r.text  # the draft is kept
 
 
-def test_a_save_naming_another_kind_of_file_says_what_it_is(client: TestClient, night_copy: Path) -> None:
+def test_a_save_naming_another_kind_of_file_says_what_it_is(
+    client: TestClient, night_copy: Path
+) -> None:
     night = night_copy / "2026-01-02"
     puzzle = pool_files(night_copy)[0]
     for rel in ("2026-01-02/report.md", f"2026-01-02/pool/{puzzle.name}"):
         before = (night_copy / rel).read_bytes()
-        r = studio_post(client, "/save", {"path": rel, "base": content_hash((night / "bundle.yaml").read_bytes()), "draft": "s:1.1=x"})
+        r = studio_post(
+            client,
+            "/save",
+            {
+                "path": rel,
+                "base": content_hash((night / "bundle.yaml").read_bytes()),
+                "draft": "s:1.1=x",
+            },
+        )
         assert r.status_code == 400, (rel, r.status_code)
         shown = re.search(r'id="message">([^<]*)<', r.text)
         assert shown and "changed on disk" not in shown.group(1), shown
-        assert "not a bundle" in shown.group(1) or "not a level file" in shown.group(1), shown.group(1)
+        assert "not a bundle" in shown.group(1) or "not a level file" in shown.group(1), (
+            shown.group(1)
+        )
         assert (night_copy / rel).read_bytes() == before
 
 
@@ -167,14 +217,20 @@ def test_a_broken_or_huge_curation_file_is_one_line(client: TestClient, night_co
     kept = night_copy / "2026-01-02" / "bundle.curation.txt"
     kept.write_text("pin nonsense\n")
     r = client.get("/bundle", params={"path": BUNDLE})
-    assert r.status_code == 400 and "2026-01-02/bundle.curation.txt:1:" in r.text and "Traceback" not in r.text
+    assert (
+        r.status_code == 400
+        and "2026-01-02/bundle.curation.txt:1:" in r.text
+        and "Traceback" not in r.text
+    )
     assert str(night_copy) not in r.text
     kept.write_text("# x\n" * (MAX_CURATION_BYTES // 4 + 1))
     with pytest.raises(CurationError, match="larger than"):
         read_curation(kept)
 
 
-def test_a_save_writes_nothing_outside_the_studio_folder(client: TestClient, night_copy: Path, tmp_path: Path) -> None:
+def test_a_save_writes_nothing_outside_the_studio_folder(
+    client: TestClient, night_copy: Path, tmp_path: Path
+) -> None:
     night = night_copy / "2026-01-02"
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -190,10 +246,16 @@ def test_a_save_writes_nothing_outside_the_studio_folder(client: TestClient, nig
     r = save(client, night_copy, f"s:1.2={new}")
     assert r.status_code == 303
     assert "not touched: it links outside" in client.get(r.headers["location"]).text
-    assert [p.read_text() for p in sorted(outside.iterdir())] == ["# theirs\n", "theirs\n", "theirs\n"]
+    assert [p.read_text() for p in sorted(outside.iterdir())] == [
+        "# theirs\n",
+        "theirs\n",
+        "theirs\n",
+    ]
 
 
-def test_a_studio_save_racing_a_cli_swap_never_loses_a_reported_edit(client: TestClient, night_copy: Path) -> None:
+def test_a_studio_save_racing_a_cli_swap_never_loses_a_reported_edit(
+    client: TestClient, night_copy: Path
+) -> None:
     """A studio Save during a CLI `swap` of another Stage. Each writer that reports success
     has its edit on disk; the other is refused in one line (or lands after it)."""
     import random
@@ -217,10 +279,23 @@ def test_a_studio_save_racing_a_cli_swap_never_loses_a_reported_edit(client: Tes
         cli_id, studio_id = spare[0], spare[1]
         form = {"path": BUNDLE, "base": content_hash(original), "draft": f"s:1.1={studio_id}"}
         cli = subprocess.Popen(
-            [sys.executable, "-m", "pipeline.cli", "swap", str(night / "bundle.yaml"), "L1.S3", "--with", cli_id],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-m",
+                "pipeline.cli",
+                "swap",
+                str(night / "bundle.yaml"),
+                "L1.S3",
+                "--with",
+                cli_id,
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
-        time.sleep(rng.uniform(0.2, 0.9))  # somewhere in the CLI's start-up, read, validation or write
+        time.sleep(
+            rng.uniform(0.2, 0.9)
+        )  # somewhere in the CLI's start-up, read, validation or write
         r = studio_post(client, "/save", form)
         out, err = cli.communicate(timeout=60)
         final = (night / "bundle.yaml").read_text()
@@ -237,7 +312,9 @@ def test_a_studio_save_racing_a_cli_swap_never_loses_a_reported_edit(client: Tes
     assert len(outcomes) == 4
 
 
-def test_a_report_that_cannot_be_written_does_not_turn_a_done_save_into_a_refusal(client: TestClient, night_copy: Path) -> None:
+def test_a_report_that_cannot_be_written_does_not_turn_a_done_save_into_a_refusal(
+    client: TestClient, night_copy: Path
+) -> None:
     night = night_copy / "2026-01-02"
     (night / "report.html").chmod(0o444)
     new = next(p.stem for p in pool_files(night_copy) if p.stem not in stage_ids(night_copy))

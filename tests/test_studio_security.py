@@ -12,13 +12,15 @@ from typing import Any
 import pytest
 import yaml
 
-pytest.importorskip("starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')")
+pytest.importorskip(
+    "starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')"
+)
 
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from pipeline.limits import MAX_FORM_BYTES  # noqa: E402
-from pipeline.studio.app import create_app  # noqa: E402
-from pipeline.studio.library import content_hash  # noqa: E402
+from pipeline.limits import MAX_FORM_BYTES
+from pipeline.studio.app import create_app
+from pipeline.studio.library import content_hash
 
 BUNDLE = "2026-01-02/bundle.yaml"
 ORIGIN = "http://127.0.0.1:8765"
@@ -31,7 +33,11 @@ def client(studio_client: TestClient) -> TestClient:
 
 def snapshot(root: Path) -> dict[str, bytes]:
     """Every file under the studio's folder, to check a request wrote nothing."""
-    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file() and not p.is_symlink()}
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
 
 
 def a_save(client: TestClient, root: Path, k: int = 0) -> dict[str, str]:
@@ -41,10 +47,18 @@ def a_save(client: TestClient, root: Path, k: int = 0) -> dict[str, str]:
     doc = yaml.safe_load((root / BUNDLE).read_text())
     used = {s["puzzle"]["id"] for lv in doc["levels"] for s in lv["stages"]}
     tier = doc["levels"][0]["stages"][0]["puzzle"]["difficulty"]["tier"]
-    pool = [p for p in sorted((root / "2026-01-02" / "pool").glob("*.yaml"))
-            if p.stem not in used and yaml.safe_load(p.read_text())["difficulty"]["tier"] == tier]
+    pool = [
+        p
+        for p in sorted((root / "2026-01-02" / "pool").glob("*.yaml"))
+        if p.stem not in used and yaml.safe_load(p.read_text())["difficulty"]["tier"] == tier
+    ]
     base = content_hash((root / BUNDLE).read_bytes())
-    return {"path": BUNDLE, "base": base, "draft": f"s:1.1={pool[k % len(pool)].stem}", "token": client.app.token}  # type: ignore[attr-defined]
+    return {
+        "path": BUNDLE,
+        "base": base,
+        "draft": f"s:1.1={pool[k % len(pool)].stem}",
+        "token": client.app.token,
+    }  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(
@@ -60,9 +74,13 @@ def a_save(client: TestClient, root: Path, k: int = 0) -> dict[str, str]:
         {"Referer": "http://127.0.0.1:9999/bundle"},
     ],
 )
-def test_a_save_from_another_origin_is_refused_and_writes_nothing(client: TestClient, night_copy: Path, headers: dict[str, str]) -> None:
+def test_a_save_from_another_origin_is_refused_and_writes_nothing(
+    client: TestClient, night_copy: Path, headers: dict[str, str]
+) -> None:
     before = snapshot(night_copy)
-    r = client.post("/save", data=a_save(client, night_copy), headers=headers, follow_redirects=False)
+    r = client.post(
+        "/save", data=a_save(client, night_copy), headers=headers, follow_redirects=False
+    )
     assert r.status_code == 403 and "refused" in r.text
     assert snapshot(night_copy) == before
 
@@ -80,14 +98,22 @@ def test_a_save_without_the_runs_token_is_refused(client: TestClient, night_copy
 
 
 def test_the_studios_own_origin_and_token_may_save(client: TestClient, night_copy: Path) -> None:
-    for k, headers in enumerate([{"Origin": ORIGIN}, {"Origin": "http://localhost:8765"}, {"Referer": ORIGIN + "/bundle?path=x"}]):
+    for k, headers in enumerate(
+        [
+            {"Origin": ORIGIN},
+            {"Origin": "http://localhost:8765"},
+            {"Referer": ORIGIN + "/bundle?path=x"},
+        ]
+    ):
         form = a_save(client, night_copy, k)
         r = client.post("/save", data=form, headers=headers, follow_redirects=False)
         assert r.status_code == 303, r.text
         assert form["draft"].split("=")[1] in (night_copy / BUNDLE).read_text()
 
 
-def test_draft_edits_are_posts_and_a_get_changes_nothing(client: TestClient, night_copy: Path) -> None:
+def test_draft_edits_are_posts_and_a_get_changes_nothing(
+    client: TestClient, night_copy: Path
+) -> None:
     r = client.get("/draft", params={"path": BUNDLE, "op": "exclude", "at": "1.1", "id": "nm1-x"})
     assert r.status_code == 405
     bundle_page = client.get("/bundle", params={"path": BUNDLE}).text
@@ -96,7 +122,13 @@ def test_draft_edits_are_posts_and_a_get_changes_nothing(client: TestClient, nig
 
 
 def test_every_response_forbids_framing_and_foreign_scripts(client: TestClient) -> None:
-    for route, params in [("/", {}), ("/bundle", {"path": BUNDLE}), ("/stage", {"path": "../x"}), ("/nope", {}), ("/static/studio.css", {})]:
+    for route, params in [
+        ("/", {}),
+        ("/bundle", {"path": BUNDLE}),
+        ("/stage", {"path": "../x"}),
+        ("/nope", {}),
+        ("/static/studio.css", {}),
+    ]:
         r = client.get(route, params=params)
         csp = r.headers["content-security-policy"]
         assert "frame-ancestors 'none'" in csp and "script-src 'self'" in csp, route
@@ -106,24 +138,41 @@ def test_every_response_forbids_framing_and_foreign_scripts(client: TestClient) 
     refused = client.post("/save", data={}, headers={"Origin": "null"})
     assert refused.headers["x-frame-options"] == "DENY"
     page = client.get("/bundle", params={"path": BUNDLE}).text
-    assert "<script>" not in page and " on" + "click=" not in page  # no inline script the CSP would block
+    assert (
+        "<script>" not in page and " on" + "click=" not in page
+    )  # no inline script the CSP would block
 
 
-def test_a_large_or_multipart_body_is_refused_before_it_is_read(client: TestClient, night_copy: Path) -> None:
+def test_a_large_or_multipart_body_is_refused_before_it_is_read(
+    client: TestClient, night_copy: Path
+) -> None:
     headers = {"Origin": ORIGIN}
     big = {**a_save(client, night_copy), "pad": "x" * (MAX_FORM_BYTES + 1)}
     assert client.post("/save", data=big, headers=headers).status_code == 413
-    r = client.post("/save", files={"f": ("a.bin", b"x" * 100)}, data=a_save(client, night_copy), headers=headers)
+    r = client.post(
+        "/save",
+        files={"f": ("a.bin", b"x" * 100)},
+        data=a_save(client, night_copy),
+        headers=headers,
+    )
     assert r.status_code == 415
 
     def endless() -> Any:  # chunked, no Content-Length: counted while it streams in
         for _ in range(1000):
             yield b"x" * 1024
 
-    r = client.post("/save", content=endless(), headers={**headers, "Content-Type": "application/x-www-form-urlencoded"})
+    r = client.post(
+        "/save",
+        content=endless(),
+        headers={**headers, "Content-Type": "application/x-www-form-urlencoded"},
+    )
     assert r.status_code == 413
     many = b"&".join(b"f%d=1" % i for i in range(60))  # small, but more fields than any form has
-    r = client.post("/save", content=many, headers={**headers, "Content-Type": "application/x-www-form-urlencoded"})
+    r = client.post(
+        "/save",
+        content=many,
+        headers={**headers, "Content-Type": "application/x-www-form-urlencoded"},
+    )
     assert r.status_code == 400 and "fields" in r.text
 
 
@@ -140,7 +189,9 @@ def test_a_huge_content_length_is_refused_on_the_header_alone(night_copy: Path) 
             assert s.recv(100).startswith(b"HTTP/1.1 413")
 
 
-def test_bad_links_long_names_and_missing_files_are_pages_not_500(client: TestClient, night_copy: Path, tmp_path: Path) -> None:
+def test_bad_links_long_names_and_missing_files_are_pages_not_500(
+    client: TestClient, night_copy: Path, tmp_path: Path
+) -> None:
     night = night_copy / "2026-01-02"
     (night / "dangling.yaml").symlink_to(night / "gone.yaml")
     (night / "loop.yaml").symlink_to(night / "loop.yaml")
@@ -153,14 +204,29 @@ def test_bad_links_long_names_and_missing_files_are_pages_not_500(client: TestCl
     r = client.get("/")
     assert r.status_code == 200 and "bundle.yaml" in r.text
     assert client.get("/bundle", params={"path": "2026-01-03/bundle.yaml"}).status_code == 200
-    assert client.get("/swap", params={"path": "2026-01-03/bundle.yaml", "at": "1.1"}).status_code == 200
+    assert (
+        client.get("/swap", params={"path": "2026-01-03/bundle.yaml", "at": "1.1"}).status_code
+        == 200
+    )
     long = "x" * 300 + ".yaml"
     for route in ("/stage", "/bundle", "/folder", "/swap"):
-        for rel in ("2026-01-02/dangling.yaml", "2026-01-02/loop.yaml", long, f"2026-01-02/{long}", "2026-01-02/deleted.yaml"):
+        for rel in (
+            "2026-01-02/dangling.yaml",
+            "2026-01-02/loop.yaml",
+            long,
+            f"2026-01-02/{long}",
+            "2026-01-02/deleted.yaml",
+        ):
             r = client.get(route, params={"path": rel, "at": "1.1"})
             assert r.status_code in (400, 403, 404), (route, rel, r.status_code)
             assert str(night_copy) not in r.text  # names only the path the user gave
-    for rel in ("2026-01-02", "2026-01-02/deleted.yaml", "2026-01-02/dangling.yaml", long, "2026-01-02/loop.yaml"):
+    for rel in (
+        "2026-01-02",
+        "2026-01-02/deleted.yaml",
+        "2026-01-02/dangling.yaml",
+        long,
+        "2026-01-02/loop.yaml",
+    ):
         form = {**a_save(client, night_copy), "path": rel}
         r = client.post("/save", data=form, headers={"Origin": ORIGIN})
         assert r.status_code in (400, 403, 404), (rel, r.status_code)
@@ -171,7 +237,7 @@ def _closed_within(sock: socket.socket, seconds: float) -> bool:
     sock.settimeout(seconds)
     try:
         return sock.recv(100) == b""
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         return False
     except ConnectionResetError:
         return True
@@ -194,10 +260,13 @@ def test_a_client_that_never_finishes_its_headers_is_dropped(night_copy: Path) -
         trickle.close()
         # A normal client is served, and its idle kept-alive connection closed afterwards.
         with socket.create_connection(("127.0.0.1", port), timeout=10) as ok:
-            ok.sendall(f"GET /static/studio.css HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+            ok.sendall(
+                f"GET /static/studio.css HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+            )
             assert ok.recv(20).startswith(b"HTTP/1.1 200")
             ok.settimeout(5)
             start = time.monotonic()
-            while ok.recv(65536):  # the rest of the response, then the server closes the idle connection
+            while ok.recv(65536):
+                # the rest of the response, then the server closes the idle connection
                 pass
             assert time.monotonic() - start < 4

@@ -12,17 +12,19 @@ from typing import Any
 import pytest
 import yaml
 
-pytest.importorskip("starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')")
+pytest.importorskip(
+    "starlette", reason="the studio's web packages are not installed (pip install -e '.[test]')"
+)
 
-from starlette.testclient import TestClient  # noqa: E402
+from starlette.testclient import TestClient
 
-from pipeline.formats.puzzle import Puzzle, dump_yaml  # noqa: E402
-from pipeline.jobs.publish import locked  # noqa: E402
-from pipeline.rating.tiers import tier_for  # noqa: E402
-from pipeline.stock.store import put, read_puzzle, stock_path  # noqa: E402
-from pipeline.studio.library import content_hash  # noqa: E402
-from pipeline.validator import validate_paths  # noqa: E402
-from tests.conftest import STUDIO_DATE, studio_post  # noqa: E402
+from pipeline.formats.puzzle import Puzzle, dump_yaml
+from pipeline.jobs.publish import locked
+from pipeline.rating.tiers import tier_for
+from pipeline.stock.store import put, read_puzzle, stock_path
+from pipeline.studio.library import content_hash
+from pipeline.validator import validate_paths
+from tests.conftest import STUDIO_DATE, studio_post
 
 BUNDLE = "2026-01-02/bundle.yaml"
 MIRROR = str.maketrans("123456789", "987654321")  # v -> 10 - v: a relabelled copy that plays alike
@@ -41,7 +43,9 @@ def root(night_copy: Path) -> Path:
 def client(root: Path) -> TestClient:
     from pipeline.studio.app import create_app
 
-    return TestClient(create_app(root), base_url="http://127.0.0.1:8765", raise_server_exceptions=False)
+    return TestClient(
+        create_app(root), base_url="http://127.0.0.1:8765", raise_server_exceptions=False
+    )
 
 
 def stock(root: Path) -> dict[str, Puzzle]:
@@ -59,7 +63,11 @@ def offered(client: TestClient, at: str) -> list[str]:
 
 
 def save(client: TestClient, root: Path, draft: str) -> Any:
-    return studio_post(client, "/save", {"path": BUNDLE, "base": content_hash((root / BUNDLE).read_bytes()), "draft": draft})
+    return studio_post(
+        client,
+        "/save",
+        {"path": BUNDLE, "base": content_hash((root / BUNDLE).read_bytes()), "draft": draft},
+    )
 
 
 def test_the_swap_page_of_a_stock_night_offers_the_stock(client: TestClient, root: Path) -> None:
@@ -67,14 +75,21 @@ def test_the_swap_page_of_a_stock_night_offers_the_stock(client: TestClient, roo
     tiers = {tier_for(s["target_score"]) for s in stages(root)}
     wanted = {i for i, p in stock(root).items() if p.tier in tiers}
     ids = offered(client, "1.1")
-    assert wanted and set(ids) == wanted  # the stock's puzzles of the tiers the bundle's Stages target
+    assert (
+        wanted and set(ids) == wanted
+    )  # the stock's puzzles of the tiers the bundle's Stages target
     target = tier_for(stages(root)[0]["target_score"])
     assert stock(root)[ids[0]].tier == target  # swap's own choice first: the Stage's tier
-    assert "candidates from the stock" in client.get("/swap", params={"path": BUNDLE, "at": "1.1"}).text
+    assert (
+        "candidates from the stock"
+        in client.get("/swap", params={"path": BUNDLE, "at": "1.1"}).text
+    )
     assert "swaps from the stock" in client.get("/bundle", params={"path": BUNDLE}).text
 
 
-def test_a_save_from_the_stock_takes_the_puzzle_out_and_puts_the_old_one_back(client: TestClient, root: Path) -> None:
+def test_a_save_from_the_stock_takes_the_puzzle_out_and_puts_the_old_one_back(
+    client: TestClient, root: Path
+) -> None:
     original = (root / BUNDLE).read_bytes()
     old = Puzzle.from_dict(stages(root)[0]["puzzle"])
     new = offered(client, "1.1")[0]  # the best candidate: swap's own choice
@@ -83,20 +98,30 @@ def test_a_save_from_the_stock_takes_the_puzzle_out_and_puts_the_old_one_back(cl
     assert r.status_code == 303, r.text
     assert stages(root)[0]["puzzle"]["id"] == new
     assert set(stock(root)) == before - {new} | {old.id}  # the taken one left, the old one is back
-    assert read_puzzle(stock_path(root, old)).provenance["stocked"] == "2026-01-02"  # the latest night's date, as swap's
+    assert (
+        read_puzzle(stock_path(root, old)).provenance["stocked"] == "2026-01-02"
+    )  # the latest night's date, as swap's
     assert f"{old.id} back in the stock" in client.get(r.headers["location"]).text
     assert validate_paths([root]).ok  # nothing shipped twice, nothing shipped and in stock (NM321)
     assert save(client, root, f"s:1.1={old.id}").status_code == 303  # undone from the stock too
     assert (root / BUNDLE).read_bytes() == original and set(stock(root)) == before
 
 
-def test_a_relabelled_copy_of_a_shipped_puzzle_in_the_stock_is_never_offered(client: TestClient, root: Path) -> None:
+def test_a_relabelled_copy_of_a_shipped_puzzle_in_the_stock_is_never_offered(
+    client: TestClient, root: Path
+) -> None:
     shipped = Puzzle.from_dict(stages(root)[1]["puzzle"])
-    copy = Puzzle(shipped.board.translate(MIRROR), shipped.adds, shipped.solution, shipped.difficulty)
+    copy = Puzzle(
+        shipped.board.translate(MIRROR), shipped.adds, shipped.solution, shipped.difficulty
+    )
     planted = stock_path(root, copy)
     planted.write_text(dump_yaml(copy.to_document()))
-    assert copy.id != shipped.id and validate_paths([planted]).ok  # a valid puzzle file, by itself...
-    assert copy.tier in {tier_for(s["target_score"]) for s in stages(root)}  # ...of a tier the bundle targets
+    assert (
+        copy.id != shipped.id and validate_paths([planted]).ok
+    )  # a valid puzzle file, by itself...
+    assert copy.tier in {
+        tier_for(s["target_score"]) for s in stages(root)
+    }  # ...of a tier the bundle targets
     for at in ("1.1", "1.2", "1.3", "1.4"):
         assert copy.id not in offered(client, at)
     before = (root / BUNDLE).read_bytes()
@@ -108,7 +133,9 @@ def test_a_relabelled_copy_of_a_shipped_puzzle_in_the_stock_is_never_offered(cli
 def test_a_refused_save_leaves_the_stock_as_it_was(client: TestClient, root: Path) -> None:
     new = offered(client, "1.1")[0]
     files = {p: p.read_bytes() for p in (root / "stock").rglob("*.yaml")}
-    (root / BUNDLE).chmod(0o444)  # the bundle cannot be written: the old puzzle's stock file is taken back
+    (root / BUNDLE).chmod(
+        0o444
+    )  # the bundle cannot be written: the old puzzle's stock file is taken back
     try:
         r = save(client, root, f"s:1.1={new}")
     finally:
@@ -122,7 +149,9 @@ def test_a_refused_save_leaves_the_stock_as_it_was(client: TestClient, root: Pat
     assert stages(root)[0]["puzzle"]["id"] != new
 
 
-def test_a_puzzle_another_bundle_took_meanwhile_is_not_shipped_twice(client: TestClient, root: Path) -> None:
+def test_a_puzzle_another_bundle_took_meanwhile_is_not_shipped_twice(
+    client: TestClient, root: Path
+) -> None:
     """The Save's last check under the nights' lock: the taken puzzle is still in the stock and
     no other bundle ships it (a `numbermatch swap` elsewhere may have taken it since)."""
     from pipeline.jobs.swap import SwapError, swap_stage
@@ -136,22 +165,36 @@ def test_a_puzzle_another_bundle_took_meanwhile_is_not_shipped_twice(client: Tes
     before = bundle.read_bytes()
     files = {p: p.read_bytes() for p in (root / "stock").rglob("*.yaml")}
     result = swap_stage(bundle, 1, 1, [new], with_id=new.id, write=False)
-    with pytest.raises(SwapError, match=rf"{new.id} \(or a relabelled copy\) is already shipped at 2026-01-03/bundle.yaml:L1.S1"):
+    with pytest.raises(
+        SwapError,
+        match=rf"{new.id} \(or a relabelled copy\) is already shipped at 2026-01-03/bundle.yaml:L1.S1",
+    ):
         _commit_stock(result, root, content_hash(before))
-    assert bundle.read_bytes() == before and {p: p.read_bytes() for p in (root / "stock").rglob("*.yaml")} == files
+    assert (
+        bundle.read_bytes() == before
+        and {p: p.read_bytes() for p in (root / "stock").rglob("*.yaml")} == files
+    )
 
 
-def test_excluding_a_stages_puzzle_drafts_the_stocks_best_and_a_stage_page_plays_it(client: TestClient, root: Path) -> None:
+def test_excluding_a_stages_puzzle_drafts_the_stocks_best_and_a_stage_page_plays_it(
+    client: TestClient, root: Path
+) -> None:
     old = stages(root)[0]["puzzle"]["id"]
     best = offered(client, "1.1")[0]
-    r = studio_post(client, "/draft", {"path": BUNDLE, "op": "exclude", "at": "1.1", "id": old}, follow=True)
+    r = studio_post(
+        client, "/draft", {"path": BUNDLE, "op": "exclude", "at": "1.1", "id": old}, follow=True
+    )
     draft = re.search(r'name="draft" value="([^"]*)"', r.text)
     assert draft and draft.group(1) == f"s:1.1={best};x:{old}"  # swap's own choice, from the stock
     page = client.get("/stage", params={"path": BUNDLE, "at": "1.1", "draft": draft.group(1)})
-    assert page.status_code == 200 and best in page.text  # the drafted stock puzzle is the one played
+    assert (
+        page.status_code == 200 and best in page.text
+    )  # the drafted stock puzzle is the one played
 
 
-def test_a_stage_the_stock_cannot_serve_says_so_in_the_stocks_words(client: TestClient, root: Path) -> None:
+def test_a_stage_the_stock_cannot_serve_says_so_in_the_stocks_words(
+    client: TestClient, root: Path
+) -> None:
     tier = tier_for(stages(root)[0]["target_score"])
     for p in stock(root).values():
         if p.tier == tier:

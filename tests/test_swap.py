@@ -8,17 +8,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import one_line_refusal, run
-from pipeline.jobs.assembler import AssemblyError, assemble
 from pipeline.formats.puzzle import Puzzle
+from pipeline.jobs.assembler import AssemblyError, assemble
 from pipeline.rating.tiers import tier_for
 from pipeline.validator import validate_paths
+from tests.helpers import one_line_refusal, run
+
 
 def stage_texts(text: str) -> list[str]:
     """The text of each `- stage:` item of a bundle written by us."""
     parts = re.split(r"(?m)^(?=  - stage: )", text)
     return parts[1:]
-
 
 
 def test_the_night_keeps_its_unused_valid_puzzles_in_a_pool(night: Path) -> None:
@@ -29,14 +29,21 @@ def test_the_night_keeps_its_unused_valid_puzzles_in_a_pool(night: Path) -> None
     assert validate_paths(pool).ok
 
 
-def test_swap_replaces_one_stage_and_leaves_the_rest_byte_identical(night: Path, tmp_path: Path) -> None:
+def test_swap_replaces_one_stage_and_leaves_the_rest_byte_identical(
+    night: Path, tmp_path: Path
+) -> None:
     bundle = tmp_path / "bundle.yaml"
     bundle.write_bytes((night / "bundle.yaml").read_bytes())
     before = bundle.read_text()
     doc = yaml.safe_load(before)
     target = doc["levels"][0]["stages"][1]["target_score"]
-    pool = [Puzzle.from_dict(yaml.safe_load(p.read_text())) for p in (night / "pool").glob("*.yaml")]
-    want = min((p for p in pool if p.tier == tier_for(target)), key=lambda p: (abs(p.difficulty["score"] - target), p.id))
+    pool = [
+        Puzzle.from_dict(yaml.safe_load(p.read_text())) for p in (night / "pool").glob("*.yaml")
+    ]
+    want = min(
+        (p for p in pool if p.tier == tier_for(target)),
+        key=lambda p: (abs(p.difficulty["score"] - target), p.id),
+    )
     result = run("swap", str(bundle), "L1.S2", "--pool", str(night / "pool"))
     assert result.exit_code == 0, result.output
     assert f"-> {want.id}" in result.output
@@ -49,7 +56,9 @@ def test_swap_replaces_one_stage_and_leaves_the_rest_byte_identical(night: Path,
     assert validate_paths([bundle]).ok
 
 
-def test_swap_keeps_the_removed_puzzle_in_the_pool_so_it_can_be_swapped_back(night: Path, tmp_path: Path) -> None:
+def test_swap_keeps_the_removed_puzzle_in_the_pool_so_it_can_be_swapped_back(
+    night: Path, tmp_path: Path
+) -> None:
     bundle = tmp_path / "bundle.yaml"
     bundle.write_bytes((night / "bundle.yaml").read_bytes())
     pool = tmp_path / "pool"
@@ -71,8 +80,19 @@ def test_swap_with_a_named_puzzle_and_dry_run(night: Path, tmp_path: Path) -> No
     bundle.write_bytes((night / "bundle.yaml").read_bytes())
     pool_ids = sorted(p.stem for p in (night / "pool").glob("*.yaml"))
     before = bundle.read_bytes()
-    dry = run("swap", str(bundle), "L1.S3", "--with", pool_ids[-1], "--pool", str(night / "pool"), "--dry-run")
-    assert dry.exit_code == 0 and dry.output.startswith("(dry run)") and bundle.read_bytes() == before
+    dry = run(
+        "swap",
+        str(bundle),
+        "L1.S3",
+        "--with",
+        pool_ids[-1],
+        "--pool",
+        str(night / "pool"),
+        "--dry-run",
+    )
+    assert (
+        dry.exit_code == 0 and dry.output.startswith("(dry run)") and bundle.read_bytes() == before
+    )
     # The default pool is the bundle's own pool/ folder.
     (tmp_path / "pool").mkdir()
     for p in (night / "pool").glob("*.yaml"):
@@ -91,7 +111,9 @@ def test_swap_with_a_named_puzzle_and_dry_run(night: Path, tmp_path: Path) -> No
         (["L1.S1", "--with", "nm1-000000000000"], "no such puzzle in the pool"),
     ],
 )
-def test_swap_refuses_in_one_line_and_leaves_the_bundle(night: Path, tmp_path: Path, args: list[str], message: str) -> None:
+def test_swap_refuses_in_one_line_and_leaves_the_bundle(
+    night: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
     bundle = tmp_path / "bundle.yaml"
     bundle.write_bytes((night / "bundle.yaml").read_bytes())
     before = bundle.read_bytes()
@@ -111,7 +133,10 @@ def test_swap_refuses_a_puzzle_already_in_the_bundle(night: Path, tmp_path: Path
 def _puzzles(night: Path) -> list[Puzzle]:
     bundle = yaml.safe_load((night / "bundle.yaml").read_text())
     used = [Puzzle.from_dict(s["puzzle"]) for lv in bundle["levels"] for s in lv["stages"]]
-    return used + [Puzzle.from_dict(yaml.safe_load(p.read_text())) for p in sorted((night / "pool").glob("*.yaml"))]
+    return used + [
+        Puzzle.from_dict(yaml.safe_load(p.read_text()))
+        for p in sorted((night / "pool").glob("*.yaml"))
+    ]
 
 
 def test_assemble_pins_and_excludes(night: Path) -> None:
@@ -134,16 +159,50 @@ def test_assemble_pins_and_excludes(night: Path) -> None:
 def test_assemble_cli_pin(night: Path, tmp_path: Path) -> None:
     spare = sorted(p.stem for p in (night / "pool").glob("*.yaml"))[0]
     out = tmp_path / "b.yaml"
-    result = run("assemble", str(night / "bundle.yaml"), str(night / "pool"), "--levels", "1", "--stages", "3",
-                 "--curve", "flat", "--pin", f"L1.S3={spare}", "--out", str(out))
+    result = run(
+        "assemble",
+        str(night / "bundle.yaml"),
+        str(night / "pool"),
+        "--levels",
+        "1",
+        "--stages",
+        "3",
+        "--curve",
+        "flat",
+        "--pin",
+        f"L1.S3={spare}",
+        "--out",
+        str(out),
+    )
     assert result.exit_code == 0, result.output
     assert yaml.safe_load(out.read_text())["levels"][0]["stages"][2]["puzzle"]["id"] == spare
-    bad = run("assemble", str(night / "pool"), "--levels", "1", "--stages", "3", "--pin", "L1S3", "--out", str(out))
+    bad = run(
+        "assemble",
+        str(night / "pool"),
+        "--levels",
+        "1",
+        "--stages",
+        "3",
+        "--pin",
+        "L1S3",
+        "--out",
+        str(out),
+    )
     assert bad.exit_code == 1 and "L<level>.S<stage>=PUZZLE_ID" in bad.output
 
 
 def test_a_long_exclude_is_not_echoed_in_full(night_to_edit: Path) -> None:
-    result = run("assemble", str(night_to_edit), "--levels", "1", "--stages", "1", "--exclude", "x" * 100_000,
-                 "--out", str(night_to_edit / "x.yaml"))
+    result = run(
+        "assemble",
+        str(night_to_edit),
+        "--levels",
+        "1",
+        "--stages",
+        "1",
+        "--exclude",
+        "x" * 100_000,
+        "--out",
+        str(night_to_edit / "x.yaml"),
+    )
     one_line_refusal(result, "no such puzzle among the")
     assert len(result.output) < 300

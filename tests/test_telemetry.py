@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.helpers import run
 from pipeline.rating.profile import PLAYER_NAMES, ProfileError, RatingProfile, rescored
 from pipeline.rating.score import score_from_metrics
+from tests.helpers import run
 
 REPO = Path(__file__).resolve().parent.parent
 NIGHT = REPO / "generated" / "2026-11-29"
@@ -24,7 +24,16 @@ AUDIENCE = "random:0.2,scanner:0.3,proximity:0.5"  # unlike the default mix (ran
 
 def strong() -> RatingProfile:
     weights = tuple((n, 0.5 if n in ("planner", "lookahead") else 0.0) for n in PLAYER_NAMES)
-    return RatingProfile("strong", weights, (("easy", 0.0, 10.0), ("medium", 10.0, 20.0), ("hard", 20.0, 50.0), ("expert", 50.0, 100.0)))
+    return RatingProfile(
+        "strong",
+        weights,
+        (
+            ("easy", 0.0, 10.0),
+            ("medium", 10.0, 20.0),
+            ("hard", 20.0, 50.0),
+            ("expert", 50.0, 100.0),
+        ),
+    )
 
 
 @pytest.fixture(scope="session")
@@ -46,6 +55,7 @@ def simulated(catalogue: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 # --- the profile value -------------------------------------------------------------------------
 
+
 def test_default_profile_gives_every_stored_score() -> None:
     """Cross-check: version 3's own mix as a profile reproduces each committed score exactly."""
     doc = yaml.safe_load(BUNDLE.read_text())
@@ -65,7 +75,9 @@ def test_the_accessor_scores_and_tiers_under_a_profile() -> None:
     p = strong()
     score = p.score(puzzle.difficulty)
     assert puzzle.rated.score_under(p) == score != puzzle.rated.score
-    assert puzzle.rated.tier_under(p) == p.tier_for(score)  # the profile's own table, not version 3's
+    assert puzzle.rated.tier_under(p) == p.tier_for(
+        score
+    )  # the profile's own table, not version 3's
 
 
 def test_profile_value_text_repr_digest() -> None:
@@ -76,25 +88,46 @@ def test_profile_value_text_repr_digest() -> None:
     assert RatingProfile.default().digest != p.digest
 
 
-@pytest.mark.parametrize("change, message", [
-    (dict(weights=tuple((n, 0.1) for n in PLAYER_NAMES)), "sum to 1"),
-    (dict(weights=(("random", 1.0),)), "each of the rating's players"),
-    (dict(tiers=(("easy", 0.0, 50.0), ("medium", 40.0, 60.0), ("hard", 60.0, 90.0), ("expert", 90.0, 100.0))), "each starting"),
-    (dict(name="has space"), "name"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (dict(weights=tuple((n, 0.1) for n in PLAYER_NAMES)), "sum to 1"),
+        (dict(weights=(("random", 1.0),)), "each of the rating's players"),
+        (
+            dict(
+                tiers=(
+                    ("easy", 0.0, 50.0),
+                    ("medium", 40.0, 60.0),
+                    ("hard", 60.0, 90.0),
+                    ("expert", 90.0, 100.0),
+                )
+            ),
+            "each starting",
+        ),
+        (dict(name="has space"), "name"),
+    ],
+)
 def test_bad_profiles_are_refused(change: dict[str, Any], message: str) -> None:
-    fields = {"name": "x", "weights": RatingProfile.default().weights, "tiers": RatingProfile.default().tiers, **change}
+    fields = {
+        "name": "x",
+        "weights": RatingProfile.default().weights,
+        "tiers": RatingProfile.default().tiers,
+        **change,
+    }
     with pytest.raises(ProfileError, match=message):
         RatingProfile(**fields)
 
 
 # --- the validator and profile files ----------------------------------------------------------
 
+
 def _puzzle_doc() -> dict[str, Any]:
     return yaml.safe_load(sorted(STOCK.rglob("*.yaml"))[0].read_text())
 
 
-def _validate(tmp_path: Path, doc: dict[str, Any], profile: RatingProfile | None = None) -> list[tuple[str, str]]:
+def _validate(
+    tmp_path: Path, doc: dict[str, Any], profile: RatingProfile | None = None
+) -> list[tuple[str, str]]:
     from pipeline.formats.puzzle import dump_yaml
     from pipeline.validator import validate_paths
 
@@ -132,7 +165,8 @@ def test_profile_file_round_trip_and_checks(tmp_path: Path) -> None:
     text = path.read_text().replace("lookahead: 0.5", "lookahead: 0.4")
     path.write_text(text)
     assert [p.code for p in validate_paths([path]).problems] == ["NM317"]
-    with pytest.raises(ProfileFileError, match=r"strong.yaml:\d+:\d+: NM317: .*sum to 1"):  # first_problem: validate's line
+    with pytest.raises(ProfileFileError, match=r"strong.yaml:\d+:\d+: NM317: .*sum to 1"):
+        # first_problem: validate's line
         read_profile(path)
     path.write_text("kind: rating-profile\nname: [1\n")
     with pytest.raises(ProfileFileError, match=r"strong.yaml:3:1: NM105: YAML syntax error"):
@@ -141,7 +175,10 @@ def test_profile_file_round_trip_and_checks(tmp_path: Path) -> None:
 
 # --- reading telemetry ------------------------------------------------------------------------
 
-def test_formats_agree_and_bad_records_are_counted(catalogue: Any, simulated: Path, tmp_path: Path) -> None:
+
+def test_formats_agree_and_bad_records_are_counted(
+    catalogue: Any, simulated: Path, tmp_path: Path
+) -> None:
     from pipeline.telemetry.records import read_telemetry
     from pipeline.telemetry.simulate import write_records
 
@@ -158,10 +195,22 @@ def test_formats_agree_and_bad_records_are_counted(catalogue: Any, simulated: Pa
     pid = records[0]["puzzle"]
     bad = tmp_path / "bad.jsonl"
     lines = [json.dumps(r) for r in records[:3]] + [
-        "not json", json.dumps({**records[0], "outcome": "draw", "attempt": "x1"}),
-        json.dumps({**records[0], "puzzle": "nm1-000000000000", "attempt": "x2"}), json.dumps(records[1]),
-        "", json.dumps({**records[0], "adds_used": 99, "attempt": "x3"}),
-        json.dumps({"bundle": "nightly-2026-11-29", "level": 1, "stage": 1, "attempts": 10, "wins": 3, "abandons": 2}),
+        "not json",
+        json.dumps({**records[0], "outcome": "draw", "attempt": "x1"}),
+        json.dumps({**records[0], "puzzle": "nm1-000000000000", "attempt": "x2"}),
+        json.dumps(records[1]),
+        "",
+        json.dumps({**records[0], "adds_used": 99, "attempt": "x3"}),
+        json.dumps(
+            {
+                "bundle": "nightly-2026-11-29",
+                "level": 1,
+                "stage": 1,
+                "attempts": 10,
+                "wins": 3,
+                "abandons": 2,
+            }
+        ),
     ]
     bad.write_text("\n".join(lines) + "\n")
     t = read_telemetry([bad], catalogue)
@@ -179,25 +228,40 @@ def test_formats_agree_and_bad_records_are_counted(catalogue: Any, simulated: Pa
     assert "--strict: 5 bad records" in result.output and f"{bad}:4" in result.output
 
 
-@pytest.mark.parametrize("name, content, message", [
-    ("t.jsonl", b'{"puzzle": "x"}\n\xff\xfe\n', ":2: not UTF-8"),
-    ("t.csv", b"a,b\n" + b"x" * 70_000 + b"\n", "cannot read the telemetry"),
-    ("t.jsonl", b"x" * 70_000 + b"\n", "cannot read the telemetry"),
-    ("t.parquet", b"PAR1 not really parquet", "cannot read the telemetry"),
-])
-def test_unreadable_telemetry_is_one_line(tmp_path: Path, name: str, content: bytes, message: str) -> None:
+@pytest.mark.parametrize(
+    "name, content, message",
+    [
+        ("t.jsonl", b'{"puzzle": "x"}\n\xff\xfe\n', ":2: not UTF-8"),
+        ("t.csv", b"a,b\n" + b"x" * 70_000 + b"\n", "cannot read the telemetry"),
+        ("t.jsonl", b"x" * 70_000 + b"\n", "cannot read the telemetry"),
+        ("t.parquet", b"PAR1 not really parquet", "cannot read the telemetry"),
+    ],
+)
+def test_unreadable_telemetry_is_one_line(
+    tmp_path: Path, name: str, content: bytes, message: str
+) -> None:
     path = tmp_path / name
     path.write_bytes(content)
     result = run("observed", str(path), "--levels", str(BUNDLE))
     assert result.exit_code == 1 and message in result.output and "Traceback" not in result.output
     assert len(result.output.strip().splitlines()) == 1
-    assert "unknown telemetry format" in run("observed", str(BUNDLE), "--levels", str(BUNDLE)).output
+    assert (
+        "unknown telemetry format" in run("observed", str(BUNDLE), "--levels", str(BUNDLE)).output
+    )
 
 
 def test_simulate_is_deterministic_and_fits_the_schema(catalogue: Any, tmp_path: Path) -> None:
     from jsonschema import Draft202012Validator
 
-    args = ["telemetry", "simulate", str(BUNDLE), "--audience", "random:0.6,local:0.4", "--attempts", "5"]
+    args = [
+        "telemetry",
+        "simulate",
+        str(BUNDLE),
+        "--audience",
+        "random:0.6,local:0.4",
+        "--attempts",
+        "5",
+    ]
     outs = []
     for name, seed in (("a", "3"), ("b", "3"), ("c", "4")):
         result = run(*args, "--seed", seed, "--out", str(tmp_path / f"{name}.jsonl"))
@@ -208,16 +272,23 @@ def test_simulate_is_deterministic_and_fits_the_schema(catalogue: Any, tmp_path:
     validator = Draft202012Validator(schema)
     for line in outs[0].decode().splitlines():
         assert not list(validator.iter_errors(json.loads(line)))
-    assert "unknown player 'nobody'" in run(*args, "--audience", "nobody:1", "--out", str(tmp_path / "x.jsonl")).output
+    assert (
+        "unknown player 'nobody'"
+        in run(*args, "--audience", "nobody:1", "--out", str(tmp_path / "x.jsonl")).output
+    )
 
 
 # --- observed -----------------------------------------------------------------------------------
+
 
 def test_wilson_and_spearman() -> None:
     from pipeline.telemetry.stats import spearman, wilson
 
     low, high = wilson(71, 100)
-    assert (round(low, 3), round(high, 3)) == (0.631, 0.778)  # by hand: centre 0.7045, half-width 0.0739
+    assert (round(low, 3), round(high, 3)) == (
+        0.631,
+        0.778,
+    )  # by hand: centre 0.7045, half-width 0.0739
     assert wilson(0, 0) == (0.0, 1.0)
     assert spearman([1, 2, 3, 4], [10, 20, 30, 35]) == pytest.approx(1.0)
     assert spearman([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
@@ -233,37 +304,88 @@ def test_observed_flags_and_reports(catalogue: Any, simulated: Path, tmp_path: P
         outside = p.low * 100 >= p.tier_high or p.high * 100 < p.tier_low
         assert (p.flag is not None) == outside
     flagged = [p for p in obs.puzzles if p.flag]
-    assert flagged and flagged[0].flag_text().startswith(f"plays {flagged[0].flag} than rated: lost ")
+    assert flagged and flagged[0].flag_text().startswith(
+        f"plays {flagged[0].flag} than rated: lost "
+    )
     text = run("observed", str(simulated), "--levels", str(BUNDLE))
-    assert text.exit_code == 0 and "Spearman (rated, observed)" in text.output and "nightly-2026-11-29 L10:" in text.output
-    data = json.loads(run("observed", str(simulated), "--levels", str(BUNDLE), "--format", "json").output)
+    assert (
+        text.exit_code == 0
+        and "Spearman (rated, observed)" in text.output
+        and "nightly-2026-11-29 L10:" in text.output
+    )
+    data = json.loads(
+        run("observed", str(simulated), "--levels", str(BUNDLE), "--format", "json").output
+    )
     assert data["summary"]["puzzles"] == 60 and len(data["curves"]) == 10
     out = tmp_path / "observed.html"
-    assert run("observed", str(simulated), "--levels", str(BUNDLE), "--format", "html", "--out", str(out)).exit_code == 0
+    assert (
+        run(
+            "observed",
+            str(simulated),
+            "--levels",
+            str(BUNDLE),
+            "--format",
+            "html",
+            "--out",
+            str(out),
+        ).exit_code
+        == 0
+    )
     html = out.read_text()
     assert "<svg" in html and "Per-Level curves" in html and "Calibration" in html
 
 
 # --- calibrate and the small study ----------------------------------------------------------------
 
-def test_calibrate_beats_the_default_for_an_unlike_audience(simulated: Path, tmp_path: Path) -> None:
+
+def test_calibrate_beats_the_default_for_an_unlike_audience(
+    simulated: Path, tmp_path: Path
+) -> None:
     out = tmp_path / "aud.yaml"
-    result = run("calibrate", str(simulated), "--levels", str(BUNDLE), "--out", str(out), "--date", "2026-12-01")
+    result = run(
+        "calibrate",
+        str(simulated),
+        "--levels",
+        str(BUNDLE),
+        "--out",
+        str(out),
+        "--date",
+        "2026-12-01",
+    )
     assert result.exit_code == 0, result.output
     doc = yaml.safe_load(out.read_text())
     held = doc["heldout"]
     assert held["fitted"]["mae"] < held["default"]["mae"]
-    assert doc["weights"]["proximity"] > 0.2 and doc["weights"]["local"] < 0.15  # the audience's, not the default's
+    assert (
+        doc["weights"]["proximity"] > 0.2 and doc["weights"]["local"] < 0.15
+    )  # the audience's, not the default's
     assert doc["fitted_from"]["puzzles"] == 60 and doc["fitted_from"]["date"] == "2026-12-01"
     again = tmp_path / "again.yaml"
-    run("calibrate", str(simulated), "--levels", str(BUNDLE), "--out", str(again), "--date", "2026-12-01", "--name", "aud")
+    run(
+        "calibrate",
+        str(simulated),
+        "--levels",
+        str(BUNDLE),
+        "--out",
+        str(again),
+        "--date",
+        "2026-12-01",
+        "--name",
+        "aud",
+    )
     assert again.read_bytes() == out.read_bytes()
     assert run("validate", str(out)).exit_code == 0
 
 
 def test_calibrate_refuses_thin_data(catalogue: Any, simulated: Path, tmp_path: Path) -> None:
     thin = tmp_path / "thin.jsonl"
-    thin.write_text("".join(line + "\n" for line in simulated.read_text().splitlines() if line.split('"puzzle":"')[1][:16] < "nm1-4"))
+    thin.write_text(
+        "".join(
+            line + "\n"
+            for line in simulated.read_text().splitlines()
+            if line.split('"puzzle":"')[1][:16] < "nm1-4"
+        )
+    )
     result = run("calibrate", str(thin), "--levels", str(BUNDLE), "--out", str(tmp_path / "p.yaml"))
     assert result.exit_code == 1 and not (tmp_path / "p.yaml").exists()
     assert "cannot fit a profile:" in result.output and "a fit needs 20: it needs " in result.output
@@ -274,11 +396,19 @@ def test_small_study_improves_held_out_error() -> None:
     """The study in miniature: telemetry on half the night's puzzles, the profile judged on the other half."""
     from research.telemetry_study import run_audience
 
-    row = run_audience("weak", {"random": 0.5, "scanner": 0.5}, attempts=60, truth_games=120, seed=5, puzzles=BUNDLE)
+    row = run_audience(
+        "weak",
+        {"random": 0.5, "scanner": 0.5},
+        attempts=60,
+        truth_games=120,
+        seed=5,
+        puzzles=BUNDLE,
+    )
     assert row["after"]["mae"] < row["before"]["mae"]
 
 
 # --- rescore --------------------------------------------------------------------------------------
+
 
 def test_rescore_keeps_the_text_and_stays_valid(tmp_path: Path) -> None:
     from pipeline.formats.profile_file import profile_document, write_profile
@@ -293,7 +423,9 @@ def test_rescore_keeps_the_text_and_stays_valid(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     after = (night / "bundle.yaml").read_text()
     assert validate_paths([night / "bundle.yaml"], profile=strong()).ok
-    old_lines = [ln for ln in before.splitlines() if not ln.lstrip().startswith(("tier:", "score:"))]
+    old_lines = [
+        ln for ln in before.splitlines() if not ln.lstrip().startswith(("tier:", "score:"))
+    ]
     new_lines = [ln for ln in after.splitlines() if not ln.lstrip().startswith(("tier:", "score:"))]
     kept = [ln for ln in new_lines if ln in set(old_lines)]
     assert kept == old_lines  # every other line kept, in order; only the profile blocks are new
@@ -309,11 +441,16 @@ def test_rescore_keeps_the_text_and_stays_valid(tmp_path: Path) -> None:
     broken.write_text("kind: puzzle\n")
     pool_before = {p: p.read_bytes() for p in pool.glob("*.yaml")}
     result = run("rescore", "--profile", str(profile), str(pool))
-    assert result.exit_code == 1 and "broken.yaml" in result.output and "Traceback" not in result.output
+    assert (
+        result.exit_code == 1
+        and "broken.yaml" in result.output
+        and "Traceback" not in result.output
+    )
     assert {p: p.read_bytes() for p in pool.glob("*.yaml")} == pool_before
 
 
 # --- --profile on the other commands --------------------------------------------------------------
+
 
 def test_rate_assemble_swap_validate_take_a_profile(tmp_path: Path) -> None:
     from pipeline.formats.profile_file import profile_document, write_profile
@@ -323,9 +460,23 @@ def test_rate_assemble_swap_validate_take_a_profile(tmp_path: Path) -> None:
     plain = json.loads(run("rate", f"{BUNDLE}:L1.S1", "--json").output)
     under = json.loads(run("rate", f"{BUNDLE}:L1.S1", "--json", "--profile", str(profile)).output)
     assert under["score"] == strong().score(plain) != plain["score"]
-    assert under["tier"] == strong().tier_for(under["score"]) and under["profile"]["digest"] == strong().digest
+    assert (
+        under["tier"] == strong().tier_for(under["score"])
+        and under["profile"]["digest"] == strong().digest
+    )
     out = tmp_path / "b.yaml"
-    result = run("assemble", str(STOCK), "--levels", "1", "--stages", "3", "--out", str(out), "--profile", str(profile))
+    result = run(
+        "assemble",
+        str(STOCK),
+        "--levels",
+        "1",
+        "--stages",
+        "3",
+        "--out",
+        str(out),
+        "--profile",
+        str(profile),
+    )
     assert result.exit_code == 0, result.output
     doc = yaml.safe_load(out.read_text())
     blocks = [s["puzzle"]["difficulty"] for s in doc["levels"][0]["stages"]]
@@ -342,7 +493,9 @@ def test_rate_assemble_swap_validate_take_a_profile(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("kind: rating-profile\n")
     result = run("rate", f"{BUNDLE}:L1.S1", "--profile", str(bad))
-    assert result.exit_code == 1 and "bad.yaml" in result.output and "Traceback" not in result.output
+    assert (
+        result.exit_code == 1 and "bad.yaml" in result.output and "Traceback" not in result.output
+    )
 
 
 def test_generate_and_nightly_rate_under_a_profile(tmp_path: Path) -> None:
@@ -351,25 +504,61 @@ def test_generate_and_nightly_rate_under_a_profile(tmp_path: Path) -> None:
     profile = tmp_path / "strong.yaml"
     write_profile(profile, profile_document(strong()))
     out = tmp_path / "gen"
-    result = run("generate", "--count", "1", "--cells", "27", "--adds", "2", "--tier", "medium", "--seed", "3",
-                 "--jobs", "1", "--out", str(out), "--profile", str(profile))
+    result = run(
+        "generate",
+        "--count",
+        "1",
+        "--cells",
+        "27",
+        "--adds",
+        "2",
+        "--tier",
+        "medium",
+        "--seed",
+        "3",
+        "--jobs",
+        "1",
+        "--out",
+        str(out),
+        "--profile",
+        str(profile),
+    )
     assert result.exit_code == 0, result.output
     (made,) = out.glob("*.yaml")
     doc = yaml.safe_load(made.read_text())
     d = doc["difficulty"]
     assert d["profile"]["name"] == "strong" and doc["provenance"]["params"]["profile"] == "strong"
-    assert strong().tier_for(strong().score(d)) == "medium" == d["tier"]  # the profile's medium: 10-20
+    assert (
+        strong().tier_for(strong().score(d)) == "medium" == d["tier"]
+    )  # the profile's medium: 10-20
     job = tmp_path / "job.yaml"
-    job.write_text("schema_version: 1\nkind: curves\ncurves:\n- name: two\n  levels:\n  - [easy, medium]\n"
-                   "job: {curve: two, levels: 1, stages: 2, profile: strong.yaml}\n")
-    result = run("nightly", "--date", "2026-12-02", "--job", str(job), "--out", str(tmp_path / "nights"), "--jobs", "1")
+    job.write_text(
+        "schema_version: 1\nkind: curves\ncurves:\n- name: two\n  levels:\n  - [easy, medium]\n"
+        "job: {curve: two, levels: 1, stages: 2, profile: strong.yaml}\n"
+    )
+    result = run(
+        "nightly",
+        "--date",
+        "2026-12-02",
+        "--job",
+        str(job),
+        "--out",
+        str(tmp_path / "nights"),
+        "--jobs",
+        "1",
+    )
     assert result.exit_code == 0, result.output
     bundle = tmp_path / "nights" / "2026-12-02" / "bundle.yaml"
     assert run("validate", str(bundle), "--profile", str(profile)).exit_code == 0
-    assert all(s["puzzle"]["difficulty"]["profile"]["name"] == "strong" for s in yaml.safe_load(bundle.read_text())["levels"][0]["stages"])
+    assert all(
+        s["puzzle"]["difficulty"]["profile"]["name"] == "strong"
+        for s in yaml.safe_load(bundle.read_text())["levels"][0]["stages"]
+    )
 
 
-def test_studio_cards_show_observed_figures_and_the_audience_score(catalogue: Any, simulated: Path, tmp_path: Path) -> None:
+def test_studio_cards_show_observed_figures_and_the_audience_score(
+    catalogue: Any, simulated: Path, tmp_path: Path
+) -> None:
     pytest.importorskip("starlette", reason="the studio's web packages are not installed")
     from starlette.testclient import TestClient
 
@@ -380,31 +569,51 @@ def test_studio_cards_show_observed_figures_and_the_audience_score(catalogue: An
     night = tmp_path / "generated" / "2026-11-29"
     shutil.copytree(NIGHT, night)
     figures = stage_figures(observe(catalogue, read_telemetry([simulated], catalogue)))
-    client = TestClient(create_app(tmp_path / "generated", observed=figures, profile=strong()), base_url="http://127.0.0.1:8765")
+    client = TestClient(
+        create_app(tmp_path / "generated", observed=figures, profile=strong()),
+        base_url="http://127.0.0.1:8765",
+    )
     page = client.get("/bundle", params={"path": "2026-11-29/bundle.yaml"})
     assert page.status_code == 200
     first = catalogue.stage_puzzle("nightly-2026-11-29", 1, 1)
     f = figures[first]
-    assert f"players lost {f['observed'] * 100:.0f}% ({f['low'] * 100:.0f}-{f['high'] * 100:.0f}%) of {f['games']} games" in page.text
+    assert (
+        f"players lost {f['observed'] * 100:.0f}% ({f['low'] * 100:.0f}-{f['high'] * 100:.0f}%) of {f['games']} games"
+        in page.text
+    )
     assert page.text.count('class="observed') == 60 and "audience" in page.text
-    plain = TestClient(create_app(tmp_path / "generated"), base_url="http://127.0.0.1:8765").get("/bundle", params={"path": "2026-11-29/bundle.yaml"})
+    plain = TestClient(create_app(tmp_path / "generated"), base_url="http://127.0.0.1:8765").get(
+        "/bundle", params={"path": "2026-11-29/bundle.yaml"}
+    )
     assert "players lost" not in plain.text and "audience" not in plain.text
 
 
-def test_the_fast_and_the_line_reader_agree(catalogue: Any, simulated: Path, tmp_path: Path) -> None:
+def test_the_fast_and_the_line_reader_agree(
+    catalogue: Any, simulated: Path, tmp_path: Path
+) -> None:
     """A JSON Lines file without blank lines goes through DuckDB's own reader; one with a blank
     line through the line reader: the same counts and the same bad records at the same lines."""
     from pipeline.telemetry.records import read_telemetry
 
     lines = simulated.read_text().splitlines()[:400]
     lines[10] = lines[9]  # a duplicate attempt at line 11
-    lines[20] = lines[20].replace('"puzzle":"nm1-', '"puzzle":"nm9-')  # an unknown puzzle at line 21
+    lines[20] = lines[20].replace(
+        '"puzzle":"nm1-', '"puzzle":"nm9-'
+    )  # an unknown puzzle at line 21
     lines[30] = lines[30].replace('"moves":', '"moves":"x","was":')  # a bad field at line 31
     dense, loose = tmp_path / "dense.jsonl", tmp_path / "loose.jsonl"
     dense.write_text("\n".join(lines) + "\n")
-    loose.write_text("\n".join(lines) + "\n\n")  # the trailing blank line sends it down the line path
+    loose.write_text(
+        "\n".join(lines) + "\n\n"
+    )  # the trailing blank line sends it down the line path
     a, b = read_telemetry([dense], catalogue), read_telemetry([loose], catalogue)
     assert a.counts == b.counts and a.records == b.records == 397
-    assert [(x.kind, x.count, [p.split(":")[-1] for p in x.first]) for x in a.bad] == \
-        [(x.kind, x.count, [p.split(":")[-1] for p in x.first]) for x in b.bad] == \
-        [("bad-field", 1, ["31"]), ("unknown-puzzle", 1, ["21"]), ("duplicate-attempt", 1, ["11"])]
+    assert (
+        [(x.kind, x.count, [p.split(":")[-1] for p in x.first]) for x in a.bad]
+        == [(x.kind, x.count, [p.split(":")[-1] for p in x.first]) for x in b.bad]
+        == [
+            ("bad-field", 1, ["31"]),
+            ("unknown-puzzle", 1, ["21"]),
+            ("duplicate-attempt", 1, ["11"]),
+        ]
+    )

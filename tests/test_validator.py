@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tests.helpers import run
-from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.formats import loader
+from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.validator import CODES, PathError, collect_files, validate_paths, validate_texts
 from pipeline.validator.reporters import github_line, text_line
+from tests.helpers import run
 
 FIXTURES = Path(__file__).parent / "fixtures" / "validator"
 VALID = FIXTURES / "valid"
@@ -89,7 +90,11 @@ def test_cli_exits_1_naming_the_file_without_traceback(name: str) -> None:
 
 def test_certificate_problems_name_the_move() -> None:
     (illegal,) = validate_paths([BROKEN / "illegal_move.yaml"]).problems
-    assert illegal.path == "$.solution[0]" and "0,0-0,2" in illegal.message and "neither equal nor sum to 10" in illegal.message
+    assert (
+        illegal.path == "$.solution[0]"
+        and "0,0-0,2" in illegal.message
+        and "neither equal nor sum to 10" in illegal.message
+    )
     (adds,) = validate_paths([BROKEN / "too_many_adds.yaml"]).problems
     assert adds.path == "$.solution[1]" and "allows 1 add" in adds.message
 
@@ -103,11 +108,20 @@ def test_ids_are_unique_across_files() -> None:
 
 def test_every_problem_of_every_file_is_reported() -> None:
     text = (VALID / "puzzle.yaml").read_text()
-    text = text.replace("adds: 1\n", "adds: -1\nextra: 1\n", 1).replace("ruleset: 1\n", "ruleset: one\n", 1)
+    text = text.replace("adds: 1\n", "adds: -1\nextra: 1\n", 1).replace(
+        "ruleset: 1\n", "ruleset: one\n", 1
+    )
     report = validate_texts([("a.yaml", text), ("b.yaml", "kind: bundle\nlevels: []\n")])
     codes = sorted((p.file, p.code) for p in report.problems)
-    assert codes == [("a.yaml", "NM204"), ("a.yaml", "NM205"), ("a.yaml", "NM208"),
-                     ("b.yaml", "NM203"), ("b.yaml", "NM203"), ("b.yaml", "NM203"), ("b.yaml", "NM208")]
+    assert codes == [
+        ("a.yaml", "NM204"),
+        ("a.yaml", "NM205"),
+        ("a.yaml", "NM208"),
+        ("b.yaml", "NM203"),
+        ("b.yaml", "NM203"),
+        ("b.yaml", "NM203"),
+        ("b.yaml", "NM208"),
+    ]
 
 
 def test_too_large_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -121,7 +135,9 @@ def test_too_large_file_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_shape_decides_when_kind_is_missing() -> None:
     (problem,) = validate_texts([("x.yaml", "hello: world\n")]).problems
     assert problem.code == "NM201" and "no `kind`" in problem.message
-    report = validate_texts([("y.yaml", (VALID / "puzzle.yaml").read_text().replace("kind: puzzle\n", ""))])
+    report = validate_texts(
+        [("y.yaml", (VALID / "puzzle.yaml").read_text().replace("kind: puzzle\n", ""))]
+    )
     assert [(p.code, p.path) for p in report.problems] == [("NM203", "$.kind")]
 
 
@@ -139,7 +155,10 @@ def test_folders_are_searched_recursively_skipping_hidden(tmp_path: Path) -> Non
     (tmp_path / ".git").mkdir()
     for rel in ("a/b/x.yml", "a/y.yaml", ".git/z.yaml", "a/readme.txt"):
         (tmp_path / rel).write_text("x: 1\n")
-    assert [p.relative_to(tmp_path).as_posix() for p in collect_files([tmp_path])] == ["a/b/x.yml", "a/y.yaml"]
+    assert [p.relative_to(tmp_path).as_posix() for p in collect_files([tmp_path])] == [
+        "a/b/x.yml",
+        "a/y.yaml",
+    ]
 
 
 def test_cli_text_json_and_github_formats() -> None:
@@ -150,9 +169,17 @@ def test_cli_text_json_and_github_formats() -> None:
     assert text.stdout.startswith(f"{broken}:24:9: NM309: tier 'expert' does not match score")
     as_json = run(*["validate", broken, "--format", "json"])
     data = json.loads(as_json.stdout)
-    assert as_json.exit_code == 1 and data["ok"] is False and data["problems"][0]["path"] == "$.difficulty.tier"
-    github = run(*["validate", broken, "--format", "github"], env={"GITHUB_WORKSPACE": str(BROKEN.parent)})
-    assert github.stdout.startswith("::error file=broken/wrong_tier.yaml,line=24,col=9,title=NM309::NM309: tier")
+    assert (
+        as_json.exit_code == 1
+        and data["ok"] is False
+        and data["problems"][0]["path"] == "$.difficulty.tier"
+    )
+    github = run(
+        *["validate", broken, "--format", "github"], env={"GITHUB_WORKSPACE": str(BROKEN.parent)}
+    )
+    assert github.stdout.startswith(
+        "::error file=broken/wrong_tier.yaml,line=24,col=9,title=NM309::NM309: tier"
+    )
 
 
 def test_github_annotations_name_files_relative_to_the_workspace_else_the_current_folder(
@@ -168,7 +195,10 @@ def test_github_annotations_name_files_relative_to_the_workspace_else_the_curren
     monkeypatch.chdir(levels)
     result = run(*["validate", str(levels), str(outside), "--format", "github"])
     files = sorted({line.split(",")[0] for line in result.stdout.splitlines()})
-    assert files == [f"::error file={outside}", "::error file=levels/x.yaml"]  # outside the workspace: as given
+    assert files == [
+        f"::error file={outside}",
+        "::error file=levels/x.yaml",
+    ]  # outside the workspace: as given
     monkeypatch.delenv("GITHUB_WORKSPACE")
     result = run(*["validate", str(levels / "x.yaml"), "--format", "github"])
     assert result.stdout.startswith("::error file=x.yaml,line=24")
@@ -248,10 +278,15 @@ def test_validate_deep_shows_progress_on_a_terminal_only(tmp_path) -> None:  # t
         seen += chunk
     os.close(master)
     assert proc.wait(timeout=60) == piped.exit_code
-    assert b"deep check: file 1 of 1" in seen and b"deep check: 1 puzzle re-solved and re-rated" in seen
+    assert (
+        b"deep check: file 1 of 1" in seen
+        and b"deep check: 1 puzzle re-solved and re-rated" in seen
+    )
 
 
-def test_a_crash_on_one_file_is_a_problem_record_and_the_run_goes_on(tmp_path: Path, monkeypatch) -> None:
+def test_a_crash_on_one_file_is_a_problem_record_and_the_run_goes_on(
+    tmp_path: Path, monkeypatch
+) -> None:
     from pipeline.validator import semantics
 
     real = semantics.Semantics.check

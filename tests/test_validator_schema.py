@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tests.helpers import codes, edited
 from pipeline import schemas
 from pipeline.rating.tiers import TIERS
 from pipeline.validator import validate_texts
+from tests.helpers import codes, edited
 
 VALID = Path(__file__).parent / "fixtures" / "validator" / "valid"
 PUZZLE = (VALID / "puzzle.yaml").read_text(encoding="utf-8")
@@ -33,7 +34,9 @@ def test_schemas_are_valid_draft_2020_12_with_ids_and_descriptions() -> None:
         def walk(node: object, where: str, kind: str = kind) -> None:
             if isinstance(node, dict):
                 for name, sub in node.get("properties", {}).items():
-                    assert "description" in sub or "$ref" in sub, f"{kind}: {where}.{name} has no description"
+                    assert "description" in sub or "$ref" in sub, (
+                        f"{kind}: {where}.{name} has no description"
+                    )
                 for name, sub in node.items():
                     walk(sub, f"{where}.{name}")
             elif isinstance(node, list):
@@ -53,8 +56,14 @@ def test_bundle_schema_uses_the_puzzle_definitions() -> None:
 # --- the fast schema check only ever stands in for jsonschema on documents that are valid -----
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-3, 100) | st.floats(-1, 101, allow_nan=False) | st.text(max_size=12),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers(-3, 100)
+    | st.floats(-1, 101, allow_nan=False)
+    | st.text(max_size=12),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 
@@ -89,9 +98,16 @@ def _inlined_by_referencing(kind: str) -> object:
             resolved = resolver.lookup(node["$ref"])  # type: ignore[attr-defined]
             target = walk(resolved.contents, resolved.resolver)
             return {**target, **walk({k: v for k, v in node.items() if k != "$ref"}, resolver)}  # type: ignore[dict-item]
-        return {k: (v if k in ("$defs", "const", "enum") else walk(v, resolver)) for k, v in node.items() if k != "$defs"}
+        return {
+            k: (v if k in ("$defs", "const", "enum") else walk(v, resolver))
+            for k, v in node.items()
+            if k != "$defs"
+        }
 
-    return walk(schemas.load_schema(kind), schemas.registry().resolver(base_uri=schemas.load_schema(kind)["$id"]))
+    return walk(
+        schemas.load_schema(kind),
+        schemas.registry().resolver(base_uri=schemas.load_schema(kind)["$id"]),
+    )
 
 
 @pytest.mark.parametrize("kind", schemas.KINDS)
@@ -109,7 +125,9 @@ def test_the_fast_check_compiles_with_short_raises(kind: str) -> None:
     check replaces each message (a dump of the schema rule) by a constant before compiling."""
     import fastjsonschema
 
-    generated = fastjsonschema._factory({**schemas.inlined(kind), "$schema": "http://json-schema.org/draft-07/schema#"}, {}, {})[1].func_code
+    generated = fastjsonschema._factory(
+        {**schemas.inlined(kind), "$schema": "http://json-schema.org/draft-07/schema#"}, {}, {}
+    )[1].func_code
     raises = [line for line in generated.splitlines() if "raise JsonSchemaValueException(" in line]
     assert raises and all(schemas._RAISE.fullmatch(line) for line in raises)
     short = schemas._RAISE.sub(r'\1raise JsonSchemaValueException("invalid")', generated)
@@ -137,7 +155,9 @@ def test_fast_schema_check_never_passes_what_jsonschema_rejects(data) -> None:
 
 
 def test_the_pattern_hint_is_the_whole_description() -> None:
-    problems = validate_texts([("b.yaml", edited(BUNDLE, "id: fixture-bundle-1", "id: '-bad'"))]).problems
+    problems = validate_texts(
+        [("b.yaml", edited(BUNDLE, "id: fixture-bundle-1", "id: '-bad'"))]
+    ).problems
     assert any(p.code == "NM207" and "e.g. `nightly-2026-11-29`" in p.message for p in problems)
 
 
@@ -146,13 +166,17 @@ def test_the_schema_describes_the_tier_table() -> None:
     assert described == schemas.tier_description(), "run `make schemas`"
     for name, low, high in TIERS:
         assert f"{name} below {high:g}" in described or f"{name} from {low:g}" in described
-    assert schemas.synced_puzzle_schema() == schemas.schema_path("puzzle").read_text(encoding="utf-8")
+    assert schemas.synced_puzzle_schema() == schemas.schema_path("puzzle").read_text(
+        encoding="utf-8"
+    )
 
 
 def test_patterns_match_the_whole_text() -> None:
     doc = yaml.safe_load(PUZZLE)
     doc["solution"][0] = "0,4-1,4\n"
-    assert "NM207" in codes(yaml.safe_dump(doc, sort_keys=False)) or "NM305" in codes(yaml.safe_dump(doc, sort_keys=False))
+    assert "NM207" in codes(yaml.safe_dump(doc, sort_keys=False)) or "NM305" in codes(
+        yaml.safe_dump(doc, sort_keys=False)
+    )
     bundle = yaml.safe_load(BUNDLE)
     bundle["id"] = "x\n"
     assert "NM207" in codes(yaml.safe_dump(bundle, sort_keys=False))

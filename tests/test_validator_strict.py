@@ -9,28 +9,35 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.helpers import codes, edited
 from pipeline.formats.puzzle import puzzle_id
 from pipeline.validator import validate_paths, validate_texts
+from tests.helpers import codes, edited
 
 VALID = Path(__file__).parent / "fixtures" / "validator" / "valid"
 PUZZLE = (VALID / "puzzle.yaml").read_text(encoding="utf-8")
 BUNDLE = (VALID / "bundle.yaml").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("old,new", [
-    ("schema_version: 1", "schema_version: 1.0"),
-    ("ruleset: 1", "ruleset: 1.0"),
-    ("      playouts: 16", "      playouts: 16.0"),
-    ("  certificate_length: 14", "  certificate_length: 14.0"),
-])
+@pytest.mark.parametrize(
+    "old,new",
+    [
+        ("schema_version: 1", "schema_version: 1.0"),
+        ("ruleset: 1", "ruleset: 1.0"),
+        ("      playouts: 16", "      playouts: 16.0"),
+        ("  certificate_length: 14", "  certificate_length: 14.0"),
+    ],
+)
 def test_whole_number_floats_are_not_integers(old: str, new: str) -> None:
     assert "NM205" in codes(edited(PUZZLE, old, new))
 
 
 def test_adds_as_a_float_with_its_own_id_is_refused() -> None:
     board = "719473731/547335153"
-    text = edited(edited(PUZZLE, "adds: 1", "adds: 1.0"), "id: nm1-ad6b87a055dd", f"id: {puzzle_id(board, 1.0)}")  # type: ignore[arg-type]
+    text = edited(
+        edited(PUZZLE, "adds: 1", "adds: 1.0"),
+        "id: nm1-ad6b87a055dd",
+        f"id: {puzzle_id(board, 1.0)}",
+    )  # type: ignore[arg-type]
     assert "NM205" in codes(text)
 
 
@@ -47,7 +54,9 @@ def test_whole_numbers_are_plain_decimal_digits(written: str) -> None:
 
 def test_an_octal_adds_with_the_id_made_for_8_adds_is_refused() -> None:
     board = "719473731/547335153"
-    text = edited(edited(PUZZLE, "adds: 1", "adds: 010"), "id: nm1-ad6b87a055dd", f"id: {puzzle_id(board, 8)}")
+    text = edited(
+        edited(PUZZLE, "adds: 1", "adds: 010"), "id: nm1-ad6b87a055dd", f"id: {puzzle_id(board, 8)}"
+    )
     assert "NM205" in codes(text)
 
 
@@ -64,10 +73,18 @@ def test_one_puzzle_twice_in_a_bundle_under_a_float_adds_is_refused() -> None:
     assert "NM205" in codes(yaml.safe_dump(doc, sort_keys=False))
 
 
-@pytest.mark.parametrize("tagged", [
-    "kind: !!timestamp puzzle", "kind: !!str puzzle", "kind: !!bool puzzle", "adds: !!int abc", "adds: !!float abc",
-    "adds: !!int 1", "kind: ! puzzle",
-])
+@pytest.mark.parametrize(
+    "tagged",
+    [
+        "kind: !!timestamp puzzle",
+        "kind: !!str puzzle",
+        "kind: !!bool puzzle",
+        "adds: !!int abc",
+        "adds: !!float abc",
+        "adds: !!int 1",
+        "kind: ! puzzle",
+    ],
+)
 def test_explicit_tags_are_refused_as_documented(tagged: str) -> None:
     key = tagged.split(":")[0]
     line = next(line for line in PUZZLE.splitlines() if line.startswith(key + ":"))
@@ -75,7 +92,11 @@ def test_explicit_tags_are_refused_as_documented(tagged: str) -> None:
 
 
 def test_min_adds_above_the_certificates_adds_is_refused() -> None:
-    text = edited(edited(PUZZLE, "adds: 1", "adds: 3"), "id: nm1-ad6b87a055dd", f"id: {puzzle_id('719473731/547335153', 3)}")
+    text = edited(
+        edited(PUZZLE, "adds: 1", "adds: 3"),
+        "id: nm1-ad6b87a055dd",
+        f"id: {puzzle_id('719473731/547335153', 3)}",
+    )
     text = edited(text, "min_adds: 1", "min_adds: 2")  # the solution uses one add: it wins with 1
     assert "NM311" in codes(text)
 
@@ -88,8 +109,11 @@ def test_certificate_length_must_be_the_solutions_length() -> None:
 
 
 def test_player_counts_must_be_whole_games() -> None:
-    text = edited(PUZZLE, "      win_rate: 0.125\n      mean_moves: 11.12\n      playouts: 16",
-                 "      win_rate: 0.11\n      mean_moves: 11.12\n      playouts: 0")
+    text = edited(
+        PUZZLE,
+        "      win_rate: 0.125\n      mean_moves: 11.12\n      playouts: 16",
+        "      win_rate: 0.11\n      mean_moves: 11.12\n      playouts: 0",
+    )
     assert "NM315" in codes(text)
     assert "NM315" in codes(edited(PUZZLE, "win_rate: 0.125", "win_rate: 0.13"))  # 2.08 of 16 games
 

@@ -11,7 +11,9 @@ from pipeline.engine.board import format_board, parse
 from pipeline.engine.moves import Move, pair_text
 from pipeline.engine.rules import add_numbers, legal_pairs, remove_pair
 
-VECTORS = [json.loads(line) for line in (Path(__file__).parent / "moves.jsonl").read_text().splitlines()]
+VECTORS = [
+    json.loads(line) for line in (Path(__file__).parent / "moves.jsonl").read_text().splitlines()
+]
 
 
 def test_vector_file_is_complete() -> None:

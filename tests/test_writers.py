@@ -14,7 +14,6 @@ import pytest
 
 from tests.helpers import one_line_refusal, run
 
-
 # --- every writer of a level file, through the CLI ----------------------------------------------
 
 
@@ -36,11 +35,15 @@ def test_two_swaps_from_one_reading_never_lose_one(night_to_edit: Path) -> None:
     first = swap_stage(bundle, 1, 1, pool, write=False)
     second = swap_stage(bundle, 1, 3, pool, write=False)
     commit_swap(first, night_to_edit / "pool")
-    with pytest.raises(SwapError, match=r"bundle.yaml changed on disk since it was read; nothing written"):
+    with pytest.raises(
+        SwapError, match=r"bundle.yaml changed on disk since it was read; nothing written"
+    ):
         commit_swap(second, night_to_edit / "pool")
     ids = stage_ids(bundle)
     assert ids[0] == first.new.id and ids[2] == second.old_id
-    assert not (night_to_edit / "pool" / f"{second.old_id}.yaml").exists()  # its pool copy was taken back
+    assert not (
+        night_to_edit / "pool" / f"{second.old_id}.yaml"
+    ).exists()  # its pool copy was taken back
     assert (night_to_edit / "pool" / f"{first.old_id}.yaml").exists()
 
 
@@ -52,7 +55,11 @@ def test_swap_and_refresh_keep_the_mode(night_to_edit: Path, mode: int) -> None:
     assert run("swap", str(bundle), "L1.S2").exit_code == 0
     assert stat.S_IMODE(bundle.stat().st_mode) == mode
     puzzle = sorted((night_to_edit / "pool").glob("*.yaml"))[0]
-    puzzle.write_text(puzzle.read_text().replace("score:", "score: 9.5\n  old_score:", 1).replace("  old_score:", "  #", 1))
+    puzzle.write_text(
+        puzzle.read_text()
+        .replace("score:", "score: 9.5\n  old_score:", 1)
+        .replace("  old_score:", "  #", 1)
+    )
     os.chmod(puzzle, mode)
     result = run("puzzle", "--refresh", str(puzzle))
     assert result.exit_code == 0 and "rewritten" in result.output, result.output
@@ -65,9 +72,13 @@ def test_a_read_only_bundle_or_puzzle_is_refused(night_to_edit: Path) -> None:
     before = bundle.read_bytes()
     pool_before = sorted(p.name for p in (night_to_edit / "pool").iterdir())
     os.chmod(bundle, 0o444)
-    one_line_refusal(run("swap", str(bundle), "L1.S2"), "bundle.yaml: is read-only (mode 0444); nothing written")
+    one_line_refusal(
+        run("swap", str(bundle), "L1.S2"), "bundle.yaml: is read-only (mode 0444); nothing written"
+    )
     assert bundle.read_bytes() == before and stat.S_IMODE(bundle.stat().st_mode) == 0o444
-    assert sorted(p.name for p in (night_to_edit / "pool").iterdir()) == pool_before  # no puzzle left behind in the pool
+    assert (
+        sorted(p.name for p in (night_to_edit / "pool").iterdir()) == pool_before
+    )  # no puzzle left behind in the pool
     puzzle = sorted((night_to_edit / "pool").glob("*.yaml"))[0]
     puzzle.write_text(puzzle.read_text().replace("score:", "score: 9.5\n  #", 1))
     edited = puzzle.read_bytes()
@@ -91,7 +102,9 @@ def test_swap_and_refresh_write_through_a_link(night_to_edit: Path, tmp_path: Pa
     puzzle = sorted((night_to_edit / "pool").glob("*.yaml"))[0]
     puzzle.rename(shared / puzzle.name)
     puzzle.symlink_to(shared / puzzle.name)
-    (shared / puzzle.name).write_text((shared / puzzle.name).read_text().replace("score:", "score: 9.5\n  #", 1))
+    (shared / puzzle.name).write_text(
+        (shared / puzzle.name).read_text().replace("score:", "score: 9.5\n  #", 1)
+    )
     assert run("puzzle", "--refresh", str(puzzle)).exit_code == 0
     assert puzzle.is_symlink() and "score: 9.5" not in (shared / puzzle.name).read_text()
 
@@ -110,15 +123,25 @@ def test_refresh_keeps_comments_and_refuses_to_drop_a_field(night_to_edit: Path)
     after = puzzle.read_text()
     assert after.startswith("# Ann's favourite; do not ship before March\n")
     assert "# the board below was redrawn by hand\n" in after and "score: 9.5" not in after
-    assert after.replace("# Ann's favourite; do not ship before March\n", "").replace(
-        "# the board below was redrawn by hand\n", "") == text
+    assert (
+        after.replace("# Ann's favourite; do not ship before March\n", "").replace(
+            "# the board below was redrawn by hand\n", ""
+        )
+        == text
+    )
     puzzle.write_text(text + "notes: keep this one\n")
     result = run("puzzle", "--refresh", str(puzzle))
-    assert result.exit_code == 1 and "'notes' (line" in result.output and "is not a puzzle field" in result.output
+    assert (
+        result.exit_code == 1
+        and "'notes' (line" in result.output
+        and "is not a puzzle field" in result.output
+    )
     assert puzzle.read_text() == text + "notes: keep this one\n"
 
 
-def test_swap_puts_the_old_puzzle_into_the_pool_before_the_bundle(night_to_edit: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_swap_puts_the_old_puzzle_into_the_pool_before_the_bundle(
+    night_to_edit: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Pool first, so a kill between the writes never loses the old puzzle."""
     import pipeline.atomic
 
@@ -148,24 +171,48 @@ def test_swap_with_an_unwritable_pool_is_one_line_and_writes_nothing(night_to_ed
     assert bundle.read_bytes() == before
 
 
-def test_outputs_never_clobber_a_bundle_or_another_kind_without_force(night_to_edit: Path, tmp_path: Path) -> None:
+def test_outputs_never_clobber_a_bundle_or_another_kind_without_force(
+    night_to_edit: Path, tmp_path: Path
+) -> None:
     """`puzzle --out` and `assemble --out` onto a bundle or notes used to overwrite them."""
     bundle = night_to_edit / "bundle.yaml"
     before = bundle.read_bytes()
     notes = night_to_edit / "notes.txt"
     notes.write_text("my notes\n")
-    one_line_refusal(run("puzzle", "123456789/987654321", "--adds", "1", "--out", str(bundle)),
-                   "bundle.yaml: exists and is a bundle file; nothing written (--force replaces it)")
-    one_line_refusal(run("puzzle", "123456789/987654321", "--adds", "1", "--out", str(notes)),
-                   "notes.txt: exists and is a file of another kind; nothing written")
-    assemble = ["assemble", str(bundle), str(night_to_edit / "pool"), "--levels", "1", "--stages", "4", "--curve", "ramp"]
-    one_line_refusal(run(*assemble, "--out", str(bundle)), "bundle.yaml: exists and is a bundle file; nothing written")
+    one_line_refusal(
+        run("puzzle", "123456789/987654321", "--adds", "1", "--out", str(bundle)),
+        "bundle.yaml: exists and is a bundle file; nothing written (--force replaces it)",
+    )
+    one_line_refusal(
+        run("puzzle", "123456789/987654321", "--adds", "1", "--out", str(notes)),
+        "notes.txt: exists and is a file of another kind; nothing written",
+    )
+    assemble = [
+        "assemble",
+        str(bundle),
+        str(night_to_edit / "pool"),
+        "--levels",
+        "1",
+        "--stages",
+        "4",
+        "--curve",
+        "ramp",
+    ]
+    one_line_refusal(
+        run(*assemble, "--out", str(bundle)),
+        "bundle.yaml: exists and is a bundle file; nothing written",
+    )
     assert bundle.read_bytes() == before and notes.read_text() == "my notes\n"
     assert run(*assemble, "--out", str(bundle), "--force").exit_code == 0
     assert bundle.read_bytes() != before
     (night_to_edit / "mine.html").write_text("my page\n")
-    one_line_refusal(run("report", str(bundle), "--out", str(night_to_edit / "mine.html")), "mine.html: exists and is a file of another kind")
-    assert run("report", str(bundle), "--out", str(night_to_edit / "report.html")).exit_code == 0  # its own kind: replaced
+    one_line_refusal(
+        run("report", str(bundle), "--out", str(night_to_edit / "mine.html")),
+        "mine.html: exists and is a file of another kind",
+    )
+    assert (
+        run("report", str(bundle), "--out", str(night_to_edit / "report.html")).exit_code == 0
+    )  # its own kind: replaced
     made = run("puzzle", "123456789/987654321", "--adds", "1", "--out", str(tmp_path / "p.yaml"))
     again = run("puzzle", "123456789/987654321", "--adds", "1", "--out", str(tmp_path / "p.yaml"))
     assert made.exit_code == 0 and again.exit_code == 0  # a puzzle file may replace a puzzle file
@@ -188,7 +235,10 @@ def test_swap_re_renders_report_html_and_marks_report_md_stale(night_to_edit: Pa
 
 # --- the nightly job as a writer ------------------------------------------------------------------
 
-def test_a_rerun_of_a_night_is_refused_without_force_and_keeps_a_designers_files(night_copy: Path) -> None:
+
+def test_a_rerun_of_a_night_is_refused_without_force_and_keeps_a_designers_files(
+    night_copy: Path,
+) -> None:
     """`nightly --date D` when D/ exists used to replace the whole folder, exit 0."""
     folder = night_copy / "2026-01-02"
     (folder / "notes.md").write_text("# my notes\n")
@@ -197,11 +247,27 @@ def test_a_rerun_of_a_night_is_refused_without_force_and_keeps_a_designers_files
     assert run("swap", str(folder / "bundle.yaml"), "L1.S2").exit_code == 0
     swapped = (folder / "bundle.yaml").read_bytes()
     returned = sorted(p.name for p in (folder / "pool").iterdir())
-    args = ["nightly", "--date", "2026-01-02", "--out", str(night_copy), "--levels", "1", "--stages", "4",
-            "--curve", "ramp", "-j", "1"]
+    args = [
+        "nightly",
+        "--date",
+        "2026-01-02",
+        "--out",
+        str(night_copy),
+        "--levels",
+        "1",
+        "--stages",
+        "4",
+        "--curve",
+        "ramp",
+        "-j",
+        "1",
+    ]
     refused = run(*args)
     assert refused.exit_code == 1 and "Traceback" not in refused.output
-    assert f"{folder} exists: the night of 2026-01-02 is already published; nothing written (--force" in refused.output
+    assert (
+        f"{folder} exists: the night of 2026-01-02 is already published; nothing written (--force"
+        in refused.output
+    )
     assert (folder / "bundle.yaml").read_bytes() == swapped
     forced = run(*args, "--force")
     assert forced.exit_code == 0, forced.output
@@ -209,7 +275,9 @@ def test_a_rerun_of_a_night_is_refused_without_force_and_keeps_a_designers_files
     assert "kept 3 not made by this run: notes.md, playtests/, pool/" in forced.output
     assert (folder / "notes.md").read_text() == "# my notes\n"
     assert (folder / "playtests" / "ann.txt").read_text() == "too hard\n"
-    assert sorted(p.name for p in (folder / "pool").iterdir()) == returned  # the swapped-out puzzle stays too
+    assert (
+        sorted(p.name for p in (folder / "pool").iterdir()) == returned
+    )  # the swapped-out puzzle stays too
     assert (folder / "bundle.yaml").read_bytes() != swapped  # the job's bundle again, as asked
     assert not [p.name for p in night_copy.iterdir() if p.name.startswith(".")]
 
@@ -233,7 +301,11 @@ def test_continue_from_a_broken_newest_night_fails_in_one_line(night_copy: Path,
     else:
         bundle.write_bytes(puzzle.read_bytes())
     result = run("nightly", "--continue", str(night_copy), "--date", "2026-01-03", "-j", "1")
-    what = {"dangling": "a link to a missing file", "folder": "a folder", "fifo": "not a regular file",
-            "puzzle": "a puzzle file"}[make]
+    what = {
+        "dangling": "a link to a missing file",
+        "folder": "a folder",
+        "fifo": "not a regular file",
+        "puzzle": "a puzzle file",
+    }[make]
     one_line_refusal(result, f"{bundle} is {what}, not a bundle; cannot continue from it")
     assert not (night_copy / "2026-01-03").exists()

@@ -6,7 +6,19 @@ import importlib
 import sys
 import time
 
-ORDER = ("engine", "solver", "rating", "generator", "validator", "dask", "startup", "studio", "nightly", "telemetry", "stock")
+ORDER = (
+    "engine",
+    "solver",
+    "rating",
+    "generator",
+    "validator",
+    "dask",
+    "startup",
+    "studio",
+    "nightly",
+    "telemetry",
+    "stock",
+)
 
 
 def main(argv: list[str]) -> int:

@@ -22,17 +22,25 @@ from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rules import legal_pairs, remove_pair
 from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.limits import MAX_PLAYER_MOVES
-# the values, and the players whose choice calls nothing that changed
-from pipeline.rating.players import PlayerStats, Playout, ProximityPlayer, RandomPlayer, ScannerPlayer, Step
 from pipeline.rating import players as current
+
+# the values, and the players whose choice calls nothing that changed
+from pipeline.rating.players import (
+    PlayerStats,
+    Playout,
+    ProximityPlayer,
+    RandomPlayer,
+    ScannerPlayer,
+    Step,
+)
 
 Pair = tuple[int, int]
 # A chooser returns the pair to remove, or None to use Add numbers now (only when an add is left).
 Chooser = Callable[[bytes, list[Pair], int], "Pair | None"]
 
 
-
 # --- incremental legal pairs ---------------------------------------------------------------
+
 
 def _opened_through(cells: bytes | bytearray, x: int, found: set[Pair], lines: tuple) -> None:
     """Add to `found` each pair that sees across gap x: on each straight line through x
@@ -90,7 +98,9 @@ def pair_counts_after(cells: bytes, pairs: Sequence[Pair]) -> list[int]:
     present = set(pairs)
     total = len(pairs)
     work = bytearray(cells)
-    row_actives = [len(row) - row.count(0) for row in (cells[s : s + WIDTH] for s in range(0, n, WIDTH))]
+    row_actives = [
+        len(row) - row.count(0) for row in (cells[s : s + WIDTH] for s in range(0, n, WIDTH))
+    ]
     counts = []
     for i, j in pairs:
         ri, rj = i // WIDTH, j // WIDTH
@@ -114,7 +124,9 @@ def counts_after(cells: bytes, pairs: Sequence[Pair], ruleset: Ruleset) -> list[
     return [len(ruleset.legal_pairs(ruleset.remove_pair(cells, i, j))) for i, j in pairs]
 
 
-def remove_and_track(cells: bytes, pairs: Sequence[Pair], i: int, j: int, ruleset: Ruleset = DEFAULT) -> Step:
+def remove_and_track(
+    cells: bytes, pairs: Sequence[Pair], i: int, j: int, ruleset: Ruleset = DEFAULT
+) -> Step:
     """Remove pair (i, j) and return the new cells and legal pairs, noting collapse openings."""
     if not ruleset.tracked_pairs:
         after = ruleset.remove_pair(cells, i, j)
@@ -123,7 +135,12 @@ def remove_and_track(cells: bytes, pairs: Sequence[Pair], i: int, j: int, rulese
             return Step(after, new, False, False)
         gapped = bytearray(cells)
         gapped[i] = gapped[j] = 0
-        return Step(after, new, True, _collapse_opened(gapped, ruleset.legal_pairs(bytes(gapped)), new, i, j))
+        return Step(
+            after,
+            new,
+            True,
+            _collapse_opened(gapped, ruleset.legal_pairs(bytes(gapped)), new, i, j),
+        )
     after = remove_pair(cells, i, j)
     gapped = bytearray(cells)
     gapped[i] = gapped[j] = 0
@@ -134,12 +151,16 @@ def remove_and_track(cells: bytes, pairs: Sequence[Pair], i: int, j: int, rulese
     return Step(after, new, True, _collapse_opened(gapped, kept, new, i, j))
 
 
-def _collapse_opened(gapped: bytearray, kept: Sequence[Pair], new: Sequence[Pair], i: int, j: int) -> bool:
+def _collapse_opened(
+    gapped: bytearray, kept: Sequence[Pair], new: Sequence[Pair], i: int, j: int
+) -> bool:
     """Whether the collapsed board has a pair the same board without the collapse lacks.
 
     `gapped` is the board with i and j emptied but no row removed; `kept` its pairs.
     """
-    gone = sorted({x // WIDTH for x in (i, j) if not any(gapped[x - x % WIDTH : x - x % WIDTH + WIDTH])})
+    gone = sorted(
+        {x // WIDTH for x in (i, j) if not any(gapped[x - x % WIDTH : x - x % WIDTH + WIDTH])}
+    )
 
     def moved(x: int) -> int:
         return x - WIDTH * sum(1 for r in gone if r < x // WIDTH)
@@ -149,6 +170,7 @@ def _collapse_opened(gapped: bytearray, kept: Sequence[Pair], new: Sequence[Pair
 
 
 # --- players --------------------------------------------------------------------------------
+
 
 class Player(Protocol):
     @property
@@ -218,7 +240,11 @@ class LocalPlayer:
 
         def choose(cells: bytes, pairs: list[Pair], adds_left: int) -> Pair:
             f = focus[0]
-            near = [p for p in pairs if abs(p[0] // width - f) <= reach or abs(p[1] // width - f) <= reach]
+            near = [
+                p
+                for p in pairs
+                if abs(p[0] // width - f) <= reach or abs(p[1] // width - f) <= reach
+            ]
             pick = rng.choice(near or pairs)
             focus[0] = pick[0] // width
             return pick
@@ -275,6 +301,7 @@ PLAYERS: tuple[Player, ...] = PLAYERS_V3
 
 
 # --- playing a game out -----------------------------------------------------------------------
+
 
 def play(
     player: Player,
@@ -337,11 +364,15 @@ def play_many(
 ) -> tuple[PlayerStats, list[Playout]]:
     """`playouts` games from one `random.Random` seeded by (seed, player name)."""
     rng = Random(f"{seed}:{player.name}")
-    games = [play(player, cells, adds, rng, record=record, ruleset=ruleset) for _ in range(playouts)]
+    games = [
+        play(player, cells, adds, rng, record=record, ruleset=ruleset) for _ in range(playouts)
+    ]
     if not games:
         return PlayerStats(0.0, 0.0, 0), games
     wins = sum(g.won for g in games)
-    return PlayerStats(wins / len(games), sum(g.moves for g in games) / len(games), len(games)), games
+    return PlayerStats(
+        wins / len(games), sum(g.moves for g in games) / len(games), len(games)
+    ), games
 
 
 @contextmanager

@@ -16,10 +16,10 @@ import math
 import resource
 import time
 
+from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.generation.executors import DaskExecutor, Executor, PoolExecutor, connect
 from pipeline.generation.generator import GenerateParams, generate
 from pipeline.jobs.nightly import TIER_PLANS, tier_seed
-from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.validator import validate_texts
 
 WORKERS = 2
@@ -32,8 +32,13 @@ HOUR = 3600.0
 
 def _mix(round_: int) -> list[GenerateParams]:
     return [
-        GenerateParams(cells=plan.cells, adds=plan.adds, tier=tier, strategy=plan.strategy,
-                       seed=tier_seed(SEED + round_, tier))
+        GenerateParams(
+            cells=plan.cells,
+            adds=plan.adds,
+            tier=tier,
+            strategy=plan.strategy,
+            seed=tier_seed(SEED + round_, tier),
+        )
         for tier, plan in TIER_PLANS.items()
     ]
 
@@ -76,11 +81,16 @@ def main() -> None:
     dask = connect(f"local:{WORKERS}")
     startup = time.perf_counter() - started
     pool = PoolExecutor(WORKERS)
-    totals: dict[str, list[float]] = {"pool": [0, 0.0, 0.0, 0], "dask": [0, 0.0, 0.0, 0]}  # valid, wall s, CPU s, attempts
+    totals: dict[str, list[float]] = {
+        "pool": [0, 0.0, 0.0, 0],
+        "dask": [0, 0.0, 0.0, 0],
+    }  # valid, wall s, CPU s, attempts
     try:
         for r in range(ROUNDS):
             runs = {}
-            for name, executor in (("pool", pool), ("dask", dask)) if r % 2 == 0 else (("dask", dask), ("pool", pool)):
+            for name, executor in (
+                (("pool", pool), ("dask", dask)) if r % 2 == 0 else (("dask", dask), ("pool", pool))
+            ):
                 puzzles, seconds, cpu, attempts = _night(executor, r)
                 runs[name] = puzzles
                 t = totals[name]
@@ -88,22 +98,34 @@ def main() -> None:
                 t[1] += seconds
                 t[2] += cpu
                 t[3] += attempts
-            assert [p.to_document() for p in runs["pool"]] == [p.to_document() for p in runs["dask"]], "outputs differ"
+            assert [p.to_document() for p in runs["pool"]] == [
+                p.to_document() for p in runs["dask"]
+            ], "outputs differ"
     finally:
         dask.close()
     rate = {name: t[0] / t[1] for name, t in totals.items()}
     per_cpu = {name: t[0] / t[2] for name, t in totals.items()}
-    print(f"   {ROUNDS} rounds x {len(TIER_PLANS)} tiers x {COUNT} puzzles, seed {SEED}, {WORKERS} workers each;"
-          f" identical puzzles; rate = validated puzzles / wall s (CPU s: workers and this process)")
+    print(
+        f"   {ROUNDS} rounds x {len(TIER_PLANS)} tiers x {COUNT} puzzles, seed {SEED}, {WORKERS} workers each;"
+        f" identical puzzles; rate = validated puzzles / wall s (CPU s: workers and this process)"
+    )
     for name in ("pool", "dask"):
         n_valid, wall, cpu_s, n_attempts = totals[name]
         label = f"process pool ({WORKERS})" if name == "pool" else f"dask local:{WORKERS}"
-        print(f"   {label:<17} {n_valid:>3.0f} valid, {n_attempts:>4.0f} attempts, {wall:6.1f} s wall {cpu_s:6.1f} s CPU:"
-              f" {rate[name]:.3f} puzzles/s, {per_cpu[name]:.3f} per CPU s")
-    print(f"   dask / pool throughput: {rate['dask'] / rate['pool']:.2f}x wall (target >= 0.90),"
-          f" {per_cpu['dask'] / per_cpu['pool']:.2f}x per CPU s; LocalCluster start-up {startup:.1f} s (not counted)")
+        print(
+            f"   {label:<17} {n_valid:>3.0f} valid, {n_attempts:>4.0f} attempts, {wall:6.1f} s wall {cpu_s:6.1f} s CPU:"
+            f" {rate[name]:.3f} puzzles/s, {per_cpu[name]:.3f} per CPU s"
+        )
+    print(
+        f"   dask / pool throughput: {rate['dask'] / rate['pool']:.2f}x wall (target >= 0.90),"
+        f" {per_cpu['dask'] / per_cpu['pool']:.2f}x per CPU s; LocalCluster start-up {startup:.1f} s (not counted)"
+    )
     per_core = per_cpu["dask"]
-    print(f"   sizing from {per_core:.3f} puzzles per CPU s (= per busy core) on Dask, this tier mix:")
+    print(
+        f"   sizing from {per_core:.3f} puzzles per CPU s (= per busy core) on Dask, this tier mix:"
+    )
     for night in NIGHTS:
         workers = math.ceil(night / (per_core * HOUR))
-        print(f"     {night:>7,} puzzles in an hour: {workers:>4} single-threaded workers (one core each)")
+        print(
+            f"     {night:>7,} puzzles in an hour: {workers:>4} single-threaded workers (one core each)"
+        )

@@ -90,8 +90,12 @@ def main() -> None:
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "pipeline.cli.__main__", "moves", "-", "--json"],
-        input=data, capture_output=True, check=True,
+        input=data,
+        capture_output=True,
+        check=True,
     )
     t = time.perf_counter() - start
     assert proc.stdout.count(b"\n") == 10_000
-    print(f"   `numbermatch moves - --json`, 10,000 boards of 36 cells: {t:.2f} s in one process (incl. start-up)")
+    print(
+        f"   `numbermatch moves - --json`, 10,000 boards of 36 cells: {t:.2f} s in one process (incl. start-up)"
+    )

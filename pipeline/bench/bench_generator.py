@@ -18,8 +18,8 @@ import resource
 import time
 
 from pipeline.engine.board import parse
-from pipeline.generation.generator import GenerateParams, GenerateResult, GenerationError, generate
 from pipeline.engine.stage import replay
+from pipeline.generation.generator import GenerateParams, GenerateResult, GenerationError, generate
 from pipeline.rating.tiers import TIER_NAMES
 
 SIZES = (27, 35)
@@ -32,12 +32,29 @@ SCALING_COUNT = 12
 
 def _cpu() -> float:
     """CPU seconds of this process and its reaped workers (the machine may be shared)."""
-    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    me, kids = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _run(cells: int, tier: str, strategy: str, jobs: int, max_attempts: int | None = None, count: int = COUNT) -> tuple[GenerateResult | None, float]:
-    params = GenerateParams(cells=cells, adds=ADDS[tier], tier=tier, strategy=strategy, seed=2026, max_attempts=max_attempts)
+def _run(
+    cells: int,
+    tier: str,
+    strategy: str,
+    jobs: int,
+    max_attempts: int | None = None,
+    count: int = COUNT,
+) -> tuple[GenerateResult | None, float]:
+    params = GenerateParams(
+        cells=cells,
+        adds=ADDS[tier],
+        tier=tier,
+        strategy=strategy,
+        seed=2026,
+        max_attempts=max_attempts,
+    )
     start = _cpu()
     try:
         result = generate(count, params, jobs=jobs)
@@ -53,8 +70,10 @@ def _run(cells: int, tier: str, strategy: str, jobs: int, max_attempts: int | No
 def main() -> None:
     jobs = os.cpu_count() or 1
     print(f"   {COUNT} puzzles per target, {jobs} workers, seed 2026; rate = puzzles / CPU s")
-    print(f"   {'cells':>5} {'adds':>4} {'tier':<7} {'random/s/core':>13} {'attempts':>8} {'accept':>7}"
-          f" {'constructive/s/core':>19} {'ratio':>6}")
+    print(
+        f"   {'cells':>5} {'adds':>4} {'tier':<7} {'random/s/core':>13} {'attempts':>8} {'accept':>7}"
+        f" {'constructive/s/core':>19} {'ratio':>6}"
+    )
     for cells in SIZES:
         for tier in TIER_NAMES:
             base, base_cpu = _run(cells, tier, "random", jobs)
@@ -63,8 +82,10 @@ def main() -> None:
                 print(f"   {cells:>5} {ADDS[tier]:>4} {tier:<7} {'-':>13}")
                 continue
             base_rate = len(base.puzzles) / base_cpu
-            line = (f"   {cells:>5} {ADDS[tier]:>4} {tier:<7} {base_rate:>13.3f} {base.attempts:>8}"
-                    f" {100 * base.acceptance_rate:>6.1f}%")
+            line = (
+                f"   {cells:>5} {ADDS[tier]:>4} {tier:<7} {base_rate:>13.3f} {base.attempts:>8}"
+                f" {100 * base.acceptance_rate:>6.1f}%"
+            )
             if other is not None:
                 other_rate = len(other.puzzles) / other_cpu
                 line += f" {other_rate:>19.3f} {other_rate / base_rate:>5.2f}x"
@@ -79,7 +100,13 @@ def main() -> None:
             walls.append(time.perf_counter() - start)
             cpus.append(cpu)
             results.append(result)
-        assert results[0] is not None and results[1] is not None and results[0].puzzles == results[1].puzzles
-        print(f"   27 cells hard x{SCALING_COUNT}: 1 worker {walls[0]:.1f} s wall ({cpus[0]:.1f} s CPU), "
-              f"{jobs} workers {walls[1]:.1f} s wall ({cpus[1]:.1f} s CPU): speedup {walls[0] / walls[1]:.2f}x, "
-              "identical puzzles")
+        assert (
+            results[0] is not None
+            and results[1] is not None
+            and results[0].puzzles == results[1].puzzles
+        )
+        print(
+            f"   27 cells hard x{SCALING_COUNT}: 1 worker {walls[0]:.1f} s wall ({cpus[0]:.1f} s CPU), "
+            f"{jobs} workers {walls[1]:.1f} s wall ({cpus[1]:.1f} s CPU): speedup {walls[0] / walls[1]:.2f}x, "
+            "identical puzzles"
+        )

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,8 +36,10 @@ NIGHT = ["--levels", "10", "--stages", "6", "--curve", "ramp", "--no-stock"]  # 
 CAMPAIGN = ["--levels", "10", "--stages", "6", "--curve", "campaign", "--no-stock"]
 BEFORE = "96cd43c"  # the code when issue 25 was filed (its nightly had no stock, so no --no-stock)
 # the same command line, with the reference players swapped in (they reach the forked workers)
-WITH_REFERENCE = ("import sys; from pipeline.bench.baseline_players import reference_players; from pipeline.cli import main\n"
-                  "with reference_players(): sys.argv[0] = 'numbermatch'; main()")
+WITH_REFERENCE = (
+    "import sys; from pipeline.bench.baseline_players import reference_players; from pipeline.cli import main\n"
+    "with reference_players(): sys.argv[0] = 'numbermatch'; main()"
+)
 
 
 def machine() -> str:
@@ -78,19 +80,29 @@ def main() -> None:
         wall, cpu = _timed([str(command), "nightly", "--date", DATE, *NIGHT, "--out", tmp])
         log = (Path(tmp) / DATE / "run.log").read_text(encoding="utf-8").splitlines()
     print(f"   machine: {machine()}; load average {load:.1f} before the run")
-    print(f"   nightly --date {DATE} {' '.join(NIGHT)} (all cores): wall {wall:.1f} s, CPU {cpu:.1f} s"
-          f" ({cpu / wall:.2f} cores busy on average); bare `python -c pass` {bare * 1000:.0f} ms ({wall / bare:.0f}x)")
+    print(
+        f"   nightly --date {DATE} {' '.join(NIGHT)} (all cores): wall {wall:.1f} s, CPU {cpu:.1f} s"
+        f" ({cpu / wall:.2f} cores busy on average); bare `python -c pass` {bare * 1000:.0f} ms ({wall / bare:.0f}x)"
+    )
     for line in log[1:]:
         print(f"     {line}")
     campaign(command)
 
 
-def _night(argv: list[str], out: str, options: list[str] = CAMPAIGN, cwd: str | None = None) -> tuple[float, float, bytes, str]:
+def _night(
+    argv: list[str], out: str, options: list[str] = CAMPAIGN, cwd: str | None = None
+) -> tuple[float, float, bytes, str]:
     """(wall, CPU, bundle bytes, the assembler's run.log line) of one night into `out`."""
     wall, cpu = _timed([*argv, "nightly", "--date", DATE, *options, "--out", out], cwd=cwd)
     night = Path(out) / DATE
-    assemble = next((line for line in (night / "run.log").read_text(encoding="utf-8").splitlines()
-                     if line.startswith("assemble:")), "assemble: ?")
+    assemble = next(
+        (
+            line
+            for line in (night / "run.log").read_text(encoding="utf-8").splitlines()
+            if line.startswith("assemble:")
+        ),
+        "assemble: ?",
+    )
     return wall, cpu, (night / "bundle.yaml").read_bytes(), assemble
 
 
@@ -104,20 +116,29 @@ def campaign(command: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="nm-bench-campaign-") as tmp:
         # each twice, taking turns, and the one with the least CPU of each: a shared machine's
         # speed drifts by a tenth within a minute, and a drift only ever adds CPU
-        runs = [(_night([str(command)], f"{tmp}/now{k}"), _before(f"{tmp}/before{k}", f"{tmp}/code")) for k in range(2)]
+        runs = [
+            (_night([str(command)], f"{tmp}/now{k}"), _before(f"{tmp}/before{k}", f"{tmp}/code"))
+            for k in range(2)
+        ]
         now = min((r[0] for r in runs), key=lambda r: r[1])
         found = [r[1] for r in runs if r[1] is not None]
         then = min(found, key=lambda r: r[1]) if found else None
         reference = _night([sys.executable, "-c", WITH_REFERENCE], f"{tmp}/reference")
-    print(f"   nightly --date {DATE} {' '.join(CAMPAIGN)} (all cores, load {load:.1f} before; the least CPU of 2"
-          f" runs, each way): CPU {now[1]:.1f} s (wall {now[0]:.1f} s), total deviation {_deviation(now[3])}")
+    print(
+        f"   nightly --date {DATE} {' '.join(CAMPAIGN)} (all cores, load {load:.1f} before; the least CPU of 2"
+        f" runs, each way): CPU {now[1]:.1f} s (wall {now[0]:.1f} s), total deviation {_deviation(now[3])}"
+    )
     if then is None:
         print(f"     as {BEFORE} ran it: skipped (no git history here to check it out from)")
     else:
-        print(f"     as {BEFORE} ran it (the day issue 25 was filed): CPU {then[1]:.1f} s (wall {then[0]:.1f} s),"
-              f" total deviation {_deviation(then[3])}: x{then[1] / now[1]:.2f} less CPU now (target: 3)")
-    print(f"     with the reference players: CPU {reference[1]:.1f} s: x{reference[1] / now[1]:.2f} less CPU now;"
-          f" bundles {'byte-identical' if now[2] == reference[2] else 'DIFFER'}")
+        print(
+            f"     as {BEFORE} ran it (the day issue 25 was filed): CPU {then[1]:.1f} s (wall {then[0]:.1f} s),"
+            f" total deviation {_deviation(then[3])}: x{then[1] / now[1]:.2f} less CPU now (target: 3)"
+        )
+    print(
+        f"     with the reference players: CPU {reference[1]:.1f} s: x{reference[1] / now[1]:.2f} less CPU now;"
+        f" bundles {'byte-identical' if now[2] == reference[2] else 'DIFFER'}"
+    )
 
 
 def _before(out: str, code: str) -> tuple[float, float, bytes, str] | None:
@@ -126,16 +147,22 @@ def _before(out: str, code: str) -> tuple[float, float, bytes, str] | None:
     git = shutil.which("git")
     if git is None or not (repo / ".git").exists():
         return None
-    added = subprocess.run([git, "-C", str(repo), "worktree", "add", "--detach", code, BEFORE],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    added = subprocess.run(
+        [git, "-C", str(repo), "worktree", "add", "--detach", code, BEFORE],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     if added.returncode != 0:
         return None
     try:
         options = [o for o in CAMPAIGN if o != "--no-stock"]
         return _night([sys.executable, "-m", "pipeline.cli"], out, options, cwd=code)
     finally:
-        subprocess.run([git, "-C", str(repo), "worktree", "remove", "--force", code],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        subprocess.run(
+            [git, "-C", str(repo), "worktree", "remove", "--force", code],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
 
 if __name__ == "__main__":

@@ -21,10 +21,10 @@ import time
 from functools import partial
 
 import pipeline.rating.score as score_module
+from pipeline.bench.baseline_players import reference_players
 from pipeline.generation.generator import GenerateParams, GenerationError, generate
 from pipeline.jobs.nightly import TIER_PLANS
 from pipeline.rating.score import rate
-from pipeline.bench.baseline_players import reference_players
 from pipeline.rating.tiers import RATING_VERSION
 
 TIMING_BOARDS = 10
@@ -41,7 +41,9 @@ def _time(boards: list[tuple[bytes, int]], version: int) -> float:
 def _throughput(tier: str, version: int) -> tuple[float, int, int]:
     """(puzzles per CPU second, puzzles, attempts) generating GENERATE_COUNT puzzles of `tier`."""
     plan = TIER_PLANS[tier]
-    params = GenerateParams(cells=plan.cells, adds=plan.adds, tier=tier, strategy=plan.strategy, seed=2026)
+    params = GenerateParams(
+        cells=plan.cells, adds=plan.adds, tier=tier, strategy=plan.strategy, seed=2026
+    )
     original = score_module.rate
     score_module.rate = partial(original, version=version)  # the generator imports it at call time
     start = time.process_time()
@@ -71,25 +73,40 @@ def players_against_reference() -> None:
                 start = time.process_time()
                 same = same and rate(cells, adds).to_json() == rating
                 before.append(time.process_time() - start)
-        print(f"   rate {cells_n} cells / {adds} add{'s' if adds != 1 else ''} ({TIMING_BOARDS} boards, CPU per rating):"
-              f" {sum(now) / len(now) * 1000:.0f} ms; with the reference players {sum(before) / len(before) * 1000:.0f} ms:"
-              f" x{sum(before) / sum(now):.2f}; ratings {'identical' if same else 'DIFFER'}", flush=True)
+        print(
+            f"   rate {cells_n} cells / {adds} add{'s' if adds != 1 else ''} ({TIMING_BOARDS} boards, CPU per rating):"
+            f" {sum(now) / len(now) * 1000:.0f} ms; with the reference players {sum(before) / len(before) * 1000:.0f} ms:"
+            f" x{sum(before) / sum(now):.2f}; ratings {'identical' if same else 'DIFFER'}",
+            flush=True,
+        )
 
 
 def main() -> None:
     players_against_reference()
     for cells_n, adds in ((27, 1), (35, 3)):
         rng = random.Random(cells_n * 10 + adds)
-        boards = [(bytes(rng.randint(1, 9) for _ in range(cells_n)), adds) for _ in range(TIMING_BOARDS)]
+        boards = [
+            (bytes(rng.randint(1, 9) for _ in range(cells_n)), adds) for _ in range(TIMING_BOARDS)
+        ]
         t = {v: _time(boards, v) for v in (1, 2, RATING_VERSION)}
-        print(f"   rate {cells_n} cells / {adds} add{'s' if adds != 1 else ''} ({TIMING_BOARDS} boards, CPU): "
-              + ", ".join(f"version {v} {ms * 1000:.0f} ms" for v, ms in t.items())
-              + f" per rating; version {RATING_VERSION} / version 2 x{t[RATING_VERSION] / t[2]:.2f}", flush=True)
+        print(
+            f"   rate {cells_n} cells / {adds} add{'s' if adds != 1 else ''} ({TIMING_BOARDS} boards, CPU): "
+            + ", ".join(f"version {v} {ms * 1000:.0f} ms" for v, ms in t.items())
+            + f" per rating; version {RATING_VERSION} / version 2 x{t[RATING_VERSION] / t[2]:.2f}",
+            flush=True,
+        )
     new = RATING_VERSION
-    print(f"   generation at the nightly tier plans ({GENERATE_COUNT} puzzles per tier, 1 process, seed 2026):")
-    print(f"   {'tier':<7} {'cells':>5} {'adds':>4} {'v2 puzzles/CPU s':>17} {'attempts':>8} {f'v{new} puzzles/CPU s':>17} {'attempts':>8} {f'v{new}/v2':>6}")
+    print(
+        f"   generation at the nightly tier plans ({GENERATE_COUNT} puzzles per tier, 1 process, seed 2026):"
+    )
+    print(
+        f"   {'tier':<7} {'cells':>5} {'adds':>4} {'v2 puzzles/CPU s':>17} {'attempts':>8} {f'v{new} puzzles/CPU s':>17} {'attempts':>8} {f'v{new}/v2':>6}"
+    )
     for tier, plan in TIER_PLANS.items():
         r1, _, a1 = _throughput(tier, 2)
         r2, _, a2 = _throughput(tier, new)
         ratio = f"{r2 / r1:.2f}" if r1 and r2 else "-"
-        print(f"   {tier:<7} {plan.cells:>5} {plan.adds:>4} {r1:>17.3f} {a1:>8} {r2:>17.3f} {a2:>8} {ratio:>6}", flush=True)
+        print(
+            f"   {tier:<7} {plan.cells:>5} {plan.adds:>4} {r1:>17.3f} {a1:>8} {r2:>17.3f} {a2:>8} {ratio:>6}",
+            flush=True,
+        )

@@ -24,10 +24,10 @@ import random
 import statistics
 import time
 
-from pipeline.engine.board import CLASS, format_board, parse
-from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
-from pipeline.engine.stage import replay
 from pipeline.bench.baseline import BaselineCapped, baseline_solve
+from pipeline.engine.board import CLASS, format_board, parse
+from pipeline.engine.stage import replay
+from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
 
 SEED = 20261129
 PER_SET = 8
@@ -95,7 +95,9 @@ def _sets() -> dict[str, list[tuple[bytes, int]]]:
     sets = {
         "32 cells, 0 adds": [(_board(rng, 32, True), 0) for _ in range(PER_SET)],
         "36 cells, 0 adds": [(_board(rng, 36, True), 0) for _ in range(PER_SET)],
-        "27-35 cells, 1-3 adds": [(_board(rng, rng.randint(27, 35), False), rng.randint(1, 3)) for _ in range(PER_SET)],
+        "27-35 cells, 1-3 adds": [
+            (_board(rng, rng.randint(27, 35), False), rng.randint(1, 3)) for _ in range(PER_SET)
+        ],
     }
     sets["proofs, 32 cells, 0 adds"] = _proofs(rng, 32, PROOFS_32)
     sets["proofs, 36 cells, 0 adds"] = _proofs(rng, 36, PROOFS_36) + [(parse(OLD_UNKNOWN), 0)]
@@ -116,7 +118,9 @@ def _run_set(name: str, boards: list[tuple[bytes, int]]) -> tuple[float, float]:
         try:
             ok, bn = baseline_solve(cells, adds, BASELINE_CAP)
             bt = time.perf_counter() - t0
-            assert ok == (r.status == SOLVED) and r.status in (SOLVED, UNSOLVABLE), format_board(cells)
+            assert ok == (r.status == SOLVED) and r.status in (SOLVED, UNSOLVABLE), format_board(
+                cells
+            )
             base = f"{bt:7.3f} s {bn:>8} nodes  ({bt / max(r.seconds, 1e-6):,.0f}x)"
             both_ours += r.seconds
             both_base += bt
@@ -129,7 +133,9 @@ def _run_set(name: str, boards: list[tuple[bytes, int]]) -> tuple[float, float]:
             base = f"capped at {BASELINE_CAP} nodes after {bt:.1f} s (>{bt / max(r.seconds, 1e-6):,.0f}x)"
         ours_t.append(r.seconds)
         ours_nodes += r.nodes
-        print(f"    {format_board(cells):<40} +{adds} {r.status:<10} {r.seconds:7.3f} s {r.nodes:>7} nodes | baseline {base}")
+        print(
+            f"    {format_board(cells):<40} +{adds} {r.status:<10} {r.seconds:7.3f} s {r.nodes:>7} nodes | baseline {base}"
+        )
     total = sum(ours_t)
     print(
         f"    median {statistics.median(ours_t):.4f} s, total {total:.3f} s, {ours_nodes / max(total, 1e-9):,.0f} nodes/s;"
@@ -151,7 +157,9 @@ def _run_set(name: str, boards: list[tuple[bytes, int]]) -> tuple[float, float]:
 def main() -> None:
     start = time.perf_counter()
     sets = _sets()
-    print(f"  (benchmark sets built in {time.perf_counter() - start:.1f} s, seed {SEED}, baseline cap {BASELINE_CAP} nodes)")
+    print(
+        f"  (benchmark sets built in {time.perf_counter() - start:.1f} s, seed {SEED}, baseline cap {BASELINE_CAP} nodes)"
+    )
     ours = base = 0.0
     proof_ours = proof_base = 0.0
     for name, boards in sets.items():
@@ -161,5 +169,9 @@ def main() -> None:
         if name.startswith("proofs,"):
             proof_ours += o
             proof_base += b
-    print(f"  proof sets (32/36 cells, seeded), boards both finish: solver {proof_ours:.3f} s, baseline {proof_base:.2f} s, ratio {proof_base / max(proof_ours, 1e-9):,.0f}x")
-    print(f"  all sets, boards both finish: solver {ours:.3f} s, baseline {base:.2f} s, ratio {base / max(ours, 1e-9):,.0f}x")
+    print(
+        f"  proof sets (32/36 cells, seeded), boards both finish: solver {proof_ours:.3f} s, baseline {proof_base:.2f} s, ratio {proof_base / max(proof_ours, 1e-9):,.0f}x"
+    )
+    print(
+        f"  all sets, boards both finish: solver {ours:.3f} s, baseline {base:.2f} s, ratio {base / max(ours, 1e-9):,.0f}x"
+    )

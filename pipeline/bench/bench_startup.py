@@ -38,7 +38,11 @@ def _numbermatch() -> list[str]:
     script = Path(sys.executable).parent / "numbermatch"
     if script.is_file():
         return [str(script)]
-    return [sys.executable, "-c", "import sys; from pipeline.cli import main; sys.argv[0] = 'numbermatch'; main()"]
+    return [
+        sys.executable,
+        "-c",
+        "import sys; from pipeline.cli import main; sys.argv[0] = 'numbermatch'; main()",
+    ]
 
 
 def _puzzle_file(folder: Path) -> Path | None:
@@ -52,7 +56,9 @@ def _puzzle_file(folder: Path) -> Path | None:
 def cases(folder: Path) -> dict[str, tuple[list[str], str | None]]:
     """Row name -> (command line, stdin)."""
     nm = _numbermatch()
-    rows: dict[str, tuple[list[str], str | None]] = {BASELINE: ([sys.executable, "-c", "pass"], None)}
+    rows: dict[str, tuple[list[str], str | None]] = {
+        BASELINE: ([sys.executable, "-c", "pass"], None)
+    }
     rows["numbermatch --help"] = ([*nm, "--help"], None)
     for name in COMMANDS:
         rows[f"numbermatch {name} --help"] = ([*nm, name, "--help"], None)
@@ -63,9 +69,27 @@ def cases(folder: Path) -> dict[str, tuple[list[str], str | None]]:
         rows["numbermatch validate PUZZLE.yaml"] = ([*nm, "validate", str(puzzle)], None)
     out = folder / "generated"
     # one attempt rebuilt and written (attempt 0 of seed 1 at 18 cells is a puzzle today)
-    rows["numbermatch generate --attempt 0 --playouts 1"] = ([
-        *nm, "generate", "--cells", "18", "--adds", "1", "--seed", "1", "--strategy", "random",
-        "--attempt", "0", "--playouts", "1", "--out", str(out)], None)
+    rows["numbermatch generate --attempt 0 --playouts 1"] = (
+        [
+            *nm,
+            "generate",
+            "--cells",
+            "18",
+            "--adds",
+            "1",
+            "--seed",
+            "1",
+            "--strategy",
+            "random",
+            "--attempt",
+            "0",
+            "--playouts",
+            "1",
+            "--out",
+            str(out),
+        ],
+        None,
+    )
     rows["numbermatch play 19 (q)"] = ([*nm, "play", "19"], "q\n")
     rows["numbermatch render 19 --out -"] = ([*nm, "render", "19", "--out", "-"], None)
     return rows
@@ -76,7 +100,16 @@ def _run(cmd: list[str], stdin: str | None, env: dict[str, str], cwd: Path) -> t
     what a loaded machine changes least."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cmd, input=stdin, text=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=cwd, check=False)
+    subprocess.run(
+        cmd,
+        input=stdin,
+        text=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+        cwd=cwd,
+        check=False,
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -94,7 +127,9 @@ def main() -> None:
             _run(cmd, stdin, env, folder)
         for _ in range(RUNS):
             for name, (cmd, stdin) in rows.items():
-                shutil.rmtree(folder / "generated", ignore_errors=True)  # generate writes a fresh file each run
+                shutil.rmtree(
+                    folder / "generated", ignore_errors=True
+                )  # generate writes a fresh file each run
                 wall, used = _run(cmd, stdin, env, folder)
                 times[name].append(wall)
                 cpu[name].append(used)
@@ -102,8 +137,12 @@ def main() -> None:
     median_cpu = {name: statistics.median(t) for name, t in cpu.items()}
     base, base_cpu = median[BASELINE], median_cpu[BASELINE]
     load = os.getloadavg()[0]
-    print(f"   median of {RUNS} runs each, wall clock and CPU (user + system); {os.cpu_count()} cores, load average {load:.1f}")
-    print(f"   target: at most {1000 * TARGET:.0f} ms over the baseline (wall; on a loaded machine read the CPU column)")
+    print(
+        f"   median of {RUNS} runs each, wall clock and CPU (user + system); {os.cpu_count()} cores, load average {load:.1f}"
+    )
+    print(
+        f"   target: at most {1000 * TARGET:.0f} ms over the baseline (wall; on a loaded machine read the CPU column)"
+    )
     print(f"   {'':<46} {'wall':>9}  {'over':>9}  {'ratio':>5}  {'CPU':>8}  {'over':>9}")
     loaded = load >= (os.cpu_count() or 1)
     over = []
@@ -118,8 +157,12 @@ def main() -> None:
         else:
             verdict = "OVER"
             over.append(name)
-        print(f"   {name:<46} {1000 * median[name]:6.1f} ms  +{1000 * extra:5.1f} ms  {median[name] / base:4.1f}x"
-              f"  {1000 * median_cpu[name]:5.1f} ms  +{1000 * extra_cpu:5.1f} ms  {verdict}")
+        print(
+            f"   {name:<46} {1000 * median[name]:6.1f} ms  +{1000 * extra:5.1f} ms  {median[name] / base:4.1f}x"
+            f"  {1000 * median_cpu[name]:5.1f} ms  +{1000 * extra_cpu:5.1f} ms  {verdict}"
+        )
     worst_cpu = max(median_cpu[n] - base_cpu for n in median if n != BASELINE)
-    print(f"   {len(median) - 1 - len(over)} of {len(median) - 1} commands within {1000 * TARGET:.0f} ms of bare Python"
-          f"{' (by CPU time: the machine is loaded)' if loaded else ''}; the most CPU over bare Python: {1000 * worst_cpu:.0f} ms")
+    print(
+        f"   {len(median) - 1 - len(over)} of {len(median) - 1} commands within {1000 * TARGET:.0f} ms of bare Python"
+        f"{' (by CPU time: the machine is loaded)' if loaded else ''}; the most CPU over bare Python: {1000 * worst_cpu:.0f} ms"
+    )

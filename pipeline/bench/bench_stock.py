@@ -21,12 +21,17 @@ import yaml
 from pipeline.engine.canonical import canonical_key
 from pipeline.formats.index import LevelIndex
 from pipeline.formats.puzzle import puzzle_id
-from pipeline.jobs.nightly import DEFAULT_LEVELS, DEFAULT_STAGES, NIGHT_CURVE, generation_counts
 from pipeline.jobs.curve_specs import load_curve
+from pipeline.jobs.nightly import DEFAULT_LEVELS, DEFAULT_STAGES, NIGHT_CURVE, generation_counts
 from pipeline.stock.night import draw
 from pipeline.validator import Validator
 
-TIERS = (("easy", 20.0, 27, 3), ("medium", 47.0, 30, 2), ("hard", 70.0, 30, 1), ("expert", 90.0, 36, 1))
+TIERS = (
+    ("easy", 20.0, 27, 3),
+    ("medium", 47.0, 30, 2),
+    ("hard", 70.0, 30, 1),
+    ("expert", 90.0, 36, 1),
+)
 NIGHTS = 30  # bundles of 60 Stages already shipped
 STAGES = 60
 
@@ -61,7 +66,11 @@ def _bundle_text(rng: Random, night: int) -> str:
         out.append(f"- level: {level}\n  stages:\n")
         for stage in range(1, 7):
             tier, centre, cells, adds = TIERS[rng.randrange(4)]
-            out.append(_stage_text(level, stage, _board(rng, cells), adds, tier, centre + rng.uniform(-5, 5)))
+            out.append(
+                _stage_text(
+                    level, stage, _board(rng, cells), adds, tier, centre + rng.uniform(-5, 5)
+                )
+            )
     return "".join(out)
 
 
@@ -85,8 +94,11 @@ def _read_everything(root: Path) -> int:
             if not name.endswith(".yaml"):
                 continue
             data = yaml.load(Path(folder, name).read_text(), Loader=yaml.CSafeLoader)
-            puzzles = [data] if data.get("kind") == "puzzle" else [
-                s["puzzle"] for lv in data["levels"] for s in lv["stages"]]
+            puzzles = (
+                [data]
+                if data.get("kind") == "puzzle"
+                else [s["puzzle"] for lv in data["levels"] for s in lv["stages"]]
+            )
             for p in puzzles:
                 canonical_key(p["board"], p["adds"], 1)
                 keys += 1
@@ -106,13 +118,17 @@ def main() -> None:
             folder = root / f"2026-01-{night + 1:02d}"
             folder.mkdir()
             (folder / "bundle.yaml").write_text(_bundle_text(rng, night))
-        print(f"   synthesised {count:,} stock files and {NIGHTS} bundles of {STAGES} Stages in"
-              f" {time.perf_counter() - started:.1f} s")
+        print(
+            f"   synthesised {count:,} stock files and {NIGHTS} bundles of {STAGES} Stages in"
+            f" {time.perf_counter() - started:.1f} s"
+        )
 
         started = time.perf_counter()
         baseline_keys = _read_everything(root)
         baseline = time.perf_counter() - started
-        print(f"   baseline: reading every YAML file and its keys: {baseline:.2f} s ({baseline_keys:,} puzzles)")
+        print(
+            f"   baseline: reading every YAML file and its keys: {baseline:.2f} s ({baseline_keys:,} puzzles)"
+        )
 
         started = time.perf_counter()
         with LevelIndex(root) as index:
@@ -131,7 +147,13 @@ def main() -> None:
         with LevelIndex(root) as index:
             after = index.refresh()
         refresh = time.perf_counter() - started
-        _line("index refresh after one new night", refresh, 2.0, baseline, f"{after.read} files read, {after.dropped} dropped")
+        _line(
+            "index refresh after one new night",
+            refresh,
+            2.0,
+            baseline,
+            f"{after.read} files read, {after.dropped} dropped",
+        )
 
         curve = load_curve(NIGHT_CURVE)
         targets: dict[str, list[float]] = {}
@@ -144,30 +166,48 @@ def main() -> None:
             started = time.perf_counter()
             drawn = draw(root, targets, wanted, 1, index=index)
             query = time.perf_counter() - started
-        _line("a night's stock query (default night, its files read)", query, 1.0, baseline,
-              f"{sum(len(v) for v in drawn.puzzles.values())} puzzles drawn")
+        _line(
+            "a night's stock query (default night, its files read)",
+            query,
+            1.0,
+            baseline,
+            f"{sum(len(v) for v in drawn.puzzles.values())} puzzles drawn",
+        )
 
         started = time.perf_counter()
         run = Validator()
         run.add_file(tonight / "bundle.yaml")
         problems = run.check_against(root)
         check = time.perf_counter() - started
-        _line("validate --against: the new night against everything", check, 30.0, baseline,
-              f"{len(problems)} repeats")
+        _line(
+            "validate --against: the new night against everything",
+            check,
+            30.0,
+            baseline,
+            f"{len(problems)} repeats",
+        )
         started = time.perf_counter()
         with LevelIndex(root) as index:
             index.refresh()
             repeats = index.repeats()
         every = time.perf_counter() - started
-        _line("repeat check of everything against everything", every, 30.0, baseline, f"{len(repeats)} repeats")
+        _line(
+            "repeat check of everything against everything",
+            every,
+            30.0,
+            baseline,
+            f"{len(repeats)} repeats",
+        )
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
 
 def _line(what: str, seconds: float, target: float, baseline: float, note: str) -> None:
     verdict = "ok" if seconds <= target else "OVER TARGET"
-    print(f"   {what}: {seconds:.3f} s (target <= {target:g} s: {verdict}); {baseline / max(seconds, 1e-9):.0f}x"
-          f" faster than reading the files ({note})")
+    print(
+        f"   {what}: {seconds:.3f} s (target <= {target:g} s: {verdict}); {baseline / max(seconds, 1e-9):.0f}x"
+        f" faster than reading the files ({note})"
+    )
 
 
 if __name__ == "__main__":

@@ -21,33 +21,33 @@ pure choice: `swap_stage(write=False)`, which reads and validates the whole bund
 
 from __future__ import annotations
 
+import datetime as dt
 import http.client
+import random
+import shutil
 import statistics
 import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 from urllib.parse import urlencode
-import datetime as dt
-import random
-import shutil
 
 import yaml
 
-from pipeline.formats.bundle import Bundle
-from pipeline.solver.budgets import HINT_BUDGET_NODES
 from pipeline.engine.board import format_board, parse
 from pipeline.engine.moves import Move
-from pipeline.solver import SOLVED, solve
-from pipeline.studio import game
-from pipeline.jobs.nightly import NightlyOptions, run_nightly
-from pipeline.formats.puzzle import Puzzle, dump_yaml
-from pipeline.studio.server import Background
-from pipeline.jobs.inputs import load_puzzles
-from pipeline.jobs.swap import SwapError, choose_replacement, swap_stage
+from pipeline.formats.bundle import Bundle
 from pipeline.formats.index import STOCK_DIR
 from pipeline.formats.night import POOL_DIR
+from pipeline.formats.puzzle import Puzzle, dump_yaml
+from pipeline.jobs.inputs import load_puzzles
+from pipeline.jobs.nightly import NightlyOptions, run_nightly
+from pipeline.jobs.swap import SwapError, choose_replacement, swap_stage
+from pipeline.solver import SOLVED, solve
+from pipeline.solver.budgets import HINT_BUDGET_NODES
 from pipeline.stock.store import nights_folder
+from pipeline.studio import game
+from pipeline.studio.server import Background
 
 MAX_STAGES = 30
 EXTRA_36 = 10  # random 36-cell boards with 1 add (the expert plan's size) when the night has none
@@ -61,7 +61,9 @@ def _night(tmp: Path) -> tuple[Path, str]:
     if bundles:
         return generated, bundles[0].relative_to(generated).as_posix()
 
-    result = run_nightly(NightlyOptions(date=dt.date(2026, 1, 2), seed=20260102, levels=2, stages=6, out=tmp, jobs=1))
+    result = run_nightly(
+        NightlyOptions(date=dt.date(2026, 1, 2), seed=20260102, levels=2, stages=6, out=tmp, jobs=1)
+    )
     return tmp, result.bundle_path.relative_to(tmp).as_posix()
 
 
@@ -109,7 +111,6 @@ def main() -> None:
         sources = sources[:: max(1, len(sources) // MAX_STAGES)][:MAX_STAGES]  # every tier
         if not any(len(parse(p["board"])) == 36 for _, p in sources):
             if root == Path("generated"):  # never write into the real night: serve a copy
-
                 shutil.copytree(root / Path(bundle).parent, Path(tmp) / Path(bundle).parent)
                 if (root / STOCK_DIR).is_dir():  # a night drawn from the stock swaps from it
                     shutil.copytree(root / STOCK_DIR, Path(tmp) / STOCK_DIR)
@@ -124,7 +125,9 @@ def main() -> None:
             if k < len(moves):
                 positions.append((where, parse(p["board"]), p["adds"], moves[:k], moves[k]))
         sizes = Counter(len(c) for _, c, _, _, _ in positions)
-        print(f"   {bundle}: {len(positions)} positions; board cells: {dict(sorted(sizes.items()))}")
+        print(
+            f"   {bundle}: {len(positions)} positions; board cells: {dict(sorted(sizes.items()))}"
+        )
 
         served = Background(root).__enter__()
         conn = http.client.HTTPConnection("127.0.0.1", int(served.url.rsplit(":", 1)[1]))
@@ -147,7 +150,9 @@ def main() -> None:
                     assert isinstance(nxt, Move) and nxt.first is not None
                     state = {**where, "m": game.moves_text(played)}
                     start = time.perf_counter()
-                    redirect = get("/act?" + urlencode({**state, "sel": nxt.first, "click": nxt.second}))
+                    redirect = get(
+                        "/act?" + urlencode({**state, "sel": nxt.first, "click": nxt.second})
+                    )
                     get(redirect.getheader("location") or "")
                     move_t.append(time.perf_counter() - start)
                     start = time.perf_counter()
@@ -191,7 +196,9 @@ def _swap_pages(root: Path, bundle: str, doc: dict) -> None:
             for rnd in range(ROUNDS):
                 for flat, (level, stage) in enumerate(ats):
                     start = time.perf_counter()
-                    conn.request("GET", "/swap?" + urlencode({"path": bundle, "at": f"{level}.{stage}"}))
+                    conn.request(
+                        "GET", "/swap?" + urlencode({"path": bundle, "at": f"{level}.{stage}"})
+                    )
                     response = conn.getresponse()
                     response.read()
                     page_t.append(time.perf_counter() - start)
@@ -203,7 +210,8 @@ def _swap_pages(root: Path, bundle: str, doc: dict) -> None:
                     except SwapError:
                         pass
                     pure_t.append(time.perf_counter() - start)
-                    if rnd or flat >= 10:  # the old way is slow: ten Stages once is enough to see it
+                    if rnd or flat >= 10:
+                        # the old way is slow: ten Stages once is enough to see it
                         continue
                     start = time.perf_counter()
                     try:
@@ -214,5 +222,7 @@ def _swap_pages(root: Path, bundle: str, doc: dict) -> None:
         finally:
             conn.close()
     print(_line("swap page", page_t, pure_t))
-    print(f"   (before choose_replacement the page ran swap_stage(write=False): median {statistics.median(old_t) * 1000:.1f} ms"
-          f" per Stage in-process, {statistics.median(old_t) / statistics.median(page_t):.1f}x this whole page)")
+    print(
+        f"   (before choose_replacement the page ran swap_stage(write=False): median {statistics.median(old_t) * 1000:.1f} ms"
+        f" per Stage in-process, {statistics.median(old_t) / statistics.median(page_t):.1f}x this whole page)"
+    )

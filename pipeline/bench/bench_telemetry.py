@@ -20,11 +20,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from pipeline.telemetry.catalogue import load_catalogue
-
-from pipeline.telemetry.records import read_telemetry
-
 import duckdb
+
+from pipeline.telemetry.catalogue import load_catalogue
+from pipeline.telemetry.records import read_telemetry
 
 RECORDS = int(os.environ.get("NM_BENCH_TELEMETRY_RECORDS", "10000000"))
 BASELINE_SLICE = 200_000
@@ -37,7 +36,11 @@ def write_records(folder: Path, n: int) -> tuple[Path, Path]:
     ids = sorted(load_catalogue([NIGHT]).puzzles)
     jsonl, parquet = folder / "attempts.jsonl", folder / "attempts.parquet"
     con = duckdb.connect(config={"threads": 2})
-    con.execute("CREATE TEMP TABLE ids AS SELECT * FROM (VALUES " + ", ".join(f"({k}, '{p}')" for k, p in enumerate(ids)) + ") t(k, id)")
+    con.execute(
+        "CREATE TEMP TABLE ids AS SELECT * FROM (VALUES "
+        + ", ".join(f"({k}, '{p}')" for k, p in enumerate(ids))
+        + ") t(k, id)"
+    )
     select = f"""
         SELECT CASE WHEN i % 100003 = 7 THEN 'a' || (i - 1) ELSE 'a' || i END AS attempt,
                CASE WHEN i % 50021 = 3 THEN 'nm1-000000000000' ELSE ids.id END AS puzzle,
@@ -63,7 +66,16 @@ def _child(path: str) -> None:
     t = read_telemetry([path], catalogue, threads=2)
     took = time.perf_counter() - start
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
-    print(json.dumps({"seconds": took, "records": t.records, "bad": {b.kind: b.count for b in t.bad}, "rss_mib": rss}))
+    print(
+        json.dumps(
+            {
+                "seconds": took,
+                "records": t.records,
+                "bad": {b.kind: b.count for b in t.bad},
+                "rss_mib": rss,
+            }
+        )
+    )
 
 
 def plain_python(path: Path, lines: int, ids: set[str]) -> tuple[float, dict[str, list[int]]]:
@@ -80,7 +92,11 @@ def plain_python(path: Path, lines: int, ids: set[str]) -> tuple[float, dict[str
             except ValueError:
                 continue
             pid, outcome = r.get("puzzle"), r.get("outcome")
-            if pid not in ids or outcome not in ("won", "lost", "abandoned") or not isinstance(r.get("moves"), int):
+            if (
+                pid not in ids
+                or outcome not in ("won", "lost", "abandoned")
+                or not isinstance(r.get("moves"), int)
+            ):
                 continue
             if r.get("attempt") in seen:
                 continue
@@ -93,28 +109,43 @@ def plain_python(path: Path, lines: int, ids: set[str]) -> tuple[float, dict[str
 
 
 def main() -> None:
-    print(f"   machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; {RECORDS:,} attempt records; target {TARGET_S:.0f} s on 2 threads")
+    print(
+        f"   machine: {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f}; {RECORDS:,} attempt records; target {TARGET_S:.0f} s on 2 threads"
+    )
     with tempfile.TemporaryDirectory(prefix="nm-bench-telemetry-") as tmp:
         start = time.perf_counter()
         jsonl, parquet = write_records(Path(tmp), RECORDS)
-        print(f"   wrote the records in {time.perf_counter() - start:.1f} s: JSON Lines {jsonl.stat().st_size / 2**20:,.0f} MiB, "
-              f"Parquet {parquet.stat().st_size / 2**20:,.0f} MiB")
+        print(
+            f"   wrote the records in {time.perf_counter() - start:.1f} s: JSON Lines {jsonl.stat().st_size / 2**20:,.0f} MiB, "
+            f"Parquet {parquet.stat().st_size / 2**20:,.0f} MiB"
+        )
         ids = set(load_catalogue([NIGHT]).puzzles)
         slice_lines = min(BASELINE_SLICE, RECORDS)
         base_s, _ = plain_python(jsonl, slice_lines, ids)
         base_full = base_s * RECORDS / slice_lines
-        print(f"   baseline, plain Python (json.loads, dicts) on {slice_lines:,} lines: {base_s:.2f} s -> {base_full:.1f} s for all (scaled)")
+        print(
+            f"   baseline, plain Python (json.loads, dicts) on {slice_lines:,} lines: {base_s:.2f} s -> {base_full:.1f} s for all (scaled)"
+        )
         for label, path in (("JSON Lines", jsonl), ("Parquet", parquet)):
-            proc = subprocess.run([sys.executable, "-c", f"from pipeline.bench.bench_telemetry import _child; _child({str(path)!r})"],
-                                  capture_output=True, text=True)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    f"from pipeline.bench.bench_telemetry import _child; _child({str(path)!r})",
+                ],
+                capture_output=True,
+                text=True,
+            )
             if proc.returncode != 0:
                 last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
                 print(f"   DuckDB, {label:<10}: FAILED (exit {proc.returncode}): {last}")
                 continue
             r = json.loads(proc.stdout.strip().splitlines()[-1])
             verdict = "within" if r["seconds"] <= TARGET_S else "OVER"
-            print(f"   DuckDB, {label:<10}: {r['seconds']:6.1f} s ({verdict} the {TARGET_S:.0f} s target), {r['records']:,} records counted, "
-                  f"bad {r['bad']}, peak memory {r['rss_mib']:,.0f} MiB; {base_full / r['seconds']:.1f}x the baseline")
+            print(
+                f"   DuckDB, {label:<10}: {r['seconds']:6.1f} s ({verdict} the {TARGET_S:.0f} s target), {r['records']:,} records counted, "
+                f"bad {r['bad']}, peak memory {r['rss_mib']:,.0f} MiB; {base_full / r['seconds']:.1f}x the baseline"
+            )
 
 
 if __name__ == "__main__":

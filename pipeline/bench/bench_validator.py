@@ -21,11 +21,11 @@ import yaml
 
 from pipeline.engine.board import format_board
 from pipeline.engine.moves import ADD, Move
+from pipeline.formats.loader import Loader
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.rating.tiers import tier_for
 from pipeline.rating.versions import score_from_metrics
 from pipeline.validator import Validator, collect_files, validate_paths
-from pipeline.formats.loader import Loader
 
 STAGES = 1000
 PER_LEVEL = 10
@@ -47,13 +47,19 @@ def _puzzle(rng: Random) -> Puzzle:
         cells = cells + cells
     moves += [Move.pair(i, i + 1) for i in range(len(cells) - 2, -1, -2)]
     board = format_board(start)
-    return Puzzle(board, adds, tuple(str(m) for m in moves), _difficulty(rng, len(moves), min(adds, 1)))
+    return Puzzle(
+        board, adds, tuple(str(m) for m in moves), _difficulty(rng, len(moves), min(adds, 1))
+    )
 
 
 def _difficulty(rng: Random, length: int, min_adds: int) -> dict[str, Any]:
     players = {
         # whole numbers of games won and of moves over the 64 games (the validator checks it: NM315)
-        name: {"win_rate": round(rng.randint(0, 64) / 64, 4), "mean_moves": round(rng.randint(320, 1920) / 64, 4), "playouts": 64}
+        name: {
+            "win_rate": round(rng.randint(0, 64) / 64, 4),
+            "mean_moves": round(rng.randint(320, 1920) / 64, 4),
+            "playouts": 64,
+        }
         for name in ("random", "scanner", "lookahead")
     }
     d: dict[str, Any] = {
@@ -79,14 +85,23 @@ def make_puzzles(count: int = STAGES, seed: int = 1) -> list[Puzzle]:
 
 def bundle_text(puzzles: list[Puzzle]) -> str:
     levels = [
-        {"level": n + 1, "stages": [
-            {"stage": s + 1, "target_score": 50.0, "puzzle": p.core_dict()}
-            for s, p in enumerate(puzzles[n * PER_LEVEL : (n + 1) * PER_LEVEL])
-        ]}
+        {
+            "level": n + 1,
+            "stages": [
+                {"stage": s + 1, "target_score": 50.0, "puzzle": p.core_dict()}
+                for s, p in enumerate(puzzles[n * PER_LEVEL : (n + 1) * PER_LEVEL])
+            ],
+        }
         for n in range(len(puzzles) // PER_LEVEL)
     ]
-    doc = {"schema_version": 1, "kind": "bundle", "id": "bench-bundle", "ruleset": 1,
-           "generator": {"name": "numbermatch", "version": "0.1.0", "seed": 1, "params": {}}, "levels": levels}
+    doc = {
+        "schema_version": 1,
+        "kind": "bundle",
+        "id": "bench-bundle",
+        "ruleset": 1,
+        "generator": {"name": "numbermatch", "version": "0.1.0", "seed": 1, "params": {}},
+        "levels": levels,
+    }
     return dump_yaml(doc)
 
 
@@ -117,15 +132,20 @@ def main(profile: bool = False) -> None:
         for i, p in enumerate(puzzles):
             (single / f"p{i:04d}.yaml").write_text(dump_yaml(p.to_document()), encoding="utf-8")
 
-        for label, path in (("1 bundle of 1,000 stages", bundle.parent), ("1,000 puzzle files", single)):
+        for label, path in (
+            ("1 bundle of 1,000 stages", bundle.parent),
+            ("1,000 puzzle files", single),
+        ):
             files = collect_files([path])
             report = validate_paths([path])
             assert report.ok, report.problems[:3]
             load = _best(functools.partial(_load_all, files))
             check = _best(functools.partial(validate_paths, [path]))
             size = sum(f.stat().st_size for f in files)
-            print(f"   {label} ({size / 1e6:.2f} MB): yaml.load {load * 1000:.0f} ms, "
-                  f"validate {check * 1000:.0f} ms, ratio {check / load:.2f}x")
+            print(
+                f"   {label} ({size / 1e6:.2f} MB): yaml.load {load * 1000:.0f} ms, "
+                f"validate {check * 1000:.0f} ms, ratio {check / load:.2f}x"
+            )
         if profile:
             prof = cProfile.Profile()
             prof.enable()

@@ -11,9 +11,9 @@ engine commands `moves`, `apply` and `show` with plain arguments skip typer alto
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from typing import Any
-import os
 
 from pipeline.errors import Terminated, os_error_line
 
@@ -41,12 +41,16 @@ COMMANDS: dict[str, str] = {
     "stock": "stock_cmds",
 }
 MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
-_FAST = frozenset({"moves", "apply", "show"})  # run by `pipeline.cli.fast` without typer when they can be
+_FAST = frozenset(
+    {"moves", "apply", "show"}
+)  # run by `pipeline.cli.fast` without typer when they can be
 
 
 def load_commands(modules: tuple[str, ...] = MODULES) -> Any:
     """Import command modules (each registers its commands once) and return the typer app."""
-    from pipeline.cli import help_text  # start-up time: typer loads for a typer command, not on the fast path
+    from pipeline.cli import (
+        help_text,  # start-up time: typer loads for a typer command, not on the fast path
+    )
     from pipeline.cli.base import app
 
     for name in modules:
@@ -73,7 +77,6 @@ def main() -> None:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         raise SystemExit(141) from None
     except OSError as exc:  # the fast path's files (typer's commands have their own line in base)
-
         sys.stderr.write(f"numbermatch: error: {os_error_line(exc)}\n")
         raise SystemExit(1) from None
 
@@ -98,6 +101,7 @@ def _main() -> None:
         app = load_commands()
     try:
         app()
-    except (KeyboardInterrupt, Terminated):  # an interrupt no command handled: one line and 130, never a traceback
+    except (KeyboardInterrupt, Terminated):
+        # an interrupt no command handled: one line and 130, never a traceback
         sys.stderr.write("numbermatch: interrupted\n")
         raise SystemExit(130) from None

@@ -18,10 +18,10 @@ try:  # typer >= 0.2x carries its own copy of click; older ones use click itself
 except ImportError:  # pragma: no cover - depends on the typer version
     import click  # type: ignore[no-redef]
 
-from pipeline.cli import coercion
-from pipeline.errors import NumberMatchError, os_error_line, shorten
 from pipeline import __version__
+from pipeline.cli import coercion
 from pipeline.engine.rulesets import SHIPPED
+from pipeline.errors import NumberMatchError, os_error_line, shorten
 
 coercion.install()
 
@@ -33,8 +33,14 @@ class _OneLineErrors(TyperGroup):
     """Usage errors as one line (`numbermatch: error: solve: ...`), like every other error, and
     numbers in options and arguments in ASCII digits only."""
 
-    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,  # type: ignore[override]
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(  # type: ignore[override]
+        self,
+        args: Any = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         argv = list(sys.argv[1:] if args is None else args)
@@ -42,10 +48,13 @@ class _OneLineErrors(TyperGroup):
         try:
             for arg in argv:
                 if not arg.isascii() and _FOREIGN_NUMBER.fullmatch(arg):
-                    raise click.exceptions.UsageError(f"{shorten(arg)}: write numbers with the ASCII digits 0-9")
+                    raise click.exceptions.UsageError(
+                        f"{shorten(arg)}: write numbers with the ASCII digits 0-9"
+                    )
             rv = super().main(argv, prog_name, complete_var, standalone_mode=False, **extra)
         except click.exceptions.ClickException as exc:
-            if type(exc).__name__ == "NoArgsIsHelpError":  # `numbermatch` alone: the help, as before
+            if type(exc).__name__ == "NoArgsIsHelpError":
+                # `numbermatch` alone: the help, as before
                 typer.echo(exc.format_message(), err=True)
                 sys.exit(exc.exit_code)
             ctx = getattr(exc, "ctx", None)
@@ -57,10 +66,12 @@ class _OneLineErrors(TyperGroup):
         except typer.Abort:
             typer.echo("numbermatch: error: aborted", err=True)
             sys.exit(1)
-        except OSError as exc:  # a file the command could not open or write (a name over 255 bytes, a mode)
+        except OSError as exc:
+            # a file the command could not open or write (a name over 255 bytes, a mode)
             typer.echo(f"numbermatch: error: {os_error_line(exc)}", err=True)
             sys.exit(1)
-        except NumberMatchError as exc:  # a refusal no command turned into its own line: still one line
+        except NumberMatchError as exc:
+            # a refusal no command turned into its own line: still one line
             message = str(exc).replace("\n", " ")
             message = message if len(message) <= 300 else message[:280] + "... (cut)"
             typer.echo(f"numbermatch: error: {message}", err=True)
@@ -87,6 +98,8 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True, help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """Number Match content pipeline: rules engine, solver, rating, generator, validator, assembler."""

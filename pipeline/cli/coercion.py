@@ -59,7 +59,11 @@ class PlainParam:
     def _plain(self, value: Any, multi: bool, param: Any, ctx: Any) -> Any:
         desc = self.descriptor
         info = desc.parameter_info
-        if desc.file_annotation is not None or info.parser is not None or multi and isinstance(value, str):
+        if (
+            desc.file_annotation is not None
+            or info.parser is not None
+            or (multi and isinstance(value, str))
+        ):
             raise _Refused
         annotation = desc.annotation
         if get_origin(annotation) is list:
@@ -71,10 +75,16 @@ class PlainParam:
 
     def _leaf(self, annotation: Any, value: Any, param: Any, ctx: Any) -> Any:
         info = self.descriptor.parameter_info
-        if isinstance(annotation, type) and issubclass(annotation, Enum) or get_origin(annotation) is Literal:
-            choices: list[Any] = list(get_args(annotation)) if get_origin(annotation) is Literal else [*annotation]
+        if (isinstance(annotation, type) and issubclass(annotation, Enum)) or get_origin(
+            annotation
+        ) is Literal:
+            choices: list[Any] = (
+                list(get_args(annotation)) if get_origin(annotation) is Literal else [*annotation]
+            )
             try:
-                return coerce_cli_choice(value, choices=choices, case_sensitive=info.case_sensitive, ctx=ctx)
+                return coerce_cli_choice(
+                    value, choices=choices, case_sensitive=info.case_sensitive, ctx=ctx
+                )
             except ValueError:
                 raise _Refused from None
         if annotation is str:
@@ -96,7 +106,9 @@ class PlainParam:
                 number = value
             else:
                 raise _Refused
-            if info.min is not None and number < info.min or info.max is not None and number > info.max:
+            if (info.min is not None and number < info.min) or (
+                info.max is not None and number > info.max
+            ):
                 raise _Refused
             return number
         if isinstance(annotation, type) and issubclass(annotation, Path) and info.path_type is None:
@@ -116,7 +128,11 @@ def install() -> None:
     _installed = True
 
     original = getattr(core, "build_runtime_param", None)
-    if original is None or coerce_cli_choice is None or not hasattr(core._TyperParameter, "get_runtime_param"):  # pragma: no cover
+    if (
+        original is None
+        or coerce_cli_choice is None
+        or not hasattr(core._TyperParameter, "get_runtime_param")
+    ):  # pragma: no cover
         return
 
     def build(descriptor: Any) -> PlainParam:

@@ -92,7 +92,9 @@ def split_board_adds(line: str, default_adds: int | None = None) -> tuple[str, i
     if len(parts) > 2:
         raise ValueError(f"line {shorten(line)} has {len(parts)} fields: expected 'BOARD ADDS'")
     if not _ADDS.fullmatch(parts[1]):  # int() would take '٣', '1_0' and 4,000 digits
-        raise ValueError(f"adds {shorten(parts[1])} is not a whole number 0-{MAX_ADDS} in ASCII digits")
+        raise ValueError(
+            f"adds {shorten(parts[1])} is not a whole number 0-{MAX_ADDS} in ASCII digits"
+        )
     adds = int(parts[1])
     check_adds(adds)
     return parts[0], adds
@@ -120,8 +122,10 @@ def board_adds_stream(handle: Callable[[str, bytes, int], dict[str, Any]]) -> No
         raise typer.Exit(1)
 
 
-PROFILE_HELP = ("A rating profile (`numbermatch calibrate`): score the puzzles under it (the share of that audience's "
-                "games predicted lost; its tier table), recorded in each difficulty block.")
+PROFILE_HELP = (
+    "A rating profile (`numbermatch calibrate`): score the puzzles under it (the share of that audience's "
+    "games predicted lost; its tier table), recorded in each difficulty block."
+)
 
 
 def read_profile_option(path: Path | None) -> Any:  # -> RatingProfile | None

@@ -4,35 +4,70 @@ and pictures of boards."""
 from __future__ import annotations
 
 import contextlib
-
 import os
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from pipeline.cli.base import app
-from pipeline.cli.common import IN_HELP, PROFILE_HELP, SOURCE_HELP, error_text, fail, load_source, read_profile_option, writable_folder
+from pipeline.cli.common import (
+    IN_HELP,
+    PROFILE_HELP,
+    SOURCE_HELP,
+    error_text,
+    fail,
+    load_source,
+    read_profile_option,
+    writable_folder,
+)
+from pipeline.engine.moves import Move
 from pipeline.errors import NumberMatchError
 from pipeline.formats.night import POOL_DIR
+from pipeline.formats.slot import Slot, SlotError
 from pipeline.limits import MAX_ADDS
 from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
-from pipeline.formats.slot import Slot, SlotError
-from pipeline.engine.moves import Move
 
-_PUZZLE_SOURCES = "The board to author: " + SOURCE_HELP[0].lower() + SOURCE_HELP[1:] + " With --refresh: the puzzle files, or bundle stages (bundle.yaml:L1.S2), to refresh."
+_PUZZLE_SOURCES = (
+    "The board to author: "
+    + SOURCE_HELP[0].lower()
+    + SOURCE_HELP[1:]
+    + " With --refresh: the puzzle files, or bundle stages (bundle.yaml:L1.S2), to refresh."
+)
 
 
 @app.command()
 def puzzle(
-    sources: Optional[list[str]] = typer.Argument(None, metavar="BOARD | FILE...", help=_PUZZLE_SOURCES),
-    adds: Optional[int] = typer.Option(None, "--adds", min=0, max=MAX_ADDS, help="Adds each Stage gets (required for board notation)."),
-    out_text: Optional[str] = typer.Option(None, "--out", metavar="PATH", help="Puzzle file to write, or a folder (existing, or ending in /) for <id>.yaml."),
-    refresh: bool = typer.Option(False, "--refresh", help="Re-derive id, certificate and difficulty of hand-edited puzzle files or bundle stages."),
-    budget_nodes: int = typer.Option(DEFAULT_BUDGET_NODES, "--budget-nodes", min=0, help="Solver node budget (0: no limit)."),
-    search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
-    force: bool = typer.Option(False, "--force", help="Replace an existing --out file that is not a puzzle file (a bundle, notes)."),
+    sources: list[str] | None = typer.Argument(
+        None, metavar="BOARD | FILE...", help=_PUZZLE_SOURCES
+    ),
+    adds: int | None = typer.Option(
+        None,
+        "--adds",
+        min=0,
+        max=MAX_ADDS,
+        help="Adds each Stage gets (required for board notation).",
+    ),
+    out_text: str | None = typer.Option(
+        None,
+        "--out",
+        metavar="PATH",
+        help="Puzzle file to write, or a folder (existing, or ending in /) for <id>.yaml.",
+    ),
+    refresh: bool = typer.Option(
+        False,
+        "--refresh",
+        help="Re-derive id, certificate and difficulty of hand-edited puzzle files or bundle stages.",
+    ),
+    budget_nodes: int = typer.Option(
+        DEFAULT_BUDGET_NODES, "--budget-nodes", min=0, help="Solver node budget (0: no limit)."
+    ),
+    search: list[Path] | None = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Replace an existing --out file that is not a puzzle file (a bundle, notes).",
+    ),
 ) -> None:
     """Author a puzzle file from a board: solved, rated, id derived, validated, written atomically.
 
@@ -87,7 +122,9 @@ def _refresh(files: list[str], budget: int | None, out: str | None, adds: int | 
     if not files:
         fail("--refresh needs one or more puzzle files or bundle stages (bundle.yaml:L1.S2)")
     if out is not None or adds is not None:
-        fail("--refresh rewrites each file in place; --out and --adds do not apply (edit adds in the file)")
+        fail(
+            "--refresh rewrites each file in place; --out and --adds do not apply (edit adds in the file)"
+        )
     bad = 0
     for name in files:
         stage = _bundle_stage(name)
@@ -104,7 +141,10 @@ def _refresh(files: list[str], budget: int | None, out: str | None, adds: int | 
         problem = validation_problem(str(path), result.text)
         if problem is not None:  # pragma: no cover - refresh() rebuilds the file from checked parts
             bad += 1
-            typer.echo(f"numbermatch: error: {path}: not rewritten, it would not validate: {problem}", err=True)
+            typer.echo(
+                f"numbermatch: error: {path}: not rewritten, it would not validate: {problem}",
+                err=True,
+            )
             continue
         if result.base is not None and result.base.text == result.text:
             typer.echo(f"{path}: unchanged ({result.puzzle.id})")
@@ -119,7 +159,9 @@ def _refresh(files: list[str], budget: int | None, out: str | None, adds: int | 
         old_id = result.old_id
         if old_id and path.stem == old_id and old_id != result.puzzle.id:
             renamed = f" (the file is named after the old id; its new name would be {result.puzzle.id}{path.suffix})"
-        typer.echo(f"{path}: rewritten: " + ("; ".join(result.changes) or "formatting only") + renamed)
+        typer.echo(
+            f"{path}: rewritten: " + ("; ".join(result.changes) or "formatting only") + renamed
+        )
     if bad:
         raise typer.Exit(1)
 
@@ -160,20 +202,31 @@ def _refresh_stage(name: str, bundle: Path, level: int, stage: int, budget: int 
 @app.command()
 def swap(
     bundle: Path = typer.Argument(..., metavar="BUNDLE", help="Bundle file to edit in place."),
-    stage: str = typer.Argument(..., metavar="L.S", help="The Stage to replace, e.g. L3.S2 (both from 1)."),
-    with_id: Optional[str] = typer.Option(None, "--with", metavar="ID", help="The pool puzzle to put there (default: the nearest to the target score in its tier)."),
-    pool: Optional[list[Path]] = typer.Option(None, "--pool", metavar="PATH", help="Puzzle files, folders or bundles to take from (default: the bundle's pool/ folder, else the nights' stock ../stock/; either then also takes back the puzzle swapped out)."),
+    stage: str = typer.Argument(
+        ..., metavar="L.S", help="The Stage to replace, e.g. L3.S2 (both from 1)."
+    ),
+    with_id: str | None = typer.Option(
+        None,
+        "--with",
+        metavar="ID",
+        help="The pool puzzle to put there (default: the nearest to the target score in its tier).",
+    ),
+    pool: list[Path] | None = typer.Option(
+        None,
+        "--pool",
+        metavar="PATH",
+        help="Puzzle files, folders or bundles to take from (default: the bundle's pool/ folder, else the nights' stock ../stock/; either then also takes back the puzzle swapped out).",
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; write nothing."),
-    profile_file: Optional[Path] = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
+    profile_file: Path | None = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
 ) -> None:
-    """Replace one Stage of a bundle by a pool puzzle; every other Stage stays byte-identical.
-    """
+    """Replace one Stage of a bundle by a pool puzzle; every other Stage stays byte-identical."""
     # start-up time: the loaders, the validator and the stock load when swapping, not for --help
     from pipeline.atomic import os_message
     from pipeline.formats.loader import load_text
     from pipeline.jobs.inputs import load_puzzles
-    from pipeline.jobs.report_html import refresh_reports
     from pipeline.jobs.publish import locked
+    from pipeline.jobs.report_html import refresh_reports
     from pipeline.jobs.swap import commit_swap, swap_stage
     from pipeline.stock.store import nights_folder, shipped_places
     from pipeline.stock.swap import commit_from_stock
@@ -187,7 +240,9 @@ def swap(
     if not bundle.is_file():
         fail(f"{bundle}: no such file")
     places = list(pool or [])
-    nights = nights_folder(bundle)  # the nights' output folder: its stock, and every bundle it ships
+    nights = nights_folder(
+        bundle
+    )  # the nights' output folder: its stock, and every bundle it ships
     stock = None
     if not places:
         default = bundle.parent / POOL_DIR
@@ -197,7 +252,9 @@ def swap(
             stock = nights / "stock"
             places = [stock]
         else:
-            fail(f"--pool PATH is needed: neither {default} nor {nights / 'stock'} exists (the nightly job writes them)")
+            fail(
+                f"--pool PATH is needed: neither {default} nor {nights / 'stock'} exists (the nightly job writes them)"
+            )
     # from the stock: hold the nights' lock (the nightly, the stock commands and the studio hold
     # it) from the choice to the commit, so nothing else takes the same puzzle meanwhile
     held = contextlib.ExitStack()
@@ -205,25 +262,42 @@ def swap(
         try:
             held.enter_context(locked(nights))
         except NumberMatchError:
-            fail(f"{nights}: the stock is in use (a nightly run, a stock command or another swap holds it);"
-                 " nothing written: swap again when it has finished")
+            fail(
+                f"{nights}: the stock is in use (a nightly run, a stock command or another swap holds it);"
+                " nothing written: swap again when it has finished"
+            )
     with held:
         try:
             # never ship a puzzle (or a relabelled copy) twice: not from another bundle, nor this one
             shipped, elsewhere = shipped_places(nights), shipped_places(nights, besides=bundle)
             candidates = [p.under(profile) for p in load_puzzles(places)]
-            named = next((p for p in candidates if p.id == with_id), None) if with_id is not None else None
+            named = (
+                next((p for p in candidates if p.id == with_id), None)
+                if with_id is not None
+                else None
+            )
             if named is not None and named.key in elsewhere:
-                fail(f"--with {with_id}: the puzzle or a relabelled copy is already shipped at {elsewhere[named.key]}")
+                fail(
+                    f"--with {with_id}: the puzzle or a relabelled copy is already shipped at {elsewhere[named.key]}"
+                )
             # a named puzzle this bundle ships: swap_stage names it (the same id) or its validation does (NM321)
             candidates = [p for p in candidates if p.key not in shipped or p is named]
-            result = swap_stage(bundle, level, number, candidates, with_id=with_id, write=False,
-                                    where="pool" if stock is None else "stock")
+            result = swap_stage(
+                bundle,
+                level,
+                number,
+                candidates,
+                with_id=with_id,
+                write=False,
+                where="pool" if stock is None else "stock",
+            )
             if dry_run:
                 kept = None
-            elif stock is not None:  # the stock gives the new one up and takes back the old one, in a safe order
+            elif stock is not None:
+                # the stock gives the new one up and takes back the old one, in a safe order
                 kept = commit_from_stock(result, nights)
-            else:  # the bundle's own pool/ takes back what the swap took out, before the bundle is written
+            else:
+                # the bundle's own pool/ takes back what the swap took out, before the bundle is written
                 kept = commit_swap(result, None if pool else places[0])
         except NumberMatchError as exc:
             fail(error_text(exc))
@@ -233,13 +307,20 @@ def swap(
     if kept is not None:
         where = "back in the stock at" if stock is not None else "kept in"
         typer.echo(f"{result.old_id} {where} {kept} (swap it back with --with {result.old_id})")
-    if not dry_run:  # the night's reports follow the bundle (report.md, which holds the run's figures, is marked stale)
+    if not dry_run:
+        # the night's reports follow the bundle (report.md, which holds the run's figures, is marked stale)
         loaded = load_text(result.text, str(bundle))
         try:
-            lines = refresh_reports(bundle, loaded.document.data if loaded.document else {}, f"L{level}.S{number} swapped")
+            lines = refresh_reports(
+                bundle,
+                loaded.document.data if loaded.document else {},
+                f"L{level}.S{number} swapped",
+            )
         except NumberMatchError as exc:
-            fail(f"the swap is saved, but the night's reports are not updated: {exc}; run"
-                 f" `numbermatch report {bundle} --out {bundle.with_name('report.html')}`")
+            fail(
+                f"the swap is saved, but the night's reports are not updated: {exc}; run"
+                f" `numbermatch report {bundle} --out {bundle.with_name('report.html')}`"
+            )
         for line in lines:
             typer.echo(f"{bundle.parent / line}")
 
@@ -247,14 +328,29 @@ def swap(
 @app.command()
 def render(
     source: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP),
-    out: Path = typer.Option(..., "--out", help="SVG file to write (atomically); - writes the picture to standard output."),
-    next_move: bool = typer.Option(False, "--next", help="Highlight the next move of the certificate (the puzzle's, else the solver's)."),
-    numbers: bool = typer.Option(True, "--numbers/--no-numbers", help="Draw row and column numbers."),
-    adds: Optional[int] = typer.Option(None, "--adds", min=0, max=MAX_ADDS, help="Adds for the solver with --next on a bare board (default: the puzzle's, else 0)."),
-    search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
+    out: Path = typer.Option(
+        ...,
+        "--out",
+        help="SVG file to write (atomically); - writes the picture to standard output.",
+    ),
+    next_move: bool = typer.Option(
+        False,
+        "--next",
+        help="Highlight the next move of the certificate (the puzzle's, else the solver's).",
+    ),
+    numbers: bool = typer.Option(
+        True, "--numbers/--no-numbers", help="Draw row and column numbers."
+    ),
+    adds: int | None = typer.Option(
+        None,
+        "--adds",
+        min=0,
+        max=MAX_ADDS,
+        help="Adds for the solver with --next on a bare board (default: the puzzle's, else 0).",
+    ),
+    search: list[Path] | None = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:
-    """Draw a board as the game shows it, as an SVG picture.
-    """
+    """Draw a board as the game shows it, as an SVG picture."""
     from pipeline.atomic import write_guarded  # start-up time: not for --help
     from pipeline.jobs.picture import board_svg
 
@@ -281,8 +377,12 @@ def render(
     typer.echo(f"{out}: {src.label}" + note)
 
 
-def _next_pair(src, adds: int) -> tuple[tuple[int, ...], str]:  # src: pipeline.formats.source.Source
-    from pipeline.solver.search import SOLVED, solve  # start-up time: the search loads only with --next
+def _next_pair(src, adds: int) -> tuple[tuple[int, ...], str]:
+    # src: pipeline.formats.source.Source
+    from pipeline.solver.search import (  # start-up time: the search loads only with --next
+        SOLVED,
+        solve,
+    )
 
     moves = src.certificate(adds)
     if moves is None:
@@ -306,7 +406,9 @@ def report(
 
     The nightly job writes one next to each bundle; run this after a swap to see the new night.
     """
-    from pipeline.atomic import write_guarded  # start-up time: the validator loads when reporting, not for --help
+    from pipeline.atomic import (
+        write_guarded,  # start-up time: the validator loads when reporting, not for --help
+    )
     from pipeline.formats.source import read_document
     from pipeline.jobs.report_html import render_report_html
     from pipeline.validator import validate_paths

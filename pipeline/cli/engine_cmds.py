@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -28,9 +27,11 @@ def _run(command: Callable[[], int]) -> None:
 
 @app.command()
 def moves(
-    board: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP + " '-' reads one board per line from stdin."),
+    board: str = typer.Argument(
+        ..., metavar="SOURCE", help=SOURCE_HELP + " '-' reads one board per line from stdin."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
-    search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
+    search: list[Path] | None = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:
     """List the legal pairs of a board."""
     _run(lambda: engine_run.moves(board, json_out, search))
@@ -39,10 +40,18 @@ def moves(
 @app.command()
 def apply(
     board: str = typer.Argument(..., metavar="SOURCE", help="Starting board: " + SOURCE_HELP),
-    move_list: Optional[list[str]] = typer.Argument(None, metavar="MOVE...", help="Moves in order: R,C-R,C for a pair, + for an add."),
-    adds: Optional[int] = typer.Option(None, "--adds", min=0, max=MAX_ADDS, help="Adds allocation of the Stage (default: the puzzle's, else 0)."),
+    move_list: list[str] | None = typer.Argument(
+        None, metavar="MOVE...", help="Moves in order: R,C-R,C for a pair, + for an add."
+    ),
+    adds: int | None = typer.Option(
+        None,
+        "--adds",
+        min=0,
+        max=MAX_ADDS,
+        help="Adds allocation of the Stage (default: the puzzle's, else 0).",
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
-    search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
+    search: list[Path] | None = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:
     """Apply moves in order and print the resulting board and status."""
     _run(lambda: engine_run.apply(board, move_list or [], adds, json_out, search))
@@ -51,7 +60,7 @@ def apply(
 @app.command()
 def show(
     board: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP),
-    search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
+    search: list[Path] | None = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:
     """Draw a board as a grid with its legal pairs."""
     _run(lambda: engine_run.show(board, search))

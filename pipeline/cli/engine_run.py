@@ -16,8 +16,8 @@ from pipeline.engine.moves import Move
 from pipeline.engine.rules import legal_pairs
 from pipeline.engine.stage import Stage
 from pipeline.errors import NumberMatchError, clip
-from pipeline.limits import MAX_CELLS
 from pipeline.formats.difficulty import Difficulty
+from pipeline.limits import MAX_CELLS
 
 _NAMES = [f"{i // WIDTH},{i % WIDTH}" for i in range(WIDTH * 512)]
 
@@ -35,7 +35,11 @@ def _source(text: str, search: Sequence[Path] | None):  # -> pipeline.formats.so
 
 
 def pair_texts(cells: bytes) -> list[str]:
-    names = _NAMES if len(cells) <= len(_NAMES) else [f"{i // WIDTH},{i % WIDTH}" for i in range(len(cells))]
+    names = (
+        _NAMES
+        if len(cells) <= len(_NAMES)
+        else [f"{i // WIDTH},{i % WIDTH}" for i in range(len(cells))]
+    )
     return [f"{names[i]}-{names[j]}" for i, j in legal_pairs(cells)]
 
 
@@ -96,7 +100,10 @@ def moves(board: str, json_out: bool = False, search: Sequence[Path] | None = No
 
 
 def apply(
-    board: str, move_list: Sequence[str] = (), adds: int | None = None, json_out: bool = False,
+    board: str,
+    move_list: Sequence[str] = (),
+    adds: int | None = None,
+    json_out: bool = False,
     search: Sequence[Path] | None = None,
 ) -> int:
     source = _source(board, search)

@@ -25,7 +25,9 @@ _SHAPES: dict[str, tuple[frozenset[str], frozenset[str], int, int | None]] = {
 COMMANDS = frozenset(_SHAPES)
 
 
-def _parse(command: str, args: Sequence[str]) -> tuple[list[str], set[str], dict[str, list[str]]] | None:
+def _parse(
+    command: str, args: Sequence[str]
+) -> tuple[list[str], set[str], dict[str, list[str]]] | None:
     flags, valued, low, high = _SHAPES[command]
     positional: list[str] = []
     seen: set[str] = set()

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import typer
 
-from pipeline.errors import NumberMatchError
-from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
-from pipeline.generation import DEFAULT_WITHIN, SCHEDULER_ENV
 from pipeline.cli.base import app
-from pipeline.generation.strategies import STRATEGIES
-from pipeline.rating.tiers import TIER_NAMES
 from pipeline.cli.common import PROFILE_HELP, fail, read_profile_option, writable_folder
+from pipeline.errors import NumberMatchError
+from pipeline.generation import DEFAULT_WITHIN, SCHEDULER_ENV
+from pipeline.generation.strategies import STRATEGIES
 from pipeline.limits import MAX_COUNT, MAX_JOBS, MAX_PLAYOUTS
+from pipeline.rating.tiers import TIER_NAMES
+from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
 
 if TYPE_CHECKING:
     from pipeline.generation.executors import Executor
@@ -24,41 +24,79 @@ if TYPE_CHECKING:
 
 @app.command()
 def generate(
-    count: int = typer.Option(1, "--count", "-n", min=1, max=MAX_COUNT, help="How many puzzles to write."),
-    cells: int = typer.Option(..., "--cells", help="Cells of the starting board (no gaps, rows of 9)."),
+    count: int = typer.Option(
+        1, "--count", "-n", min=1, max=MAX_COUNT, help="How many puzzles to write."
+    ),
+    cells: int = typer.Option(
+        ..., "--cells", help="Cells of the starting board (no gaps, rows of 9)."
+    ),
     adds: int = typer.Option(..., "--adds", help="Add numbers each Stage gets."),
-    tier: Optional[str] = typer.Option(None, "--tier", metavar="|".join(TIER_NAMES), help="Keep only this tier."),
-    score: Optional[float] = typer.Option(None, "--score", help="Keep only scores within --within of this (0-100; with --tier, also in the tier)."),
-    within: float = typer.Option(DEFAULT_WITHIN, "--within", help="Half-width of the --score (or --target) target."),
-    target: Optional[list[str]] = typer.Option(
-        None, "--target", metavar="TIER[:SCORE]",
+    tier: str | None = typer.Option(
+        None, "--tier", metavar="|".join(TIER_NAMES), help="Keep only this tier."
+    ),
+    score: float | None = typer.Option(
+        None,
+        "--score",
+        help="Keep only scores within --within of this (0-100; with --tier, also in the tier).",
+    ),
+    within: float = typer.Option(
+        DEFAULT_WITHIN, "--within", help="Half-width of the --score (or --target) target."
+    ),
+    target: list[str] | None = typer.Option(
+        None,
+        "--target",
+        metavar="TIER[:SCORE]",
         help="Several targets in one run, any of which will do (repeat it; instead of --tier/--score): a tier, or a "
         "score within --within in a tier. A nightly puzzle's provenance lists its targets: with its seed and "
         "--attempt they rebuild it.",
     ),
-    seed: int = typer.Option(0, "--seed", help="Seed; the same seed and options give the same files."),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed; the same seed and options give the same files."
+    ),
     out: Path = typer.Option(Path("."), "--out", help="Output folder; files are <id>.yaml."),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", max=MAX_JOBS, help="Worker processes (default: every core)."),
-    scheduler: Optional[str] = typer.Option(
-        None, "--scheduler", envvar=SCHEDULER_ENV, show_envvar=True,
+    jobs: int | None = typer.Option(
+        None, "--jobs", "-j", max=MAX_JOBS, help="Worker processes (default: every core)."
+    ),
+    scheduler: str | None = typer.Option(
+        None,
+        "--scheduler",
+        envvar=SCHEDULER_ENV,
+        show_envvar=True,
         help="Run the attempts on a Dask cluster: tcp://HOST:PORT, or local:N for N local worker processes "
         "(needs the optional dask extra; --jobs is then unused). Same files as the process pool.",
     ),
-    strategy: Optional[str] = typer.Option(
-        None, "--strategy", metavar="|".join(STRATEGIES),
+    strategy: str | None = typer.Option(
+        None,
+        "--strategy",
+        metavar="|".join(STRATEGIES),
         help="random (digits drawn independently), constructive (solvable by construction) or search (random boards "
         "screened by a cheap estimate, only likely ones fully rated). Default: search when a tier or score is asked for, else random.",
     ),
-    digits: Optional[str] = typer.Option(
-        None, "--digits", help="Digit distribution: digits to draw from (1123456789) or weights (1:1,5:2). Default uniform 1-9."
+    digits: str | None = typer.Option(
+        None,
+        "--digits",
+        help="Digit distribution: digits to draw from (1123456789) or weights (1:1,5:2). Default uniform 1-9.",
     ),
-    max_attempts: Optional[int] = typer.Option(None, "--max-attempts", help="Give up after this many attempts (default 1000 + 200 per puzzle)."),
-    solve_nodes: int = typer.Option(DEFAULT_SOLVE_NODES, "--solve-nodes", help="Solver node budget per board."),
-    playouts: Optional[int] = typer.Option(None, "--playouts", max=MAX_PLAYOUTS, help="Rating playouts per simulated player (default: the rating's)."),
-    attempt: Optional[int] = typer.Option(
-        None, "--attempt", help="Rebuild only this attempt (from a puzzle's provenance) instead of searching."
+    max_attempts: int | None = typer.Option(
+        None,
+        "--max-attempts",
+        help="Give up after this many attempts (default 1000 + 200 per puzzle).",
     ),
-    profile_file: Optional[Path] = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
+    solve_nodes: int = typer.Option(
+        DEFAULT_SOLVE_NODES, "--solve-nodes", help="Solver node budget per board."
+    ),
+    playouts: int | None = typer.Option(
+        None,
+        "--playouts",
+        max=MAX_PLAYOUTS,
+        help="Rating playouts per simulated player (default: the rating's).",
+    ),
+    attempt: int | None = typer.Option(
+        None,
+        "--attempt",
+        help="Rebuild only this attempt (from a puzzle's provenance) instead of searching.",
+    ),
+    profile_file: Path | None = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
 ) -> None:
     """Propose, solve and rate boards; write the ones in the tier as puzzle files."""
     # start-up time: the generator, its executors and the file writer load to generate, not for --help
@@ -106,7 +144,8 @@ def generate(
 
 
 def _run(count: int, params: GenerateParams, executor: Executor, out: Path) -> GenerateResult:
-    from pipeline.generation.generator import existing_ids, generate as generate_puzzles  # start-up time
+    from pipeline.generation.generator import existing_ids  # start-up time
+    from pipeline.generation.generator import generate as generate_puzzles
 
     exclude = existing_ids(out)
     if not sys.stderr.isatty():
@@ -118,7 +157,9 @@ def _run(count: int, params: GenerateParams, executor: Executor, out: Path) -> G
             bar.update(accepted - done[0])
             done[0] = accepted
 
-        return generate_puzzles(count, params, exclude_ids=exclude, progress=progress, executor=executor)
+        return generate_puzzles(
+            count, params, exclude_ids=exclude, progress=progress, executor=executor
+        )
 
 
 def _write(result: GenerateResult, out: Path) -> None:
@@ -131,10 +172,13 @@ def _write(result: GenerateResult, out: Path) -> None:
 def _one_attempt(params: GenerateParams, attempt: int, out: Path) -> None:
     from pipeline.formats.files import write_puzzles  # start-up time
     from pipeline.generation.generator import run_attempt
+
     if attempt < 0:
         fail(f"--attempt {attempt} must be 0 or more")
     outcome = run_attempt(params, attempt)
     if outcome.puzzle is None:
-        fail(f"attempt {attempt} with seed {params.seed} gives no puzzle: rejected as {outcome.reason}")
+        fail(
+            f"attempt {attempt} with seed {params.seed} gives no puzzle: rejected as {outcome.reason}"
+        )
     for path in write_puzzles([outcome.puzzle], out):
         typer.echo(str(path))

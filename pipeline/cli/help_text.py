@@ -39,7 +39,14 @@ EXAMPLES: dict[str, str] = {
     "stock": "numbermatch stock --out generated   (also: stock refill --tier hard --cells 30 --adds 1 --count 20; stock prune)",
 }
 
-_NAMES = {"int": "INTEGER", "float": "FLOAT", "str": "TEXT", "path": "PATH", "Path": "PATH", "bool": "BOOLEAN"}
+_NAMES = {
+    "int": "INTEGER",
+    "float": "FLOAT",
+    "str": "TEXT",
+    "path": "PATH",
+    "Path": "PATH",
+    "bool": "BOOLEAN",
+}
 _done = False
 
 

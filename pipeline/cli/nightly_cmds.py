@@ -17,10 +17,10 @@ import typer
 from pipeline.cli.base import app
 from pipeline.cli.common import error_text, fail
 from pipeline.errors import NumberMatchError, Terminated, shorten
-from pipeline.limits import MAX_JOBS, MAX_LEVELS, MAX_STAGES
-from pipeline.generation import SCHEDULER_ENV
 from pipeline.formats.curves import CURVE_HELP, CURVE_METAVAR, shape_text
 from pipeline.formats.night import NIGHTS_FOLDER
+from pipeline.generation import SCHEDULER_ENV
+from pipeline.limits import MAX_JOBS, MAX_LEVELS, MAX_STAGES
 
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 
@@ -40,7 +40,9 @@ class _Terminal:
             sys.stderr.flush()
             self.open = True
         elif done == total:
-            self.log(f"{what}: {done} of {total} puzzles ({time.perf_counter() - self.since:.1f} s)")
+            self.log(
+                f"{what}: {done} of {total} puzzles ({time.perf_counter() - self.since:.1f} s)"
+            )
 
     def log(self, line: str) -> None:
         if self.open:
@@ -66,30 +68,68 @@ def on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 @app.command()
 def nightly(
-    date: str | None = typer.Option(None, "--date", help="Night to build, YYYY-MM-DD (default: today, UTC)."),
-    seed: int | None = typer.Option(None, "--seed", help="Seed (default: the date as YYYYMMDD)."),
-    levels: int | None = typer.Option(None, "--levels", min=1, max=MAX_LEVELS, help="Number of Levels (default: job file, last night, 10)."),
-    stages: int | None = typer.Option(None, "--stages", min=1, max=MAX_STAGES, help="Stages per Level (default: job file, last night, 6)."),
-    curve: str | None = typer.Option(None, "--curve", metavar=CURVE_METAVAR, help=CURVE_HELP + " Default: job file, last night's, campaign."),
-    job: Path | None = typer.Option(None, "--job", help="Curve file whose `job:` names the curve, levels and stages."),
-    continue_from: Path | None = typer.Option(
-        None, "--continue", help="Folder of earlier nights: number the Levels on from the last one and continue its curve (default: the output folder's nights)."
+    date: str | None = typer.Option(
+        None, "--date", help="Night to build, YYYY-MM-DD (default: today, UTC)."
     ),
-    out: Path | None = typer.Option(None, "--out", help="Output folder; the night goes to OUT/<date>/ (default: the --continue folder, else generated)."),
-    jobs: int | None = typer.Option(None, "--jobs", "-j", min=1, max=MAX_JOBS, help="Worker processes (default: all cores)."),
+    seed: int | None = typer.Option(None, "--seed", help="Seed (default: the date as YYYYMMDD)."),
+    levels: int | None = typer.Option(
+        None,
+        "--levels",
+        min=1,
+        max=MAX_LEVELS,
+        help="Number of Levels (default: job file, last night, 10).",
+    ),
+    stages: int | None = typer.Option(
+        None,
+        "--stages",
+        min=1,
+        max=MAX_STAGES,
+        help="Stages per Level (default: job file, last night, 6).",
+    ),
+    curve: str | None = typer.Option(
+        None,
+        "--curve",
+        metavar=CURVE_METAVAR,
+        help=CURVE_HELP + " Default: job file, last night's, campaign.",
+    ),
+    job: Path | None = typer.Option(
+        None, "--job", help="Curve file whose `job:` names the curve, levels and stages."
+    ),
+    continue_from: Path | None = typer.Option(
+        None,
+        "--continue",
+        help="Folder of earlier nights: number the Levels on from the last one and continue its curve (default: the output folder's nights).",
+    ),
+    out: Path | None = typer.Option(
+        None,
+        "--out",
+        help="Output folder; the night goes to OUT/<date>/ (default: the --continue folder, else generated).",
+    ),
+    jobs: int | None = typer.Option(
+        None, "--jobs", "-j", min=1, max=MAX_JOBS, help="Worker processes (default: all cores)."
+    ),
     scheduler: str | None = typer.Option(
-        None, "--scheduler", envvar=SCHEDULER_ENV, show_envvar=True,
+        None,
+        "--scheduler",
+        envvar=SCHEDULER_ENV,
+        show_envvar=True,
         help="Generate on a Dask cluster: tcp://HOST:PORT, or local:N for N local worker processes "
         "(needs the optional dask extra; --jobs is then unused). Same bundle as the process pool.",
     ),
     force: bool = typer.Option(
-        False, "--force", help="Rebuild a night that exists: replace the files the job makes, keep every other file."
+        False,
+        "--force",
+        help="Rebuild a night that exists: replace the files the job makes, keep every other file.",
     ),
     profile: Path | None = typer.Option(
-        None, "--profile", metavar="FILE", help="A rating profile (`numbermatch calibrate`): rate the night for that audience (default: the job file's `profile:`)."
+        None,
+        "--profile",
+        metavar="FILE",
+        help="A rating profile (`numbermatch calibrate`): rate the night for that audience (default: the job file's `profile:`).",
     ),
     stock: bool = typer.Option(
-        True, "--stock/--no-stock",
+        True,
+        "--stock/--no-stock",
         help="Draw from OUT/stock/ first (puzzles near each Stage's target), generate only the shortfall, stock "
         "what was made and not used, then refill the stock with what the next night needs and the job's keep "
         "levels (--no-stock: generate everything, write pool/).",
@@ -98,29 +138,50 @@ def nightly(
     """Generate, validate and assemble tonight's bundle into OUT/<date>/: bundle.yaml, report.md,
     report.html, run.log and .stock-taken.json; the valid puzzles the bundle did not use go to
     OUT/stock/, or with --no-stock to the night's pool/, for swaps."""
-    from pipeline.jobs.nightly import NightlyError, default_seed, plan_night, run_nightly  # start-up time: not for --help
+    from pipeline.jobs.nightly import (  # start-up time: not for --help
+        NightlyError,
+        default_seed,
+        plan_night,
+        run_nightly,
+    )
 
     try:
-        if date is not None and not _DATE.fullmatch(date):  # fromisoformat also takes 2026-W09-1, 20260302
+        if date is not None and not _DATE.fullmatch(date):
+            # fromisoformat also takes 2026-W09-1, 20260302
             raise ValueError
-        night = _dt.date.fromisoformat(date) if date is not None else _dt.datetime.now(_dt.timezone.utc).date()
+        night = (
+            _dt.date.fromisoformat(date) if date is not None else _dt.datetime.now(_dt.UTC).date()
+        )
     except ValueError:
         fail(f"--date {shorten(date)} is not a date: expected YYYY-MM-DD")
     terminal = _Terminal()
     try:
         options = plan_night(
-            night, seed=default_seed(night) if seed is None else seed, levels=levels, stages=stages, curve=curve,
-            job=job, continue_from=continue_from, out=out or continue_from or Path(NIGHTS_FOLDER), jobs=jobs,
-            scheduler=scheduler or None, profile=profile, stock=stock, log=terminal.log,
+            night,
+            seed=default_seed(night) if seed is None else seed,
+            levels=levels,
+            stages=stages,
+            curve=curve,
+            job=job,
+            continue_from=continue_from,
+            out=out or continue_from or Path(NIGHTS_FOLDER),
+            jobs=jobs,
+            scheduler=scheduler or None,
+            profile=profile,
+            stock=stock,
+            log=terminal.log,
         )
         options = dataclasses.replace(options, force=force)
     except NumberMatchError as exc:
-        fail(f"nightly failed {'in ' if isinstance(exc, NightlyError) else ''}{error_text(exc)}; previous output left intact")
+        fail(
+            f"nightly failed {'in ' if isinstance(exc, NightlyError) else ''}{error_text(exc)}; previous output left intact"
+        )
     previous = signal.signal(signal.SIGTERM, on_sigterm)  # clean up the temp folder on kill
     try:
         terminal.log(
             f"{options.date_text}: seed {options.seed}, {shape_text(options.levels, options.stages)},"
-            f" curve {options.curve_text}" + (f", from Level {options.first_level}" if options.first_level != 1 else "")
+            f" curve {options.curve_text}"
+            + (f", from Level {options.first_level}" if options.first_level != 1 else "")
         )
         result = run_nightly(options, log=terminal.log, progress=terminal.progress)
     except (KeyboardInterrupt, Terminated):

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -42,7 +41,14 @@ HELP = """commands:
 class Game:
     """One Stage being played, with undo history, hints and the last pair for the drawing."""
 
-    def __init__(self, cells: bytes, adds: int, *, hint_nodes: int = HINT_NODES, ruleset: int = DEFAULT.number) -> None:
+    def __init__(
+        self,
+        cells: bytes,
+        adds: int,
+        *,
+        hint_nodes: int = HINT_NODES,
+        ruleset: int = DEFAULT.number,
+    ) -> None:
         self.start = cells
         self.adds = adds
         self.hint_nodes = hint_nodes
@@ -67,7 +73,9 @@ class Game:
     def status_line(self) -> str:
         status = self.stage.status
         left = self.stage.adds_left
-        return f"moves played: {self.moves_played}, adds left: {left} of {self.adds}, status: {status}"
+        return (
+            f"moves played: {self.moves_played}, adds left: {left} of {self.adds}, status: {status}"
+        )
 
     def screen(self) -> str:
         return f"{self.picture()}\n{self.status_line()}"
@@ -130,11 +138,15 @@ class Game:
         cells = _CELL.findall(text)
         rest = _CELL.sub("", text).replace("-", " ").strip()
         if len(cells) != 2 or rest:
-            raise NumberMatchError(f"cannot read {shorten(text)}: type a pair as R,C-R,C (or two cells R,C R,C), or + to add")
+            raise NumberMatchError(
+                f"cannot read {shorten(text)}: type a pair as R,C-R,C (or two cells R,C R,C), or + to add"
+            )
         (r1, c1), (r2, c2) = ((int(r), int(c)) for r, c in cells)
         for c in (c1, c2):
             if c >= WIDTH:
-                raise NumberMatchError(f"cannot read {shorten(text)}: column {c} is off the board (columns 0-{WIDTH - 1})")
+                raise NumberMatchError(
+                    f"cannot read {shorten(text)}: column {c} is off the board (columns 0-{WIDTH - 1})"
+                )
         return Move.pair(r1 * WIDTH + c1, r2 * WIDTH + c2)
 
     def _hint(self) -> str:
@@ -146,7 +158,12 @@ class Game:
             return "the Stage is won: nothing to hint"
         found = hint(cells, left, ruleset=self.stage.ruleset, budget=self.hint_nodes)
         move = found.move
-        if found.status == SOLVED and move is not None and move.first is not None and move.second is not None:
+        if (
+            found.status == SOLVED
+            and move is not None
+            and move.first is not None
+            and move.second is not None
+        ):
             self.hint = (move.first, move.second)
             return f"hint: {move} keeps the Stage winnable\n{self.picture()}"
         if found.status == SOLVED:
@@ -169,7 +186,11 @@ class Game:
             return "won"
         found = fewest_adds(cells, left, ruleset=self.stage.ruleset, budget=self.hint_nodes)
         if found.status != SOLVED:
-            return f"not winnable: {self._verdict(found.status)}" if found.status != UNKNOWN else f"unknown: {self._verdict(found.status)}"
+            return (
+                f"not winnable: {self._verdict(found.status)}"
+                if found.status != UNKNOWN
+                else f"unknown: {self._verdict(found.status)}"
+            )
         text = f"winnable with {found.fewest} of the {left} add{'s' if left != 1 else ''} left"
         if not found.exact:
             text += f"; with fewer the solver could not decide within {self.hint_nodes} nodes"
@@ -179,9 +200,16 @@ class Game:
 @app.command()
 def play(
     source: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP),
-    adds: Optional[int] = typer.Option(None, "--adds", min=0, max=MAX_ADDS, help="Adds allocation (default: the puzzle's, else 0)."),
-    search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
-    hint_nodes: int = typer.Option(HINT_NODES, "--hint-nodes", min=1, help="Solver node budget behind each hint and winnable check."),
+    adds: int | None = typer.Option(
+        None, "--adds", min=0, max=MAX_ADDS, help="Adds allocation (default: the puzzle's, else 0)."
+    ),
+    search: list[Path] | None = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
+    hint_nodes: int = typer.Option(
+        HINT_NODES,
+        "--hint-nodes",
+        min=1,
+        help="Solver node budget behind each hint and winnable check.",
+    ),
 ) -> None:
     """Play a Stage in the terminal: type pairs, + to add, u to undo, ? for a hint, h for help.
 
@@ -199,7 +227,9 @@ def play(
             pass
     board = format_board(src.cells)
     title = board if src.label == board else f"{src.label}: {board}"
-    typer.echo(f"{title} with {game.adds} add{'s' if game.adds != 1 else ''} (h for help)\n{game.screen()}")
+    typer.echo(
+        f"{title} with {game.adds} add{'s' if game.adds != 1 else ''} (h for help)\n{game.screen()}"
+    )
     interrupted = False
     while not game.done:
         try:
@@ -215,14 +245,22 @@ def play(
         if not tty:
             if line == "":
                 break
-            typer.echo(f"> {line.rstrip()}" if length <= MAX_COMMAND else f"> {line[:60]}... ({length:,} characters)")
+            typer.echo(
+                f"> {line.rstrip()}"
+                if length <= MAX_COMMAND
+                else f"> {line[:60]}... ({length:,} characters)"
+            )
         if length > MAX_COMMAND:
-            typer.echo(f"a line of {length:,} characters is no command (at most {MAX_COMMAND}; h for help)")
+            typer.echo(
+                f"a line of {length:,} characters is no command (at most {MAX_COMMAND}; h for help)"
+            )
             continue
         reply = game.command(line)
         if reply:
             typer.echo(reply)
-    typer.echo(f"final: {game.stage.status}, {game.moves_played} moves, adds left {game.stage.adds_left}")
+    typer.echo(
+        f"final: {game.stage.status}, {game.moves_played} moves, adds left {game.stage.adds_left}"
+    )
     if interrupted:
         fail("interrupted", 130)
 

@@ -3,17 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import typer
 
-from pipeline.engine.board import Board
-
-from pipeline.errors import NumberMatchError
-from pipeline.rating import DEFAULT_PLAYOUTS, DEFAULT_SEED
 from pipeline.cli.base import app
-from pipeline.cli.common import read_profile_option, IN_HELP, SOURCE_HELP, board_adds_stream, emit_json, fail, load_source
+from pipeline.cli.common import (
+    IN_HELP,
+    SOURCE_HELP,
+    board_adds_stream,
+    emit_json,
+    fail,
+    load_source,
+    read_profile_option,
+)
+from pipeline.engine.board import Board
+from pipeline.errors import NumberMatchError
 from pipeline.limits import MAX_ADDS, MAX_PLAYOUTS
+from pipeline.rating import DEFAULT_PLAYOUTS, DEFAULT_SEED
 
 if TYPE_CHECKING:
     from pipeline.rating.score import Rating
@@ -51,24 +58,48 @@ def _text(board: str, adds: int, r: Rating) -> str:
 
 @app.command("rate")
 def rate_cmd(
-    board: str = typer.Argument(..., metavar="SOURCE", help=SOURCE_HELP + " '-' reads 'BOARD ADDS' lines from stdin (JSON Lines out)."),
-    adds: Optional[int] = typer.Option(None, "--adds", min=0, max=MAX_ADDS, help="Adds allocation of the Stage (default: the puzzle's, else 0)."),
-    playouts: int = typer.Option(DEFAULT_PLAYOUTS, "--playouts", min=1, max=MAX_PLAYOUTS, help="Games per simulated player at the base share (the rating gives cheap players more, costly ones fewer; the counts are stored)."),
-    seed: int = typer.Option(DEFAULT_SEED, "--seed", help="Seed of the simulated players (same seed, same rating)."),
+    board: str = typer.Argument(
+        ...,
+        metavar="SOURCE",
+        help=SOURCE_HELP + " '-' reads 'BOARD ADDS' lines from stdin (JSON Lines out).",
+    ),
+    adds: int | None = typer.Option(
+        None,
+        "--adds",
+        min=0,
+        max=MAX_ADDS,
+        help="Adds allocation of the Stage (default: the puzzle's, else 0).",
+    ),
+    playouts: int = typer.Option(
+        DEFAULT_PLAYOUTS,
+        "--playouts",
+        min=1,
+        max=MAX_PLAYOUTS,
+        help="Games per simulated player at the base share (the rating gives cheap players more, costly ones fewer; the counts are stored).",
+    ),
+    seed: int = typer.Option(
+        DEFAULT_SEED, "--seed", help="Seed of the simulated players (same seed, same rating)."
+    ),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
     explain_out: bool = typer.Option(
-        False, "--explain", help="Also show each weighed metric's weight and points, what decides the tier, and why."
+        False,
+        "--explain",
+        help="Also show each weighed metric's weight and points, what decides the tier, and why.",
     ),
-    search: Optional[list[Path]] = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
-    profile_file: Optional[Path] = typer.Option(
-        None, "--profile", metavar="FILE", help="A rating profile (`numbermatch calibrate`): the score is the share of that audience's games predicted lost, the tier by its table."
+    search: list[Path] | None = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
+    profile_file: Path | None = typer.Option(
+        None,
+        "--profile",
+        metavar="FILE",
+        help="A rating profile (`numbermatch calibrate`): the score is the share of that audience's games predicted lost, the tier by its table.",
     ),
 ) -> None:
     """Rate a Stage: simulated players' win rates, the fewest adds that win, a score 0-100 and a tier."""
-    from pipeline.rating.explain import explain  # start-up time: the players and the solver load to rate, not for --help
+    from pipeline.rating.explain import (
+        explain,  # start-up time: the players and the solver load to rate, not for --help
+    )
     from pipeline.rating.profile import rated_under
     from pipeline.rating.score import rate
-
 
     profile = read_profile_option(profile_file)
 

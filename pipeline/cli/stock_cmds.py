@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as _dt
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -19,7 +18,10 @@ from pipeline.limits import MAX_COUNT, MAX_JOBS
 from pipeline.rating.tiers import TIER_NAMES
 
 stock_app = typer.Typer(
-    name="stock", no_args_is_help=False, add_completion=False, pretty_exceptions_enable=False,
+    name="stock",
+    no_args_is_help=False,
+    add_completion=False,
+    pretty_exceptions_enable=False,
     help="The stock of validated, unshipped puzzles under OUT/stock/ (OUT: default generated).",
     epilog=f"Example: {EXAMPLES['stock']}",
 )
@@ -30,7 +32,10 @@ _OUT_HELP = "The nights' output folder; the stock is OUT/stock/<ruleset>/<cells>
 
 def _prepare(out: Path) -> None:
     """Finish a night killed between its publish and its stock move, under the nights' lock."""
-    from pipeline.jobs.publish import PublishError, locked  # start-up time: the stock's modules load to run, not for --help
+    from pipeline.jobs.publish import (  # start-up time: the stock's modules load to run, not for --help
+        PublishError,
+        locked,
+    )
     from pipeline.stock.night import finish
 
     if not out.is_dir():
@@ -46,12 +51,16 @@ def _prepare(out: Path) -> None:
 def stock(
     ctx: typer.Context,
     out: Path = typer.Option(Path("generated"), "--out", help=_OUT_HELP),
-    json_out: bool = typer.Option(False, "--json", help="One JSON object: the groups with their tier counts and histograms."),
+    json_out: bool = typer.Option(
+        False, "--json", help="One JSON object: the groups with their tier counts and histograms."
+    ),
 ) -> None:
     """Stock puzzles per group (ruleset/cells x adds) and tier, with a score histogram (10-point bins)."""
     if ctx.invoked_subcommand is not None:
         return
-    from pipeline.formats.index import LevelIndex  # start-up time: the index and YAML load to count, not for --help
+    from pipeline.formats.index import (
+        LevelIndex,  # start-up time: the index and YAML load to count, not for --help
+    )
     from pipeline.stock.store import HISTOGRAM_BIN, counts
 
     _prepare(out)
@@ -59,11 +68,18 @@ def stock(
         index.refresh()
         groups = counts(index.stock())
     if json_out:
-        emit_json({"stock": str(out / "stock"), "total": sum(g.total for g in groups),
-                   "groups": [g.to_dict() for g in groups]})
+        emit_json(
+            {
+                "stock": str(out / "stock"),
+                "total": sum(g.total for g in groups),
+                "groups": [g.to_dict() for g in groups],
+            }
+        )
         return
     total = sum(g.total for g in groups)
-    typer.echo(f"{out / 'stock'}: {total} puzzle{'s' if total != 1 else ''} in {len(groups)} group(s)")
+    typer.echo(
+        f"{out / 'stock'}: {total} puzzle{'s' if total != 1 else ''} in {len(groups)} group(s)"
+    )
     bins = list(range(0, 100, HISTOGRAM_BIN))
     for g in groups:
         tiers = ", ".join(f"{t} {g.tiers[t]}" for t in TIER_NAMES if t in g.tiers)
@@ -72,28 +88,49 @@ def stock(
         typer.echo("    count " + " ".join(f"{g.histogram.get(b, 0):>3}" for b in bins))
 
 
-@stock_app.command("refill", epilog="Example: numbermatch stock refill --tier hard --cells 30 --adds 1 --count 20 --out generated")
+@stock_app.command(
+    "refill",
+    epilog="Example: numbermatch stock refill --tier hard --cells 30 --adds 1 --count 20 --out generated",
+)
 def refill_cmd(
-    tier: str = typer.Option(..., "--tier", metavar="|".join(TIER_NAMES), help="Tier of the new puzzles."),
+    tier: str = typer.Option(
+        ..., "--tier", metavar="|".join(TIER_NAMES), help="Tier of the new puzzles."
+    ),
     cells: int = typer.Option(..., "--cells", help="Cells of the starting board."),
     adds: int = typer.Option(..., "--adds", help="Add numbers each Stage gets."),
-    count: int = typer.Option(..., "--count", "-n", min=1, max=MAX_COUNT, help="How many new puzzles to stock."),
-    seed: int = typer.Option(0, "--seed", help="Seed; the same seed, options and stock give the same files."),
+    count: int = typer.Option(
+        ..., "--count", "-n", min=1, max=MAX_COUNT, help="How many new puzzles to stock."
+    ),
+    seed: int = typer.Option(
+        0, "--seed", help="Seed; the same seed, options and stock give the same files."
+    ),
     out: Path = typer.Option(Path("generated"), "--out", help=_OUT_HELP),
-    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, max=MAX_JOBS, help="Worker processes (default: every core)."),
-    scheduler: Optional[str] = typer.Option(
-        None, "--scheduler", envvar=SCHEDULER_ENV, show_envvar=True,
+    jobs: int | None = typer.Option(
+        None, "--jobs", "-j", min=1, max=MAX_JOBS, help="Worker processes (default: every core)."
+    ),
+    scheduler: str | None = typer.Option(
+        None,
+        "--scheduler",
+        envvar=SCHEDULER_ENV,
+        show_envvar=True,
         help="Run the attempts on a Dask cluster: tcp://HOST:PORT, or local:N (same files as the process pool).",
     ),
-    strategy: Optional[str] = typer.Option(
-        None, "--strategy", metavar="|".join(STRATEGIES),
+    strategy: str | None = typer.Option(
+        None,
+        "--strategy",
+        metavar="|".join(STRATEGIES),
         help="The generator's strategy (see generate --help). Default: search, as for every tier.",
     ),
-    max_attempts: Optional[int] = typer.Option(None, "--max-attempts", help="Give up after this many attempts."),
+    max_attempts: int | None = typer.Option(
+        None, "--max-attempts", help="Give up after this many attempts."
+    ),
 ) -> None:
     """Generate COUNT new puzzles of a tier and size into the stock (none repeating a stocked or
     shipped puzzle, relabelled copies included); prints the files written."""
-    from pipeline.jobs.publish import PublishError, locked  # start-up time: the generator loads to refill, not for --help
+    from pipeline.jobs.publish import (  # start-up time: the generator loads to refill, not for --help
+        PublishError,
+        locked,
+    )
     from pipeline.stock.night import finish
     from pipeline.stock.store import refill, stock_day
 
@@ -102,23 +139,38 @@ def refill_cmd(
     out.mkdir(parents=True, exist_ok=True)
     progress = None
     if sys.stderr.isatty():
+
         def progress(done: int, total: int) -> None:
             sys.stderr.write(f"\r\x1b[Kstock refill: {done}/{total}")
             sys.stderr.flush()
+
     try:
         with locked(out), open_executor(jobs, scheduler) as executor:
             finish(out)
-            result = refill(out, tier=tier, cells=cells, adds=adds, count=count, seed=seed, strategy=strategy,
-                            day=stock_day(out, _dt.datetime.now(_dt.timezone.utc).date()), executor=executor,
-                            max_attempts=max_attempts, progress=progress)
+            result = refill(
+                out,
+                tier=tier,
+                cells=cells,
+                adds=adds,
+                count=count,
+                seed=seed,
+                strategy=strategy,
+                day=stock_day(out, _dt.datetime.now(_dt.UTC).date()),
+                executor=executor,
+                max_attempts=max_attempts,
+                progress=progress,
+            )
     except (NumberMatchError, SchedulerError, PublishError) as exc:
         fail(str(exc))
     if progress is not None:
         sys.stderr.write("\r\x1b[K")
     for path in result.written:
         typer.echo(str(path))
-    typer.echo(f"stock refill: {len(result.written)} new {tier} puzzle(s) from {result.attempts} attempts"
-               f" in {result.seconds:.1f} s", err=True)
+    typer.echo(
+        f"stock refill: {len(result.written)} new {tier} puzzle(s) from {result.attempts} attempts"
+        f" in {result.seconds:.1f} s",
+        err=True,
+    )
 
 
 @stock_app.command("prune", epilog="Example: numbermatch stock prune --out generated --dry-run")
@@ -129,7 +181,10 @@ def prune_cmd(
     """Drop stock puzzles the pipeline would no longer ship: invalid files (a ruleset no longer
     shipped included), an older rating version, already shipped, a second copy of one puzzle.
     One line per file: the file and why."""
-    from pipeline.jobs.publish import PublishError, locked  # start-up time: the validator loads to prune, not for --help
+    from pipeline.jobs.publish import (  # start-up time: the validator loads to prune, not for --help
+        PublishError,
+        locked,
+    )
     from pipeline.stock.night import finish
     from pipeline.stock.store import prune
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -17,18 +17,39 @@ DEFAULT_PORT = 8765
 
 @app.command("studio")
 def studio(
-    path: Path = typer.Argument(Path("generated"), help="Folder of nights, bundles and puzzle files to serve.", metavar="PATH"),
-    port: int = typer.Option(DEFAULT_PORT, "--port", "-p", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port)."),
-    telemetry: Optional[list[Path]] = typer.Option(
-        None, "--telemetry", metavar="FILE", help="Play telemetry (.jsonl, .csv, .parquet; repeatable): stage cards show what the players did."
+    path: Path = typer.Argument(
+        Path("generated"),
+        help="Folder of nights, bundles and puzzle files to serve.",
+        metavar="PATH",
     ),
-    profile_file: Optional[Path] = typer.Option(None, "--profile", metavar="FILE", help="A rating profile: cards also show the score and tier for that audience."),
+    port: int = typer.Option(
+        DEFAULT_PORT, "--port", "-p", min=0, max=65535, help="Port on 127.0.0.1 (0: any free port)."
+    ),
+    telemetry: list[Path] | None = typer.Option(
+        None,
+        "--telemetry",
+        metavar="FILE",
+        help="Play telemetry (.jsonl, .csv, .parquet; repeatable): stage cards show what the players did.",
+    ),
+    profile_file: Path | None = typer.Option(
+        None,
+        "--profile",
+        metavar="FILE",
+        help="A rating profile: cards also show the score and tier for that audience.",
+    ),
 ) -> None:
     """Review, play and curate the Levels under PATH in the browser; Ctrl-C stops it."""
     try:
-        from pipeline.studio.server import HOST, address, listen, uvicorn_server  # start-up time: an optional extra; not for --help
+        from pipeline.studio.server import (  # start-up time: an optional extra; not for --help
+            HOST,
+            address,
+            listen,
+            uvicorn_server,
+        )
     except ImportError as exc:  # pragma: no cover - the studio extra is part of the test extra
-        fail(f"the studio needs its web packages ({exc.name} is missing): pip install 'numbermatch[studio]'")
+        fail(
+            f"the studio needs its web packages ({exc.name} is missing): pip install 'numbermatch[studio]'"
+        )
     if not path.is_dir():
         fail(f"{path}: no such folder")
     profile = read_profile_option(profile_file)
@@ -36,7 +57,9 @@ def studio(
     try:
         server = uvicorn_server(path, observed=observed, profile=profile)
     except ImportError as exc:
-        fail(f"the studio needs its web packages ({exc.name} is missing): pip install 'numbermatch[studio]'")
+        fail(
+            f"the studio needs its web packages ({exc.name} is missing): pip install 'numbermatch[studio]'"
+        )
     try:
         sock = listen(port)
     except OSError as exc:
@@ -54,7 +77,9 @@ def studio(
 
 def _observed(path: Path, files: list[Path], profile: Any) -> Any:
     """Per puzzle id under PATH, the telemetry's figures (`pipeline.telemetry.observed.stage_figures`)."""
-    from pipeline.telemetry.catalogue import load_catalogue  # start-up time: DuckDB loads only with --telemetry
+    from pipeline.telemetry.catalogue import (
+        load_catalogue,  # start-up time: DuckDB loads only with --telemetry
+    )
     from pipeline.telemetry.observed import observe, stage_figures
     from pipeline.telemetry.records import read_telemetry
 

@@ -10,7 +10,6 @@ import datetime as _dt
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -19,9 +18,10 @@ from pipeline.cli.common import PROFILE_HELP, fail, read_profile_option
 from pipeline.cli.help_text import EXAMPLES
 from pipeline.errors import NumberMatchError
 
-telemetry_app = typer.Typer(help="Play telemetry: simulate it with the rating's player models.", no_args_is_help=True)
+telemetry_app = typer.Typer(
+    help="Play telemetry: simulate it with the rating's player models.", no_args_is_help=True
+)
 app.add_typer(telemetry_app, name="telemetry", epilog=f"Example: {EXAMPLES['telemetry']}")
-
 
 
 @telemetry_app.callback()
@@ -40,7 +40,9 @@ class ObservedFormat(str, Enum):
 
 
 def _inputs(telemetry: list[Path], levels: list[Path], strict: bool):  # -> (Catalogue, Telemetry)
-    from pipeline.telemetry.catalogue import load_catalogue  # start-up time: DuckDB and the loaders load to read, not for --help
+    from pipeline.telemetry.catalogue import (
+        load_catalogue,  # start-up time: DuckDB and the loaders load to read, not for --help
+    )
     from pipeline.telemetry.records import read_telemetry
 
     try:
@@ -57,15 +59,28 @@ def _report_bad(data) -> None:  # data: Telemetry
 
 @telemetry_app.command("simulate", epilog=f"Example: {EXAMPLES['telemetry']}")
 def simulate_cmd(
-    levels: list[Path] = typer.Argument(..., metavar="LEVELS...", help="Puzzle files, bundles or folders to play."),
-    audience: str = typer.Option(..., "--audience", metavar="MIX", help="The players' mix, e.g. random:0.5,planner:0.3,proximity:0.2 (weights sum to 1)."),
+    levels: list[Path] = typer.Argument(
+        ..., metavar="LEVELS...", help="Puzzle files, bundles or folders to play."
+    ),
+    audience: str = typer.Option(
+        ...,
+        "--audience",
+        metavar="MIX",
+        help="The players' mix, e.g. random:0.5,planner:0.3,proximity:0.2 (weights sum to 1).",
+    ),
     attempts: int = typer.Option(..., "--attempts", min=1, help="Attempts per puzzle."),
     seed: int = typer.Option(0, "--seed", help="Seed (same seed, same file)."),
-    out: Path = typer.Option(..., "--out", metavar="FILE", help="Where to write: .jsonl, .csv or .parquet."),
-    abandon: float = typer.Option(0.05, "--abandon", min=0.0, max=0.99, help="Share of attempts abandoned part-way."),
+    out: Path = typer.Option(
+        ..., "--out", metavar="FILE", help="Where to write: .jsonl, .csv or .parquet."
+    ),
+    abandon: float = typer.Option(
+        0.05, "--abandon", min=0.0, max=0.99, help="Share of attempts abandoned part-way."
+    ),
 ) -> None:
     """Write telemetry by playing every puzzle with the rating's player models in a stated mix."""
-    from pipeline.telemetry.catalogue import load_catalogue  # start-up time: the players and DuckDB load to simulate, not for --help
+    from pipeline.telemetry.catalogue import (
+        load_catalogue,  # start-up time: the players and DuckDB load to simulate, not for --help
+    )
     from pipeline.telemetry.records import telemetry_format
     from pipeline.telemetry.simulate import parse_audience, simulate, write_records
 
@@ -84,15 +99,23 @@ def simulate_cmd(
 
 @app.command("observed")
 def observed_cmd(
-    telemetry: list[Path] = typer.Argument(..., metavar="TELEMETRY...", help="Telemetry files: .jsonl, .csv or .parquet."),
+    telemetry: list[Path] = typer.Argument(
+        ..., metavar="TELEMETRY...", help="Telemetry files: .jsonl, .csv or .parquet."
+    ),
     levels: list[Path] = typer.Option(..., "--levels", metavar="PATH", help=LEVELS_HELP),
-    fmt: ObservedFormat = typer.Option(ObservedFormat.text, "--format", help="text, json, or html (a page like report.html)."),
-    out: Optional[Path] = typer.Option(None, "--out", metavar="FILE", help="Write the report here (atomically) instead of stdout."),
-    profile_file: Optional[Path] = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
+    fmt: ObservedFormat = typer.Option(
+        ObservedFormat.text, "--format", help="text, json, or html (a page like report.html)."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", metavar="FILE", help="Write the report here (atomically) instead of stdout."
+    ),
+    profile_file: Path | None = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
 ) -> None:
     """Observed loss rates per puzzle and Stage against the rated ones, flags, summary and curves."""
-    from pipeline.atomic import write_atomic  # start-up time: DuckDB and the loaders load to report, not for --help
+    from pipeline.atomic import (
+        write_atomic,  # start-up time: DuckDB and the loaders load to report, not for --help
+    )
     from pipeline.telemetry.observed import REPORTER_BY_NAME, observe
 
     profile = read_profile_option(profile_file)
@@ -115,21 +138,37 @@ def observed_cmd(
 
 @app.command("calibrate")
 def calibrate_cmd(
-    telemetry: list[Path] = typer.Argument(..., metavar="TELEMETRY...", help="Telemetry files: .jsonl, .csv or .parquet."),
+    telemetry: list[Path] = typer.Argument(
+        ..., metavar="TELEMETRY...", help="Telemetry files: .jsonl, .csv or .parquet."
+    ),
     levels: list[Path] = typer.Option(..., "--levels", metavar="PATH", help=LEVELS_HELP),
-    out: Path = typer.Option(..., "--out", metavar="PROFILE.yaml", help="Where to write the rating profile."),
-    name: Optional[str] = typer.Option(None, "--name", help="The profile's name (default: the file name without .yaml)."),
-    date: Optional[str] = typer.Option(None, "--date", metavar="YYYY-MM-DD", help="The day recorded as the fit's date (default: today, UTC)."),
-    folds: int = typer.Option(5, "--folds", min=2, max=20, help="Cross-validation folds (by puzzle)."),
+    out: Path = typer.Option(
+        ..., "--out", metavar="PROFILE.yaml", help="Where to write the rating profile."
+    ),
+    name: str | None = typer.Option(
+        None, "--name", help="The profile's name (default: the file name without .yaml)."
+    ),
+    date: str | None = typer.Option(
+        None,
+        "--date",
+        metavar="YYYY-MM-DD",
+        help="The day recorded as the fit's date (default: today, UTC).",
+    ),
+    folds: int = typer.Option(
+        5, "--folds", min=2, max=20, help="Cross-validation folds (by puzzle)."
+    ),
     seed: int = typer.Option(0, "--seed", help="Seed of the fold assignment."),
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
 ) -> None:
     """Fit a rating profile (mix weights and tiers) to the observed loss rates, with held-out figures."""
-    from pipeline.formats.profile_file import profile_document, write_profile  # start-up time: not for --help
+    from pipeline.formats.profile_file import (  # start-up time: not for --help
+        profile_document,
+        write_profile,
+    )
     from pipeline.telemetry.calibrate import calibrate
 
     if date is None:
-        date = _dt.datetime.now(_dt.timezone.utc).date().isoformat()
+        date = _dt.datetime.now(_dt.UTC).date().isoformat()
     else:
         try:
             _dt.date.fromisoformat(date)
@@ -138,7 +177,9 @@ def calibrate_cmd(
     catalogue, data = _inputs(telemetry, levels, strict)
     _report_bad(data)
     try:
-        result = calibrate(catalogue, data, name=name or out.stem, date=date, folds_k=folds, seed=seed)
+        result = calibrate(
+            catalogue, data, name=name or out.stem, date=date, folds_k=folds, seed=seed
+        )
         write_profile(out, profile_document(result.profile, result.fitted_from, result.heldout))
     except NumberMatchError as exc:
         fail(str(exc))
@@ -150,12 +191,18 @@ def calibrate_cmd(
 
 @app.command("rescore")
 def rescore_cmd(
-    paths: list[str] = typer.Argument(..., metavar="PATH...", help="Puzzle files, bundles or folders to re-score in place."),
-    profile_file: Path = typer.Option(..., "--profile", metavar="FILE", help="The rating profile to score under."),
+    paths: list[str] = typer.Argument(
+        ..., metavar="PATH...", help="Puzzle files, bundles or folders to re-score in place."
+    ),
+    profile_file: Path = typer.Option(
+        ..., "--profile", metavar="FILE", help="The rating profile to score under."
+    ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; write nothing."),
 ) -> None:
     """Re-score stored puzzles under a rating profile (from their stored win rates; no replay)."""
-    from pipeline.formats.files import level_files  # start-up time: YAML loads to rescore, not for --help
+    from pipeline.formats.files import (
+        level_files,  # start-up time: YAML loads to rescore, not for --help
+    )
     from pipeline.telemetry.rescore import rescore_file, write_rescored
 
     profile = read_profile_option(profile_file)
@@ -177,5 +224,7 @@ def rescore_cmd(
                 fail(str(exc))
             except OSError as exc:
                 fail(f"{r.path}: cannot write: {exc.strerror or exc}")
-        typer.echo(f"{r.path}: {r.blocks} difficulty block{'s' if r.blocks != 1 else ''}, {r.changed} changed score or tier"
-                   + (" (dry run)" if dry_run else ""))
+        typer.echo(
+            f"{r.path}: {r.blocks} difficulty block{'s' if r.blocks != 1 else ''}, {r.changed} changed score or tier"
+            + (" (dry run)" if dry_run else "")
+        )

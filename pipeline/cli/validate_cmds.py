@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -26,15 +26,29 @@ class Format(str, Enum):
 
 @app.command()
 def validate(
-    paths: list[str] = typer.Argument(..., metavar="PATH...", help="Files, or folders searched recursively for *.yaml and *.yml."),
-    fmt: Format = typer.Option(Format.text, "--format", help="text (file:line:col: code: message), json, or github (workflow annotations)."),
-    deep: bool = typer.Option(False, "--deep", help="Also re-run the solver and the rating and report disagreements (slow)."),
-    profile_file: Optional[Path] = typer.Option(
-        None, "--profile", metavar="FILE",
+    paths: list[str] = typer.Argument(
+        ..., metavar="PATH...", help="Files, or folders searched recursively for *.yaml and *.yml."
+    ),
+    fmt: Format = typer.Option(
+        Format.text,
+        "--format",
+        help="text (file:line:col: code: message), json, or github (workflow annotations).",
+    ),
+    deep: bool = typer.Option(
+        False,
+        "--deep",
+        help="Also re-run the solver and the rating and report disagreements (slow).",
+    ),
+    profile_file: Path | None = typer.Option(
+        None,
+        "--profile",
+        metavar="FILE",
         help="A rating profile: puzzles scored under a profile must name this one (NM318); the file is checked too.",
     ),
-    against: Optional[Path] = typer.Option(
-        None, "--against", metavar="FOLDER",
+    against: Path | None = typer.Option(
+        None,
+        "--against",
+        metavar="FOLDER",
         help="Also check the shipped and stock puzzles of PATH... for repeats (NM321) against every level file "
         "under FOLDER, through its index (a cache in ~/.cache/numbermatch or $NUMBERMATCH_CACHE): pre-commit passes the "
         "changed files and `--against .`.",
@@ -63,7 +77,9 @@ def validate(
     raise typer.Exit(0 if report.ok else 1)
 
 
-def _deep_with_progress(paths: list[str], profile: RatingProfile | None = None, against: Path | None = None) -> ValidationReport:
+def _deep_with_progress(
+    paths: list[str], profile: RatingProfile | None = None, against: Path | None = None
+) -> ValidationReport:
     """`validate_paths(paths, deep=True)`, showing on the terminal how far the deep checks are."""
     from pipeline.validator import Validator, collect_files  # start-up time
 
@@ -72,7 +88,9 @@ def _deep_with_progress(paths: list[str], profile: RatingProfile | None = None, 
 
     def tick(name: str) -> None:
         count[0] += 1
-        sys.stderr.write(f"\rdeep check: {count[0]} puzzle{'s' if count[0] != 1 else ''} re-solved and re-rated ({name})\x1b[K")
+        sys.stderr.write(
+            f"\rdeep check: {count[0]} puzzle{'s' if count[0] != 1 else ''} re-solved and re-rated ({name})\x1b[K"
+        )
         sys.stderr.flush()
 
     run = Validator(deep=True, on_deep=tick, profile=profile)

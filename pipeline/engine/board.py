@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from pipeline.errors import NotationError, shorten
 from pipeline.limits import MAX_CELLS, check_cells
@@ -40,7 +40,9 @@ def parse(text: str) -> bytes:
     if text == "":
         return b""
     if len(text) > _MAX_TEXT:  # past any board within the limit, whatever its rows
-        raise NotationError(f"invalid board {shorten(text)}: longer than any board within the limit of {MAX_CELLS:,} cells")
+        raise NotationError(
+            f"invalid board {shorten(text)}: longer than any board within the limit of {MAX_CELLS:,} cells"
+        )
     if _BOARD_OK.fullmatch(text) is None:
         _explain(text)
     cells = text.encode("ascii").replace(b"/", b"").translate(_FROM_TEXT)
@@ -56,7 +58,9 @@ def _explain(text: str) -> None:
         if _ROW_OK.fullmatch(row) is None:
             bad = next((ch for ch in row if ch not in ".123456789"), None)
             if bad is not None:
-                problem = f"has {bad!r} at column {row.index(bad)}; cells are digits 1-9 or '.' for a gap"
+                problem = (
+                    f"has {bad!r} at column {row.index(bad)}; cells are digits 1-9 or '.' for a gap"
+                )
             elif row == "":
                 problem = "is empty; rows are joined by a single '/'"
             else:
@@ -68,7 +72,9 @@ def _explain(text: str) -> None:
         else:
             continue
         raise NotationError(f"invalid board {shorten(text)}: row {r} {problem}")
-    raise NotationError(f"invalid board {shorten(text)}")  # pragma: no cover - _BOARD_OK and the rows agree
+    raise NotationError(
+        f"invalid board {shorten(text)}"
+    )  # pragma: no cover - _BOARD_OK and the rows agree
 
 
 def format_board(cells: bytes) -> str:
@@ -120,11 +126,13 @@ def lines_through(
         above = [t for t in reversed(starts) if t < s] if backward else []
         below = [t for t in starts if t > s]
         for c in range(min(WIDTH, n - s)):
-            table.append((
-                (_ray(n, above, c, 0), _ray(n, below, c, 0)),
-                (_ray(n, above, c, -1), _ray(n, below, c, 1)),
-                (_ray(n, above, c, 1), _ray(n, below, c, -1)),
-            ))
+            table.append(
+                (
+                    (_ray(n, above, c, 0), _ray(n, below, c, 0)),
+                    (_ray(n, above, c, -1), _ray(n, below, c, 1)),
+                    (_ray(n, above, c, 1), _ray(n, below, c, -1)),
+                )
+            )
     return table
 
 
@@ -143,14 +151,14 @@ def _ray(n: int, starts: list[int], col: int, dc: int) -> Ray:
     return tuple(ray)
 
 
-@lru_cache(maxsize=None)
+@cache
 def rays(n: int) -> tuple[tuple[Ray, ...], ...]:
     """For a board of n cells: per cell, its forward vertical, down-right and down-left rays
     (those with a cell), so the move generator never does coordinate arithmetic."""
     return tuple(tuple(fwd for _, fwd in cell if fwd) for cell in lines_through(n))
 
 
-@lru_cache(maxsize=None)
+@cache
 def crossing_lines(n: int) -> tuple[tuple[Line, ...], ...]:
     """Per cell, (backward ray, forward ray) of its column and diagonals where both have a cell:
     the lines along which two cells can come to see each other across it."""
@@ -197,7 +205,7 @@ class Board:
         return [list(c[s : s + WIDTH]) for s in range(0, len(c), WIDTH)]
 
 
-def cells_of(board: "Board | str | bytes") -> bytes:
+def cells_of(board: Board | str | bytes) -> bytes:
     """Cell bytes from a Board, a notation string (parsed, so it may raise) or raw bytes."""
     if isinstance(board, Board):
         return board.cells

@@ -10,7 +10,9 @@ from pipeline.errors import MoveSyntaxError, shorten
 
 # ASCII digits only (int() would read Arabic-Indic ones), and few enough of them that no row
 # number is absurd: a board has at most limits.MAX_CELLS cells.
-_PAIR = re.compile(r"\s*([0-9]{1,6})\s*,\s*([0-9]{1,6})\s*-\s*([0-9]{1,6})\s*,\s*([0-9]{1,6})\s*", re.ASCII)
+_PAIR = re.compile(
+    r"\s*([0-9]{1,6})\s*,\s*([0-9]{1,6})\s*-\s*([0-9]{1,6})\s*,\s*([0-9]{1,6})\s*", re.ASCII
+)
 ADD_TEXT = "+"
 
 
@@ -25,12 +27,12 @@ class Move:
     second: int | None = None
 
     @classmethod
-    def pair(cls, a: int, b: int) -> "Move":
+    def pair(cls, a: int, b: int) -> Move:
         """A pair from two flat indices (any order); written first-cell-first."""
         return cls(a, b) if a <= b else cls(b, a)
 
     @classmethod
-    def parse(cls, text: str) -> "Move":
+    def parse(cls, text: str) -> Move:
         """`0,8-1,0` or `+`; raises MoveSyntaxError (a ValueError) on anything else."""
         if not isinstance(text, str):
             raise MoveSyntaxError(f"move must be a string, got {type(text).__name__}")
@@ -44,7 +46,9 @@ class Move:
         r1, c1, r2, c2 = map(int, m.groups())
         for c in (c1, c2):
             if c >= WIDTH:
-                raise MoveSyntaxError(f"invalid move {shorten(text)}: column {c} is off the board (columns 0-8)")
+                raise MoveSyntaxError(
+                    f"invalid move {shorten(text)}: column {c} is off the board (columns 0-8)"
+                )
         return cls.pair(r1 * WIDTH + c1, r2 * WIDTH + c2)
 
     @property

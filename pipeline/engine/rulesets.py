@@ -73,8 +73,12 @@ class Ruleset:
 
     def __post_init__(self) -> None:
         if len(self.value_class) != 10 or self.value_class[0] != 0 or 0 in self.value_class[1:]:
-            raise ValueError(f"ruleset {self.number}: value_class must map 0 to 0 and 1-9 to classes 1-255")
-        object.__setattr__(self, "class_of", bytes(self.value_class) + bytes(256 - len(self.value_class)))
+            raise ValueError(
+                f"ruleset {self.number}: value_class must map 0 to 0 and 1-9 to classes 1-255"
+            )
+        object.__setattr__(
+            self, "class_of", bytes(self.value_class) + bytes(256 - len(self.value_class))
+        )
 
     def __str__(self) -> str:
         return f"ruleset {self.number} ({self.name})"
@@ -89,7 +93,9 @@ class Ruleset:
         problem = self.pair_problem(cells, i, j)
         if problem is not None:
             text = move_text or f"{cell_name(min(i, j))}-{cell_name(max(i, j))}"
-            raise IllegalMoveError(f"illegal move {text} on board {format_board(cells)!r}: {problem}")
+            raise IllegalMoveError(
+                f"illegal move {text} on board {format_board(cells)!r}: {problem}"
+            )
         return self.remove_pair(cells, i, j)
 
 
@@ -122,7 +128,7 @@ def _number(value: object) -> int | None:
     return None
 
 
-def ruleset_for(value: object, accept: "frozenset[int] | None" = None) -> Ruleset:
+def ruleset_for(value: object, accept: frozenset[int] | None = None) -> Ruleset:
     """The registered ruleset a value names (a Ruleset, an int or a digit string).
 
     Raises RulesetError for anything else, and for a ruleset outside `accept` when given
@@ -135,7 +141,9 @@ def ruleset_for(value: object, accept: "frozenset[int] | None" = None) -> Rulese
     known = sorted(RULESETS if accept is None else set(RULESETS) & accept)
     if number is None or number not in known:
         names = ", ".join(map(str, known))
-        raise RulesetError(f"unknown ruleset {value!r}: this engine implements ruleset {names} only")
+        raise RulesetError(
+            f"unknown ruleset {value!r}: this engine implements ruleset {names} only"
+        )
     return value if isinstance(value, Ruleset) else RULESETS[number]
 
 

@@ -32,7 +32,9 @@ def status_of(cells: bytes, adds_left: int, ruleset: Ruleset = DEFAULT) -> Statu
     return STUCK
 
 
-def apply_move(cells: bytes, move: Move, adds_left: int, ruleset: Ruleset = DEFAULT) -> tuple[bytes, int]:
+def apply_move(
+    cells: bytes, move: Move, adds_left: int, ruleset: Ruleset = DEFAULT
+) -> tuple[bytes, int]:
     """Play one move on raw cells; returns (cells, adds_left). Raises IllegalMoveError."""
     if move.is_add:
         if adds_left <= 0:
@@ -41,7 +43,9 @@ def apply_move(cells: bytes, move: Move, adds_left: int, ruleset: Ruleset = DEFA
             raise IllegalMoveError("illegal move + on the empty board: there is nothing to copy")
         grown = ruleset.add_numbers(cells)
         if len(grown) > MAX_CELLS:
-            raise LimitError(f"move + would grow the board to {len(grown):,} cells; the limit is {MAX_CELLS:,} (docs/limits.md)")
+            raise LimitError(
+                f"move + would grow the board to {len(grown):,} cells; the limit is {MAX_CELLS:,} (docs/limits.md)"
+            )
         return grown, adds_left - 1
     assert move.first is not None and move.second is not None
     return ruleset.checked_remove(cells, move.first, move.second, str(move)), adds_left
@@ -52,7 +56,9 @@ def replay(
 ) -> tuple[bytes, int]:
     """Play a move list from a start; returns (final cells, adds left)."""
     for move in moves:
-        cells, adds = apply_move(cells, Move.parse(move) if isinstance(move, str) else move, adds, ruleset)
+        cells, adds = apply_move(
+            cells, Move.parse(move) if isinstance(move, str) else move, adds, ruleset
+        )
     return cells, adds
 
 
@@ -62,9 +68,11 @@ class Stage:
     `ruleset` is a `Ruleset` or the number of a registered one (default: ruleset 1).
     """
 
-    __slots__ = ("cells", "adds_left", "ruleset", "history")
+    __slots__ = ("adds_left", "cells", "history", "ruleset")
 
-    def __init__(self, board: Board | str | bytes, adds: int = 0, ruleset: Ruleset | int | str = DEFAULT) -> None:
+    def __init__(
+        self, board: Board | str | bytes, adds: int = 0, ruleset: Ruleset | int | str = DEFAULT
+    ) -> None:
         self.ruleset: Ruleset = ruleset_for(ruleset)
         self.cells = cells_of(board)
         if adds < 0:

@@ -77,9 +77,13 @@ class Bundle:
         if not numbers:
             raise BundleError(f"{name}: the bundle has no Levels")
         if slot.level not in numbers:
-            raise BundleError(f"{name}: has Levels {numbers[0]}-{numbers[-1]}; there is no L{slot.level}")
+            raise BundleError(
+                f"{name}: has Levels {numbers[0]}-{numbers[-1]}; there is no L{slot.level}"
+            )
         count = len(self.levels[slot.level - self.first_level])
-        raise BundleError(f"{name}: Level {slot.level} has Stages 1-{count}; there is no S{slot.stage}")
+        raise BundleError(
+            f"{name}: Level {slot.level} has Stages 1-{count}; there is no S{slot.stage}"
+        )
 
     @property
     def level_numbers(self) -> range:
@@ -107,7 +111,9 @@ class Bundle:
             stages = level.get("stages") if isinstance(level, Mapping) else None
             if not isinstance(stages, list):
                 raise BundleError(f"{name}: $.levels[{li}].stages: expected a list of stages")
-            levels.append(tuple(_stage(stage, first + li, li, si, name) for si, stage in enumerate(stages)))
+            levels.append(
+                tuple(_stage(stage, first + li, li, si, name) for si, stage in enumerate(stages))
+            )
         ruleset = doc.get("ruleset", 1)
         return cls(
             id=str(doc.get("id")),
@@ -127,11 +133,17 @@ def _stage(raw: Any, level: int, li: int, si: int, name: str) -> Stage:
         raise BundleError(f"{where}.puzzle: expected a puzzle mapping")
     board, adds, solution = puzzle.get("board"), puzzle.get("adds"), puzzle.get("solution") or []
     if not isinstance(board, str):
-        raise BundleError(f"{where}.puzzle.board: expected board notation (a string), found {_kind(board)}")
+        raise BundleError(
+            f"{where}.puzzle.board: expected board notation (a string), found {_kind(board)}"
+        )
     if not isinstance(adds, int) or isinstance(adds, bool) or adds < 0:
-        raise BundleError(f"{where}.puzzle.adds: expected a whole number 0 or more, found {_kind(adds)}")
+        raise BundleError(
+            f"{where}.puzzle.adds: expected a whole number 0 or more, found {_kind(adds)}"
+        )
     if not _whole(puzzle.get("ruleset", 1)):
-        raise BundleError(f"{where}.puzzle.ruleset: expected a whole number, found {_kind(puzzle.get('ruleset'))}")
+        raise BundleError(
+            f"{where}.puzzle.ruleset: expected a whole number, found {_kind(puzzle.get('ruleset'))}"
+        )
     if not isinstance(solution, list) or not isinstance(puzzle.get("difficulty") or {}, Mapping):
         raise BundleError(f"{where}.puzzle: expected a solution list and a difficulty mapping")
     try:
@@ -139,7 +151,9 @@ def _stage(raw: Any, level: int, li: int, si: int, name: str) -> Stage:
     except (TypeError, ValueError) as exc:  # e.g. a solution move or provenance of the wrong kind
         raise BundleError(f"{where}.puzzle: {exc}") from exc
     target = raw.get("target_score")
-    number = float(target) if isinstance(target, (int, float)) and not isinstance(target, bool) else None
+    number = (
+        float(target) if isinstance(target, (int, float)) and not isinstance(target, bool) else None
+    )
     return Stage(Slot(level, si + 1), value, number, li, si, raw)
 
 

@@ -25,11 +25,12 @@ code as any designer's file.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -154,7 +155,9 @@ class Shape:
         if self.rise is None:
             return self.start.value, self.finish.value
         keep = (1.0 - self.rise.step) ** level  # share of the way still left to the limits
-        return _toward(self.start, self.rise.start, keep), _toward(self.finish, self.rise.finish, keep)
+        return _toward(self.start, self.rise.start, keep), _toward(
+            self.finish, self.rise.finish, keep
+        )
 
     def score(self, level: int, stage: int, stages: int) -> float:
         start, end = self.ends(level)
@@ -164,8 +167,10 @@ class Shape:
                 return self.boss.point.value
         cuts = [math.ceil(stages * d.at) for d in self.dips]
         bounds = [0, *cuts, stages]
-        if not self.dips or any(b - a < 2 for a, b in zip(bounds, bounds[1:])):
-            return start + (end - start) * _fraction(stage, stages)  # too short to dip: a plain line
+        if not self.dips or any(b - a < 2 for a, b in itertools.pairwise(bounds)):
+            return start + (end - start) * _fraction(
+                stage, stages
+            )  # too short to dip: a plain line
         segment = max(i for i, b in enumerate(bounds[:-1]) if b <= stage)
         low = 0.0 if segment == 0 else self.dips[segment - 1].to
         high = 1.0 if segment == len(self.dips) else self.dips[segment].peak
@@ -206,13 +211,23 @@ class Constraints:
         most = dict(self.at_most)
         for t, n in other.at_most:
             most[t] = min(n, most.get(t, n))
-        return Constraints(tuple(least.items()), tuple(most.items()), max(self.layouts, other.layouts))
+        return Constraints(
+            tuple(least.items()), tuple(most.items()), max(self.layouts, other.layouts)
+        )
 
     def problems(self, tiers: Sequence[str]) -> list[str]:
         """Why a Level with these slot tiers breaks the tier constraints (empty when it does not)."""
         counts = Counter(tiers)
-        out = [f"{counts[t]} {t} stage(s), needs at least {n}" for t, n in self.at_least if counts[t] < n]
-        out += [f"{counts[t]} {t} stage(s), allows at most {n}" for t, n in self.at_most if counts[t] > n]
+        out = [
+            f"{counts[t]} {t} stage(s), needs at least {n}"
+            for t, n in self.at_least
+            if counts[t] < n
+        ]
+        out += [
+            f"{counts[t]} {t} stage(s), allows at most {n}"
+            for t, n in self.at_most
+            if counts[t] > n
+        ]
         if self.layouts > len(tiers):
             out.append(f"{len(tiers)} stage(s), needs {self.layouts} distinct digit layouts")
         return out
@@ -252,8 +267,13 @@ class Curve:
         if first_level < 1:
             raise CurveError(f"levels are numbered from 1, got first level {first_level}")
         boss = self.shape.boss if self.shape is not None else None
-        if boss is not None and not 1 <= (boss.stage if boss.stage > 0 else stages + 1 + boss.stage) <= stages:
-            raise CurveError(f"curve {self.name}: boss stage {boss.stage} does not exist in a Level of {stages} stages")
+        if (
+            boss is not None
+            and not 1 <= (boss.stage if boss.stage > 0 else stages + 1 + boss.stage) <= stages
+        ):
+            raise CurveError(
+                f"curve {self.name}: boss stage {boss.stage} does not exist in a Level of {stages} stages"
+            )
         rows: list[list[Target]] = []
         for level in range(first_level - 1, first_level - 1 + levels):
             if level < len(self.levels):
@@ -271,15 +291,20 @@ class Curve:
                     f"curve {self.name} defines {len(self.levels)} Level(s) and no shape for later ones;"
                     f" Level {level + 1} was asked for"
                 )
-            row = [Target(level, s, round(min(100.0, max(0.0, v)), 2)) for s, v in enumerate(scores)]
+            row = [
+                Target(level, s, round(min(100.0, max(0.0, v)), 2)) for s, v in enumerate(scores)
+            ]
             broken = self.level_constraints(level).problems([t.tier for t in row])
             if broken:
-                raise CurveError(f"curve {self.name}: Level {level + 1}'s targets give {'; '.join(broken)}")
+                raise CurveError(
+                    f"curve {self.name}: Level {level + 1}'s targets give {'; '.join(broken)}"
+                )
             rows.append(row)
         return rows
 
 
 # --- reading curve data -------------------------------------------------------------------
+
 
 def _number(value: Any, parts: Parts, what: str, low: float = 0.0, high: float = 1.0) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= high:
@@ -302,7 +327,9 @@ def _point(value: Any, parts: Parts) -> Point:
         raise _Problem(parts, f"a target is a score, a tier name or {{tier, at}}, got {value!r}")
     if "score" in value:
         if set(value) != {"score"}:
-            raise _Problem(parts, "give a target either as `score` or as `tier` (with `at`), not both")
+            raise _Problem(
+                parts, "give a target either as `score` or as `tier` (with `at`), not both"
+            )
         return Point(score=_number(value["score"], parts + ("score",), "score", 0, 100))
     if "tier" not in value:
         raise _Problem(parts, "a target mapping needs `tier` (with optional `at`) or `score`")
@@ -331,12 +358,16 @@ def _constraints(value: Any, parts: Parts) -> Constraints:
         raise _Problem(parts, "constraints must be a mapping")
     layouts = value.get("layouts", 0)
     if isinstance(layouts, bool) or not isinstance(layouts, int) or layouts < 0:
-        raise _Problem(parts + ("layouts",), f"layouts must be a whole number >= 0, got {layouts!r}")
+        raise _Problem(
+            parts + ("layouts",), f"layouts must be a whole number >= 0, got {layouts!r}"
+        )
     least = _counts(value.get("at_least", {}), parts + ("at_least",))
     most = _counts(value.get("at_most", {}), parts + ("at_most",))
     for t, n in least:
         if dict(most).get(t, n) < n:
-            raise _Problem(parts + ("at_most", t), f"at_most {t} {dict(most)[t]} is below at_least {t} {n}")
+            raise _Problem(
+                parts + ("at_most", t), f"at_most {t} {dict(most)[t]} is below at_least {t} {n}"
+            )
     return Constraints(least, most, layouts)
 
 
@@ -363,7 +394,9 @@ def _dip(d: Any, dp: Parts, before: Dip | None) -> Dip:
     if before is not None and dip.at <= before.at:
         raise _Problem(dp + ("at",), "dips go in order: each `at` above the one before")
     if dip.to >= dip.peak:
-        raise _Problem(dp + ("to",), f"a dip drops: `to` ({dip.to:g}) must be below `peak` ({dip.peak:g})")
+        raise _Problem(
+            dp + ("to",), f"a dip drops: `to` ({dip.to:g}) must be below `peak` ({dip.peak:g})"
+        )
     return dip
 
 
@@ -396,12 +429,16 @@ def _boss(value: dict[str, Any], parts: Parts) -> Boss | None:
             raise _Problem(bp, "a boss needs `stage` (1-based; -1 is the last) and a target")
         stage = b["stage"]
         if isinstance(stage, bool) or not isinstance(stage, int) or stage == 0:
-            raise _Problem(bp + ("stage",), f"stage is 1, 2, ... or -1, -2, ... from the end, got {stage!r}")
+            raise _Problem(
+                bp + ("stage",), f"stage is 1, 2, ... or -1, -2, ... from the end, got {stage!r}"
+            )
         target = {k: v for k, v in b.items() if k in ("score", "tier", "at")}
         point = _point(target, bp)
         from_level = b.get("from_level", 1)
         if isinstance(from_level, bool) or not isinstance(from_level, int) or from_level < 1:
-            raise _Problem(bp + ("from_level",), f"from_level is a Level number >= 1, got {from_level!r}")
+            raise _Problem(
+                bp + ("from_level",), f"from_level is a Level number >= 1, got {from_level!r}"
+            )
         boss = Boss(stage, point, from_level)
     return boss
 
@@ -411,8 +448,10 @@ def _level(lv: Any, lp: Parts, found: Found | None) -> LevelSpec:
     sp = lp + ("stages",) if isinstance(lv, dict) else lp
     if not isinstance(raw, list) or not raw:
         raise _Problem(sp, "a Level lists its Stage targets (at least one)")
-    return LevelSpec(tuple(_each(found, _point, v, sp + (k,)) for k, v in enumerate(raw)),
-                     _each(found, _constraints, cons, lp + ("constraints",)))
+    return LevelSpec(
+        tuple(_each(found, _point, v, sp + (k,)) for k, v in enumerate(raw)),
+        _each(found, _constraints, cons, lp + ("constraints",)),
+    )
 
 
 def _curve(value: Any, parts: Parts, found: Found | None = None) -> Curve:
@@ -420,8 +459,15 @@ def _curve(value: Any, parts: Parts, found: Found | None = None) -> Curve:
     Levels, each target, the shape's parts and the constraints are read apart)."""
     if not isinstance(value, dict) or not isinstance(value.get("name"), str):
         raise _Problem(parts, "a curve is a mapping with a `name`")
-    levels = [_each(found, _level, lv, parts + ("levels", i), found) for i, lv in enumerate(value.get("levels") or ())]
-    shape = _each(found, _shape, value["shape"], parts + ("shape",), found) if value.get("shape") is not None else None
+    levels = [
+        _each(found, _level, lv, parts + ("levels", i), found)
+        for i, lv in enumerate(value.get("levels") or ())
+    ]
+    shape = (
+        _each(found, _shape, value["shape"], parts + ("shape",), found)
+        if value.get("shape") is not None
+        else None
+    )
     if not levels and value.get("shape") is None:
         raise _Problem(parts, f"curve {value['name']} has neither `levels` nor a `shape`")
     return Curve(
@@ -434,7 +480,9 @@ def _curve(value: Any, parts: Parts, found: Found | None = None) -> Curve:
     )
 
 
-def problems(data: Any, skip: Callable[[Parts], bool] = lambda parts: False) -> list[tuple[Parts, str]]:
+def problems(
+    data: Any, skip: Callable[[Parts], bool] = lambda parts: False
+) -> list[tuple[Parts, str]]:
     """Every problem of a schema-valid curve document, as (JSON path parts, message).
 
     `skip(parts)` says which parts failed the schema (the validator's layers): those curves and
@@ -456,15 +504,26 @@ def problems(data: Any, skip: Callable[[Parts], bool] = lambda parts: False) -> 
         if not isinstance(name, str):
             continue
         if name in names:
-            out.append((("curves", i, "name"), f"curve {name!r} is defined twice (first as curves[{names[name]}])"))
+            out.append(
+                (
+                    ("curves", i, "name"),
+                    f"curve {name!r} is defined twice (first as curves[{names[name]}])",
+                )
+            )
         names.setdefault(name, i)
     job = data.get("job") if isinstance(data, dict) and not skip(("job",)) else None
     if isinstance(job, dict) and isinstance(job.get("curve"), str):
         name = job["curve"]
         if name not in names and name not in builtin_curves() and ":" not in name:
-            out.append((("job", "curve"), f"job curve {name!r} is neither in this file nor built in"
-                                          f" ({', '.join([*names, *builtin_curves()])})"))
-        elif name in names and not out and names[name] not in skipped:  # the job's night must be one the curve can give
+            out.append(
+                (
+                    ("job", "curve"),
+                    f"job curve {name!r} is neither in this file nor built in"
+                    f" ({', '.join([*names, *builtin_curves()])})",
+                )
+            )
+        elif name in names and not out and names[name] not in skipped:
+            # the job's night must be one the curve can give
             curve = _curve(data["curves"][names[name]], ("curves", names[name]))
             levels, stages = job.get("levels", 10), job.get("stages", 6)
             try:
@@ -483,14 +542,17 @@ def parse_curves(data: Any, source: str = "curve data") -> dict[str, Curve]:
     if found:
         parts, message = found[0]
         raise CurveError(f"{source}: {_json_path(parts)}: {message}")
-    return {c.name: c for c in (_curve(raw, ("curves", i)) for i, raw in enumerate(data.get("curves") or ()))}
+    return {
+        c.name: c
+        for c in (_curve(raw, ("curves", i)) for i, raw in enumerate(data.get("curves") or ()))
+    }
 
 
 def _json_path(parts: Parts) -> str:
     return "$" + "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts)
 
 
-@lru_cache(maxsize=None)
+@cache
 def builtin_curves() -> dict[str, Curve]:
     """The curves shipped with the package (trusted: the test suite validates the file)."""
     import yaml  # start-up time: `--help` shows the curve choices without parsing YAML
@@ -499,24 +561,26 @@ def builtin_curves() -> dict[str, Curve]:
     return parse_curves(data, str(BUILTIN_FILE))
 
 
-
-
 def curve_from_data(name: str, data: Mapping[str, Any]) -> Curve:
     """A curve recorded in a bundle's params (as its definition), for continuing it."""
     try:
         return _curve(dict(data), ())
     except _Problem as exc:
-        raise CurveError(f"recorded curve {name!r}: {_json_path(exc.parts)}: {exc.message}") from exc
-
+        raise CurveError(
+            f"recorded curve {name!r}: {_json_path(exc.parts)}: {exc.message}"
+        ) from exc
 
 
 def shape_text(levels: int, stages: int) -> str:
     """`2 levels x 5 stages`, with the right plurals, for messages and reports."""
-    return f"{levels} level{'s' if levels != 1 else ''} x {stages} stage{'s' if stages != 1 else ''}"
+    return (
+        f"{levels} level{'s' if levels != 1 else ''} x {stages} stage{'s' if stages != 1 else ''}"
+    )
 
 
-
-CURVE_METAVAR = "ramp|sawtooth|flat|campaign|FILE[:NAME]"  # the built-ins (a test checks they match)
+CURVE_METAVAR = (
+    "ramp|sawtooth|flat|campaign|FILE[:NAME]"  # the built-ins (a test checks they match)
+)
 CURVE_HELP = (
     "Target difficulty curve: a built-in curve (ramp, sawtooth, flat, campaign) or a curve file"
     " as FILE[:NAME]."

@@ -44,7 +44,8 @@ def write_puzzles(puzzles: Iterable[Puzzle], folder: str | os.PathLike[str]) -> 
     another kind is refused); returns the paths."""
     hint = schema_hint("puzzle", folder)
     out = []
-    for p in puzzles:  # the guarded write, as every writer: links, modes, never over another kind of file
+    for p in puzzles:
+        # the guarded write, as every writer: links, modes, never over another kind of file
         path = Path(folder) / f"{p.id}.yaml"
         write_guarded(path, dump_yaml(p.to_document(), hint), kinds=("puzzle",))
         out.append(path)

@@ -36,9 +36,9 @@ from typing import Any, NamedTuple
 import yaml
 
 from pipeline.engine.canonical import canonical_key
+from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle, BundleError
 from pipeline.formats.difficulty import Difficulty
-from pipeline.errors import NumberMatchError
 from pipeline.limits import MAX_FILE_BYTES
 
 CACHE_ENV = "NUMBERMATCH_CACHE"
@@ -64,7 +64,9 @@ _STOCKED = re.compile(r"^  stocked: '?([0-9]{4}-[0-9]{2}-[0-9]{2})'?$", re.MULTI
 def index_file(root: Path) -> Path:
     """Where the index of `root` lives: the cache folder, a file named after root's real path."""
     base = os.environ.get(CACHE_ENV) or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "numbermatch")
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"),
+        "numbermatch",
+    )
     digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:20]
     return Path(base) / "index" / f"{digest}.sqlite3"
 
@@ -122,8 +124,13 @@ _GROUP = re.compile(r"[0-9]+x[0-9]+", re.ASCII)
 def is_stock_path(parts: Sequence[str]) -> bool:
     """Whether a file (given by its path parts) is in the stock's layout,
     `stock/<ruleset>/<cells>x<adds>/<file>`."""
-    return (len(parts) >= 4 and parts[-4] == STOCK_DIR and parts[-3].isascii() and parts[-3].isdigit()
-            and _GROUP.fullmatch(parts[-2]) is not None)
+    return (
+        len(parts) >= 4
+        and parts[-4] == STOCK_DIR
+        and parts[-3].isascii()
+        and parts[-3].isdigit()
+        and _GROUP.fullmatch(parts[-2]) is not None
+    )
 
 
 def _cells(board: str) -> int:
@@ -145,10 +152,22 @@ def _entry(path: str, place: str, kind: str, data: Any, stocked: str = "") -> En
     try:
         key = canonical_key(board, adds, ruleset)
         rated = Difficulty.from_dict(found if isinstance(found, dict) else {})
-    except (ValueError, TypeError):  # bad notation, unknown ruleset, a broken block: the validator says so
+    except (ValueError, TypeError):
+        # bad notation, unknown ruleset, a broken block: the validator says so
         return None
-    return Entry(path, place, kind, key, str(data.get("id")), ruleset, _cells(board), adds,
-                 str(rated.tier), _number(rated.score), stocked)
+    return Entry(
+        path,
+        place,
+        kind,
+        key,
+        str(data.get("id")),
+        ruleset,
+        _cells(board),
+        adds,
+        str(rated.tier),
+        _number(rated.score),
+        stocked,
+    )
 
 
 def read_entries(text: str, rel: str) -> list[Entry]:
@@ -164,10 +183,23 @@ def read_entries(text: str, rel: str) -> list[Entry]:
             key = canonical_key(board, int(adds), int(ruleset))
         except ValueError:
             return []
-        return [Entry(rel, "", kind, key, ident, int(ruleset), _cells(board), int(adds), tier,
-                      None if score == "null" else float(score), stocked.group(1) if stocked else "")]
+        return [
+            Entry(
+                rel,
+                "",
+                kind,
+                key,
+                ident,
+                int(ruleset),
+                _cells(board),
+                int(adds),
+                tier,
+                None if score == "null" else float(score),
+                stocked.group(1) if stocked else "",
+            )
+        ]
     try:
-        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - the safe loader
+        data = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError:
         return []
     if not isinstance(data, dict):
@@ -233,7 +265,9 @@ def _busy(exc: sqlite3.DatabaseError) -> bool:
 class LevelIndex:
     """The index of one folder (see the module docstring). Call `refresh()` before querying."""
 
-    def __init__(self, root: str | os.PathLike[str], *, file: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self, root: str | os.PathLike[str], *, file: str | os.PathLike[str] | None = None
+    ) -> None:
         self.root = Path(root)
         if not self.root.is_dir():
             raise IndexFolderError(f"{self.root}: no such folder to index")
@@ -269,7 +303,9 @@ class LevelIndex:
 
     @staticmethod
     def _usable(db: sqlite3.Connection) -> bool:
-        tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = {
+            row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
         if not tables:  # a new file: processes racing to create it take turns (IF NOT EXISTS)
             db.executescript("BEGIN IMMEDIATE;" + _TABLES + "COMMIT;")
             return True
@@ -282,7 +318,7 @@ class LevelIndex:
     def close(self) -> None:
         self.db.close()
 
-    def __enter__(self) -> "LevelIndex":
+    def __enter__(self) -> LevelIndex:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -310,7 +346,10 @@ class LevelIndex:
             return self._refresh()
 
     def _refresh(self) -> Refreshed:
-        known = {row[0]: (row[1], row[2], row[3]) for row in self.db.execute("SELECT path, size, mtime, inode FROM files")}
+        known = {
+            row[0]: (row[1], row[2], row[3])
+            for row in self.db.execute("SELECT path, size, mtime, inode FROM files")
+        }
         seen: set[str] = set()
         changed: list[tuple[str, int, int, int]] = []
         for rel, size, mtime, inode in _walk(self.root):
@@ -366,7 +405,9 @@ class LevelIndex:
         for start in range(0, len(wanted), 500):
             chunk = wanted[start : start + 500]
             marks = ", ".join("?" * len(chunk))
-            for e in self._entries(f"WHERE key IN ({marks}) AND kind != 'puzzle' ORDER BY path, place", chunk):
+            for e in self._entries(
+                f"WHERE key IN ({marks}) AND kind != 'puzzle' ORDER BY path, place", chunk
+            ):
                 out.setdefault(e.key, []).append(e)
         return out
 
@@ -377,30 +418,56 @@ class LevelIndex:
         return {row[0] for row in self.db.execute(sql, args)}
 
     def stock_keys(self) -> set[str]:
-        return {row[0] for row in self.db.execute("SELECT DISTINCT key FROM entries WHERE kind = 'stock'")}
+        return {
+            row[0]
+            for row in self.db.execute("SELECT DISTINCT key FROM entries WHERE kind = 'stock'")
+        }
 
-    def stock(self, tier: str | None = None, *, ruleset: int | None = None, cells: int | None = None,
-              adds: int | None = None, besides: str | None = None) -> list[Entry]:
+    def stock(
+        self,
+        tier: str | None = None,
+        *,
+        ruleset: int | None = None,
+        cells: int | None = None,
+        adds: int | None = None,
+        besides: str | None = None,
+    ) -> list[Entry]:
         """Stock puzzles not shipped anywhere under the root (bundles under `besides` aside),
         oldest first (then by id)."""
         shipped, args = _shipped(besides)
         where = ["kind = 'stock'", f"key NOT IN ({shipped})"]
-        for column, value in (("tier", tier), ("ruleset", ruleset), ("cells", cells), ("adds", adds)):
+        for column, value in (
+            ("tier", tier),
+            ("ruleset", ruleset),
+            ("cells", cells),
+            ("adds", adds),
+        ):
             if value is not None:
                 where.append(f"{column} = ?")
                 args.append(value)
         return self._entries(f"WHERE {' AND '.join(where)} ORDER BY stocked, id, path", args)
 
-    def candidates(self, tier: str, *, ruleset: int, besides: str | None = None,
-                   before: str | None = None) -> list[Candidate]:
+    def candidates(
+        self, tier: str, *, ruleset: int, besides: str | None = None, before: str | None = None
+    ) -> list[Candidate]:
         """What a night chooses from: the unshipped stock puzzles of a tier as light tuples
         (a night's query over 100,000 stock puzzles builds no Entry per row), oldest first;
         `before`: only those stocked before that date (YYYY-MM-DD; an undated one counts as old)."""
         shipped, args = _shipped(besides)
-        sql = (f"SELECT score, stocked, id, key, path FROM entries WHERE kind = 'stock' AND key NOT IN ({shipped})"
-               " AND tier = ? AND ruleset = ?" + (" AND stocked < ?" if before is not None else "")
-               + " ORDER BY stocked, id, path")
-        return list(map(Candidate._make, self.db.execute(sql, (*args, tier, ruleset, *([before] if before is not None else [])))))
+        sql = (
+            f"SELECT score, stocked, id, key, path FROM entries WHERE kind = 'stock' AND key NOT IN ({shipped})"
+            " AND tier = ? AND ruleset = ?"
+            + (" AND stocked < ?" if before is not None else "")
+            + " ORDER BY stocked, id, path"
+        )
+        return list(
+            map(
+                Candidate._make,
+                self.db.execute(
+                    sql, (*args, tier, ruleset, *([before] if before is not None else []))
+                ),
+            )
+        )
 
     def repeats(self) -> list[tuple[Entry, Entry]]:
         """Each place that repeats an earlier one's key: shipped twice, shipped and in stock, or
@@ -428,7 +495,30 @@ def _shipped(besides: str | None) -> tuple[str, list[Any]]:
 
 
 def _row(e: Entry) -> tuple[Any, ...]:
-    return (e.path, e.place, e.kind, e.key, e.id, e.ruleset, e.cells, e.adds, e.tier, e.score, e.stocked)
+    return (
+        e.path,
+        e.place,
+        e.kind,
+        e.key,
+        e.id,
+        e.ruleset,
+        e.cells,
+        e.adds,
+        e.tier,
+        e.score,
+        e.stocked,
+    )
 
 
-__all__ = ["CACHE_ENV", "Candidate", "index_file", "STOCK_DIR", "Entry", "IndexFolderError", "LevelIndex", "Refreshed", "is_stock_path", "read_entries"]
+__all__ = [
+    "CACHE_ENV",
+    "STOCK_DIR",
+    "Candidate",
+    "Entry",
+    "IndexFolderError",
+    "LevelIndex",
+    "Refreshed",
+    "index_file",
+    "is_stock_path",
+    "read_entries",
+]

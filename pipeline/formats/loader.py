@@ -29,7 +29,14 @@ from yaml.constructor import SafeConstructor
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from pipeline.errors import shorten
-from pipeline.limits import MAX_CURVE_FILE_BYTES, MAX_CURVES, MAX_DEPTH, MAX_FILE_BYTES, MAX_NODES, MAX_NUMBER_CHARS
+from pipeline.limits import (
+    MAX_CURVE_FILE_BYTES,
+    MAX_CURVES,
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    MAX_NODES,
+    MAX_NUMBER_CHARS,
+)
 from pipeline.problems import Problem, json_path
 
 try:  # libyaml's parser when PyYAML was built with it
@@ -42,7 +49,9 @@ MAX_BYTES = MAX_FILE_BYTES  # a 1,000-stage bundle is well under 2 MiB
 # Whole numbers as YAML 1.1 (PyYAML) and YAML 1.2 (editors, other games' readers) both read
 # them: `010` is 8 to one and 10 to the other; `0_1`, `1_`, `0b1`, `0x1`, `+1`, `1:30` are
 # numbers to 1.1 only. Only plain decimal digits mean the same everywhere.
-_CURVES_KIND = re.compile(rb"^kind:[ \t]*['\"]?curves\b", re.MULTILINE)  # a curves file, before parsing it
+_CURVES_KIND = re.compile(
+    rb"^kind:[ \t]*['\"]?curves\b", re.MULTILINE
+)  # a curves file, before parsing it
 _PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)", re.ASCII)
 _T = "tag:yaml.org,2002:"
 STR, SEQ, MAP = _T + "str", _T + "seq", _T + "map"
@@ -83,7 +92,7 @@ class _Refused(Exception):
 
 def tag_name(tag: str) -> str:
     """`!!python/object` rather than `tag:yaml.org,2002:python/object`."""
-    return "!!" + tag[len(_T):] if tag.startswith(_T) else tag
+    return "!!" + tag[len(_T) :] if tag.startswith(_T) else tag
 
 
 def position(node: Node | None) -> tuple[int | None, int | None]:
@@ -110,7 +119,9 @@ def find_node(root: Node, parts: Sequence[Any]) -> tuple[Node, Node | None, bool
                     break
             else:
                 return node, key_node, False
-        elif isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+        elif (
+            isinstance(node, SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value)
+        ):
             node, key_node = node.value[part], None
         else:
             return node, key_node, False
@@ -151,7 +162,9 @@ class _Builder:
 
     def problem(self, node: Node, code: str, message: str) -> None:
         line, col = position(node)
-        self.problems.append(Problem(self.name, line, col, code, message, json_path(path_to(self.root, node))))
+        self.problems.append(
+            Problem(self.name, line, col, code, message, json_path(path_to(self.root, node)))
+        )
 
     def build(self, node: Node, depth: int = 0) -> Any:
         self.nodes += 1
@@ -166,25 +179,43 @@ class _Builder:
         if isinstance(node, ScalarNode):
             make = _SCALARS.get(tag)
             if make is None:
-                self.problem(node, "NM109", f"tag {tag_name(tag)} is not allowed: use plain strings, numbers, lists and mappings")
+                self.problem(
+                    node,
+                    "NM109",
+                    f"tag {tag_name(tag)} is not allowed: use plain strings, numbers, lists and mappings",
+                )
                 return None
             if tag != _T + "null" and len(node.value) > MAX_NUMBER_CHARS:
-                self.problem(node, "NM112", f"number {shorten(node.value, 40)} is too long: level files allow "
-                                            f"at most {MAX_NUMBER_CHARS} characters per number")
+                self.problem(
+                    node,
+                    "NM112",
+                    f"number {shorten(node.value, 40)} is too long: level files allow "
+                    f"at most {MAX_NUMBER_CHARS} characters per number",
+                )
                 return None
             if tag == _T + "int" and not _PLAIN_INT.fullmatch(node.value):
-                self.problem(node, "NM205", f"{shorten(node.value, 40)} is not a plain whole number: write it with the"
-                                            " digits 0-9 only, no leading zero, sign, underscore or base prefix"
-                                            " (YAML 1.1 and 1.2 readers read it differently)")
+                self.problem(
+                    node,
+                    "NM205",
+                    f"{shorten(node.value, 40)} is not a plain whole number: write it with the"
+                    " digits 0-9 only, no leading zero, sign, underscore or base prefix"
+                    " (YAML 1.1 and 1.2 readers read it differently)",
+                )
                 return None
             if tag == _T + "float" and ("_" in node.value or ":" in node.value):
-                self.problem(node, "NM205", f"{shorten(node.value, 40)} is not a plain number: write it without"
-                                            " underscores or colons (YAML 1.1 and 1.2 readers read it differently)")
+                self.problem(
+                    node,
+                    "NM205",
+                    f"{shorten(node.value, 40)} is not a plain number: write it without"
+                    " underscores or colons (YAML 1.1 and 1.2 readers read it differently)",
+                )
                 return None
             try:
                 value = make(node)
             except (ValueError, TypeError, ArithmeticError, yaml.YAMLError):
-                self.problem(node, "NM109", f"{shorten(node.value, 40)} cannot be read as {tag_name(tag)}")
+                self.problem(
+                    node, "NM109", f"{shorten(node.value, 40)} cannot be read as {tag_name(tag)}"
+                )
                 return None
             if isinstance(value, float) and not math.isfinite(value):
                 self.problem(node, "NM111", f"{node.value!r} is not a finite number")
@@ -198,23 +229,43 @@ class _Builder:
                 self.problem(node, "NM109", f"tag {tag_name(tag)} is not allowed on a list")
             return [self.build(item, depth + 1) for item in node.value]
         if tag != MAP:
-            self.problem(node, "NM109", f"tag {tag_name(tag)} is not allowed on a mapping (sets, ordered maps and pairs are not JSON)")
+            self.problem(
+                node,
+                "NM109",
+                f"tag {tag_name(tag)} is not allowed on a mapping (sets, ordered maps and pairs are not JSON)",
+            )
         out: dict[str, Any] = {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, ScalarNode):
-                self.problem(key_node, "NM109", "a mapping key must be a plain string, not a list or mapping")
+                self.problem(
+                    key_node, "NM109", "a mapping key must be a plain string, not a list or mapping"
+                )
                 continue
             if key_node.tag == _T + "merge":
-                self.problem(key_node, "NM109", "merge keys (<<) are not allowed: write the fields out")
+                self.problem(
+                    key_node, "NM109", "merge keys (<<) are not allowed: write the fields out"
+                )
                 continue
             key = self.build(key_node, depth + 1)
             if not isinstance(key, str):
-                self.problem(key_node, "NM110", f"mapping key {key_node.value!r} is read as {type(key).__name__}; quote it to make it a string")
+                self.problem(
+                    key_node,
+                    "NM110",
+                    f"mapping key {key_node.value!r} is read as {type(key).__name__}; quote it to make it a string",
+                )
                 continue
             if key in out:
-                first = next(k for k, _ in node.value if isinstance(k, ScalarNode) and k.value == key_node.value)
+                first = next(
+                    k
+                    for k, _ in node.value
+                    if isinstance(k, ScalarNode) and k.value == key_node.value
+                )
                 line, col = position(first)
-                self.problem(key_node, "NM106", f"duplicate key {key!r} (first defined at line {line}, column {col})")
+                self.problem(
+                    key_node,
+                    "NM106",
+                    f"duplicate key {key!r} (first defined at line {line}, column {col})",
+                )
             out[key] = self.build(value_node, depth + 1)
         return out
 
@@ -236,8 +287,16 @@ def _yaml_error(name: str, text: str, exc: yaml.YAMLError) -> Problem:
     if isinstance(exc, yaml.reader.ReaderError):
         line, col = _line_col(text, exc.position) if isinstance(exc.position, int) else (None, None)
         char = exc.character
-        what = f"#x{ord(char):04x}" if isinstance(char, str) else f"#x{char:02x}" if isinstance(char, int) else "?"
-        return Problem(name, line, col, "NM105", f"unacceptable character {what}: {exc.reason}", "$")
+        what = (
+            f"#x{ord(char):04x}"
+            if isinstance(char, str)
+            else f"#x{char:02x}"
+            if isinstance(char, int)
+            else "?"
+        )
+        return Problem(
+            name, line, col, "NM105", f"unacceptable character {what}: {exc.reason}", "$"
+        )
     return Problem(name, None, None, "NM105", f"YAML error: {exc}", "$")
 
 
@@ -250,16 +309,29 @@ def load_text(text: str, name: str) -> Loaded:
     except yaml.YAMLError as exc:
         return Loaded(None, [_yaml_error(name, text, exc)])
     except RecursionError:  # the pure-Python composer on absurd nesting
-        return Loaded(None, [Problem(name, None, None, "NM107", "values nested too deeply to read", "$")])
+        return Loaded(
+            None, [Problem(name, None, None, "NM107", "values nested too deeply to read", "$")]
+        )
     if not nodes:
-        return Loaded(None, [Problem(name, 1, 1, "NM103", "the file is empty: it holds no YAML document", "$")])
+        return Loaded(
+            None,
+            [Problem(name, 1, 1, "NM103", "the file is empty: it holds no YAML document", "$")],
+        )
     if len(nodes) > 1:
         line, col = position(nodes[1])
-        return Loaded(None, [Problem(
-            name, line, col, "NM108",
-            f"the file holds {len(nodes)} YAML documents; a level file holds exactly one (split it into one file per document)",
-            "$",
-        )])
+        return Loaded(
+            None,
+            [
+                Problem(
+                    name,
+                    line,
+                    col,
+                    "NM108",
+                    f"the file holds {len(nodes)} YAML documents; a level file holds exactly one (split it into one file per document)",
+                    "$",
+                )
+            ],
+        )
     if "!" in text:  # a tag needs one; only then is the event pass worth it
         tagged = _tags(text, name)
         if tagged:
@@ -270,7 +342,9 @@ def load_text(text: str, name: str) -> Loaded:
         data = builder.build(root)
     except _Refused as exc:
         line, col = position(exc.node)
-        return Loaded(None, builder.problems + [Problem(name, line, col, exc.code, exc.message, "$")])
+        return Loaded(
+            None, builder.problems + [Problem(name, line, col, exc.code, exc.message, "$")]
+        )
     if builder.problems:
         return Loaded(None, builder.problems)
     return Loaded(Document(data, root))
@@ -284,9 +358,17 @@ def _tags(text: str, name: str) -> list[Problem]:
         if tag is not None:
             mark = event.start_mark
             line, col = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
-            out.append(Problem(name, line, col, "NM109",
-                               f"tag {tag_name(tag)} is not allowed: level files hold plain strings, numbers, "
-                               "booleans, lists and mappings (docs/validation.md: tags are refused)", "$"))
+            out.append(
+                Problem(
+                    name,
+                    line,
+                    col,
+                    "NM109",
+                    f"tag {tag_name(tag)} is not allowed: level files hold plain strings, numbers, "
+                    "booleans, lists and mappings (docs/validation.md: tags are refused)",
+                    "$",
+                )
+            )
     return out
 
 
@@ -295,30 +377,54 @@ def load_bytes(raw: bytes, name: str) -> Loaded:
     if len(raw) > MAX_BYTES:
         return Loaded(None, [_too_large(name, len(raw))])
     if not raw.strip():
-        return Loaded(None, [Problem(name, 1, 1, "NM103", "the file is empty: it holds no YAML document", "$")])
+        return Loaded(
+            None,
+            [Problem(name, 1, 1, "NM103", "the file is empty: it holds no YAML document", "$")],
+        )
     if len(raw) > MAX_CURVE_FILE_BYTES and _CURVES_KIND.search(raw, 0, 65536):
-        return Loaded(None, [Problem(
-            name, None, None, "NM104",
-            f"the curves file is {len(raw):,} bytes; curves files are limited to {MAX_CURVE_FILE_BYTES:,} bytes"
-            f" and {MAX_CURVES} curves (split it)", "$",
-        )])
+        return Loaded(
+            None,
+            [
+                Problem(
+                    name,
+                    None,
+                    None,
+                    "NM104",
+                    f"the curves file is {len(raw):,} bytes; curves files are limited to {MAX_CURVE_FILE_BYTES:,} bytes"
+                    f" and {MAX_CURVES} curves (split it)",
+                    "$",
+                )
+            ],
+        )
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        return Loaded(None, [Problem(
-            name, line, col, "NM102",
-            f"the file is not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start} ({exc.reason})",
-            "$",
-        )])
+        return Loaded(
+            None,
+            [
+                Problem(
+                    name,
+                    line,
+                    col,
+                    "NM102",
+                    f"the file is not UTF-8 text: byte 0x{raw[exc.start]:02x} at offset {exc.start} ({exc.reason})",
+                    "$",
+                )
+            ],
+        )
     return load_text(text, name)
 
 
 def _too_large(name: str, size: int) -> Problem:
     return Problem(
-        name, None, None, "NM104",
-        f"the file is {size:,} bytes; level files are limited to {MAX_BYTES:,} bytes (split it)", "$",
+        name,
+        None,
+        None,
+        "NM104",
+        f"the file is {size:,} bytes; level files are limited to {MAX_BYTES:,} bytes (split it)",
+        "$",
     )
 
 
@@ -331,13 +437,33 @@ def load_file(path: Path, name: str | None = None) -> Loaded:
         try:
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
-                return Loaded(None, [Problem(name, None, None, "NM101", "cannot read the file: not a regular file", "$")])
+                return Loaded(
+                    None,
+                    [
+                        Problem(
+                            name,
+                            None,
+                            None,
+                            "NM101",
+                            "cannot read the file: not a regular file",
+                            "$",
+                        )
+                    ],
+                )
             if info.st_size > MAX_BYTES:
                 return Loaded(None, [_too_large(name, info.st_size)])
-            with os.fdopen(os.dup(fd), "rb") as handle:  # at most one byte past the limit (files may grow)
+            with os.fdopen(os.dup(fd), "rb") as handle:
+                # at most one byte past the limit (files may grow)
                 raw = handle.read(MAX_BYTES + 1)
         finally:
             os.close(fd)
     except OSError as exc:
-        return Loaded(None, [Problem(name, None, None, "NM101", f"cannot read the file: {exc.strerror or exc}", "$")])
+        return Loaded(
+            None,
+            [
+                Problem(
+                    name, None, None, "NM101", f"cannot read the file: {exc.strerror or exc}", "$"
+                )
+            ],
+        )
     return load_bytes(raw, name)

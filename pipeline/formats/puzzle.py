@@ -26,10 +26,10 @@ from typing import Any
 import yaml
 
 from pipeline import __version__
+from pipeline.engine.canonical import canonical_key
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.formats.difficulty import Difficulty
 from pipeline.rating.profile import RatingProfile, rescored
-from pipeline.engine.canonical import canonical_key
 
 SCHEMA_VERSION = 1
 PUZZLE_KIND = "puzzle"
@@ -104,7 +104,7 @@ class Puzzle:
         return dataclasses.replace(self, difficulty=rescored(self.difficulty, profile))
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "Puzzle":
+    def from_dict(cls, data: dict[str, Any]) -> Puzzle:
         """Build from a (schema-valid) puzzle mapping, standalone or embedded in a bundle."""
         return cls(
             board=str(data["board"]),
@@ -119,10 +119,13 @@ class Puzzle:
 def dump_yaml(doc: Any, schema_hint: str | None = None) -> str:
     """YAML text with keys in insertion order; optional editor modeline on the first line."""
     text = yaml.dump(
-        doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=100
+        doc,
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=100,
     )
     if schema_hint:
         text = f"# yaml-language-server: $schema={schema_hint}\n" + text
     return text
-
-

@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.engine.board import parse
-from pipeline.errors import NumberMatchError, clip
-from pipeline.formats.slot import FORM, Slot, SlotError
-from pipeline.formats.night import NIGHTS_FOLDER
-from pipeline.problems import first_problem
 from pipeline.engine.rulesets import DEFAULT, SHIPPED, ruleset_for
 from pipeline.engine.stage import replay
+from pipeline.errors import NumberMatchError, clip
+from pipeline.formats.night import NIGHTS_FOLDER
+from pipeline.formats.slot import FORM, Slot, SlotError
+from pipeline.problems import first_problem
 
 ID_PATTERN = re.compile(r"nm\d+-[0-9a-f]{12}\Z")
 _NOTATION = re.compile(r"[1-9./]*\Z")
@@ -94,7 +94,9 @@ def resolve(text: str, search: Sequence[str | Path] = ()) -> Source:
     if path.is_file():
         return puzzle_file(path)
     if path.is_dir():
-        raise SourceError(f"{text}: is a folder; name a puzzle file, a stage ({STAGE_FORM}) or a board")
+        raise SourceError(
+            f"{text}: is a folder; name a puzzle file, a stage ({STAGE_FORM}) or a board"
+        )
     if path.suffix.lower() in (".yaml", ".yml"):
         raise SourceError(f"{text}: no such file")
     try:
@@ -103,7 +105,9 @@ def resolve(text: str, search: Sequence[str | Path] = ()) -> Source:
         raise SourceError(
             f"{exc}; nor is it an existing puzzle file, a bundle stage ({STAGE_FORM}) or a puzzle id (nm1-<12 hex digits>)"
         ) from exc
-    raise AssertionError("unreachable: text outside the notation alphabet always fails to parse")  # pragma: no cover
+    raise AssertionError(
+        "unreachable: text outside the notation alphabet always fails to parse"
+    )  # pragma: no cover
 
 
 def _split_stage(text: str) -> tuple[Path, int, int] | None:
@@ -114,14 +118,18 @@ def _split_stage(text: str) -> tuple[Path, int, int] | None:
         slot = Slot.parse(tail)
     except SlotError:
         if Path(head).suffix in (".yaml", ".yml"):
-            raise SourceError(f"{text!r}: the stage {tail!r} is not of the form {FORM} (e.g. {head}:L3.S2)") from None
+            raise SourceError(
+                f"{text!r}: the stage {tail!r} is not of the form {FORM} (e.g. {head}:L3.S2)"
+            ) from None
         return None
     return Path(head), slot.level, slot.stage
 
 
 def load_document(path: Path):  # -> pipeline.formats.loader.Document (data and node tree)
     """A file's YAML document, read safely; SourceError names the file, line and problem."""
-    from pipeline.formats.loader import load_file  # start-up time: YAML loads only when a file is read
+    from pipeline.formats.loader import (
+        load_file,  # start-up time: YAML loads only when a file is read
+    )
 
     if not path.exists():
         raise SourceError(f"{path}: no such file")
@@ -131,7 +139,8 @@ def load_document(path: Path):  # -> pipeline.formats.loader.Document (data and 
     return loaded.document
 
 
-def snapshot_document(path: Path):  # -> (pipeline.atomic.Snapshot, pipeline.formats.loader.Document)
+def snapshot_document(path: Path):
+    # -> (pipeline.atomic.Snapshot, pipeline.formats.loader.Document)
     """A file read for an edit: its bytes (which the guarded write re-checks) and the YAML
     document parsed from those same bytes; SourceError names the file, line and problem."""
     from pipeline.atomic import snapshot  # start-up time: YAML loads only when a file is read
@@ -150,7 +159,9 @@ def read_document(path: Path) -> dict[str, Any]:
     """One YAML mapping from a file (see `load_document`)."""
     data = load_document(path).data
     if not isinstance(data, dict):
-        raise SourceError(f"{path}: expected a puzzle or bundle mapping, found {type(data).__name__}")
+        raise SourceError(
+            f"{path}: expected a puzzle or bundle mapping, found {type(data).__name__}"
+        )
     return data
 
 
@@ -165,7 +176,9 @@ def _puzzle_source(data: Any, where: str, label: str, file: Path | None) -> Sour
         raise SourceError(f"{where}.ruleset: {exc}") from exc
     board = data.get("board")
     if not isinstance(board, str):
-        raise SourceError(f"{where}.board: expected board notation (a string), found {_kind(board)}")
+        raise SourceError(
+            f"{where}.board: expected board notation (a string), found {_kind(board)}"
+        )
     try:
         cells = parse(board)
     except NumberMatchError as exc:
@@ -188,10 +201,16 @@ def puzzle_file(path: Path) -> Source:
 def puzzle_source(data: Any, path: Path) -> Source:
     """The puzzle in the document read from a puzzle file at `path`."""
     if not isinstance(data, dict):
-        raise SourceError(f"{path}: expected a puzzle or bundle mapping, found {type(data).__name__}")
+        raise SourceError(
+            f"{path}: expected a puzzle or bundle mapping, found {type(data).__name__}"
+        )
     if data.get("kind") == "bundle":
         raise SourceError(f"{path}: is a bundle; name one stage as {path}:L1.S1 ({STAGE_FORM})")
-    if data.get("kind") not in (None, "puzzle") and isinstance(data.get("kind"), str) and "board" not in data:
+    if (
+        data.get("kind") not in (None, "puzzle")
+        and isinstance(data.get("kind"), str)
+        and "board" not in data
+    ):
         raise SourceError(f"{path}: is a {clip(data['kind'], 30)} file, not a puzzle file")
     label = str(data.get("id") or path.name)
     return _puzzle_source(data, f"{path}: $", label, path)
@@ -199,7 +218,11 @@ def puzzle_source(data: Any, path: Path) -> Source:
 
 def bundle_stage(path: Path, level: int, stage: int) -> Source:
     """Stage `stage` of Level `level` (both from 1) of a bundle file."""
-    from pipeline.formats.bundle import BUNDLE_KIND, Bundle, BundleError  # start-up time: YAML loads only for a bundle or an id
+    from pipeline.formats.bundle import (  # start-up time: YAML loads only for a bundle or an id
+        BUNDLE_KIND,
+        Bundle,
+        BundleError,
+    )
 
     data = read_document(path)
     try:
@@ -217,15 +240,21 @@ def bundle_stage(path: Path, level: int, stage: int) -> Source:
 
 def find_id(puzzle_id: str, search: Iterable[str | Path]) -> Source:
     """The puzzle with this id in the given files and folders (puzzle files and bundles)."""
-    from pipeline.formats.bundle import BUNDLE_KIND, Bundle, BundleError  # start-up time: YAML loads only for a bundle or an id
+    from pipeline.formats.bundle import (  # start-up time: YAML loads only for a bundle or an id
+        BUNDLE_KIND,
+        Bundle,
+        BundleError,
+    )
     from pipeline.formats.files import level_files
 
     places = list(search)
     defaulted = not places
     if defaulted:
         if not Path(NIGHTS_FOLDER).is_dir():
-            raise SourceError(f"puzzle id {puzzle_id}: there is no {NIGHTS_FOLDER}/ folder here to look in;"
-                              " say where to look with --in PATH (puzzle files, bundles or folders)")
+            raise SourceError(
+                f"puzzle id {puzzle_id}: there is no {NIGHTS_FOLDER}/ folder here to look in;"
+                " say where to look with --in PATH (puzzle files, bundles or folders)"
+            )
         places = [NIGHTS_FOLDER]
     for raw in places:
         if not Path(raw).exists():
@@ -247,9 +276,13 @@ def find_id(puzzle_id: str, search: Iterable[str | Path]) -> Source:
                 if found.data.get("puzzle", {}).get("id") == puzzle_id:
                     # named by position (L1 is the bundle's first Level), as this always said
                     at = f"L{found.level_index + 1}.S{found.stage_index + 1}"
-                    return _puzzle_source(found.data.get("puzzle"), f"{path}: {at}", puzzle_id, path)
+                    return _puzzle_source(
+                        found.data.get("puzzle"), f"{path}: {at}", puzzle_id, path
+                    )
         elif data.get("id") == puzzle_id:
             return _puzzle_source(data, f"{path}: $", puzzle_id, path)
     shown = ", ".join(str(p) for p in places)
     elsewhere = " (looked in the default folder; --in PATH looks elsewhere)" if defaulted else ""
-    raise SourceError(f"puzzle id {puzzle_id} is in none of the {len(files)} YAML files under {shown}{elsewhere}")
+    raise SourceError(
+        f"puzzle id {puzzle_id} is in none of the {len(files)} YAML files under {shown}{elsewhere}"
+    )

@@ -40,7 +40,9 @@ if TYPE_CHECKING:
 
 LOCAL_PREFIX = "local:"
 MAX_LOCAL_WORKERS = 64
-CONNECT_TIMEOUT = SCHEDULER_CONNECT_S  # seconds to reach a scheduler (and hear its handshake) before giving up
+CONNECT_TIMEOUT = (
+    SCHEDULER_CONNECT_S  # seconds to reach a scheduler (and hear its handshake) before giving up
+)
 WORKER_WAIT = 60.0  # seconds to wait for a first worker to join the scheduler
 POLL = 0.5  # seconds between checks that the scheduler is still there while waiting
 # aim for batches of about this much work per task: a batch's outcomes arrive when it ends, so
@@ -136,7 +138,12 @@ class PoolExecutor:
         try:
             for n in range(min(self.workers, limit)):
                 mine, theirs = context.Pipe()
-                proc = context.Process(target=_serve, args=(theirs, run, params, os.getpid()), name=f"worker-{n + 1}", daemon=True)
+                proc = context.Process(
+                    target=_serve,
+                    args=(theirs, run, params, os.getpid()),
+                    name=f"worker-{n + 1}",
+                    daemon=True,
+                )
                 proc.start()
                 theirs.close()
                 procs.append(proc)
@@ -199,10 +206,14 @@ def _serve(pipe: Any, run: Attempt, params: Any, parent: int) -> None:
 _STOPPED: dict[str, None] = {}
 
 
-def _run_batch(run: Attempt, params: Any, tag: str, start: int, stop: int) -> tuple[str, float, list[Any]]:
+def _run_batch(
+    run: Attempt, params: Any, tag: str, start: int, stop: int
+) -> tuple[str, float, list[Any]]:
     """Attempts start..stop-1 on a Dask worker: (worker address, seconds, outcomes); fewer
     outcomes when run `tag` stops meanwhile (no one reads them then)."""
-    from distributed import get_worker  # start-up time: Dask loads only for --scheduler (on a worker it is loaded)
+    from distributed import (
+        get_worker,  # start-up time: Dask loads only for --scheduler (on a worker it is loaded)
+    )
 
     began = time.perf_counter()
     outcomes = []
@@ -246,7 +257,7 @@ class DaskExecutor:
     def _threads(self) -> int:
         try:
             workers = self.client.scheduler_info()["workers"].values()
-        except Exception as exc:  # noqa: BLE001 - any comm failure means the scheduler is gone
+        except Exception as exc:
             raise self._gone(exc) from exc
         return max(1, sum(int(w.get("nthreads", 1)) for w in workers))
 
@@ -272,8 +283,10 @@ class DaskExecutor:
                     stop = min(limit, next_k + batch)
                     key = f"numbermatch-attempts-{tag}-{next_k}"
                     try:
-                        future = self.client.submit(_run_batch, run, params, tag, next_k, stop, key=key, pure=False)
-                    except Exception as exc:  # noqa: BLE001 - a closed client cannot submit
+                        future = self.client.submit(
+                            _run_batch, run, params, tag, next_k, stop, key=key, pure=False
+                        )
+                    except Exception as exc:
                         raise self._gone(exc) from exc
                     inflight.append((next_k, stop, future))
                     next_k = stop
@@ -353,14 +366,21 @@ def parse_scheduler(text: str) -> tuple[str, int | None]:
     """('local', N) for `local:N`, else (address, None); raises SchedulerError naming the text."""
     spec = text.strip()
     if spec.startswith(LOCAL_PREFIX):
-        count = spec[len(LOCAL_PREFIX):]
+        count = spec[len(LOCAL_PREFIX) :]
         if not count.isdigit() or not 1 <= int(count) <= MAX_LOCAL_WORKERS:
-            raise SchedulerError(f"--scheduler {text!r}: local:N needs N from 1 to {MAX_LOCAL_WORKERS}")
+            raise SchedulerError(
+                f"--scheduler {text!r}: local:N needs N from 1 to {MAX_LOCAL_WORKERS}"
+            )
         return "local", int(count)
     address = spec if "://" in spec else f"tcp://{spec}"
     scheme, _, rest = address.partition("://")
     host, _, port = rest.rpartition(":")
-    if not host or not port.isdigit() or not 0 < int(port) < 65536 or scheme not in ("tcp", "tls", "ws", "wss"):
+    if (
+        not host
+        or not port.isdigit()
+        or not 0 < int(port) < 65536
+        or scheme not in ("tcp", "tls", "ws", "wss")
+    ):
         raise SchedulerError(
             f"--scheduler {text!r} is not a scheduler address: expected tcp://HOST:PORT or local:N"
         )
@@ -379,6 +399,7 @@ def _reachable(address: str) -> None:
     first: its handshake is a little-endian 8-byte length and a short msgpack mapping naming
     `pickle-protocol`. That is what is checked here, before distributed is handed the address."""
     import socket  # start-up time: only a Dask scheduler address is dialled
+
     _, _, rest = address.partition("://")
     host, _, port = rest.rpartition(":")
     host = host.strip("[]")
@@ -388,8 +409,10 @@ def _reachable(address: str) -> None:
         with socket.create_connection((host, int(port)), timeout=SCHEDULER_PROBE_S) as sock:
             head = _recv_exactly(sock, 8, deadline)
             if head is None:
-                raise SchedulerError(f"{not_dask}: it sent no Dask handshake within {SCHEDULER_PROBE_S:g} s"
-                                     " (is it a web server, such as the Dask dashboard?)")
+                raise SchedulerError(
+                    f"{not_dask}: it sent no Dask handshake within {SCHEDULER_PROBE_S:g} s"
+                    " (is it a web server, such as the Dask dashboard?)"
+                )
             size = int.from_bytes(head, "little")
             body = _recv_exactly(sock, size, deadline) if 0 < size <= HANDSHAKE_MAX else None
             if body is None or b"pickle-protocol" not in body:
@@ -401,7 +424,6 @@ def _reachable(address: str) -> None:
 
 def _recv_exactly(sock: socket.socket, size: int, deadline: float) -> bytes | None:
     """`size` bytes from the socket before the deadline, or None (timed out or closed)."""
-    import socket  # start-up time (see `_reachable`)
 
     data = b""
     while len(data) < size:
@@ -411,7 +433,7 @@ def _recv_exactly(sock: socket.socket, size: int, deadline: float) -> bytes | No
         sock.settimeout(left)
         try:
             chunk = sock.recv(size - len(data))
-        except (socket.timeout, TimeoutError):
+        except TimeoutError:
             return None
         if not chunk:
             return None
@@ -435,26 +457,33 @@ def connect(scheduler: str) -> DaskExecutor:
         dask.config.set(QUIET_CLUSTER)
         try:
             cluster = distributed.LocalCluster(
-                n_workers=count, threads_per_worker=1, processes=True,
-                silence_logs=logging.CRITICAL, dashboard_address=":0",
+                n_workers=count,
+                threads_per_worker=1,
+                processes=True,
+                silence_logs=logging.CRITICAL,
+                dashboard_address=":0",
             )
             client = distributed.Client(cluster)
-        except Exception as exc:  # noqa: BLE001 - anything that stops the cluster from starting
-            raise SchedulerError(f"cannot start a local Dask cluster of {count} workers: {exc}") from exc
+        except Exception as exc:
+            raise SchedulerError(
+                f"cannot start a local Dask cluster of {count} workers: {exc}"
+            ) from exc
         return DaskExecutor(client, f"local:{count}", cluster)
     try:
         client = distributed.Client(kind, timeout=CONNECT_TIMEOUT)
-    except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, comm errors
+    except Exception as exc:
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         raise SchedulerError(f"cannot reach the Dask scheduler at {kind}: {first}") from None
     executor = DaskExecutor(client, kind)
     try:
         client.wait_for_workers(1, timeout=WORKER_WAIT)
         identities = set(client.run(_identity).values())
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         executor.close()
         if isinstance(exc, (TimeoutError, distributed.TimeoutError)):
-            raise SchedulerError(f"no Dask worker joined the scheduler at {kind} within {WORKER_WAIT:g} s") from None
+            raise SchedulerError(
+                f"no Dask worker joined the scheduler at {kind} within {WORKER_WAIT:g} s"
+            ) from None
         raise executor._gone(exc) from exc
     mine = (__version__, ",".join(map(str, sorted(SHIPPED))))
     if identities - {mine}:

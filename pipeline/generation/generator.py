@@ -20,34 +20,40 @@ import os
 import random
 import time
 from collections import Counter
-from contextlib import closing
 from collections.abc import Callable, Sequence, Set
+from contextlib import closing
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.engine.board import format_board
-from pipeline.errors import NumberMatchError
 from pipeline.engine.moves import Move
-from pipeline.generation.executors import Executor, WorkReport, open_executor
-from pipeline.limits import MAX_COUNT, MAX_GENERATED_ADDS, MAX_JOBS
-from pipeline.generation import DEFAULT_WITHIN
-from pipeline.generation.screen import Window
-from pipeline.generation.proposals import DigitDistribution, Proposal, reading_order_reduction
-from pipeline.generation.strategies import STRATEGY_BY_NAME, Strategy, StrategyError, default_strategy, strategy_for
-from pipeline.formats.puzzle import GENERATOR_NAME, Puzzle
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
+from pipeline.engine.stage import replay
+from pipeline.errors import NumberMatchError
+from pipeline.formats.puzzle import GENERATOR_NAME, Puzzle
+from pipeline.generation import DEFAULT_WITHIN
+from pipeline.generation.executors import Executor, WorkReport, open_executor
+from pipeline.generation.proposals import DigitDistribution, Proposal, reading_order_reduction
+from pipeline.generation.screen import Window
+from pipeline.generation.strategies import (
+    STRATEGY_BY_NAME,
+    Strategy,
+    StrategyError,
+    default_strategy,
+    strategy_for,
+)
+from pipeline.limits import MAX_COUNT, MAX_GENERATED_ADDS, MAX_JOBS
+from pipeline.rating import DEFAULT_SEED
 from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
 from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
-from pipeline.engine.stage import replay
-from pipeline.rating import DEFAULT_SEED
 
 if TYPE_CHECKING:
     from pipeline.rating.score import Rating
-from pipeline.rating.profile import RatingProfile, rated_under
-from pipeline.rating.tiers import TIER_NAMES, tier_range
 from pipeline.rating.players import Games, ScannerPlayer
+from pipeline.rating.profile import RatingProfile, rated_under
 from pipeline.rating.score import DEFAULT_PLAYOUTS, games_for, rate
+from pipeline.rating.tiers import TIER_NAMES, tier_range
 
 MIN_CELLS, MAX_CELLS = 2, 81
 SCANNER = ScannerPlayer()  # the rating's simplest player: a board it always wins is trivial
@@ -61,7 +67,9 @@ UNSOLVABLE_REASON = str(UNSOLVABLE)  # the solver's answer, as a rejection reaso
 OVER_BUDGET = "solver-budget"  # the solver's node budget ran out: neither proved nor disproved
 WRONG_TIER = "tier:"  # + the tier it got, e.g. "tier:easy"
 OFF_SCORE = "off-score"  # rated outside the asked score window
-NO_CANDIDATE = "no-candidate"  # the strategy offered no board (no draw of the search passed its screen)
+NO_CANDIDATE = (
+    "no-candidate"  # the strategy offered no board (no draw of the search passed its screen)
+)
 DUPLICATE = "duplicate"  # same board already accepted in this run
 FULL = "target-full"  # on a target whose quota is met (`generate(quotas=...)`)
 EXISTING = "already-in-output"  # same id already in the output folder / exclude set
@@ -70,7 +78,7 @@ EXISTING = "already-in-output"  # same id already in the output folder / exclude
 class GenerationError(NumberMatchError):
     """Bad generation parameters, or a target the generator cannot reach."""
 
-    def __init__(self, message: str, partial: "GenerateResult | None" = None) -> None:
+    def __init__(self, message: str, partial: GenerateResult | None = None) -> None:
         super().__init__(message)
         self.partial = partial
 
@@ -84,14 +92,19 @@ class Target:
     score: float | None = None
 
     def __str__(self) -> str:
-        return ":".join(x for x in (self.tier, None if self.score is None else f"{self.score:g}") if x) or "any"
+        return (
+            ":".join(x for x in (self.tier, None if self.score is None else f"{self.score:g}") if x)
+            or "any"
+        )
 
     @classmethod
     def parse(cls, text: str) -> Target:
         """`TIER` or `TIER:SCORE` (`generate --target`); GenerationError naming the text otherwise."""
         tier, sep, score = text.strip().partition(":")
         if tier not in TIER_NAMES:
-            raise GenerationError(f"target {text!r}: expected TIER or TIER:SCORE with a tier of {', '.join(TIER_NAMES)}")
+            raise GenerationError(
+                f"target {text!r}: expected TIER or TIER:SCORE with a tier of {', '.join(TIER_NAMES)}"
+            )
         if not sep:
             return cls(tier)
         try:
@@ -133,7 +146,9 @@ class GenerateParams:
     score: float | None = None
     within: float = DEFAULT_WITHIN
     targets: tuple[Target, ...] = ()
-    profile: RatingProfile | None = None  # score and tier under a rating profile (recorded in each puzzle)
+    profile: RatingProfile | None = (
+        None  # score and tier under a rating profile (recorded in each puzzle)
+    )
 
     def rules(self) -> Ruleset:
         """The ruleset these params name; raises GenerationError for an unknown one."""
@@ -145,9 +160,19 @@ class GenerateParams:
     def check(self) -> DigitDistribution:
         """Validate; returns the parsed digit distribution. Raises GenerationError naming the field."""
         ruleset = self.rules()
-        if isinstance(self.cells, bool) or not isinstance(self.cells, int) or not MIN_CELLS <= self.cells <= MAX_CELLS:
-            raise GenerationError(f"cells {self.cells!r} is out of range: a board has {MIN_CELLS} to {MAX_CELLS} cells")
-        if isinstance(self.adds, bool) or not isinstance(self.adds, int) or not 0 <= self.adds <= MAX_GENERATED_ADDS:
+        if (
+            isinstance(self.cells, bool)
+            or not isinstance(self.cells, int)
+            or not MIN_CELLS <= self.cells <= MAX_CELLS
+        ):
+            raise GenerationError(
+                f"cells {self.cells!r} is out of range: a board has {MIN_CELLS} to {MAX_CELLS} cells"
+            )
+        if (
+            isinstance(self.adds, bool)
+            or not isinstance(self.adds, int)
+            or not 0 <= self.adds <= MAX_GENERATED_ADDS
+        ):
             raise GenerationError(f"adds {self.adds!r} is out of range: 0 to {MAX_GENERATED_ADDS}")
         if self.cells % 2 and self.adds == 0:
             raise GenerationError(
@@ -158,15 +183,33 @@ class GenerateParams:
             raise GenerationError("give a tier and score, or several targets, not both")
         for target in self._asked():
             if target.tier is not None and target.tier not in TIER_NAMES:
-                raise GenerationError(f"unknown tier {target.tier!r}: expected one of {', '.join(TIER_NAMES)}")
+                raise GenerationError(
+                    f"unknown tier {target.tier!r}: expected one of {', '.join(TIER_NAMES)}"
+                )
             score = target.score
-            if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float)) or not 0 <= score <= 100):
+            if score is not None and (
+                isinstance(score, bool)
+                or not isinstance(score, (int, float))
+                or not 0 <= score <= 100
+            ):
                 raise GenerationError(f"score {score!r} is out of range: 0 to 100")
-        if isinstance(self.within, bool) or not isinstance(self.within, (int, float)) or not 0 < self.within <= 50:
-            raise GenerationError(f"within {self.within!r} is out of range: more than 0, at most 50")
+        if (
+            isinstance(self.within, bool)
+            or not isinstance(self.within, (int, float))
+            or not 0 < self.within <= 50
+        ):
+            raise GenerationError(
+                f"within {self.within!r} is out of range: more than 0, at most 50"
+            )
         for target in self._asked():
-            if target.tier is not None and target.score is not None and self._window(target) is None:
-                raise GenerationError(f"score {target.score:g}+-{self.within:g} lies outside tier {target.tier!r}")
+            if (
+                target.tier is not None
+                and target.score is not None
+                and self._window(target) is None
+            ):
+                raise GenerationError(
+                    f"score {target.score:g}+-{self.within:g} lies outside tier {target.tier!r}"
+                )
         try:
             self.strategy_record().check(ruleset)
         except StrategyError as exc:
@@ -196,14 +239,24 @@ class GenerateParams:
         """What is asked for: the targets, or the tier and score as one (none when neither is given)."""
         if self.targets:
             return self.targets
-        return (Target(self.tier, self.score),) if self.tier is not None or self.score is not None else ()
+        return (
+            (Target(self.tier, self.score),)
+            if self.tier is not None or self.score is not None
+            else ()
+        )
 
     def _window(self, target: Target) -> Window | None:
         """The score range of a target: its tier's (any, None: 0-100) within `within` of its score
         (None: all of it); None when empty."""
         low, high = 0.0, 100.0
         tier = target.tier
-        span = None if tier is None else tier_range(tier) if self.profile is None else self.profile.tier_range(tier)
+        span = (
+            None
+            if tier is None
+            else tier_range(tier)
+            if self.profile is None
+            else self.profile.tier_range(tier)
+        )
         if span is not None:
             low, high = span
         if target.score is not None:
@@ -221,7 +274,9 @@ class GenerateParams:
 
     def hits(self, target: Target, tier: str, score: float) -> bool:
         """Whether a rating (tier, score) is on `target`: its tier, within `within` of its score."""
-        return (target.tier is None or tier == target.tier) and (target.score is None or abs(score - target.score) <= self.within)
+        return (target.tier is None or tier == target.tier) and (
+            target.score is None or abs(score - target.score) <= self.within
+        )
 
     def on_target(self, rating: Rating) -> str | None:
         """None when the rating hits the target (any of them), else the rejection reason."""
@@ -277,9 +332,13 @@ class GenerateResult:
     attempts: int
     rejected: dict[str, int]
     seconds: float
-    scores: list[float] = field(default_factory=list)  # each attempt's last rated score, attempt order
+    scores: list[float] = field(
+        default_factory=list
+    )  # each attempt's last rated score, attempt order
     ratings: int = 0  # boards rated in full (what a run costs: an attempt may rate several)
-    work: WorkReport | None = field(default=None, compare=False)  # where the attempts ran (not output)
+    work: WorkReport | None = field(
+        default=None, compare=False
+    )  # where the attempts ran (not output)
 
     @property
     def acceptance_rate(self) -> float:
@@ -287,7 +346,9 @@ class GenerateResult:
 
     def summary(self) -> str:
         """One line: `generated N puzzles in S s: A attempts, acceptance R% (rejected: ...)`."""
-        reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.rejected.items(), key=lambda kv: (-kv[1], kv[0])))
+        reasons = ", ".join(
+            f"{k} {v}" for k, v in sorted(self.rejected.items(), key=lambda kv: (-kv[1], kv[0]))
+        )
         return (
             f"generated {len(self.puzzles)} puzzle{'' if len(self.puzzles) == 1 else 's'} in {self.seconds:.1f} s: {self.attempts} attempts, "
             f"acceptance {100 * self.acceptance_rate:.1f}% (rejected: {reasons or 'none'})"
@@ -299,11 +360,23 @@ class GenerateResult:
 
 
 def _rate(
-    cells: bytes, adds: int, playouts: int | None, seed: int, solution: tuple[Move, ...], ruleset: Ruleset,
+    cells: bytes,
+    adds: int,
+    playouts: int | None,
+    seed: int,
+    solution: tuple[Move, ...],
+    ruleset: Ruleset,
     played: tuple[Games, ...] = (),
 ) -> Rating:
-    return rate(cells, adds, seed=seed, solution=solution, ruleset=ruleset,
-                playouts=DEFAULT_PLAYOUTS if playouts is None else playouts, played=played)
+    return rate(
+        cells,
+        adds,
+        seed=seed,
+        solution=solution,
+        ruleset=ruleset,
+        playouts=DEFAULT_PLAYOUTS if playouts is None else playouts,
+        played=played,
+    )
 
 
 def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
@@ -317,7 +390,9 @@ def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
     strategy = params.strategy_record()
     rng = random.Random(f"{params.seed}:{attempt}")
     outcome, rated = Outcome(attempt, reason=NO_CANDIDATE), 0
-    for proposal in strategy.candidates(params.cells, params.adds, rng, digits, ruleset, params.windows()):
+    for proposal in strategy.candidates(
+        params.cells, params.adds, rng, digits, ruleset, params.windows()
+    ):
         outcome = _judge(params, attempt, proposal, ruleset, strategy)
         rated += outcome.rated
         if outcome.puzzle is not None:
@@ -325,17 +400,23 @@ def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
     return replace(outcome, rated=rated)
 
 
-def _judge(params: GenerateParams, attempt: int, proposal: Proposal, ruleset: Ruleset, strategy: Strategy) -> Outcome:
+def _judge(
+    params: GenerateParams, attempt: int, proposal: Proposal, ruleset: Ruleset, strategy: Strategy
+) -> Outcome:
     """One candidate: reject trivial, solve (node budget), rate, check the target."""
     cells = proposal.cells
     # reading-order neighbours always connect where the stack certificate is sound
-    if ruleset.stack_certificate and not reading_order_reduction(cells, params.adds, ruleset.class_of):
+    if ruleset.stack_certificate and not reading_order_reduction(
+        cells, params.adds, ruleset.class_of
+    ):
         return Outcome(attempt, reason=TRIVIAL)
     result = solve(cells, params.adds, ruleset=ruleset, budget_nodes=params.solve_nodes)
     certificate = proposal.certificate
     if certificate is None:  # proposals without a known win: the solver's win is the certificate
         if result.status != SOLVED:
-            return Outcome(attempt, reason=UNSOLVABLE_REASON if result.status == UNSOLVABLE else OVER_BUDGET)
+            return Outcome(
+                attempt, reason=UNSOLVABLE_REASON if result.status == UNSOLVABLE else OVER_BUDGET
+            )
         certificate = result.moves
     elif result.status == UNSOLVABLE:  # a constructed board the solver refutes: an engine bug
         raise AssertionError(f"solver refutes constructed board {format_board(cells)}")
@@ -350,8 +431,18 @@ def _judge(params: GenerateParams, attempt: int, proposal: Proposal, ruleset: Ru
     playouts = DEFAULT_PLAYOUTS if params.playouts is None else params.playouts
     if all(g.won for g in scanner.first(games_for(SCANNER.name, playouts))):
         return Outcome(attempt, reason=SCANNER_WINS)
-    rating = rated_under(_rate(cells, params.adds, params.playouts, rseed, tuple(certificate), ruleset,
-                               tuple(played.values())), params.profile)
+    rating = rated_under(
+        _rate(
+            cells,
+            params.adds,
+            params.playouts,
+            rseed,
+            tuple(certificate),
+            ruleset,
+            tuple(played.values()),
+        ),
+        params.profile,
+    )
     if rating.score is None or rating.tier not in TIER_NAMES:
         return Outcome(attempt, reason=UNSOLVABLE_REASON, rated=1)
     missed = params.on_target(rating)
@@ -408,13 +499,24 @@ def generate(
         raise GenerationError(f"count {count!r} must be 1 to {MAX_COUNT:,} (docs/limits.md)")
     if jobs is not None and not 1 <= jobs <= MAX_JOBS:
         raise GenerationError(f"jobs {jobs!r} must be 1 to {MAX_JOBS} (docs/limits.md)")
-    if quotas is not None and (len(quotas) != len(params.targets) or any(q < 0 for q in quotas) or sum(quotas) != count):
-        raise GenerationError(f"quotas {list(quotas)} must give each of the {len(params.targets)} targets 0 or more"
-                              f" puzzles, {count} in all")
+    if quotas is not None and (
+        len(quotas) != len(params.targets) or any(q < 0 for q in quotas) or sum(quotas) != count
+    ):
+        raise GenerationError(
+            f"quotas {list(quotas)} must give each of the {len(params.targets)} targets 0 or more"
+            f" puzzles, {count} in all"
+        )
     if executor is None:
         with open_executor(jobs) as local:
-            return generate(count, params, exclude_ids=exclude_ids, exclude_keys=exclude_keys, progress=progress,
-                            executor=local, quotas=quotas)
+            return generate(
+                count,
+                params,
+                exclude_ids=exclude_ids,
+                exclude_keys=exclude_keys,
+                progress=progress,
+                executor=local,
+                quotas=quotas,
+            )
     limit = params.attempt_limit(count)
     start = time.perf_counter()
     judge = _Judge(count, params, exclude_ids, quotas, exclude_keys)
@@ -446,8 +548,14 @@ class _Judge:
     """Accepts outcomes in attempt order: dedups, counts rejections, fills the quotas, applies the
     pilot check (per round), and says what the next round asks for."""
 
-    def __init__(self, count: int, params: GenerateParams, exclude_ids: Set[str], quotas: Sequence[int] | None = None,
-                 exclude_keys: Set[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        count: int,
+        params: GenerateParams,
+        exclude_ids: Set[str],
+        quotas: Sequence[int] | None = None,
+        exclude_keys: Set[str] = frozenset(),
+    ) -> None:
         self.count = count
         self.params = params
         self.exclude = exclude_ids
@@ -473,7 +581,14 @@ class _Judge:
         if self.room:
             open_ = [t for t, n in zip(self.params.targets, self.room) if n > 0]
             whole = {t.tier for t in open_ if t.score is None}
-            asked = replace(asked, targets=tuple(t for t in open_ if t.score is None or (t.tier not in whole and None not in whole)))
+            asked = replace(
+                asked,
+                targets=tuple(
+                    t
+                    for t in open_
+                    if t.score is None or (t.tier not in whole and None not in whole)
+                ),
+            )
         if self.round:
             asked = replace(asked, seed=derived_seed(self.params.seed, f"round {self.round}"))
         return asked
@@ -525,8 +640,13 @@ class _Judge:
         reasons = ", ".join(f"{k} {v}" for k, v in sorted(self.rejected.items()))
         if not self.scores:
             ruleset = p.rules()
-            others = [s.name for s in STRATEGY_BY_NAME.values()
-                      if s.certified and s.name != p.strategy_record().name and all(getattr(ruleset, f) for f in s.needs)]
+            others = [
+                s.name
+                for s in STRATEGY_BY_NAME.values()
+                if s.certified
+                and s.name != p.strategy_record().name
+                and all(getattr(ruleset, f) for f in s.needs)
+            ]
             hint = f"; try --strategy {' or '.join(others)}" if others else ""
             raise GenerationError(
                 f"no solvable non-trivial board in {self.attempts} attempts at {_target(p)} (rejected: {reasons}){hint}",
@@ -545,8 +665,14 @@ class _Judge:
             )
 
     def result(self, seconds: float) -> GenerateResult:
-        return GenerateResult(list(self.puzzles), self.attempts, dict(sorted(self.rejected.items())), seconds, list(self.scores),
-                              self.ratings)
+        return GenerateResult(
+            list(self.puzzles),
+            self.attempts,
+            dict(sorted(self.rejected.items())),
+            seconds,
+            list(self.scores),
+            self.ratings,
+        )
 
 
 def derived_seed(seed: int, label: str) -> int:
@@ -556,7 +682,13 @@ def derived_seed(seed: int, label: str) -> int:
 
 
 def _target(p: GenerateParams) -> str:
-    aim = f", {p.tier}" if p.tier else f", score {p.score:g}+-{p.within:g}" if p.score is not None else ""
+    aim = (
+        f", {p.tier}"
+        if p.tier
+        else f", score {p.score:g}+-{p.within:g}"
+        if p.score is not None
+        else ""
+    )
     if p.targets:
         aim = f", {' '.join(map(str, p.targets))} +-{p.within:g}"
     return f"{p.cells} cells/{p.adds} adds ({p.strategy_record().name}{aim})"
@@ -568,20 +700,23 @@ def _scores_text(scores: list[float]) -> str:
 
 # --- output folder ---------------------------------------------------------------------------
 
+
 def existing_ids(folder: str | os.PathLike[str]) -> set[str]:
     """The ids of puzzle files already in `folder` (files named `<id>.yaml`)."""
     path = Path(folder)
     if not path.is_dir():
         return set()
-    return {p.name[: -len(".yaml")] for p in path.iterdir() if p.name.endswith(".yaml") and p.is_file()}
+    return {
+        p.name[: -len(".yaml")] for p in path.iterdir() if p.name.endswith(".yaml") and p.is_file()
+    }
 
 
 __all__ = [
-    "GenerationError",
     "GenerateParams",
     "GenerateResult",
+    "GenerationError",
     "Outcome",
+    "existing_ids",
     "generate",
     "run_attempt",
-    "existing_ids",
 ]

@@ -19,16 +19,16 @@ row short.
 from __future__ import annotations
 
 import random
-from functools import partial
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 from pipeline.engine.board import CLASS
-from pipeline.errors import NumberMatchError
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rules import CLASS_OF
 from pipeline.engine.rulesets import DEFAULT, Ruleset
+from pipeline.errors import NumberMatchError
 from pipeline.solver.shortcuts import class_residue
 
 if TYPE_CHECKING:
@@ -57,35 +57,47 @@ class DigitDistribution:
     weights: tuple[float, ...]
 
     @classmethod
-    def parse(cls, text: str | None) -> "DigitDistribution":
+    def parse(cls, text: str | None) -> DigitDistribution:
         spec = DEFAULT_DIGITS if text is None else str(text).strip()
         weights = [0.0] * 10
         where = f"invalid digits {text!r}"
         if not spec:
-            raise DigitsError(f"{where}: give digits to draw from (e.g. 123456789) or weights (e.g. 1:1,5:2)")
+            raise DigitsError(
+                f"{where}: give digits to draw from (e.g. 123456789) or weights (e.g. 1:1,5:2)"
+            )
         if ":" in spec:
             for part in spec.split(","):
                 digit, sep, weight = part.strip().partition(":")
                 if not sep or len(digit.strip()) != 1 or digit.strip() not in "123456789":
-                    raise DigitsError(f"{where}: {part.strip()!r} is not DIGIT:WEIGHT with a digit 1-9")
+                    raise DigitsError(
+                        f"{where}: {part.strip()!r} is not DIGIT:WEIGHT with a digit 1-9"
+                    )
                 try:
                     if not weight.strip().isascii():  # float() reads Arabic-Indic digits too
                         raise ValueError
                     w = float(weight)
                 except ValueError:
-                    raise DigitsError(f"{where}: weight {weight.strip()!r} of digit {digit.strip()} is not a number") from None
+                    raise DigitsError(
+                        f"{where}: weight {weight.strip()!r} of digit {digit.strip()} is not a number"
+                    ) from None
                 if not w >= 0 or w == float("inf"):
-                    raise DigitsError(f"{where}: weight {weight.strip()!r} of digit {digit.strip()} must be 0 or more")
+                    raise DigitsError(
+                        f"{where}: weight {weight.strip()!r} of digit {digit.strip()} must be 0 or more"
+                    )
                 weights[int(digit)] += w
         else:
             for ch in spec:
                 if ch not in "123456789":
-                    raise DigitsError(f"{where}: {ch!r} is not a digit 1-9 (or write weights as 1:1,5:2)")
+                    raise DigitsError(
+                        f"{where}: {ch!r} is not a digit 1-9 (or write weights as 1:1,5:2)"
+                    )
                 weights[int(ch)] += 1.0
         if sum(weights) <= 0:
             raise DigitsError(f"{where}: every weight is 0")
         if sum(weights) == float("inf"):  # each finite, but 1e308 + 1e308 is not
-            raise DigitsError(f"{where}: the weights are too large to add up; use smaller numbers in the same ratio")
+            raise DigitsError(
+                f"{where}: the weights are too large to add up; use smaller numbers in the same ratio"
+            )
         return cls(tuple(weights))
 
     def draw(self, rng: random.Random, k: int) -> list[int]:
@@ -195,7 +207,9 @@ def _forward_clear(
     return None
 
 
-def _connected_with(layout: list[int], pos: dict[int, int], chosen: set[int], a: int, b: int, rs: Ruleset) -> bool:
+def _connected_with(
+    layout: list[int], pos: dict[int, int], chosen: set[int], a: int, b: int, rs: Ruleset
+) -> bool:
     """Whether ids a and b are connected when only `chosen` plus a, b are active (rows collapsed)."""
     active = chosen | {a, b}
     cells = bytearray()
@@ -205,7 +219,7 @@ def _connected_with(layout: list[int], pos: dict[int, int], chosen: set[int], a:
         if not any(cid in active for cid in row):
             continue
         for cid in row:
-            if cid == a or cid == b:
+            if cid in (a, b):
                 where[cid] = len(cells)
             cells.append(ACTIVE if cid in active else 0)
     return rs.pair_problem(bytes(cells), where[a], where[b]) is None
@@ -269,20 +283,25 @@ def constructive(
     """
     use_add = cells % 2 == 1 or (adds > 0 and rng.random() < 0.5)
     if use_add and adds < 1:
-        raise ValueError(f"{cells} cells cannot be emptied without an add: pairs remove two at a time")
+        raise ValueError(
+            f"{cells} cells cannot be emptied without an add: pairs remove two at a time"
+        )
     layout = list(range(cells))
     copy_of: dict[int, int] = {}
     forward: list[tuple[int, int]] = []
     if use_add:
         # a random stretch of forward play, then the add
-        layout, forward = _random_forward(layout, rng.randrange(0, (cells - 1) // 2 + 1), rng, ruleset)
+        layout, forward = _random_forward(
+            layout, rng.randrange(0, (cells - 1) // 2 + 1), rng, ruleset
+        )
         sources = [cid for cid in layout if cid >= 0]
         copy_of = dict(zip(range(cells, cells + len(sources)), sources))
         layout = layout + list(copy_of)
     rest, _ = _clearing_order(layout, rng, ruleset)
     values = _assign_values(cells + len(copy_of), forward + rest, copy_of, rng, digits)
-    return Proposal(bytes(values[:cells]), _certificate(cells, forward, use_add, rest, ruleset.width))
-
+    return Proposal(
+        bytes(values[:cells]), _certificate(cells, forward, use_add, rest, ruleset.width)
+    )
 
 
 def _root(parent: list[int], x: int) -> int:
@@ -291,6 +310,7 @@ def _root(parent: list[int], x: int) -> int:
         parent[x] = parent[parent[x]]
         x = parent[x]
     return x
+
 
 def _assign_values(
     n: int,
@@ -325,7 +345,11 @@ def _assign_values(
 
 
 def _certificate(
-    cells: int, forward: list[tuple[int, int]], use_add: bool, backward: list[tuple[int, int]], width: int
+    cells: int,
+    forward: list[tuple[int, int]],
+    use_add: bool,
+    backward: list[tuple[int, int]],
+    width: int,
 ) -> tuple[Move, ...]:
     """The move list (board coordinates at each move) for the chosen id pairs."""
     layout = list(range(cells))
@@ -354,5 +378,7 @@ def reading_order_reduction(cells: bytes, adds: int = 0, class_of: bytes = CLASS
     left = class_residue(cells.translate(class_of).replace(b"\x00", b""))
     while left and adds > 0:
         adds -= 1
-        left = class_residue(left + left)  # Add numbers appends a copy of the actives, which are what is left
+        left = class_residue(
+            left + left
+        )  # Add numbers appends a copy of the actives, which are what is left
     return left

@@ -69,9 +69,9 @@ from dataclasses import dataclass
 from pipeline.engine.rulesets import Ruleset
 from pipeline.generation.proposals import DigitDistribution, Proposal, reading_order_reduction
 from pipeline.rating import DEFAULT_SEED
+from pipeline.rating.players import PLAYERS, Games, Player
 from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
 from pipeline.solver.search import UNSOLVABLE, solve
-from pipeline.rating.players import PLAYERS, Games, Player
 
 
 @dataclass(frozen=True)
@@ -90,8 +90,14 @@ class Stage:
 
     def estimate(self, lost: Mapping[str, int], adds: int) -> float:
         """The line's score (clamped to 0-100) for these loss counts out of the stage's games."""
-        line = self.intercept + self.per_add * adds + sum(
-            slope * lost.get(name, 0) / games for (name, games), slope in zip(self.games, self.slopes))
+        line = (
+            self.intercept
+            + self.per_add * adds
+            + sum(
+                slope * lost.get(name, 0) / games
+                for (name, games), slope in zip(self.games, self.slopes)
+            )
+        )
         return min(100.0, max(0.0, line))
 
 
@@ -102,8 +108,22 @@ _CHEAP = (("scanner", 32), ("proximity", 24), ("lookahead", 16), ("opener", 16))
 STAGES: tuple[Stage, ...] = (
     Stage((("random", 4), ("local", 2)), 59.40, (25.03, 13.74), -12.71, 11.16, below=1.1),
     Stage((("random", 32), ("local", 16)), 14.11, (55.66, 27.91), -3.79, 6.29, below=0.5),
-    Stage((("random", 64), ("local", 32)) + _CHEAP, 6.28, (42.43, 23.31, 6.65, 5.36, 10.13, 5.93), -1.22, 2.98, below=0.5),
-    Stage((("random", 128), ("local", 64)) + _CHEAP, 2.80, (44.42, 26.42, 6.02, 5.06, 9.57, 5.54), -0.57, 2.18, below=0.5),
+    Stage(
+        (("random", 64), ("local", 32)) + _CHEAP,
+        6.28,
+        (42.43, 23.31, 6.65, 5.36, 10.13, 5.93),
+        -1.22,
+        2.98,
+        below=0.5,
+    ),
+    Stage(
+        (("random", 128), ("local", 64)) + _CHEAP,
+        2.80,
+        (44.42, 26.42, 6.02, 5.06, 9.57, 5.54),
+        -0.57,
+        2.18,
+        below=0.5,
+    ),
 )
 ABOVE = 1.5  # drop a board this many errors over a window's high end (wider than any `below`)
 DRAWS = 16  # random boards screened per attempt
@@ -129,16 +149,28 @@ class Window:
         quarter = (self.high - self.low) / 4
         return max(self.low, self.score - quarter), min(self.high, self.score + quarter)
 
-    def outside(self, estimate: float, error: float, below: float, most: float | None = None,
-                reach: tuple[float, float] = (0.0, 100.0)) -> bool:
+    def outside(
+        self,
+        estimate: float,
+        error: float,
+        below: float,
+        most: float | None = None,
+        reach: tuple[float, float] = (0.0, 100.0),
+    ) -> bool:
         """Whether an estimate with this RMS error puts a board clearly off target: more than
         `below` errors under `low` or ABOVE errors over `high` (never under 0 or over 100). With
         `most`, for every estimate from `estimate` up to `most` (on the same side). `reach`: the
         lowest and highest estimate the stage's line can give (every game won, every game lost):
         a margin the line cannot reach says nothing (a few games' line is flat at the extremes:
         it would drop a board that lost, or won, every game)."""
-        most, low, high = estimate if most is None else most, self.low - below * error, self.high + ABOVE * error
-        return (self.low > 0.0 and most < low <= reach[1]) or (self.high < 100.0 and reach[0] <= high < estimate)
+        most, low, high = (
+            estimate if most is None else most,
+            self.low - below * error,
+            self.high + ABOVE * error,
+        )
+        return (self.low > 0.0 and most < low <= reach[1]) or (
+            self.high < 100.0 and reach[0] <= high < estimate
+        )
 
     def last_call(self, estimate: float) -> bool:
         """After the last stage, a board not clearly off target: a tier's goes to the rating (the
@@ -160,7 +192,14 @@ class _Games:
     def _of(self, name: str) -> Games:
         if name not in self.games:
             # the rating records the random player's games (its pair counts): so does the screen
-            self.games[name] = Games(_PLAYERS[name], self.cells, self.adds, DEFAULT_SEED, self.ruleset, record=name == "random")
+            self.games[name] = Games(
+                _PLAYERS[name],
+                self.cells,
+                self.adds,
+                DEFAULT_SEED,
+                self.ruleset,
+                record=name == "random",
+            )
             self.lost[name] = 0
         return self.games[name]
 
@@ -174,7 +213,9 @@ class _Games:
         while True:
             left = {name: n - len(self._of(name).played) for name, n in stage.games}
             least = stage.estimate(self.lost, self.adds)
-            most = stage.estimate({name: self.lost[name] + max(0, k) for name, k in left.items()}, self.adds)
+            most = stage.estimate(
+                {name: self.lost[name] + max(0, k) for name, k in left.items()}, self.adds
+            )
             self.last = least
             if all(w.outside(least, stage.error, stage.below, most, reach) for w in windows):
                 return True
@@ -184,7 +225,9 @@ class _Games:
             self.lost[name] += not self.games[name].play().won
 
 
-def passes(cells: bytes, adds: int, ruleset: Ruleset, windows: tuple[Window, ...]) -> tuple[Games, ...] | None:
+def passes(
+    cells: bytes, adds: int, ruleset: Ruleset, windows: tuple[Window, ...]
+) -> tuple[Games, ...] | None:
     """The games played when a board goes to the full rating (not trivial, and no stage's estimate
     clearly outside every window of `windows`; for a score, the last one in its aim), else None."""
     if ruleset.stack_certificate and not reading_order_reduction(cells, adds, ruleset.class_of):
@@ -199,7 +242,12 @@ def passes(cells: bytes, adds: int, ruleset: Ruleset, windows: tuple[Window, ...
 
 
 def screen(
-    cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset, windows: tuple[Window, ...]
+    cells: int,
+    adds: int,
+    rng: random.Random,
+    digits: DigitDistribution,
+    ruleset: Ruleset,
+    windows: tuple[Window, ...],
 ) -> Iterator[Proposal]:
     """Candidates for one attempt: the random boards of up to DRAWS that pass the screen for any
     of `windows` (none: the first, as drawn)."""
@@ -219,5 +267,10 @@ def screen(
 
 def settings() -> dict[str, object]:
     """The strategy's parameters, recorded in each puzzle's provenance."""
-    return {"draws": DRAWS, "candidates": CANDIDATES, "stages": [dict(s.games) for s in STAGES],
-            "below": [s.below for s in STAGES], "above": ABOVE}
+    return {
+        "draws": DRAWS,
+        "candidates": CANDIDATES,
+        "stages": [dict(s.games) for s in STAGES],
+        "below": [s.below for s in STAGES],
+        "above": ABOVE,
+    }

@@ -12,20 +12,22 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-
 from typing import TYPE_CHECKING
 
-from pipeline.errors import NumberMatchError
 from pipeline.engine.rulesets import DEFAULT
+from pipeline.errors import NumberMatchError
 from pipeline.generation.proposals import constructive, random_digits
 
 if TYPE_CHECKING:  # start-up time: the CLI reads the names; the strategies load when generating
     from pipeline.engine.rulesets import Ruleset
-    from pipeline.generation.screen import Window
     from pipeline.generation.proposals import DigitDistribution, Proposal
+    from pipeline.generation.screen import Window
 
 # (cells, adds, attempt's Random, digits, ruleset, target windows: any will do, none: no target) -> candidate boards
-Candidates = Callable[[int, int, random.Random, "DigitDistribution", "Ruleset", "tuple[Window, ...]"], Iterator["Proposal"]]
+Candidates = Callable[
+    [int, int, random.Random, "DigitDistribution", "Ruleset", "tuple[Window, ...]"],
+    Iterator["Proposal"],
+]
 
 
 class StrategyError(NumberMatchError):
@@ -41,7 +43,9 @@ class Strategy:
     candidates: Candidates
     needs: tuple[str, ...] = ()  # Ruleset flags that must be on for its boards to be what it claims
     targeted: bool = False  # it moves toward the target: the default when a target is asked for
-    certified: bool = False  # its boards come with a win (what to try when no random board is solvable)
+    certified: bool = (
+        False  # its boards come with a win (what to try when no random board is solvable)
+    )
     settings: Callable[[], dict[str, object]] | None = None  # its parameters, for provenance
 
     def __str__(self) -> str:
@@ -51,9 +55,15 @@ class Strategy:
         """Raise StrategyError when a flag this strategy needs is off in `ruleset`."""
         missing = [flag for flag in self.needs if not getattr(ruleset, flag)]
         if missing:
-            sound = ", ".join(s.name for s in STRATEGY_BY_NAME.values() if all(getattr(ruleset, f) for f in s.needs))
-            raise StrategyError(f"strategy {self.name!r} is not sound for {ruleset} (it needs {', '.join(missing)}): "
-                                f"use one of {sound}")
+            sound = ", ".join(
+                s.name
+                for s in STRATEGY_BY_NAME.values()
+                if all(getattr(ruleset, f) for f in s.needs)
+            )
+            raise StrategyError(
+                f"strategy {self.name!r} is not sound for {ruleset} (it needs {', '.join(missing)}): "
+                f"use one of {sound}"
+            )
 
 
 STRATEGY_BY_NAME: dict[str, Strategy] = {}
@@ -70,33 +80,63 @@ def strategy_for(name: str) -> Strategy:
     try:
         return STRATEGY_BY_NAME[name]
     except KeyError:
-        raise StrategyError(f"unknown strategy {name!r}: expected one of {', '.join(STRATEGY_BY_NAME)}") from None
+        raise StrategyError(
+            f"unknown strategy {name!r}: expected one of {', '.join(STRATEGY_BY_NAME)}"
+        ) from None
 
 
 def default_strategy(targeted: bool) -> Strategy:
     """The strategy used when none is named: the first targeted one when a target is asked for."""
-    return next((s for s in STRATEGY_BY_NAME.values() if s.targeted == targeted), STRATEGY_BY_NAME["random"])
+    return next(
+        (s for s in STRATEGY_BY_NAME.values() if s.targeted == targeted), STRATEGY_BY_NAME["random"]
+    )
 
 
-def propose(name: str, cells: int, adds: int, rng: random.Random, digits: DigitDistribution,
-            ruleset: Ruleset | None = None) -> Proposal:
+def propose(
+    name: str,
+    cells: int,
+    adds: int,
+    rng: random.Random,
+    digits: DigitDistribution,
+    ruleset: Ruleset | None = None,
+) -> Proposal:
     """The first candidate of the named strategy with no target (what the rating study samples)."""
     return next(strategy_for(name).candidates(cells, adds, rng, digits, ruleset or DEFAULT, ()))
 
 
-def _random(cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset,
-            windows: tuple[Window, ...]) -> Iterator[Proposal]:
+def _random(
+    cells: int,
+    adds: int,
+    rng: random.Random,
+    digits: DigitDistribution,
+    ruleset: Ruleset,
+    windows: tuple[Window, ...],
+) -> Iterator[Proposal]:
     yield random_digits(cells, rng, digits)
 
 
-def _constructive(cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset,
-                  windows: tuple[Window, ...]) -> Iterator[Proposal]:
+def _constructive(
+    cells: int,
+    adds: int,
+    rng: random.Random,
+    digits: DigitDistribution,
+    ruleset: Ruleset,
+    windows: tuple[Window, ...],
+) -> Iterator[Proposal]:
     yield constructive(cells, adds, rng, digits, ruleset)
 
 
-def _search(cells: int, adds: int, rng: random.Random, digits: DigitDistribution, ruleset: Ruleset,
-            windows: tuple[Window, ...]) -> Iterator[Proposal]:
-    from pipeline.generation.screen import screen  # start-up time: the players and the search load to generate, not for --help
+def _search(
+    cells: int,
+    adds: int,
+    rng: random.Random,
+    digits: DigitDistribution,
+    ruleset: Ruleset,
+    windows: tuple[Window, ...],
+) -> Iterator[Proposal]:
+    from pipeline.generation.screen import (
+        screen,  # start-up time: the players and the search load to generate, not for --help
+    )
 
     return screen(cells, adds, rng, digits, ruleset, windows)
 
@@ -108,8 +148,22 @@ def _search_settings() -> dict[str, object]:
 
 
 RANDOM = register(Strategy("random", "digits drawn independently", _random))
-CONSTRUCTIVE = register(Strategy("constructive", "solvable by construction", _constructive,
-                                    needs=("constructive",), certified=True))
-SEARCH = register(Strategy("search", "random boards screened by a cheap estimate; only likely ones fully rated",
-                           _search, targeted=True, settings=_search_settings))
+CONSTRUCTIVE = register(
+    Strategy(
+        "constructive",
+        "solvable by construction",
+        _constructive,
+        needs=("constructive",),
+        certified=True,
+    )
+)
+SEARCH = register(
+    Strategy(
+        "search",
+        "random boards screened by a cheap estimate; only likely ones fully rated",
+        _search,
+        targeted=True,
+        settings=_search_settings,
+    )
+)
 STRATEGIES: tuple[str, ...] = tuple(STRATEGY_BY_NAME)

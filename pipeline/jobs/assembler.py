@@ -42,11 +42,11 @@ import networkx as nx
 
 from pipeline.engine.canonical import class_layout
 from pipeline.engine.rulesets import DEFAULT, Ruleset
-from pipeline.formats.curves import Curve, Target, shape_text
-from pipeline.jobs.curve_specs import load_curve
 from pipeline.errors import NumberMatchError, shorten
+from pipeline.formats.curves import Curve, Target, shape_text
 from pipeline.formats.puzzle import Puzzle
 from pipeline.formats.slot import Slot
+from pipeline.jobs.curve_specs import load_curve
 from pipeline.rating.tiers import TIER_NAMES
 
 DEFAULT_NODE_BUDGET = 2000
@@ -102,7 +102,9 @@ class Assembly:
         return [p for level in self.levels for p in level]
 
 
-def check_supply(curve: str, levels: int, stages: int, slots: Sequence[Target], puzzles: Sequence[Puzzle]) -> None:
+def check_supply(
+    curve: str, levels: int, stages: int, slots: Sequence[Target], puzzles: Sequence[Puzzle]
+) -> None:
     """Refuse up front, naming what is missing, when a tier has fewer Puzzles than slots: the
     tiers, and the Levels and Stages (in play order) left without a Puzzle."""
     need = Counter(t.tier for t in slots)
@@ -112,11 +114,15 @@ def check_supply(curve: str, levels: int, stages: int, slots: Sequence[Target], 
         return
     plural = "s" if sum(need[name] for name in short) != 1 else ""
     needs = ", ".join(f"{need[name]} {name}" for name in short)
-    haves = ", ".join(f"{have[name]} {name}" for name in short) if len(short) > 1 else str(have[short[0]])
+    haves = (
+        ", ".join(f"{have[name]} {name}" for name in short)
+        if len(short) > 1
+        else str(have[short[0]])
+    )
     by_tier = ", ".join(f"{name}: {have[name]}" for name in TIER_NAMES)
     unfilled = []
     for name in short:
-        left = [t for t in slots if t.tier == name][have[name]:]
+        left = [t for t in slots if t.tier == name][have[name] :]
         unfilled.append(f"{slot_text(left)} ({name})")
     raise AssemblyError(
         f"curve {curve} needs {needs} puzzle{plural} for {shape_text(levels, stages)};"
@@ -143,13 +149,18 @@ def slot_text(slots: Sequence[Target]) -> str:
 
 
 def check_layouts(
-    slots: Sequence[Target], puzzles: Sequence[Puzzle], min_layouts: Mapping[int, int], pinned: Iterable[str] = ()
+    slots: Sequence[Target],
+    puzzles: Sequence[Puzzle],
+    min_layouts: Mapping[int, int],
+    pinned: Iterable[str] = (),
 ) -> None:
     """Refuse a Level whose minimum of distinct layouts its tiers' (and pinned) Puzzles cannot reach."""
     pinned = set(pinned)
     for level, least in sorted(min_layouts.items()):
         tiers = {t.tier for t in slots if t.level == level}
-        found = {digit_layout(p.board, p.ruleset) for p in puzzles if p.tier in tiers or p.id in pinned}
+        found = {
+            digit_layout(p.board, p.ruleset) for p in puzzles if p.tier in tiers or p.id in pinned
+        }
         if len(found) < least:
             raise AssemblyError(
                 f"Level {level + 1} needs {least} distinct digit layouts, but its tiers"
@@ -189,7 +200,9 @@ def _solve_matching(
         # at most n-1 are taken by the others, so a cheaper free one is always at hand.
         allowed.sort(key=lambda k: (slot_cost(scores[k], target.score), puzzles[k].id))
         for k in allowed if s in pinned else allowed[: tier_slots[target.tier]]:
-            g.add_edge(("slot", s), ("puzzle", k), capacity=1, weight=slot_cost(scores[k], target.score))
+            g.add_edge(
+                ("slot", s), ("puzzle", k), capacity=1, weight=slot_cost(scores[k], target.score)
+            )
     reachable = sorted({v[1] for _, v in g.edges() if v[0] == "puzzle"})
     for k in reachable:
         g.add_edge(("puzzle", k), "sink", capacity=1, weight=0)
@@ -215,7 +228,10 @@ def _first_conflict(chosen: Sequence[int], layouts: Sequence[str]) -> int | None
 
 
 def _first_short_level(
-    slots: Sequence[Target], chosen: Sequence[int], layouts: Sequence[str], min_layouts: Mapping[int, int]
+    slots: Sequence[Target],
+    chosen: Sequence[int],
+    layouts: Sequence[str],
+    min_layouts: Mapping[int, int],
 ) -> tuple[list[int], frozenset[str]] | None:
     """The slots of the first Level with too few distinct layouts, and the layouts it has."""
     for level, least in sorted(min_layouts.items()):
@@ -323,13 +339,17 @@ def assemble(
     pool: dict[str, Puzzle] = {}
     for p in puzzles:
         if p.id in pool:
-            raise AssemblyError(f"puzzle {p.id} is given twice; a bundle uses each puzzle at most once")
+            raise AssemblyError(
+                f"puzzle {p.id} is given twice; a bundle uses each puzzle at most once"
+            )
         puzzle_score(p)
         pool[p.id] = p
     excluded = set(exclude)
     unknown = sorted(excluded - pool.keys())
     if unknown:
-        raise AssemblyError(f"excluded puzzle {shorten(unknown[0])}: no such puzzle among the {len(pool)} given")
+        raise AssemblyError(
+            f"excluded puzzle {shorten(unknown[0])}: no such puzzle among the {len(pool)} given"
+        )
     slot_pins = _slot_pins(pins or {}, levels, stages, pool, excluded, first_level)
     pool = {pid: p for pid, p in pool.items() if pid not in excluded}
     rulesets = sorted({p.ruleset for p in pool.values()})
@@ -341,8 +361,9 @@ def assemble(
     check_supply(name, levels, stages, free_slots, free_pool)
     min_layouts = {row[0].level: spec.level_constraints(row[0].level).layouts for row in rows}
     check_layouts(slots, list(pool.values()), min_layouts, pinned_ids)
-    cost, chosen, nodes = assign(slots, pool.values(), node_budget=node_budget, pins=slot_pins,
-                                 min_layouts=min_layouts)
+    cost, chosen, nodes = assign(
+        slots, pool.values(), node_budget=node_budget, pins=slot_pins, min_layouts=min_layouts
+    )
     placed = [Placement(t, p) for t, p in zip(slots, chosen)]
     used = {p.id for p in chosen}
     return Assembly(
@@ -356,7 +377,11 @@ def assemble(
 
 
 def _slot_pins(
-    pins: Mapping[tuple[int, int], str], levels: int, stages: int, pool: Mapping[str, Puzzle], excluded: set[str],
+    pins: Mapping[tuple[int, int], str],
+    levels: int,
+    stages: int,
+    pool: Mapping[str, Puzzle],
+    excluded: set[str],
     first_level: int = 1,
 ) -> dict[int, str]:
     """(level, stage) pins, numbered as in the bundle (Levels from `first_level`, Stages from 1),
@@ -366,12 +391,16 @@ def _slot_pins(
     for (level, stage), pid in sorted(pins.items()):
         where = f"pin {Slot(level, stage)}={shorten(pid)}"
         if not (first_level <= level <= last and 1 <= stage <= stages):
-            raise AssemblyError(f"{where}: the bundle has Levels {first_level}-{last} of Stages 1-{stages}")
+            raise AssemblyError(
+                f"{where}: the bundle has Levels {first_level}-{last} of Stages 1-{stages}"
+            )
         if pid not in pool:
             raise AssemblyError(f"{where}: no such puzzle among the {len(pool)} given")
         if pid in excluded:
             raise AssemblyError(f"{where}: the puzzle is also excluded")
         if pid in out.values():
-            raise AssemblyError(f"{where}: the puzzle is pinned twice; a bundle uses each puzzle at most once")
+            raise AssemblyError(
+                f"{where}: the puzzle is pinned twice; a bundle uses each puzzle at most once"
+            )
         out[(level - first_level) * stages + (stage - 1)] = pid
     return out

@@ -16,20 +16,19 @@ from yaml.nodes import MappingNode, ScalarNode
 
 from pipeline.atomic import Snapshot
 from pipeline.engine.board import format_board
+from pipeline.engine.rulesets import DEFAULT, ruleset_for
+from pipeline.engine.stage import replay
 from pipeline.errors import NumberMatchError
 from pipeline.formats.difficulty import Difficulty
-from pipeline.engine.rulesets import DEFAULT, ruleset_for
+from pipeline.formats.loader import load_text
 from pipeline.formats.puzzle import GENERATOR_NAME, PUZZLE_KIND, SCHEMA_VERSION, Puzzle, dump_yaml
+from pipeline.formats.source import SourceError, puzzle_source, snapshot_document
 from pipeline.rating import DEFAULT_SEED
+from pipeline.rating.score import rate
 from pipeline.schemas import schema_hint
 from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
-from pipeline.engine.stage import replay
-from pipeline.rating.score import rate
 from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
 from pipeline.validator import validate_texts
-from pipeline.formats.source import SourceError, puzzle_source, snapshot_document
-from pipeline.formats.loader import load_text
-
 
 
 class AuthoringError(NumberMatchError):
@@ -54,7 +53,9 @@ def author(
     board = format_board(cells)
     rules = ruleset_for(ruleset)
     if not cells:
-        raise AuthoringError("the board is empty: an empty board is already won, so it is no puzzle")
+        raise AuthoringError(
+            "the board is empty: an empty board is already won, so it is no puzzle"
+        )
     if adds < 0:
         raise AuthoringError(f"adds {adds} is negative")
     moves: tuple[str, ...] | None = None
@@ -85,7 +86,9 @@ def author(
         solution=moves,
         difficulty=rating.to_dict(),
         ruleset=rules.number,
-        provenance=provenance if provenance is not None else {
+        provenance=provenance
+        if provenance is not None
+        else {
             "generator": GENERATOR_NAME,
             "strategy": "hand",
             "rating_seed": rating_seed,
@@ -146,13 +149,20 @@ def refreshed(
     seed = provenance.get("rating_seed", DEFAULT_SEED)
     if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
         seed = DEFAULT_SEED
-    provenance = dict(provenance) if provenance else {"generator": GENERATOR_NAME, "strategy": "hand"}
+    provenance = (
+        dict(provenance) if provenance else {"generator": GENERATOR_NAME, "strategy": "hand"}
+    )
     provenance["rating_seed"] = seed
     assert source.adds is not None
     try:
         puzzle = author(
-            source.cells, source.adds, budget_nodes=budget_nodes, provenance=provenance,
-            certificate=source.solution, rating_seed=seed, ruleset=source.ruleset,
+            source.cells,
+            source.adds,
+            budget_nodes=budget_nodes,
+            provenance=provenance,
+            certificate=source.solution,
+            rating_seed=seed,
+            ruleset=source.ruleset,
         )
     except AuthoringError as exc:
         raise AuthoringError(f"{where}: {exc}") from exc
@@ -167,7 +177,11 @@ def edit_values(text: str, document: Any, new: dict[str, Any], path: Path) -> st
     lost or invalid), or when the file's layout cannot be edited in place."""
     root = document.node
     old = document.data
-    extra = [(k.value, k.start_mark.line + 1) for k, _ in root.value if isinstance(k, ScalarNode) and k.value not in new]
+    extra = [
+        (k.value, k.start_mark.line + 1)
+        for k, _ in root.value
+        if isinstance(k, ScalarNode) and k.value not in new
+    ]
     if extra:
         listed = ", ".join(f"{key!r} (line {line})" for key, line in extra)
         raise AuthoringError(
@@ -175,7 +189,9 @@ def edit_values(text: str, document: Any, new: dict[str, Any], path: Path) -> st
             " and would be lost; move the text into a # comment, which a refresh keeps"
         )
     if not isinstance(root, MappingNode) or root.flow_style:
-        raise AuthoringError(f"{path}: not rewritten: a refresh edits a file written as a block mapping (key: value lines)")
+        raise AuthoringError(
+            f"{path}: not rewritten: a refresh edits a file written as a block mapping (key: value lines)"
+        )
     spans = []
     for key_node, value_node in root.value:
         key = key_node.value
@@ -187,7 +203,11 @@ def edit_values(text: str, document: Any, new: dict[str, Any], path: Path) -> st
             body = dump_yaml({key: new[key]}).rstrip("\n")
         else:  # a block: up to the end of the line holding its last value (later comments stay)
             last = value_node
-            while not isinstance(last, ScalarNode) and not getattr(last, "flow_style", False) and last.value:
+            while (
+                not isinstance(last, ScalarNode)
+                and not getattr(last, "flow_style", False)
+                and last.value
+            ):
                 last = last.value[-1][1] if isinstance(last, MappingNode) else last.value[-1]
             end = text.find("\n", last.end_mark.index)
             end = len(text) if end < 0 else end + 1
@@ -201,7 +221,9 @@ def edit_values(text: str, document: Any, new: dict[str, Any], path: Path) -> st
         out = out + ("" if out.endswith("\n") else "\n") + dump_yaml(missing)
     check = load_text(out, str(path))
     if check.document is None or check.document.data != new:
-        raise AuthoringError(f"{path}: not rewritten: its layout cannot be edited in place (write it as plain key: value lines)")
+        raise AuthoringError(
+            f"{path}: not rewritten: its layout cannot be edited in place (write it as plain key: value lines)"
+        )
     return out
 
 
@@ -222,7 +244,11 @@ def _changes(old: dict[str, Any], new: Puzzle, *, header: bool = True) -> list[s
         out.append(f"tier {was.tier} -> {now.tier}")
     if was.score != now.score:
         out.append(f"score {was.score} -> {now.score}")
-    others = sorted(k for k in set(d_old) | set(d_new) if k not in ("tier", "score") and d_old.get(k) != d_new.get(k))
+    others = sorted(
+        k
+        for k in set(d_old) | set(d_new)
+        if k not in ("tier", "score") and d_old.get(k) != d_new.get(k)
+    )
     if others:
         out.append("metrics changed: " + ", ".join(others))
     if header and (old.get("schema_version") != SCHEMA_VERSION or old.get("kind") != PUZZLE_KIND):

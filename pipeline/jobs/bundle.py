@@ -31,13 +31,12 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import __version__
-from pipeline.jobs.assembler import Assembly
 from pipeline.atomic import write_atomic
-from pipeline.errors import shorten
 from pipeline.engine.rulesets import DEFAULT
+from pipeline.errors import shorten
 from pipeline.formats.puzzle import BUNDLE_KIND, SCHEMA_VERSION, dump_yaml
+from pipeline.jobs.assembler import Assembly
 from pipeline.schemas import load_schema, python_regex, schema_hint
-
 
 
 def bundle_id_problem(text: str) -> str | None:
@@ -45,8 +44,10 @@ def bundle_id_problem(text: str) -> str | None:
     spec = load_schema("bundle")["properties"]["id"]
     if python_regex(spec["pattern"]).search(text):
         return None
-    return (f"{shorten(text)} is not a bundle id: 1-128 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit (e.g. nightly-2026-11-29)")
+    return (
+        f"{shorten(text)} is not a bundle id: 1-128 letters, digits, '.', '_' or '-', "
+        "starting with a letter or digit (e.g. nightly-2026-11-29)"
+    )
 
 
 def default_bundle_id(assembly: Assembly) -> str:
@@ -98,7 +99,9 @@ def bundle_document(
 
 def bundle_text(doc: Mapping[str, Any], *, hint_for: str | os.PathLike[str] | None = None) -> str:
     """The YAML text of a bundle; with `hint_for`, the schema modeline as seen from that path."""
-    return dump_yaml(dict(doc), schema_hint("bundle", Path(hint_for).parent) if hint_for is not None else None)
+    return dump_yaml(
+        dict(doc), schema_hint("bundle", Path(hint_for).parent) if hint_for is not None else None
+    )
 
 
 def write_bundle(

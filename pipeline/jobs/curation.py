@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.errors import NumberMatchError
-from pipeline.limits import MAX_CURATION_BYTES
 from pipeline.formats.slot import Slot, SlotError
+from pipeline.limits import MAX_CURATION_BYTES
 
 CURATION_SUFFIX = ".curation.txt"
 _ID = re.compile(r"[A-Za-z0-9_.-]{1,80}\Z")
@@ -39,7 +39,7 @@ class Curation:
     excludes: tuple[str, ...] = ()
 
     @classmethod
-    def parse(cls, text: str, name: str = "curation") -> "Curation":
+    def parse(cls, text: str, name: str = "curation") -> Curation:
         """A curation from its text form; raises CurationError naming the line."""
         pins: dict[tuple[int, int], str] = {}
         excludes: list[str] = []
@@ -55,7 +55,9 @@ class Curation:
             elif word == "exclude" and _ID.match(rest):
                 excludes.append(rest)
             else:
-                raise CurationError(f"{name}:{number}: {line[:60]!r} is not `pin L<level>.S<stage>=ID` or `exclude ID`")
+                raise CurationError(
+                    f"{name}:{number}: {line[:60]!r} is not `pin L<level>.S<stage>=ID` or `exclude ID`"
+                )
         return cls(tuple(sorted(pins.items())), tuple(dict.fromkeys(excludes)))
 
     def __str__(self) -> str:
@@ -91,12 +93,16 @@ def read_curation(path: str | Path, name: str | None = None) -> Curation:
     path = Path(path)
     try:
         if path.stat().st_size > MAX_CURATION_BYTES:
-            raise CurationError(f"{given}: larger than {MAX_CURATION_BYTES:,} bytes; not a curation file")
+            raise CurationError(
+                f"{given}: larger than {MAX_CURATION_BYTES:,} bytes; not a curation file"
+            )
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise CurationError(f"{given}: no such file") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise CurationError(f"{given}: cannot read it ({getattr(exc, 'strerror', None) or type(exc).__name__})") from exc
+        raise CurationError(
+            f"{given}: cannot read it ({getattr(exc, 'strerror', None) or type(exc).__name__})"
+        ) from exc
     return Curation.parse(text, str(given))
 
 

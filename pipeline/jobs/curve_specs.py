@@ -8,11 +8,18 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from pipeline.formats.curves import CURVE_KIND, Curve, CurveError, Target, builtin_curves, parse_curves
 from pipeline.errors import shorten
+from pipeline.formats.curves import (
+    CURVE_KIND,
+    Curve,
+    CurveError,
+    Target,
+    builtin_curves,
+    parse_curves,
+)
+from pipeline.formats.loader import load_file
 from pipeline.problems import first_problem
 from pipeline.rating.tiers import TIER_NAMES
-from pipeline.formats.loader import load_file
 from pipeline.validator import Validator
 
 
@@ -35,7 +42,10 @@ def load_curve(spec: str | Curve, _via: tuple[str, ...] = ()) -> Curve:
     """A curve by spec: a built-in name (`ramp`), `FILE` (its only curve, or its job's curve)
     or `FILE:NAME`. (`_via`: the specs whose jobs led here, to refuse a cycle of files.)"""
     if isinstance(spec, str) and spec in _via:
-        raise CurveError("curve files name each other in a cycle: " + " -> ".join(shorten(s) for s in (*_via, spec)))
+        raise CurveError(
+            "curve files name each other in a cycle: "
+            + " -> ".join(shorten(s) for s in (*_via, spec))
+        )
     if isinstance(spec, Curve):
         return spec
     builtins = builtin_curves()
@@ -63,12 +73,16 @@ def load_curve(spec: str | Curve, _via: tuple[str, ...] = ()) -> Curve:
     raise CurveError(f"{path}: no curve named {name!r}; it holds {', '.join(curves) or 'none'}")
 
 
-def targets(curve: str | Curve, levels: int, stages: int, first_level: int = 1) -> list[list[Target]]:
+def targets(
+    curve: str | Curve, levels: int, stages: int, first_level: int = 1
+) -> list[list[Target]]:
     """The curve's targets, one list of Stage targets per Level; scores rounded to 2 decimals."""
     return load_curve(curve).targets(levels, stages, first_level)
 
 
-def tier_needs(curve: str | Curve, levels: int, stages: int, first_level: int = 1) -> dict[str, int]:
+def tier_needs(
+    curve: str | Curve, levels: int, stages: int, first_level: int = 1
+) -> dict[str, int]:
     """How many Puzzles of each tier the curve needs, in tier order (tiers it needs none of left out)."""
     counts = Counter(t.tier for row in targets(curve, levels, stages, first_level) for t in row)
     return {name: counts[name] for name in TIER_NAMES if counts[name]}

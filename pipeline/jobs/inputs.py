@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from pipeline.formats.files import level_files
 from pipeline.formats.bundle import Bundle
+from pipeline.formats.files import level_files
+from pipeline.formats.loader import load_file
 from pipeline.formats.puzzle import Puzzle
 from pipeline.jobs.assembler import AssemblyError
 from pipeline.validator import Validator
-from pipeline.formats.loader import load_file
 
 
 def load_puzzles(paths: Iterable[str | Path]) -> list[Puzzle]:
@@ -39,10 +39,15 @@ def load_puzzles(paths: Iterable[str | Path]) -> list[Puzzle]:
         loaded = load_file(path)
         run.add_loaded(loaded, str(path))
         if loaded.document is not None:
-            kind = loaded.document.data.get("kind") if isinstance(loaded.document.data, dict) else None
+            kind = (
+                loaded.document.data.get("kind") if isinstance(loaded.document.data, dict) else None
+            )
             if kind == "curves":  # a designer's curves beside the night: no puzzles in it
                 if path.resolve() in named:
-                    raise AssemblyError(f"{path}: is a curves file, not puzzles (give it as the curve)", remedy="curve")
+                    raise AssemblyError(
+                        f"{path}: is a curves file, not puzzles (give it as the curve)",
+                        remedy="curve",
+                    )
                 continue
             docs.append(loaded.document.data)
     report = run.report

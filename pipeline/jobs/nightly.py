@@ -36,6 +36,7 @@ import dataclasses
 import datetime as _dt
 import math
 import os
+import resource
 import shutil
 import time
 from collections import Counter
@@ -43,34 +44,47 @@ from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-import resource
 
-from pipeline.jobs.assembler import Assembly, assemble
 from pipeline.atomic import WriteRefused, snapshot, write_atomic
-from pipeline.jobs.bundle import bundle_document, write_bundle
-from pipeline.formats.bundle import Bundle
-from pipeline.formats.curves import DEFAULT_CURVE, Curve, CurveError, curve_from_data, curve_params, shape_text
-from pipeline.jobs.curve_specs import load_curve, read_curve_file, targets, tier_needs
-from pipeline.jobs.publish import PublishError, locked, make_staging, publish, publish_over, sweep
-from pipeline.stock.night import finish as finish_stock, stage_aside, stage_move
-from pipeline.limits import MAX_LEVELS, MAX_STAGES
-from pipeline.jobs.report_html import REPORT_HTML, render_report_html
-from pipeline.jobs.report import BUNDLE_FILE, LOG_FILE, REPORT_FILE, per_tier, percent, render_report
+from pipeline.engine.rulesets import DEFAULT
 from pipeline.errors import NumberMatchError
-from pipeline.problems import Problem, first_problem
+from pipeline.formats.bundle import Bundle
+from pipeline.formats.curves import (
+    DEFAULT_CURVE,
+    Curve,
+    CurveError,
+    curve_from_data,
+    curve_params,
+    shape_text,
+)
+from pipeline.formats.files import write_puzzles
+from pipeline.formats.index import STOCK_DIR, LevelIndex
+from pipeline.formats.loader import load_file
 from pipeline.formats.night import NIGHTS_FOLDER, POOL_DIR
 from pipeline.formats.puzzle import Puzzle, dump_yaml
-from pipeline.rating.profile import RatingProfile
-from pipeline.stock.night import Drawn, draw, pick, taken_back
-from pipeline.formats.loader import load_file
-from pipeline.validator.profiles import read_profile
-from pipeline.formats.files import write_puzzles
-from pipeline.engine.rulesets import DEFAULT
 from pipeline.generation.executors import SchedulerError, open_executor
 from pipeline.generation.generator import GenerateParams, Target, derived_seed, generate
-from pipeline.formats.index import STOCK_DIR, LevelIndex
+from pipeline.jobs.assembler import Assembly, assemble
+from pipeline.jobs.bundle import bundle_document, write_bundle
+from pipeline.jobs.curve_specs import load_curve, read_curve_file, targets, tier_needs
+from pipeline.jobs.publish import PublishError, locked, make_staging, publish, publish_over, sweep
+from pipeline.jobs.report import (
+    BUNDLE_FILE,
+    LOG_FILE,
+    REPORT_FILE,
+    per_tier,
+    percent,
+    render_report,
+)
+from pipeline.jobs.report_html import REPORT_HTML, render_report_html
+from pipeline.limits import MAX_LEVELS, MAX_STAGES
+from pipeline.problems import Problem, first_problem
+from pipeline.rating.profile import RatingProfile
+from pipeline.stock.night import Drawn, draw, pick, stage_aside, stage_move, taken_back
+from pipeline.stock.night import finish as finish_stock
 from pipeline.stock.store import StockError, refill, stock_day
 from pipeline.validator import validate_paths, validate_texts
+from pipeline.validator.profiles import read_profile
 
 if TYPE_CHECKING:
     from pipeline.generation.executors import Executor
@@ -85,7 +99,9 @@ BAND = 6.0  # each band of Stage targets asks the generator for scores within th
 # around a target (wider, the nearest-first draw and the missing spare left nights 45% further
 # from their curve than generated ones)
 TOLERANCE = BAND
-DEFAULT_REFILL_SECONDS = 600.0  # the refill after a night starts no new batch past this many seconds
+DEFAULT_REFILL_SECONDS = (
+    600.0  # the refill after a night starts no new batch past this many seconds
+)
 REFILL_BATCH = 8  # puzzles per refill batch: the refill checks its time bound between batches
 
 
@@ -138,7 +154,9 @@ class NightlyOptions:
     scheduler: str | None = None  # a Dask scheduler address or local:N (see generation.executors)
     first_level: int = 1  # the game-wide number of the night's first Level
     force: bool = False  # replace the job's files in a night that exists (others are kept)
-    profile: RatingProfile | None = None  # rate for this audience (`--profile`, or the job file's `profile:`)
+    profile: RatingProfile | None = (
+        None  # rate for this audience (`--profile`, or the job file's `profile:`)
+    )
     stock: bool = False  # draw from `<out>/stock/` first and hand back what was made and not used
     # the refill after the night: None: what the next night needs (its Stage targets); a mapping:
     # that, then each tier named kept at its level; {}: no refill
@@ -187,7 +205,10 @@ def generation_bands(
     for tier in tier_needs(curve, levels, stages, first_level):
         scores = sorted(found[tier])
         if not by_score:
-            bands += [Band(tier, None, BAND, len(scores)), Band(tier, None, BAND, spare(len(scores)))]
+            bands += [
+                Band(tier, None, BAND, len(scores)),
+                Band(tier, None, BAND, spare(len(scores))),
+            ]
         else:
             bands += target_bands(tier, scores, spare(len(scores)))
     return bands
@@ -205,12 +226,14 @@ def target_bands(tier: str, scores: Sequence[float], extra: int = 0) -> list[Ban
     left = sorted(scores)
     while left:
         group = [x for x in left if x <= left[0] + 2 * BAND]
-        left = left[len(group):]
+        left = left[len(group) :]
         bands.append(Band(tier, round((group[0] + group[-1]) / 2, 2), BAND, len(group)))
     return bands + ([Band(tier, None, BAND, extra)] if extra else [])
 
 
-def generation_counts(curve: str | Curve, levels: int, stages: int, first_level: int = 1) -> dict[str, int]:
+def generation_counts(
+    curve: str | Curve, levels: int, stages: int, first_level: int = 1
+) -> dict[str, int]:
     """How many Puzzles the night generates per tier (its bands' counts added up)."""
     counts: dict[str, int] = {}
     for band in generation_bands(curve, levels, stages, first_level):
@@ -247,7 +270,13 @@ def previous_night(out: Path, before: _dt.date) -> Previous | None:
     folder = max(nights)[1]
     path = folder / BUNDLE_FILE
     if not path.is_file():
-        what = ("a link to a missing file" if not path.exists() else "a folder" if path.is_dir() else "not a regular file")
+        what = (
+            "a link to a missing file"
+            if not path.exists()
+            else "a folder"
+            if path.is_dir()
+            else "not a regular file"
+        )
         raise NightlyError("continue", f"{path} is {what}, not a bundle; cannot continue from it")
     problems = _validate_files([path])
     if problems:
@@ -259,14 +288,19 @@ def previous_night(out: Path, before: _dt.date) -> Previous | None:
     doc = loaded.document.data
     if not isinstance(doc, dict) or doc.get("kind") != "bundle":
         kind = doc.get("kind") if isinstance(doc, dict) else None
-        raise NightlyError("continue", f"{path} is {'a ' + str(kind) + ' file' if isinstance(kind, str) else 'not a bundle'},"
-                                       " not a bundle; cannot continue from it")
+        raise NightlyError(
+            "continue",
+            f"{path} is {'a ' + str(kind) + ' file' if isinstance(kind, str) else 'not a bundle'},"
+            " not a bundle; cannot continue from it",
+        )
     bundle = Bundle.from_dict(doc, str(path))
     params = (doc.get("generator") or {}).get("params") or {}
     name = str(params.get("curve", DEFAULT_CURVE))
     definition = params.get("curve_definition")
     try:
-        curve: str | Curve = curve_from_data(name, definition) if isinstance(definition, dict) else load_curve(name)
+        curve: str | Curve = (
+            curve_from_data(name, definition) if isinstance(definition, dict) else load_curve(name)
+        )
     except CurveError as exc:
         raise NightlyError("continue", f"{path}: cannot continue its curve: {exc}") from exc
     return Previous(
@@ -309,7 +343,9 @@ class NightlyResult:
     tiers: dict[str, TierStats]
     seconds: dict[str, float]
     log_lines: list[str]
-    stock_lines: list[str] = field(default_factory=list)  # what finishing the stock move and the refill did
+    stock_lines: list[str] = field(
+        default_factory=list
+    )  # what finishing the stock move and the refill did
 
 
 Progress = Callable[[str, int, int], None]  # (what, done, total)
@@ -324,7 +360,9 @@ def read_job(path: Path) -> dict[str, Any]:
         raise NightlyError("setup", f"job file: {exc}") from exc
     job = dict(data.get("job") or {})
     if not job:
-        raise NightlyError("setup", f"job file {path}: the file has no `job:` section (curve, levels, stages)")
+        raise NightlyError(
+            "setup", f"job file {path}: the file has no `job:` section (curve, levels, stages)"
+        )
     names = {c.get("name") for c in data.get("curves") or () if isinstance(c, dict)}
     if job.get("curve") in names:
         job["curve"] = f"{path}:{job['curve']}"
@@ -354,7 +392,8 @@ def plan_night(
     settings = read_job(job) if job is not None else {}
     prev = None
     asked = continue_from is not None
-    if continue_from is None and out.is_dir():  # the default night goes on from the last one in `out`
+    if continue_from is None and out.is_dir():
+        # the default night goes on from the last one in `out`
         continue_from = out
     if continue_from is not None:
         if not continue_from.is_dir():
@@ -363,9 +402,13 @@ def plan_night(
         if prev is not None:
             log(f"continue: after {prev.folder.name}, from Level {prev.next_level}")
         elif asked:
-            log(f"continue: no night before {date.isoformat()} in {continue_from}; starting at Level 1")
+            log(
+                f"continue: no night before {date.isoformat()} in {continue_from}; starting at Level 1"
+            )
     chosen: str | Curve = curve or settings.get("curve") or (prev.curve if prev else NIGHT_CURVE)
-    profile_path = profile or (job.parent / settings["profile"] if job is not None and settings.get("profile") else None)
+    profile_path = profile or (
+        job.parent / settings["profile"] if job is not None and settings.get("profile") else None
+    )
     return NightlyOptions(
         date=date,
         seed=seed,
@@ -399,10 +442,15 @@ def run_nightly(
 ) -> NightlyResult:
     """Run one night and publish `<out>/<date>/`; raises NightlyError (previous output intact)."""
     if options.levels < 1 or options.stages < 1:
-        raise NightlyError("setup", f"need at least 1 level of 1 stage, got {options.levels} x {options.stages}")
+        raise NightlyError(
+            "setup", f"need at least 1 level of 1 stage, got {options.levels} x {options.stages}"
+        )
     if options.levels > MAX_LEVELS or options.stages > MAX_STAGES:
-        raise NightlyError("setup", f"{options.levels} levels x {options.stages} stages is past the limit of "
-                                    f"{MAX_LEVELS:,} levels x {MAX_STAGES} stages (docs/limits.md)")
+        raise NightlyError(
+            "setup",
+            f"{options.levels} levels x {options.stages} stages is past the limit of "
+            f"{MAX_LEVELS:,} levels x {MAX_STAGES} stages (docs/limits.md)",
+        )
     try:  # the curve, resolved once for the whole run; refused (bad, or unable to give this
         # night's Levels) before any work
         curve = load_curve(options.curve)
@@ -413,14 +461,18 @@ def run_nightly(
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise NightlyError("setup", f"cannot create output folder {out}: {exc.strerror or exc}") from exc
+        raise NightlyError(
+            "setup", f"cannot create output folder {out}: {exc.strerror or exc}"
+        ) from exc
     final = out / options.date_text
     cpu_started = cpu_seconds()
     try:
         with locked(out):
             sweep(out)
             _refuse_rerun(final, options)
-            base = snapshot(final / BUNDLE_FILE) if os.path.lexists(final) and final.is_dir() else None
+            base = (
+                snapshot(final / BUNDLE_FILE) if os.path.lexists(final) and final.is_dir() else None
+            )
             finish_stock(out)  # a night killed after its publish: complete its stock move first
             staging = make_staging(out, options.date_text)
             try:
@@ -444,8 +496,10 @@ def run_nightly(
             if options.stock:
                 night_cpu = cpu_seconds() - cpu_started
                 result.stock_lines += _refill(options, curve, out, log)
-                log(f"stock: CPU: {night_cpu:.1f} s for the night, {cpu_seconds() - cpu_started - night_cpu:.1f} s"
-                    " for the refill after it")
+                log(
+                    f"stock: CPU: {night_cpu:.1f} s for the night, {cpu_seconds() - cpu_started - night_cpu:.1f} s"
+                    " for the refill after it"
+                )
     except PublishError as exc:
         raise NightlyError("setup", str(exc)) from exc
     except WriteRefused as exc:
@@ -461,14 +515,18 @@ def _refuse_rerun(final: Path, options: NightlyOptions) -> None:
     without --force, and even then only the files the job makes (`publish_over`)."""
     if os.path.lexists(final) and not options.force:
         raise NightlyError(
-            "setup", f"{final} exists: the night of {options.date_text} is already published; nothing written",
+            "setup",
+            f"{final} exists: the night of {options.date_text} is already published; nothing written",
             remedy="force",
         )
 
 
 # --- the phases ---------------------------------------------------------------------------
 
-def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progress: Progress | None) -> NightlyResult:
+
+def _build(
+    options: NightlyOptions, curve: Curve, staging: Path, log: Log, progress: Progress | None
+) -> NightlyResult:
     seconds: dict[str, float] = {}
     lines: list[str] = []
 
@@ -482,8 +540,12 @@ def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progr
     drawn = _draw(options, curve)
     if options.stock:
         count = sum(len(v) for v in drawn.puzzles.values())
-        summary("stock", f"{count} puzzles drawn from {Path(options.out) / 'stock'}"
-                + (f" ({per_tier({t: len(v) for t, v in drawn.puzzles.items()})})" if count else ""), started)
+        summary(
+            "stock",
+            f"{count} puzzles drawn from {Path(options.out) / 'stock'}"
+            + (f" ({per_tier({t: len(v) for t, v in drawn.puzzles.items()})})" if count else ""),
+            started,
+        )
 
     started = time.perf_counter()
     stats, puzzles = _generate(options, curve, progress, drawn)
@@ -514,11 +576,14 @@ def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progr
         # generator changed: else its first run left it unused): place the night without them,
         # with others made in their place where a tier is left short
         usable = [p for p in valid if p.key not in elsewhere]
-        assembly = _assemble(options, curve, usable + _make_up(options, curve, usable, set(elsewhere), stats))
+        assembly = _assemble(
+            options, curve, usable + _make_up(options, curve, usable, set(elsewhere), stats)
+        )
     summary(
         "assemble",
         f"{shape_text(options.levels, options.stages)} on curve {options.curve_text}"
-        + (f" from Level {options.first_level}" if options.first_level != 1 else "") + ","
+        + (f" from Level {options.first_level}" if options.first_level != 1 else "")
+        + ","
         f" total deviation {assembly.cost / 100:.2f} points, {assembly.nodes} search node(s)",
         started,
     )
@@ -527,43 +592,84 @@ def _build(options: NightlyOptions, curve: Curve, staging: Path, log: Log, progr
     final = Path(options.out) / options.date_text
     bundle_path = staging / BUNDLE_FILE
     doc = bundle_document(
-        assembly, bundle_id=f"nightly-{options.date_text}", seed=options.seed, params=_params(options, curve, stats)
+        assembly,
+        bundle_id=f"nightly-{options.date_text}",
+        seed=options.seed,
+        params=_params(options, curve, stats),
     )
     write_bundle(bundle_path, doc, hint_for=final / BUNDLE_FILE)
     problems = _validate_files([bundle_path])
     if problems:
         raise NightlyError("write", f"the bundle fails validation: {first_problem(problems)}")
-    write_atomic(staging / REPORT_FILE, render_report(options, stats, assembly, len(valid), drawn_ids))
+    write_atomic(
+        staging / REPORT_FILE, render_report(options, stats, assembly, len(valid), drawn_ids)
+    )
     if options.stock:  # the unused go to the stock (with the publish), where swap also looks
-
         placed = [p.puzzle for p in assembly.placements]
         # a drawn puzzle, or a rerun's own puzzle made again that its first run stocked
-        used = [drawn.files.get(p.id) or stocked[p.id] for p in placed if p.id in drawn.files or p.id in stocked]
-        filed = _filed_ids(options)  # e.g. an older night's pool/: the same id in two files is NM304
-        for p in placed:  # the filters above keep this from happening; the promise is checked all the same
+        used = [
+            drawn.files.get(p.id) or stocked[p.id]
+            for p in placed
+            if p.id in drawn.files or p.id in stocked
+        ]
+        filed = _filed_ids(
+            options
+        )  # e.g. an older night's pool/: the same id in two files is NM304
+        for p in placed:
+            # the filters above keep this from happening; the promise is checked all the same
             if p.key in elsewhere:
-                raise NightlyError("assemble", f"{p.id} (or a relabelled copy) is shipped already at {elsewhere[p.key]}")
-        stage_move(staging, Path(options.out), used,
-                   [p for p in assembly.unused if p.id not in drawn_ids and p.id not in filed and p.key not in elsewhere],
-                   options.date, taken=[p for p in placed if p.id in drawn_ids],
-                   back=[p for p in drawn.back.values() if p.id not in {q.id for q in placed}])
+                raise NightlyError(
+                    "assemble",
+                    f"{p.id} (or a relabelled copy) is shipped already at {elsewhere[p.key]}",
+                )
+        stage_move(
+            staging,
+            Path(options.out),
+            used,
+            [
+                p
+                for p in assembly.unused
+                if p.id not in drawn_ids and p.id not in filed and p.key not in elsewhere
+            ],
+            options.date,
+            taken=[p for p in placed if p.id in drawn_ids],
+            back=[p for p in drawn.back.values() if p.id not in {q.id for q in placed}],
+        )
     else:
         _write_pool(staging, assembly)
     write_atomic(staging / REPORT_HTML, render_report_html(doc))
-    unused = (f"{len([p for p in assembly.unused if p.id not in drawn_ids])} unused new puzzles for the stock"
-              if options.stock else f"{POOL_DIR}/ ({len(assembly.unused)} unused puzzles)")
-    summary("write", f"{BUNDLE_FILE} ({bundle_path.stat().st_size} bytes) valid, {REPORT_FILE}, {REPORT_HTML},"
-            f" {unused}", started)
+    unused = (
+        f"{len([p for p in assembly.unused if p.id not in drawn_ids])} unused new puzzles for the stock"
+        if options.stock
+        else f"{POOL_DIR}/ ({len(assembly.unused)} unused puzzles)"
+    )
+    summary(
+        "write",
+        f"{BUNDLE_FILE} ({bundle_path.stat().st_size} bytes) valid, {REPORT_FILE}, {REPORT_HTML},"
+        f" {unused}",
+        started,
+    )
     total = sum(seconds.values())
     lines.append(f"total: {total:.1f} s")
-    write_atomic(staging / LOG_FILE, "".join(f"{line}\n" for line in [f"nightly {options.date_text} seed {options.seed}"] + lines))
+    write_atomic(
+        staging / LOG_FILE,
+        "".join(
+            f"{line}\n" for line in [f"nightly {options.date_text} seed {options.seed}"] + lines
+        ),
+    )
     return NightlyResult(staging, bundle_path, assembly, stats, seconds, lines)
 
 
 def _assemble(options: NightlyOptions, curve: Curve, puzzles: Sequence[Puzzle]) -> Assembly:
     try:
-        return assemble(puzzles, levels=options.levels, stages=options.stages, curve=curve,
-                        curve_name=options.curve_text, first_level=options.first_level)
+        return assemble(
+            puzzles,
+            levels=options.levels,
+            stages=options.stages,
+            curve=curve,
+            curve_name=options.curve_text,
+            first_level=options.first_level,
+        )
     except NumberMatchError as exc:
         raise NightlyError("assemble", str(exc)) from exc
 
@@ -583,14 +689,22 @@ def _draw(options: NightlyOptions, curve: Curve) -> Drawn:
     wanted = generation_counts(curve, options.levels, options.stages, options.first_level)
     back = taken_back(Path(options.out) / options.date_text)
     try:
-        return draw(Path(options.out), _tier_targets(curve, options.levels, options.stages, options.first_level),
-                    wanted, DEFAULT.number, night=options.date_text,
-                    within=TOLERANCE if options.profile is None else None, taken_back=back)
+        return draw(
+            Path(options.out),
+            _tier_targets(curve, options.levels, options.stages, options.first_level),
+            wanted,
+            DEFAULT.number,
+            night=options.date_text,
+            within=TOLERANCE if options.profile is None else None,
+            taken_back=back,
+        )
     except NumberMatchError as exc:
         raise NightlyError("stock", str(exc)) from exc
 
 
-def _tier_targets(curve: str | Curve, levels: int, stages: int, first_level: int) -> dict[str, list[float]]:
+def _tier_targets(
+    curve: str | Curve, levels: int, stages: int, first_level: int
+) -> dict[str, list[float]]:
     """The Stage target scores of a night, per tier (in the order the curve first needs each)."""
     found: dict[str, list[float]] = {}
     for level in targets(curve, levels, stages, first_level):
@@ -605,17 +719,33 @@ def shortfall(missing: int) -> int:
     return missing + spare(missing)
 
 
-def _generate(options: NightlyOptions, curve: Curve, progress: Progress | None, drawn: Drawn) -> tuple[dict[str, TierStats], list[Puzzle]]:
+def _generate(
+    options: NightlyOptions, curve: Curve, progress: Progress | None, drawn: Drawn
+) -> tuple[dict[str, TierStats], list[Puzzle]]:
     needs = tier_needs(curve, options.levels, options.stages, options.first_level)
-    if options.stock and options.profile is None:  # the Stages the stock had nothing close enough for
-        bands = [b for t in needs for b in target_bands(t, drawn.uncovered.get(t, ()), spare(len(drawn.uncovered.get(t, ()))))]
+    if options.stock and options.profile is None:
+        # the Stages the stock had nothing close enough for
+        bands = [
+            b
+            for t in needs
+            for b in target_bands(
+                t, drawn.uncovered.get(t, ()), spare(len(drawn.uncovered.get(t, ())))
+            )
+        ]
     elif options.stock:  # under a profile: per tier, what the stock did not cover
-        bands = [Band(t, None, BAND, shortfall(max(0, need - drawn.count(t)))) for t, need in needs.items()]
+        bands = [
+            Band(t, None, BAND, shortfall(max(0, need - drawn.count(t))))
+            for t, need in needs.items()
+        ]
     elif options.profile is None:  # each Stage's target, in the rating's own scores
         bands = generation_bands(curve, options.levels, options.stages, options.first_level)
     else:  # under a profile: the tier's need and spare anywhere in it
-        bands = [Band(t, None, BAND, n) for t, n in generation_counts(curve, options.levels, options.stages,
-                                                                      options.first_level).items()]
+        bands = [
+            Band(t, None, BAND, n)
+            for t, n in generation_counts(
+                curve, options.levels, options.stages, options.first_level
+            ).items()
+        ]
     counts = {t: sum(b.count for b in bands if b.tier == t) for t in needs}
     if not any(counts.values()):  # the stock covers the night: no executor, no workers
         return _generate_tiers(options, progress, None, counts, bands, drawn)
@@ -627,8 +757,12 @@ def _generate(options: NightlyOptions, curve: Curve, progress: Progress | None, 
 
 
 def _generate_tiers(
-    options: NightlyOptions, progress: Progress | None, executor: Executor | None, counts: Mapping[str, int],
-    bands: Sequence[Band], drawn: Drawn,
+    options: NightlyOptions,
+    progress: Progress | None,
+    executor: Executor | None,
+    counts: Mapping[str, int],
+    bands: Sequence[Band],
+    drawn: Drawn,
 ) -> tuple[dict[str, TierStats], list[Puzzle]]:
     stats: dict[str, TierStats] = {}
     puzzles: list[Puzzle] = [p for tier in counts for p in drawn.puzzles.get(tier, ())]
@@ -636,8 +770,13 @@ def _generate_tiers(
     for p in puzzles:
         known.setdefault(p.key, set()).add(p.id)
     for tier, count in counts.items():
-        stats[tier] = TierStats(wanted=count, plan=TIER_PLANS[tier], seed=tier_seed(options.seed, tier),
-                                from_stock=drawn.count(tier), short=len(drawn.uncovered.get(tier, ())))
+        stats[tier] = TierStats(
+            wanted=count,
+            plan=TIER_PLANS[tier],
+            seed=tier_seed(options.seed, tier),
+            from_stock=drawn.count(tier),
+            short=len(drawn.uncovered.get(tier, ())),
+        )
     # one stream per board size: a board rated on one Stage band's behalf serves any band (of any
     # tier of that size) it lands in
     streams: dict[TierPlan, list[str]] = {}
@@ -645,17 +784,38 @@ def _generate_tiers(
         if count and executor is not None:
             streams.setdefault(TIER_PLANS[tier], []).append(tier)
     for plan, tiers in streams.items():
-        asked = [(Target(b.tier, b.score), b.count) for t in tiers for b in bands if b.tier == t and b.count]
+        asked = [
+            (Target(b.tier, b.score), b.count)
+            for t in tiers
+            for b in bands
+            if b.tier == t and b.count
+        ]
         lead = stats[tiers[0]]
-        params = GenerateParams(cells=plan.cells, adds=plan.adds, targets=tuple(t for t, _ in asked), within=BAND,
-                                # the search's estimate is of the rating's own score, not a profile's
-                                strategy=plan.strategy if options.profile is None else None,
-                                seed=lead.seed, profile=options.profile)
+        params = GenerateParams(
+            cells=plan.cells,
+            adds=plan.adds,
+            targets=tuple(t for t, _ in asked),
+            within=BAND,
+            # the search's estimate is of the rating's own score, not a profile's
+            strategy=plan.strategy if options.profile is None else None,
+            seed=lead.seed,
+            profile=options.profile,
+        )
         name = "+".join(tiers)
-        report = (lambda done, total, name=name: progress(f"generate {name}", done, total)) if progress else None
+        report = (
+            (lambda done, total, name=name: progress(f"generate {name}", done, total))
+            if progress
+            else None
+        )
         try:
-            result = generate(sum(n for _, n in asked), params, exclude_ids={p.id for p in puzzles}, progress=report,
-                              executor=executor, quotas=[n for _, n in asked])
+            result = generate(
+                sum(n for _, n in asked),
+                params,
+                exclude_ids={p.id for p in puzzles},
+                progress=report,
+                executor=executor,
+                quotas=[n for _, n in asked],
+            )
         except NumberMatchError as exc:
             raise NightlyError("generate", f"{name}: {exc}") from exc
         fresh = []
@@ -685,24 +845,40 @@ def _generate_tiers(
     return stats, puzzles
 
 
-def _make_up(options: NightlyOptions, curve: Curve, usable: Sequence[Puzzle], taken: Set[str],
-             stats: dict[str, TierStats]) -> list[Puzzle]:
+def _make_up(
+    options: NightlyOptions,
+    curve: Curve,
+    usable: Sequence[Puzzle],
+    taken: Set[str],
+    stats: dict[str, TierStats],
+) -> list[Puzzle]:
     """Puzzles for the tiers `usable` leaves short of the curve's need: anywhere in the tier, never
     a key in `taken` (shipped elsewhere) or one usable already has; validated (counted in `stats`)."""
     have = Counter(p.tier for p in usable)
-    short = {t: n - have[t] for t, n in tier_needs(curve, options.levels, options.stages, options.first_level).items()
-             if n > have[t]}
+    short = {
+        t: n - have[t]
+        for t, n in tier_needs(curve, options.levels, options.stages, options.first_level).items()
+        if n > have[t]
+    }
     made: list[Puzzle] = []
     if not short:
         return made
     with open_executor(options.jobs, options.scheduler) as executor:
         for tier, count in short.items():
             plan = TIER_PLANS[tier]
-            params = GenerateParams(cells=plan.cells, adds=plan.adds, tier=tier, seed=tier_seed(options.seed, f"{tier}/make-up"),
-                                    strategy=plan.strategy if options.profile is None else None, profile=options.profile)
+            params = GenerateParams(
+                cells=plan.cells,
+                adds=plan.adds,
+                tier=tier,
+                seed=tier_seed(options.seed, f"{tier}/make-up"),
+                strategy=plan.strategy if options.profile is None else None,
+                profile=options.profile,
+            )
             try:
                 # a key covers the puzzle itself and every relabelled copy
-                result = generate(count, params, exclude_keys=taken | {p.key for p in usable}, executor=executor)
+                result = generate(
+                    count, params, exclude_keys=taken | {p.key for p in usable}, executor=executor
+                )
             except NumberMatchError as exc:
                 raise NightlyError("generate", f"{tier}: {exc}") from exc
             stats[tier].generated += len(result.puzzles)
@@ -725,8 +901,11 @@ def _shares(total: int, weights: Sequence[int]) -> list[int]:
 
 def cpu_seconds() -> float:
     """CPU seconds of this process and its finished workers (for the log only, never the output)."""
-    return sum(getattr(resource.getrusage(who), field) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
-               for field in ("ru_utime", "ru_stime"))
+    return sum(
+        getattr(resource.getrusage(who), field)
+        for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+        for field in ("ru_utime", "ru_stime")
+    )
 
 
 def _shipped_elsewhere(options: NightlyOptions) -> tuple[dict[str, str], dict[str, Path]]:
@@ -734,7 +913,11 @@ def _shipped_elsewhere(options: NightlyOptions) -> tuple[dict[str, str], dict[st
     id -> the stock file of each stock puzzle."""
     with LevelIndex(options.out) as index:
         index.refresh()
-        shipped = {e.key: e.where for e in index.entries("bundle") if not e.path.startswith(options.date_text + "/")}
+        shipped = {
+            e.key: e.where
+            for e in index.entries("bundle")
+            if not e.path.startswith(options.date_text + "/")
+        }
         return shipped, {e.id: Path(options.out) / e.path for e in index.entries(STOCK_DIR)}
 
 
@@ -752,7 +935,9 @@ def _known(options: NightlyOptions) -> dict[str, set[str]]:
     with LevelIndex(options.out) as index:
         index.refresh()
         for e in index.entries():
-            if e.kind == "stock" or (e.kind == "bundle" and not e.path.startswith(options.date_text + "/")):
+            if e.kind == "stock" or (
+                e.kind == "bundle" and not e.path.startswith(options.date_text + "/")
+            ):
                 known.setdefault(e.key, set()).add(e.id)
     return known
 
@@ -767,7 +952,8 @@ def _refill(options: NightlyOptions, curve: Curve, out: Path, log: Log) -> list[
     started = time.perf_counter()
     lines: list[str] = []
     try:
-        with open_executor(options.jobs, options.scheduler) as executor:  # one pool for the whole refill
+        with open_executor(options.jobs, options.scheduler) as executor:
+            # one pool for the whole refill
             lines += _refill_ahead(options, curve, out, executor, started)
             lines += _refill_keep(options, out, executor, started)
     except SchedulerError as exc:
@@ -779,18 +965,34 @@ def _refill(options: NightlyOptions, curve: Curve, out: Path, log: Log) -> list[
     return lines
 
 
-def _next_night(options: NightlyOptions, curve: Curve, out: Path) -> tuple[_dt.date, int, int, int, Curve]:
+def _next_night(
+    options: NightlyOptions, curve: Curve, out: Path
+) -> tuple[_dt.date, int, int, int, Curve]:
     """The night after the latest one in `out`: its date, first Level, sizes and curve."""
-    if stock_day(out, options.date) <= options.date:  # this night is the latest: the next one continues it
-        return options.date + _dt.timedelta(days=1), options.first_level + options.levels, options.levels, options.stages, curve
+    if stock_day(out, options.date) <= options.date:
+        # this night is the latest: the next one continues it
+        return (
+            options.date + _dt.timedelta(days=1),
+            options.first_level + options.levels,
+            options.levels,
+            options.stages,
+            curve,
+        )
     latest = previous_night(out, _dt.date.max)  # a rerun of an older night: after the latest one
     if latest is None:
         raise NightlyError("refill", f"no night in {out} to continue")
-    return (_dt.date.fromisoformat(latest.folder.name) + _dt.timedelta(days=1), latest.next_level, latest.levels,
-            latest.stages, load_curve(latest.curve))
+    return (
+        _dt.date.fromisoformat(latest.folder.name) + _dt.timedelta(days=1),
+        latest.next_level,
+        latest.levels,
+        latest.stages,
+        load_curve(latest.curve),
+    )
 
 
-def _refill_ahead(options: NightlyOptions, curve: Curve, out: Path, executor: Executor, started: float) -> list[str]:
+def _refill_ahead(
+    options: NightlyOptions, curve: Curve, out: Path, executor: Executor, started: float
+) -> list[str]:
     """Generate into the stock, aimed at their targets, puzzles for the next night's Stages that
     the stock has nothing within TOLERANCE of (as that night's draw will see it): first in the
     bands a generated night asks for, with its spare, then, for the Stages those puzzles still
@@ -809,12 +1011,23 @@ def _refill_ahead(options: NightlyOptions, curve: Curve, out: Path, executor: Ex
     for round_ in range(2):
         with LevelIndex(out) as index:
             index.refresh()
-            missing = {tier: pick(index.candidates(tier, ruleset=DEFAULT.number, before=day.isoformat()), scores,
-                                  len(scores), within)[1] for tier, scores in wanted.items()}
+            missing = {
+                tier: pick(
+                    index.candidates(tier, ruleset=DEFAULT.number, before=day.isoformat()),
+                    scores,
+                    len(scores),
+                    within,
+                )[1]
+                for tier, scores in wanted.items()
+            }
         for tier, scores in wanted.items():
             covered.setdefault(tier, len(scores) - len(missing[tier]))
             if options.profile is not None:
-                bands = [Band(tier, None, BAND, len(missing[tier]))] if missing[tier] and not round_ else []
+                bands = (
+                    [Band(tier, None, BAND, len(missing[tier]))]
+                    if missing[tier] and not round_
+                    else []
+                )
             elif round_ == 0:  # what that night would generate for these Stages, spare included
                 bands = target_bands(tier, missing[tier], spare(len(missing[tier])))
             else:
@@ -826,20 +1039,34 @@ def _refill_ahead(options: NightlyOptions, curve: Curve, out: Path, executor: Ex
                     notes[tier] = f", stopped at the time bound ({options.refill_seconds:.0f} s)"
                     break
                 try:
-                    done = refill(out, tier=tier, cells=TIER_PLANS[tier].cells, adds=TIER_PLANS[tier].adds, count=band.count,
-                                  strategy=TIER_PLANS[tier].strategy, seed=tier_seed(options.seed, f"ahead/{tier}/{round_}/{k}"),
-                                  day=stamp, executor=executor, score=band.score, within=band.within)
+                    done = refill(
+                        out,
+                        tier=tier,
+                        cells=TIER_PLANS[tier].cells,
+                        adds=TIER_PLANS[tier].adds,
+                        count=band.count,
+                        strategy=TIER_PLANS[tier].strategy,
+                        seed=tier_seed(options.seed, f"ahead/{tier}/{round_}/{k}"),
+                        day=stamp,
+                        executor=executor,
+                        score=band.score,
+                        within=band.within,
+                    )
                 except StockError as exc:
                     notes[tier] = f", stopped: {exc}"
                     break
                 made[tier] += len(done.written)
                 attempts[tier] += done.attempts
-    return [f"refill {tier} for {day.isoformat()} (Levels {first}-{first + levels - 1}): {covered[tier]} of {len(scores)}"
-            f" Stage(s) covered by the stock, {made[tier]} made from {attempts[tier]} attempts{notes.get(tier, '')}"
-            for tier, scores in wanted.items()]
+    return [
+        f"refill {tier} for {day.isoformat()} (Levels {first}-{first + levels - 1}): {covered[tier]} of {len(scores)}"
+        f" Stage(s) covered by the stock, {made[tier]} made from {attempts[tier]} attempts{notes.get(tier, '')}"
+        for tier, scores in wanted.items()
+    ]
 
 
-def _refill_keep(options: NightlyOptions, out: Path, executor: Executor, started: float) -> list[str]:
+def _refill_keep(
+    options: NightlyOptions, out: Path, executor: Executor, started: float
+) -> list[str]:
     """Top each tier of the stock up to the job's keep level, in batches."""
     lines: list[str] = []
     stamp = stock_day(out, options.date)
@@ -852,18 +1079,37 @@ def _refill_keep(options: NightlyOptions, out: Path, executor: Executor, started
         while have + written < level and time.perf_counter() - started < options.refill_seconds:
             count = min(REFILL_BATCH, level - have - written)
             try:
-                done = refill(out, tier=tier, cells=plan.cells, adds=plan.adds, count=count, strategy=plan.strategy,
-                              seed=tier_seed(options.seed, f"refill/{tier}/{batch}"), day=stamp, executor=executor)
+                done = refill(
+                    out,
+                    tier=tier,
+                    cells=plan.cells,
+                    adds=plan.adds,
+                    count=count,
+                    strategy=plan.strategy,
+                    seed=tier_seed(options.seed, f"refill/{tier}/{batch}"),
+                    day=stamp,
+                    executor=executor,
+                )
             except StockError as exc:
                 lines.append(f"refill {tier}: stopped: {exc}")
                 break
-            batch, written, attempts = batch + 1, written + len(done.written), attempts + done.attempts
+            batch, written, attempts = (
+                batch + 1,
+                written + len(done.written),
+                attempts + done.attempts,
+            )
             if not done.written:  # every new board repeated one in stock: do not spin
                 break
         if written or have < level:
-            lines.append(f"refill {tier}: {have} in stock, kept at {level}: {written} made from {attempts} attempts"
-                         + ("" if have + written >= level else f", {level - have - written} short (time bound"
-                            f" {options.refill_seconds:.0f} s)"))
+            lines.append(
+                f"refill {tier}: {have} in stock, kept at {level}: {written} made from {attempts} attempts"
+                + (
+                    ""
+                    if have + written >= level
+                    else f", {level - have - written} short (time bound"
+                    f" {options.refill_seconds:.0f} s)"
+                )
+            )
     return lines
 
 
@@ -884,15 +1130,22 @@ def _validate_files(paths: Sequence[Path]) -> list[Problem]:
     return [dataclasses.replace(p, file=Path(p.file).name) for p in report.problems]
 
 
-def _params(options: NightlyOptions, curve: Curve, stats: Mapping[str, TierStats]) -> dict[str, Any]:
+def _params(
+    options: NightlyOptions, curve: Curve, stats: Mapping[str, TierStats]
+) -> dict[str, Any]:
     return {
         "date": options.date_text,
         **curve_params(options.curve_text, curve),
         "levels": options.levels,
         "stages": options.stages,
         "tiers": {
-            tier: {"count": s.wanted, "cells": s.plan.cells, "adds": s.plan.adds,
-                   "strategy": s.plan.strategy, "seed": s.seed}
+            tier: {
+                "count": s.wanted,
+                "cells": s.plan.cells,
+                "adds": s.plan.adds,
+                "strategy": s.plan.strategy,
+                "seed": s.seed,
+            }
             for tier, s in stats.items()
         },
     }

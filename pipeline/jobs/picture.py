@@ -57,7 +57,9 @@ def board_svg(
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}"'
         f' viewBox="0 0 {width} {height}" role="img" font-family="Helvetica, Arial, sans-serif">'
     ]
-    label = title if title is not None else ("empty board (won)" if not n else f"board of {rows} rows")
+    label = (
+        title if title is not None else ("empty board (won)" if not n else f"board of {rows} rows")
+    )
     out.append(f"<title>{escape(label)}</title>")
     out.append(f'<rect x="0" y="0" width="{width}" height="{height}" fill="#f5f7fa"/>')
     if numbers:

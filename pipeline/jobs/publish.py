@@ -82,7 +82,9 @@ def lock_holder(out: Path) -> int | None:
 def make_staging(out: Path, date_text: str) -> Path:
     """A new hidden staging folder for the night `date_text`, marked as ours."""
     staging = Path(tempfile.mkdtemp(prefix=f".{date_text}.tmp-", dir=out))
-    (staging / STAGING_MARKER).write_text("made by numbermatch nightly; removed when the night is published\n")
+    (staging / STAGING_MARKER).write_text(
+        "made by numbermatch nightly; removed when the night is published\n"
+    )
     return staging
 
 
@@ -122,15 +124,21 @@ def sweep(out: Path) -> None:
             marker.unlink(missing_ok=True)
     for entry in sorted(out.iterdir()):  # markers whose folder is gone (killed between the two)
         name = entry.name
-        if name.endswith(ASIDE_MARKER) and _ASIDE.fullmatch(name[: -len(ASIDE_MARKER)]):
-            if not os.path.lexists(out / name[: -len(ASIDE_MARKER)]) and _marker(entry):
-                entry.unlink(missing_ok=True)
+        if (
+            name.endswith(ASIDE_MARKER)
+            and _ASIDE.fullmatch(name[: -len(ASIDE_MARKER)])
+            and not os.path.lexists(out / name[: -len(ASIDE_MARKER)])
+            and _marker(entry)
+        ):
+            entry.unlink(missing_ok=True)
 
 
 def publish(staging: Path, final: Path) -> None:
     """Swap the complete staging folder in at `final`, replacing an older one only now."""
     parent = final.parent
-    os.chmod(staging, 0o777 & ~current_umask())  # mkdtemp makes 0700; publish with a folder's usual mode
+    os.chmod(
+        staging, 0o777 & ~current_umask()
+    )  # mkdtemp makes 0700; publish with a folder's usual mode
     if final.exists():
         aside = parent / f".{final.name}.old-{os.getpid()}"  # unique: we hold the lock, swept
         marker = parent / (aside.name + ASIDE_MARKER)
@@ -141,7 +149,9 @@ def publish(staging: Path, final: Path) -> None:
         marker.unlink(missing_ok=True)
     else:
         os.rename(staging, final)
-    (final / STAGING_MARKER).unlink(missing_ok=True)  # after the rename: a staging folder stays marked
+    (final / STAGING_MARKER).unlink(
+        missing_ok=True
+    )  # after the rename: a staging folder stays marked
     _fsync_dir(parent)
 
 
@@ -154,8 +164,15 @@ def publish_over(staging: Path, final: Path, bundle_base: Snapshot | None) -> li
     if os.path.islink(final) or not final.is_dir():
         raise PublishError(f"{final} exists and is not a folder; nothing written")
     made = sorted(
-        (p.relative_to(staging) for p in staging.rglob("*") if p.is_file() and p.name != STAGING_MARKER),
-        key=lambda rel: (rel.name != BUNDLE_FILE, str(rel)),  # the bundle first: it is the one guarded
+        (
+            p.relative_to(staging)
+            for p in staging.rglob("*")
+            if p.is_file() and p.name != STAGING_MARKER
+        ),
+        key=lambda rel: (
+            rel.name != BUNDLE_FILE,
+            str(rel),
+        ),  # the bundle first: it is the one guarded
     )
     replaced: list[str] = []
     added: list[str] = []
@@ -164,15 +181,22 @@ def publish_over(staging: Path, final: Path, bundle_base: Snapshot | None) -> li
         target = final / rel
         existed = os.path.lexists(target)
         if rel == Path(BUNDLE_FILE):
-            write_guarded(target, data, base=bundle_base if bundle_base is not None else snapshot(target))
+            write_guarded(
+                target, data, base=bundle_base if bundle_base is not None else snapshot(target)
+            )
         else:
             write_guarded(target, data, force=True)
         (replaced if existed else added).append(str(rel))
     ours = {rel.parts[0] for rel in made}
     kept = sorted(
         [p.name + ("/" if p.is_dir() else "") for p in final.iterdir() if p.name not in ours]
-        + [str(p.relative_to(final)) for d in ours if (final / d).is_dir() for p in (final / d).iterdir()
-           if p.relative_to(final) not in made]
+        + [
+            str(p.relative_to(final))
+            for d in ours
+            if (final / d).is_dir()
+            for p in (final / d).iterdir()
+            if p.relative_to(final) not in made
+        ]
     )
     lines = [f"replaced {len(replaced)} file(s) the job makes: " + _listed(replaced)]
     if added:
@@ -183,7 +207,11 @@ def publish_over(staging: Path, final: Path, bundle_base: Snapshot | None) -> li
 
 
 def _listed(names: list[str], most: int = 8) -> str:
-    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "") if names else "none"
+    return (
+        ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "")
+        if names
+        else "none"
+    )
 
 
 def _fsync_dir(path: Path) -> None:

@@ -7,10 +7,9 @@ from collections.abc import Mapping, Set
 from typing import Protocol
 
 from pipeline import __version__
-from pipeline.jobs.assembler import Assembly, digit_layout
 from pipeline.formats.curves import shape_text
+from pipeline.jobs.assembler import Assembly, digit_layout
 from pipeline.rating.tiers import TIER_NAMES
-
 
 
 class NightlyOptions(Protocol):
@@ -60,8 +59,13 @@ class TierStats(Protocol):
 BUNDLE_FILE, REPORT_FILE, LOG_FILE = "bundle.yaml", "report.md", "run.log"
 
 
-def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assembly: Assembly, valid: int,
-                  from_stock: Set[str] = frozenset()) -> str:
+def render_report(
+    options: NightlyOptions,
+    stats: Mapping[str, TierStats],
+    assembly: Assembly,
+    valid: int,
+    from_stock: Set[str] = frozenset(),
+) -> str:
     """The Markdown report; deterministic (no clock), so reruns give the same bytes.
     `from_stock`: the ids of the puzzles the night drew from the stock."""
     generated = sum(s.generated for s in stats.values())
@@ -79,8 +83,11 @@ def render_report(options: NightlyOptions, stats: Mapping[str, TierStats], assem
 
 def _heading(options: NightlyOptions, assembly: Assembly) -> list[str]:
     first = assembly.first_level
-    where = (f" (Levels {first}-{first + len(assembly.levels) - 1} of the game, continuing the last night)"
-             if first != 1 else "")
+    where = (
+        f" (Levels {first}-{first + len(assembly.levels) - 1} of the game, continuing the last night)"
+        if first != 1
+        else ""
+    )
     return [
         f"# Nightly bundle {options.date_text}",
         "",
@@ -96,8 +103,11 @@ def _stock(stats: Mapping[str, TierStats], assembly: Assembly, from_stock: Set[s
     drawn = sum(s.from_stock for s in stats.values())
     made = sum(s.generated for s in stats.values())
     used = sum(1 for p in assembly.placements if p.puzzle.id in from_stock)
-    short = [f"{t}: {s.short} Stage(s) with no stock puzzle near their target" if s.short else t
-             for t, s in stats.items() if s.generated]
+    short = [
+        f"{t}: {s.short} Stage(s) with no stock puzzle near their target" if s.short else t
+        for t, s in stats.items()
+        if s.generated
+    ]
     return [
         "## Stock",
         "",
@@ -110,15 +120,23 @@ def _stock(stats: Mapping[str, TierStats], assembly: Assembly, from_stock: Set[s
     ]
 
 
-def _tier_table(stats: Mapping[str, TierStats], assembly: Assembly, valid: int, generated: int, attempts: int,
-                stock: bool = False) -> list[str]:
+def _tier_table(
+    stats: Mapping[str, TierStats],
+    assembly: Assembly,
+    valid: int,
+    generated: int,
+    attempts: int,
+    stock: bool = False,
+) -> list[str]:
     """Puzzles generated, tried, valid and used per tier (and drawn from the stock, on a night
     that uses it), and the generator's rejections."""
     used = Counter(p.puzzle.tier for p in assembly.placements)
     out = [
         "## Puzzles per tier",
         "",
-        "| tier | cells | adds |" + (" from stock |" if stock else "") + " generated | attempts | acceptance | valid | used |",
+        "| tier | cells | adds |"
+        + (" from stock |" if stock else "")
+        + " generated | attempts | acceptance | valid | used |",
         "|---|---:|---:|" + ("---:|" if stock else "") + "---:|---:|---:|---:|---:|",
     ]
     for tier in TIER_NAMES:
@@ -139,12 +157,18 @@ def _tier_table(stats: Mapping[str, TierStats], assembly: Assembly, valid: int, 
     for s in stats.values():
         reasons.update(s.rejected)
     if reasons:
-        out.append("Generator rejections: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items())) + ".")
+        out.append(
+            "Generator rejections: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items()))
+            + "."
+        )
         out.append("")
     return out
 
 
-def _work_per_phase(assembly: Assembly, valid: int, checked: int, attempts: int, generated: int) -> list[str]:
+def _work_per_phase(
+    assembly: Assembly, valid: int, checked: int, attempts: int, generated: int
+) -> list[str]:
     return [
         "## Work per phase",
         "",
@@ -172,7 +196,9 @@ def _targets(assembly: Assembly) -> list[str]:
         targets = " ".join(f"{p.target.score:.1f}" for p in level)
         placed = " ".join(p.puzzle.rated.score_text(1) for p in level)
         tiers = " ".join(p.puzzle.tier for p in level)
-        out.append(f"| {n} | {targets} | {placed} | {tiers} | {sum(p.cost for p in level) / 100:.2f} |")
+        out.append(
+            f"| {n} | {targets} | {placed} | {tiers} | {sum(p.cost for p in level) / 100:.2f} |"
+        )
     return out
 
 
@@ -209,5 +235,3 @@ def percent(part: int, whole: int) -> str:
 
 def per_tier(counts: Mapping[str, int]) -> str:
     return ", ".join(f"{t} {n}" for t, n in counts.items())
-
-

@@ -14,25 +14,32 @@ number formatting, so the same bundle gives byte-identical HTML.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from html import escape
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from pipeline.atomic import snapshot, write_guarded
 from pipeline.engine.board import parse
 from pipeline.engine.moves import Move
 from pipeline.formats.bundle import Bundle, Stage
 from pipeline.formats.difficulty import Difficulty
 from pipeline.jobs.picture import board_svg
-from pipeline.rating.tiers import TIERS, tier_for
-from pipeline.rating.explain import explain
-from pipeline.atomic import snapshot, write_guarded
 from pipeline.jobs.report import BUNDLE_FILE, REPORT_FILE
+from pipeline.rating.explain import explain
+from pipeline.rating.tiers import TIERS, tier_for
 
 REPORT_HTML = "report.html"
 
-TIER_COLOURS = {"easy": "#2f9e44", "medium": "#1c7ed6", "hard": "#e8590c", "expert": "#c2255c", "unsolvable": "#495057"}
+TIER_COLOURS = {
+    "easy": "#2f9e44",
+    "medium": "#1c7ed6",
+    "hard": "#e8590c",
+    "expert": "#c2255c",
+    "unsolvable": "#495057",
+}
 TIER_BANDS = {"easy": "#ebfbee", "medium": "#e7f5ff", "hard": "#fff4e6", "expert": "#fff0f6"}
 # The icon of report.html and of the studio: a 3x3 board with a matched pair.
 FAVICON_SVG = (
@@ -46,12 +53,16 @@ FAVICON_SVG = (
 
 def tier_badge_css() -> str:
     """The tier badges' colours, shared by report.html and the studio (one palette)."""
-    return " ".join(f".tier.t-{name} {{ background: {colour}; color: #fff; }}" for name, colour in TIER_COLOURS.items())
+    return " ".join(
+        f".tier.t-{name} {{ background: {colour}; color: #fff; }}"
+        for name, colour in TIER_COLOURS.items()
+    )
 
 
 def favicon_link() -> str:
     """A <link rel="icon"> carrying FAVICON_SVG, so the self-contained report needs no file."""
     return f'<link rel="icon" href="data:image/svg+xml,{quote(FAVICON_SVG)}">'
+
 
 CSS = """
 body { font-family: Helvetica, Arial, sans-serif; color: #1f2933; margin: 24px; max-width: 1180px; }
@@ -124,21 +135,36 @@ def curve_svg(
             f'<text x="{left + plot_w + 6}" y="{(y(high) + y(low)) / 2 + 4:.1f}" fill="{TIER_COLOURS.get(name, "#495057")}">{escape(name)}</text>'
         )
     for tick in (0, 25, 50, 75, 100):
-        out.append(f'<line x1="{left - 4}" y1="{y(tick):.1f}" x2="{left}" y2="{y(tick):.1f}" stroke="#52606d"/>')
-        out.append(f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" fill="#52606d">{tick}</text>')
-    out.append(f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#9aa5b1"/>')
+        out.append(
+            f'<line x1="{left - 4}" y1="{y(tick):.1f}" x2="{left}" y2="{y(tick):.1f}" stroke="#52606d"/>'
+        )
+        out.append(
+            f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" text-anchor="end" fill="#52606d">{tick}</text>'
+        )
+    out.append(
+        f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="none" stroke="#9aa5b1"/>'
+    )
     for b in breaks:
         bx = left + plot_w * b / n
-        out.append(f'<line x1="{bx:.1f}" y1="{top}" x2="{bx:.1f}" y2="{top + plot_h}" stroke="#9aa5b1" stroke-dasharray="2 3"/>')
+        out.append(
+            f'<line x1="{bx:.1f}" y1="{top}" x2="{bx:.1f}" y2="{top + plot_h}" stroke="#9aa5b1" stroke-dasharray="2 3"/>'
+        )
     for i, label in enumerate(ticks if ticks is not None else [p[0] for p in points]):
         if label:
-            out.append(f'<text x="{x(i):.1f}" y="{height - bottom + 14}" text-anchor="middle" fill="#52606d">{escape(label)}</text>')
+            out.append(
+                f'<text x="{x(i):.1f}" y="{height - bottom + 14}" text-anchor="middle" fill="#52606d">{escape(label)}</text>'
+            )
     cuts = [0, *breaks, n]
-    for a, b in zip(cuts, cuts[1:]):  # one line per Level: a Level's curve does not run into the next
+    for a, b in itertools.pairwise(cuts):
+        # one line per Level: a Level's curve does not run into the next
         segment = range(a, b)
         targets = " ".join(f"{x(i):.1f},{y(points[i][1]):.1f}" for i in segment)
-        out.append(f'<polyline points="{targets}" fill="none" stroke="#616e7c" stroke-width="1.5" stroke-dasharray="5 4"/>')
-        actual = " ".join(f"{x(i):.1f},{y(s):.1f}" for i in segment if (s := points[i][2]) is not None)
+        out.append(
+            f'<polyline points="{targets}" fill="none" stroke="#616e7c" stroke-width="1.5" stroke-dasharray="5 4"/>'
+        )
+        actual = " ".join(
+            f"{x(i):.1f},{y(s):.1f}" for i in segment if (s := points[i][2]) is not None
+        )
         out.append(f'<polyline points="{actual}" fill="none" stroke="#1f2933" stroke-width="2"/>')
     for i, (label, target, score, tier) in enumerate(points):
         out.append(
@@ -151,10 +177,16 @@ def curve_svg(
                 f"<title>{escape(label)} score {score:.2f} ({escape(tier)})</title></circle>"
             )
     lx = left + 8
-    out.append(f'<line x1="{lx}" y1="{height - 8}" x2="{lx + 24}" y2="{height - 8}" stroke="#616e7c" stroke-dasharray="5 4"/>')
+    out.append(
+        f'<line x1="{lx}" y1="{height - 8}" x2="{lx + 24}" y2="{height - 8}" stroke="#616e7c" stroke-dasharray="5 4"/>'
+    )
     out.append(f'<text x="{lx + 30}" y="{height - 4}" fill="#52606d">target</text>')
-    out.append(f'<line x1="{lx + 80}" y1="{height - 8}" x2="{lx + 104}" y2="{height - 8}" stroke="#1f2933" stroke-width="2"/>')
-    out.append(f'<text x="{lx + 110}" y="{height - 4}" fill="#52606d">actual score (dot: its tier)</text>')
+    out.append(
+        f'<line x1="{lx + 80}" y1="{height - 8}" x2="{lx + 104}" y2="{height - 8}" stroke="#1f2933" stroke-width="2"/>'
+    )
+    out.append(
+        f'<text x="{lx + 110}" y="{height - 4}" fill="#52606d">actual score (dot: its tier)</text>'
+    )
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
@@ -166,7 +198,9 @@ def _explain_block(difficulty: Mapping[str, Any]) -> str:
         return '<p class="note">no explanation: the difficulty block lacks the metrics the score needs</p>'
     parts, decide, summary = rows
     out = [f'<p class="summary">{escape(summary)}</p>'] if summary else []
-    out.append('<table class="metrics"><tr><th>metric</th><th>value</th><th>weight</th><th>points</th></tr>')
+    out.append(
+        '<table class="metrics"><tr><th>metric</th><th>value</th><th>weight</th><th>points</th></tr>'
+    )
     for name, label, value, weight, points in parts:
         cls = ' class="decides"' if name in decide else ""
         out.append(
@@ -179,14 +213,20 @@ def _explain_block(difficulty: Mapping[str, Any]) -> str:
     return "\n".join(out)
 
 
-def _explanation(difficulty: Mapping[str, Any]) -> tuple[list[tuple[str, str, Any, float, float]], tuple[str, ...], str] | None:
+def _explanation(
+    difficulty: Mapping[str, Any],
+) -> tuple[list[tuple[str, str, Any, float, float]], tuple[str, ...], str] | None:
     """(rows of name, label, value, weight, points; deciding metric names; summary), from the
     rating's own `explain`, or None when the block lacks what the score needs."""
     try:
         e = explain(difficulty)
     except ValueError:
         return None
-    return [(p.name, p.label, p.value, p.weight, p.points) for p in e.parts], tuple(e.decide), e.summary
+    return (
+        [(p.name, p.label, p.value, p.weight, p.points) for p in e.parts],
+        tuple(e.decide),
+        e.summary,
+    )
 
 
 def _first_pair(solution: Any) -> tuple[int, ...]:
@@ -209,23 +249,31 @@ def _stage_card(level: int, stage: Mapping[str, Any]) -> str:
     board = str(puzzle.get("board", ""))
     cells = parse(board)
     pair = _first_pair(puzzle.get("solution"))
-    picture = board_svg(cells, highlight=pair, cell=32, title=f"L{level}.S{number} {puzzle.get('id')}: {board}")
-    dev = f", off by {abs(score - target):.2f}" if isinstance(score, (int, float)) and isinstance(target, (int, float)) else ""
+    picture = board_svg(
+        cells, highlight=pair, cell=32, title=f"L{level}.S{number} {puzzle.get('id')}: {board}"
+    )
+    dev = (
+        f", off by {abs(score - target):.2f}"
+        if isinstance(score, (int, float)) and isinstance(target, (int, float))
+        else ""
+    )
     metrics = (
         f"certificate {_num(d.get('certificate_length'))} moves, branching {_num(d.get('mean_branching'))},"
         f" collapse openings {_num(d.get('collapse_openings'), 3)}, min adds {_num(d.get('min_adds'))}"
     )
-    return "\n".join([
-        f'<article class="stage" id="L{level}.S{number}">',
-        f"<h3>Stage {number} {_tier_chip(tier)} score {_num(score)}</h3>",
-        picture,
-        f'<p class="facts">target {_num(target)} ({escape(tier_for(float(target)) if isinstance(target, (int, float)) and 0 <= target <= 100 else "?")}){dev};'
-        f" {_num(puzzle.get('adds'))} add{'s' if puzzle.get('adds') != 1 else ''}; id <code class='id'>{escape(str(puzzle.get('id')))}</code>;"
-        f" board <code>{escape(board)}</code>{'; first move marked' if pair else ''}</p>",
-        f'<p class="facts">{metrics}</p>',
-        _explain_block(d),
-        "</article>",
-    ])
+    return "\n".join(
+        [
+            f'<article class="stage" id="L{level}.S{number}">',
+            f"<h3>Stage {number} {_tier_chip(tier)} score {_num(score)}</h3>",
+            picture,
+            f'<p class="facts">target {_num(target)} ({escape(tier_for(float(target)) if isinstance(target, (int, float)) and 0 <= target <= 100 else "?")}){dev};'
+            f" {_num(puzzle.get('adds'))} add{'s' if puzzle.get('adds') != 1 else ''}; id <code class='id'>{escape(str(puzzle.get('id')))}</code>;"
+            f" board <code>{escape(board)}</code>{'; first move marked' if pair else ''}</p>",
+            f'<p class="facts">{metrics}</p>',
+            _explain_block(d),
+            "</article>",
+        ]
+    )
 
 
 def render_report_html(doc: Mapping[str, Any]) -> str:
@@ -236,7 +284,9 @@ def render_report_html(doc: Mapping[str, Any]) -> str:
     title = f"Bundle {doc.get('id')}"
     stages = [s for lv in levels for s in lv]
     scores = [(s.puzzle.rated.score, s.target_score) for s in stages]
-    deviation = sum(abs(score - float(target or 0.0)) for score, target in scores if score is not None)
+    deviation = sum(
+        abs(score - float(target or 0.0)) for score, target in scores if score is not None
+    )
     shape = f"{len(levels)} Level{'s' if len(levels) != 1 else ''} of {len(levels[0]) if levels else 0} Stages"
     meta = (
         f"{shape} on curve {escape(str(params.get('curve', '?')))}, seed {escape(str(gen.get('seed')))},"
@@ -244,7 +294,8 @@ def render_report_html(doc: Mapping[str, Any]) -> str:
         f" total deviation from the curve {deviation:.2f} points (mean {deviation / max(1, len(stages)):.2f} per Stage)"
     )
     legend = " ".join(
-        f'<span style="background:{TIER_COLOURS[name]}">{escape(name)} {low:g}-{high:g}</span>' for name, low, high in TIERS
+        f'<span style="background:{TIER_COLOURS[name]}">{escape(name)} {low:g}-{high:g}</span>'
+        for name, low, high in TIERS
     )
     out = [
         "<!DOCTYPE html>",
@@ -259,7 +310,11 @@ def render_report_html(doc: Mapping[str, Any]) -> str:
         f"<h1>{escape(title)}</h1>",
         f'<p class="meta">{meta}</p>',
         f'<p class="legend">Tiers by score: {legend}</p>',
-        "<nav>" + " ".join(f'<a href="#level-{lv[0].slot.level}">Level {lv[0].slot.level}</a>' for lv in levels) + "</nav>",
+        "<nav>"
+        + " ".join(
+            f'<a href="#level-{lv[0].slot.level}">Level {lv[0].slot.level}</a>' for lv in levels
+        )
+        + "</nav>",
         "<h2>The night's curve</h2>",
     ]
     points: list[tuple[str, float, float | None, str]] = []
@@ -271,7 +326,9 @@ def render_report_html(doc: Mapping[str, Any]) -> str:
         level_points = _points(lv, full=True)
         ticks += [f"L{lv[0].slot.level}"] + [""] * (len(level_points) - 1)
         points += level_points
-    out.append(f'<figure class="curve" id="curve-all">{curve_svg(points, breaks=breaks, ticks=ticks, width=1100)}</figure>')
+    out.append(
+        f'<figure class="curve" id="curve-all">{curve_svg(points, breaks=breaks, ticks=ticks, width=1100)}</figure>'
+    )
     for lv in levels:
         n = lv[0].slot.level
         out += [
@@ -293,17 +350,21 @@ def render_report_html(doc: Mapping[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _points(level: Sequence[Stage], full: bool = False) -> list[tuple[str, float, float | None, str]]:
+def _points(
+    level: Sequence[Stage], full: bool = False
+) -> list[tuple[str, float, float | None, str]]:
     """Chart points of a Level's Stages; `full` labels them L<level>.S<stage>, else S<stage>."""
     out = []
     for s in level:
         rated = s.puzzle.rated
-        out.append((
-            str(s.slot) if full else f"S{s.slot.stage}",
-            s.target_score or 0.0,
-            rated.score,
-            rated.tier,
-        ))
+        out.append(
+            (
+                str(s.slot) if full else f"S{s.slot.stage}",
+                s.target_score or 0.0,
+                rated.score,
+                rated.tier,
+            )
+        )
     return out
 
 
@@ -333,5 +394,7 @@ def refresh_reports(bundle: Path, doc: Mapping[str, Any], what: str) -> list[str
                 f" describe the night as the nightly job made it. {REPORT_HTML} shows the bundle as it is now.\n"
             )
             write_guarded(md, head + sep + note + rest, base=base)
-        lines.append(f"{REPORT_FILE} marked stale (it describes the night as generated; {REPORT_HTML} is current)")
+        lines.append(
+            f"{REPORT_FILE} marked stale (it describes the night as generated; {REPORT_HTML} is current)"
+        )
     return lines

@@ -26,13 +26,13 @@ from pipeline.engine.rulesets import DEFAULT
 from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle, BundleError, Stage
 from pipeline.formats.difficulty import Difficulty
-from pipeline.formats.puzzle import PUZZLE_KIND, Puzzle, SCHEMA_VERSION, dump_yaml
+from pipeline.formats.puzzle import PUZZLE_KIND, SCHEMA_VERSION, Puzzle, dump_yaml
 from pipeline.formats.slot import Slot
 from pipeline.formats.source import SourceError, bundle_stage, snapshot_document
 from pipeline.jobs.assembler import digit_layout
 from pipeline.jobs.authoring import refreshed
-from pipeline.validator import validate_texts
 from pipeline.rating.tiers import tier_for
+from pipeline.validator import validate_texts
 
 
 class SwapError(NumberMatchError):
@@ -62,7 +62,11 @@ class SwapResult:
 
 
 def _score_text(score: Any) -> str:
-    return f"score {score:.2f}" if isinstance(score, (int, float)) and not isinstance(score, bool) else "no score"
+    return (
+        f"score {score:.2f}"
+        if isinstance(score, (int, float)) and not isinstance(score, bool)
+        else "no score"
+    )
 
 
 def _load(path: Path) -> tuple[Snapshot, Any, Bundle]:
@@ -126,7 +130,12 @@ def _stage_at(bundle: Bundle, path: Path, level: int, stage: int) -> Stage:
 
 
 def refresh_stage(
-    bundle: str | os.PathLike[str], level: int, stage: int, *, budget_nodes: int | None, write: bool = True
+    bundle: str | os.PathLike[str],
+    level: int,
+    stage: int,
+    *,
+    budget_nodes: int | None,
+    write: bool = True,
 ) -> tuple[str, Puzzle, list[str]]:
     """Re-derive id, certificate and difficulty of the puzzle of one Stage in a bundle (after its
     board or adds were edited by hand), editing only that `puzzle:` mapping as a swap does.
@@ -138,7 +147,9 @@ def refresh_stage(
     puzzle_node = _puzzle_node(document, _stage_at(value, path, level, stage))
     if puzzle_node is None:
         raise SwapError(f"{path}: L{level}.S{stage} has no puzzle")
-    puzzle, changes, _ = refreshed(bundle_stage(path, level, stage), f"{path}:L{level}.S{stage}", budget_nodes, embedded=True)
+    puzzle, changes, _ = refreshed(
+        bundle_stage(path, level, stage), f"{path}:L{level}.S{stage}", budget_nodes, embedded=True
+    )
     start, end, body = _replacement_text(puzzle_node, text, puzzle)
     new_text = text[:start] + body + text[end:]
     report = validate_texts([(str(path), new_text)])
@@ -180,9 +191,13 @@ def swap_stage(
     if with_id is not None:
         new = next((p for p in pool if p.id == with_id), None)
         if new is None:
-            raise SwapError(f"puzzle {with_id}: no such puzzle in the {where} ({len(pool)} puzzles)")
+            raise SwapError(
+                f"puzzle {with_id}: no such puzzle in the {where} ({len(pool)} puzzles)"
+            )
         if new.id in used:
-            raise SwapError(f"puzzle {with_id}: already in the bundle; a bundle uses each puzzle once")
+            raise SwapError(
+                f"puzzle {with_id}: already in the bundle; a bundle uses each puzzle once"
+            )
     else:
         new = choose_replacement(stages, flat, pool, f"L{level}.S{stage}", where=where)
     puzzle_node = _puzzle_node(document, found)
@@ -197,7 +212,17 @@ def swap_stage(
         write_guarded(path, new_text, base=snap)
     was = Difficulty.from_dict(old.get("difficulty"))
     return SwapResult(
-        path, level, stage, float(target), str(old.get("id")), was.tier, was.score, new, new_text, dict(old), snap,
+        path,
+        level,
+        stage,
+        float(target),
+        str(old.get("id")),
+        was.tier,
+        was.score,
+        new,
+        new_text,
+        dict(old),
+        snap,
     )
 
 
@@ -214,8 +239,14 @@ def commit_swap(result: SwapResult, pool: Path | None) -> Path | None:
         write_guarded(result.path, result.text, base=result.base)
     except (WriteRefused, OSError) as exc:
         if kept is not None:
-            kept.unlink(missing_ok=True)  # ours, made a moment ago: the bundle still has that puzzle
-        what = str(exc) if isinstance(exc, WriteRefused) else f"cannot write {exc.filename or result.path}: {os_message(exc)}"
+            kept.unlink(
+                missing_ok=True
+            )  # ours, made a moment ago: the bundle still has that puzzle
+        what = (
+            str(exc)
+            if isinstance(exc, WriteRefused)
+            else f"cannot write {exc.filename or result.path}: {os_message(exc)}"
+        )
         raise SwapError(what if "nothing written" in what else f"{what}; nothing written") from None
     return kept
 
@@ -234,7 +265,11 @@ def keep_in_pool(result: SwapResult, folder: Path) -> Path | None:
     text = dump_yaml(doc)
     if not validate_texts([(str(target), text)]).ok:
         return None
-    if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK) or not folder.stat().st_mode & 0o222:
+    if (
+        not folder.is_dir()
+        or not os.access(folder, os.W_OK | os.X_OK)
+        or not folder.stat().st_mode & 0o222
+    ):
         raise WriteRefused(f"cannot write into {folder}: it is not a writable folder")
     write_guarded(target, text, base=snapshot(target))
     return target
@@ -253,7 +288,12 @@ def candidate_order(target: float) -> Callable[[Puzzle], tuple[int, float, str]]
 
 
 def choose_replacement(
-    stages: Sequence[Mapping[str, Any]], flat: int, pool: Sequence[Puzzle], name: str, *, where: str = "pool"
+    stages: Sequence[Mapping[str, Any]],
+    flat: int,
+    pool: Sequence[Puzzle],
+    name: str,
+    *,
+    where: str = "pool",
 ) -> Puzzle:
     """The Puzzle `swap` puts in Stage number `flat` (0-based over the whole bundle) of a bundle
     whose Stage mappings are `stages`, named `name` in messages: see the module docstring. Pure:
@@ -276,7 +316,9 @@ def choose_replacement(
     for k in (flat - 1, flat + 1):
         puzzle = stages[k].get("puzzle") if 0 <= k < len(stages) else None
         if isinstance(puzzle, Mapping):
-            neighbours.add(_layout(str(puzzle["board"]), int(puzzle.get("ruleset", DEFAULT.number))))
+            neighbours.add(
+                _layout(str(puzzle["board"]), int(puzzle.get("ruleset", DEFAULT.number)))
+            )
     varied = [p for p in same_tier if _layout(p.board, p.ruleset) not in neighbours]
     if not varied:
         raise SwapError(

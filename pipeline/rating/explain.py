@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.rating.tiers import UNSOLVABLE, tier_range
 from pipeline.rating.versions import (
     LABELS,
     MIN_ADDS_CAP,
@@ -24,7 +25,6 @@ from pipeline.rating.versions import (
     stored_tier,
     weights_for,
 )
-from pipeline.rating.tiers import UNSOLVABLE, tier_range
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +46,12 @@ class Part:
         return self.points / (100.0 * self.weight) if self.weight else 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "value": self.value, "weight": self.weight, "points": round(self.points, 2)}
+        return {
+            "name": self.name,
+            "value": self.value,
+            "weight": self.weight,
+            "points": round(self.points, 2),
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,8 +121,12 @@ def _phrase(p: Part) -> str:
         if p.value is None:
             return "no one knows how few adds win it"
         n = int(p.value)
-        return "it can be won without adds" if n == 0 else f"it cannot be won with fewer than {n} add{'s' if n != 1 else ''}" + (
-            "" if n < MIN_ADDS_CAP else " (the most the score counts)")
+        return (
+            "it can be won without adds"
+            if n == 0
+            else f"it cannot be won with fewer than {n} add{'s' if n != 1 else ''}"
+            + ("" if n < MIN_ADDS_CAP else " (the most the score counts)")
+        )
     if p.name in ("trap_density", "trap_density_sampled"):
         where = "first pairs" if p.name == "trap_density" else "pairs along the way"
         share = float(p.value or 0.0)
@@ -129,7 +138,9 @@ def _phrase(p: Part) -> str:
         return f"{who} wins every game"
     if loss == 1.0:
         return f"{who} loses every game"
-    return f"{who} loses {loss:.0%} of games" if loss >= 0.5 else f"{who} wins {1 - loss:.0%} of games"
+    return (
+        f"{who} loses {loss:.0%} of games" if loss >= 0.5 else f"{who} wins {1 - loss:.0%} of games"
+    )
 
 
 def _summary(parts: tuple[Part, ...], tier: str, decide: tuple[str, ...]) -> str:
@@ -154,10 +165,22 @@ def explain(difficulty: Mapping[str, Any]) -> Explanation:
         tier = stored_tier(difficulty)
         score = stored_score(difficulty)
         if tier == UNSOLVABLE or score is None:
-            parts = tuple(Part(name, metric_value(difficulty, name), w, 0.0) for name, w in weights.items())
-            return Explanation(UNSOLVABLE if score is None else tier, None, version, parts, (), _summary(parts, UNSOLVABLE, ()))
+            parts = tuple(
+                Part(name, metric_value(difficulty, name), w, 0.0) for name, w in weights.items()
+            )
+            return Explanation(
+                UNSOLVABLE if score is None else tier,
+                None,
+                version,
+                parts,
+                (),
+                _summary(parts, UNSOLVABLE, ()),
+            )
         points = score_points(difficulty)
-        parts = tuple(Part(name, metric_value(difficulty, name), w, points[name]) for name, w in weights.items())
+        parts = tuple(
+            Part(name, metric_value(difficulty, name), w, points[name])
+            for name, w in weights.items()
+        )
     except (KeyError, TypeError) as exc:
         raise ValueError(f"difficulty block lacks what the score needs: {exc!r}") from exc
     decide = _decide(parts, tier, version)

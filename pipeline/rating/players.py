@@ -47,8 +47,8 @@ Chooser = Callable[[bytes, list[Pair], int], "Pair | None"]
 _V = TypeVar("_V")
 
 
-
 # --- incremental legal pairs ---------------------------------------------------------------
+
 
 def _opened_across(cells: bytes | bytearray, i: int, j: int, lines: tuple) -> list[Pair]:
     """The pairs that see across gap i or gap j (a pair may come twice): on each straight line
@@ -110,7 +110,9 @@ def pair_counts_after(cells: bytes, pairs: Sequence[Pair]) -> list[int]:
     present = set(pairs)
     total = len(pairs)
     work = bytearray(cells)
-    row_actives = [len(row) - row.count(0) for row in (cells[s : s + WIDTH] for s in range(0, n, WIDTH))]
+    row_actives = [
+        len(row) - row.count(0) for row in (cells[s : s + WIDTH] for s in range(0, n, WIDTH))
+    ]
     counts = []
     for i, j in pairs:
         ri, rj = i // WIDTH, j // WIDTH
@@ -145,7 +147,9 @@ class Step(NamedTuple):
     opened: bool  # ... and the collapse made a pair that was not there before it
 
 
-def remove_and_track(cells: bytes, pairs: Sequence[Pair], i: int, j: int, ruleset: Ruleset = DEFAULT) -> Step:
+def remove_and_track(
+    cells: bytes, pairs: Sequence[Pair], i: int, j: int, ruleset: Ruleset = DEFAULT
+) -> Step:
     """Remove pair (i, j) and return the new cells and legal pairs, noting collapse openings.
 
     `pairs` are the legal pairs of `cells` (sorted). Where the ruleset allows tracking, the step
@@ -158,7 +162,12 @@ def remove_and_track(cells: bytes, pairs: Sequence[Pair], i: int, j: int, rulese
             return Step(after, new, False, False)
         gapped = bytearray(cells)
         gapped[i] = gapped[j] = 0
-        return Step(after, new, True, _collapse_opened(gapped, ruleset.legal_pairs(bytes(gapped)), new, i, j))
+        return Step(
+            after,
+            new,
+            True,
+            _collapse_opened(gapped, ruleset.legal_pairs(bytes(gapped)), new, i, j),
+        )
     key = (cells, i, j)
     step = _MEMO.steps.get(key)
     if step is None:
@@ -231,7 +240,9 @@ def _legal(cells: bytes, ruleset: Ruleset) -> list[Pair]:
     return pairs
 
 
-def _collapse_opened(gapped: bytearray, kept: Sequence[Pair], new: Sequence[Pair], i: int, j: int) -> bool:
+def _collapse_opened(
+    gapped: bytearray, kept: Sequence[Pair], new: Sequence[Pair], i: int, j: int
+) -> bool:
     """Whether the collapsed board has a pair the same board without the collapse lacks.
 
     `gapped` is the board with i and j emptied but no row removed; `kept` its pairs.
@@ -240,11 +251,14 @@ def _collapse_opened(gapped: bytearray, kept: Sequence[Pair], new: Sequence[Pair
     starts = {x - x % WIDTH for x in (i, j)}
     s1, s2 = sorted({s for s in starts if not any(gapped[s : s + WIDTH])} | {len(gapped)})[:2]
     # a cell past an emptied row moves up a row for each
-    before = {(a - WIDTH * ((a > s1) + (a > s2)), b - WIDTH * ((b > s1) + (b > s2))) for a, b in kept}
+    before = {
+        (a - WIDTH * ((a > s1) + (a > s2)), b - WIDTH * ((b > s1) + (b > s2))) for a, b in kept
+    }
     return any(p not in before for p in new)
 
 
 # --- players --------------------------------------------------------------------------------
+
 
 class Player(Protocol):
     @property
@@ -434,6 +448,7 @@ PLAYERS: tuple[Player, ...] = PLAYERS_V3
 
 # --- playing a game out -----------------------------------------------------------------------
 
+
 @dataclass
 class Playout:
     """One game: won or stuck, moves played (adds included), and what the board did on the way."""
@@ -444,7 +459,9 @@ class Playout:
     pair_counts: list[int] = field(default_factory=list)  # legal pairs before each step
     collapses: int = 0
     openings: int = 0  # collapses that opened a new pair
-    positions: list[tuple[bytes, int, list[Pair]]] = field(default_factory=list)  # (cells, adds left, pairs)
+    positions: list[tuple[bytes, int, list[Pair]]] = field(
+        default_factory=list
+    )  # (cells, adds left, pairs)
     path: list[Move] = field(default_factory=list)  # the moves played
 
 
@@ -475,7 +492,15 @@ def play(
             gc.enable()
 
 
-def _play(player: Player, cells: bytes, adds: int, rng: Random, record: bool, ruleset: Ruleset, max_moves: int) -> Playout:
+def _play(
+    player: Player,
+    cells: bytes,
+    adds: int,
+    rng: Random,
+    record: bool,
+    ruleset: Ruleset,
+    max_moves: int,
+) -> Playout:
     """`play`'s game."""
     choose = player.begin(cells, rng, ruleset)
     _MEMO.start(cells)
@@ -541,7 +566,11 @@ class PlayerStats:
     playouts: int
 
     def to_dict(self) -> dict:
-        return {"win_rate": round(self.win_rate, 4), "mean_moves": round(self.mean_moves, 2), "playouts": self.playouts}
+        return {
+            "win_rate": round(self.win_rate, 4),
+            "mean_moves": round(self.mean_moves, 2),
+            "playouts": self.playouts,
+        }
 
 
 @dataclass
@@ -564,7 +593,9 @@ class Games:
 
     def play(self) -> Playout:
         """The next game."""
-        game = play(self.player, self.cells, self.adds, self.rng, record=self.record, ruleset=self.ruleset)
+        game = play(
+            self.player, self.cells, self.adds, self.rng, record=self.record, ruleset=self.ruleset
+        )
         self.played.append(game)
         return game
 
@@ -576,7 +607,12 @@ class Games:
 
     def serves(self, cells: bytes, adds: int, seed: int, ruleset: Ruleset, record: bool) -> bool:
         """Whether these are the games a rating of (cells, adds) with `seed` plays."""
-        return (self.cells, self.adds, self.seed, self.ruleset) == (cells, adds, seed, ruleset) and self.record >= record
+        return (self.cells, self.adds, self.seed, self.ruleset) == (
+            cells,
+            adds,
+            seed,
+            ruleset,
+        ) and self.record >= record
 
 
 def play_many(
@@ -592,10 +628,16 @@ def play_many(
 ) -> tuple[PlayerStats, list[Playout]]:
     """`playouts` games from one `random.Random` seeded by (seed, player name); with `given` (this
     player's games of this board and seed so far), only those not played yet."""
-    if given is None or given.player.name != player.name or not given.serves(cells, adds, seed, ruleset, record):
+    if (
+        given is None
+        or given.player.name != player.name
+        or not given.serves(cells, adds, seed, ruleset, record)
+    ):
         given = Games(player, cells, adds, seed, ruleset, record)
     games = given.first(playouts)
     if not games:
         return PlayerStats(0.0, 0.0, 0), games
     wins = sum(g.won for g in games)
-    return PlayerStats(wins / len(games), sum(g.moves for g in games) / len(games), len(games)), games
+    return PlayerStats(
+        wins / len(games), sum(g.moves for g in games) / len(games), len(games)
+    ), games

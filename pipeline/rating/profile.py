@@ -30,7 +30,13 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline.errors import NumberMatchError
 from pipeline.rating.tiers import TIER_NAMES, TIERS, tier_for
-from pipeline.rating.versions import VERSIONS, WEIGHTS_V3, score_from_metrics, stored_score, stored_tier
+from pipeline.rating.versions import (
+    VERSIONS,
+    WEIGHTS_V3,
+    score_from_metrics,
+    stored_score,
+    stored_tier,
+)
 
 if TYPE_CHECKING:  # the score module plays games; the validator reads profiles without loading it
     from pipeline.rating.score import Rating
@@ -63,12 +69,21 @@ class RatingProfile:
         if not isinstance(self.name, str) or not NAME_PATTERN.fullmatch(self.name):
             raise ProfileError(f"{where}: the name must be 1-64 letters, digits, '.', '_' or '-'")
         if self.version != PROFILE_VERSION:
-            raise ProfileError(f"{where}: weighs rating version {self.version!r}; only version {PROFILE_VERSION} is known")
+            raise ProfileError(
+                f"{where}: weighs rating version {self.version!r}; only version {PROFILE_VERSION} is known"
+            )
         names = [n for n, _ in self.weights]
         if sorted(names) != sorted(PLAYER_NAMES) or len(set(names)) != len(names):
-            raise ProfileError(f"{where}: weights must name each of the rating's players once: {', '.join(PLAYER_NAMES)}")
+            raise ProfileError(
+                f"{where}: weights must name each of the rating's players once: {', '.join(PLAYER_NAMES)}"
+            )
         for n, w in self.weights:
-            if not isinstance(w, (int, float)) or isinstance(w, bool) or not math.isfinite(w) or w < 0:
+            if (
+                not isinstance(w, (int, float))
+                or isinstance(w, bool)
+                or not math.isfinite(w)
+                or w < 0
+            ):
                 raise ProfileError(f"{where}: weight of {n} must be a number 0 or more, got {w!r}")
         total = sum(w for _, w in self.weights)
         if abs(total - 1.0) > WEIGHT_TOLERANCE:
@@ -76,8 +91,14 @@ class RatingProfile:
         if tuple(t[0] for t in self.tiers) != TIER_NAMES:
             raise ProfileError(f"{where}: tiers must be {', '.join(TIER_NAMES)} in that order")
         edges = [self.tiers[0][1]] + [t[2] for t in self.tiers]
-        if edges[0] != 0.0 or edges[-1] != 100.0 or any(t[2] != u[1] for t, u in zip(self.tiers, self.tiers[1:])):
-            raise ProfileError(f"{where}: the tiers must run from 0 to 100, each starting where the last ends")
+        if (
+            edges[0] != 0.0
+            or edges[-1] != 100.0
+            or any(t[2] != u[1] for t, u in zip(self.tiers, self.tiers[1:]))
+        ):
+            raise ProfileError(
+                f"{where}: the tiers must run from 0 to 100, each starting where the last ends"
+            )
         if any(not (low < high) for _, low, high in self.tiers):
             raise ProfileError(f"{where}: each tier's low must be below its high")
 
@@ -93,8 +114,12 @@ class RatingProfile:
     @property
     def digest(self) -> str:
         """`sha256:` and the hex digest of what decides scores and tiers (canonical JSON)."""
-        core = {"name": self.name, "version": self.version, "weights": dict(sorted(self.weights)),
-                "tiers": [list(t) for t in self.tiers]}
+        core = {
+            "name": self.name,
+            "version": self.version,
+            "weights": dict(sorted(self.weights)),
+            "tiers": [list(t) for t in self.tiers],
+        }
         text = json.dumps(core, sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
@@ -104,7 +129,9 @@ class RatingProfile:
         players = difficulty["players"]
         missing = [n for n, w in self.weights if w and n not in players]
         if missing:
-            raise ProfileError(f"rating profile {self.name!r} weighs {', '.join(missing)}, which the rating did not play")
+            raise ProfileError(
+                f"rating profile {self.name!r} weighs {', '.join(missing)}, which the rating did not play"
+            )
         return {n: 100.0 * w * (1.0 - float(players[n]["win_rate"])) for n, w in self.weights if w}
 
     def loss_rate(self, difficulty: Mapping[str, Any]) -> float:
@@ -151,7 +178,9 @@ class RatingProfile:
             tiers = tuple((str(n), float(r[0]), float(r[1])) for n, r in block["tiers"].items())
             version = block.get("rating_version", PROFILE_VERSION)
         except (KeyError, AttributeError, TypeError, IndexError, ValueError) as exc:
-            raise ProfileError(f"{where}: not a rating profile ({type(exc).__name__}: {exc})") from exc
+            raise ProfileError(
+                f"{where}: not a rating profile ({type(exc).__name__}: {exc})"
+            ) from exc
         try:
             return cls(name, weights, tiers, version)
         except ProfileError as exc:
@@ -159,10 +188,10 @@ class RatingProfile:
 
     def __str__(self) -> str:
         mix = ", ".join(f"{n} {w:.2f}" for n, w in self.weights if w)
-        bounds = ", ".join(f"{n} <{high:g}" for n, _, high in self.tiers[:-1]) + f", {self.tiers[-1][0]}"
+        bounds = (
+            ", ".join(f"{n} <{high:g}" for n, _, high in self.tiers[:-1]) + f", {self.tiers[-1][0]}"
+        )
         return f"{self.name}: {mix} (tiers {bounds})"
-
-
 
 
 def profile_of(difficulty: Mapping[str, Any]) -> RatingProfile | None:
@@ -186,8 +215,10 @@ def rescored(difficulty: Mapping[str, Any], profile: RatingProfile | None) -> di
         out.update(score=score, tier=tier_for(score, out.get("version", 1)))
         return out
     if out.get("version", 1) != profile.version:
-        raise ProfileError(f"rating profile {profile.name!r} weighs rating version {profile.version}'s players; "
-                           f"this block is version {out.get('version', 1)} (re-rate it first)")
+        raise ProfileError(
+            f"rating profile {profile.name!r} weighs rating version {profile.version}'s players; "
+            f"this block is version {out.get('version', 1)} (re-rate it first)"
+        )
     score = profile.score(out)
     out.update(score=score, tier=profile.tier_for(score), profile=profile.block())
     return out
@@ -199,5 +230,9 @@ def rated_under(rating: Rating, profile: RatingProfile | None) -> Rating:
     if profile is None or rating.score is None:
         return rating
     block = rescored(rating.to_dict(), profile)
-    return dataclasses.replace(rating, tier=stored_tier(block), score=stored_score(block),
-                               metrics={**rating.metrics, "profile": profile.block()})
+    return dataclasses.replace(
+        rating,
+        tier=stored_tier(block),
+        score=stored_score(block),
+        metrics={**rating.metrics, "profile": profile.block()},
+    )

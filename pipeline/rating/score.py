@@ -58,10 +58,22 @@ from typing import Any
 
 from pipeline.engine.board import Board, cells_of
 from pipeline.engine.moves import Move
+from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
+from pipeline.engine.stage import replay
 from pipeline.limits import MAX_RATE_CELLS, check_adds, check_cells, check_playouts
 from pipeline.rating import DEFAULT_PLAYOUTS, DEFAULT_SEED
 from pipeline.rating.players import PLAYERS, Games, Player, Playout, play_many
-from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
+from pipeline.rating.tiers import RATING_VERSION, tier_for
+from pipeline.rating.tiers import UNSOLVABLE as TIER_UNSOLVABLE
+from pipeline.rating.versions import (
+    PLAYOUT_SHARE_BY_VERSION,
+    TRAPS_UNTIL,
+    VERSIONS,
+    WEIGHTS_BY_VERSION,
+    rating_version,
+    score_from_metrics,
+)
+from pipeline.solver.advice import fewest_adds
 from pipeline.solver.budgets import (
     MIN_ADDS_BUDGET_NODES,
     SAMPLED_POOL_NODES,
@@ -69,11 +81,7 @@ from pipeline.solver.budgets import (
     TRAP_BUDGET_NODES,
     TRAP_POOL_NODES,
 )
-from pipeline.solver.advice import fewest_adds
 from pipeline.solver.search import SOLVED, UNKNOWN, UNSOLVABLE, Status, solve
-from pipeline.engine.stage import replay
-from pipeline.rating.tiers import RATING_VERSION, UNSOLVABLE as TIER_UNSOLVABLE, tier_for
-from pipeline.rating.versions import PLAYOUT_SHARE_BY_VERSION, TRAPS_UNTIL, VERSIONS, WEIGHTS_BY_VERSION, rating_version, score_from_metrics
 
 SAMPLED_POSITIONS = 4  # positions from the random player's games checked for traps
 
@@ -106,8 +114,14 @@ def stored_playouts(difficulty: Mapping[str, Any], default: int = DEFAULT_PLAYOU
         return default
     share = PLAYOUT_SHARE_BY_VERSION[version].get("random", 1.0)
     guess = max(1, round(games / share))
-    return next((n for n in range(max(1, guess - 2), guess + 3) if games_for("random", n, version) == games), guess)
-
+    return next(
+        (
+            n
+            for n in range(max(1, guess - 2), guess + 3)
+            if games_for("random", n, version) == games
+        ),
+        guess,
+    )
 
 
 @dataclass(frozen=True)
@@ -149,18 +163,6 @@ class Rating:
         return out
 
 
-
-
-
-
-
-
-
-
-
-
-
-
 def _moves(solution: Sequence[Move | str]) -> tuple[Move, ...]:
     return tuple(Move.parse(m) if isinstance(m, str) else m for m in solution)
 
@@ -180,7 +182,9 @@ class _Pool:
         return result.status
 
 
-def _trap_share(pool: _Pool, cells: bytes, adds: int, pairs: Sequence[tuple[int, int]], per_call: int) -> tuple[int, int, int]:
+def _trap_share(
+    pool: _Pool, cells: bytes, adds: int, pairs: Sequence[tuple[int, int]], per_call: int
+) -> tuple[int, int, int]:
     """(traps, checked, unknown) over the pairs playable on a winnable position."""
     traps = unknown = 0
     for i, j in pairs:
@@ -193,7 +197,9 @@ def _trap_share(pool: _Pool, cells: bytes, adds: int, pairs: Sequence[tuple[int,
     return traps, len(pairs), unknown
 
 
-def _sample_positions(games: Sequence[Playout], count: int, rng: Random) -> list[tuple[bytes, int, list, bool]]:
+def _sample_positions(
+    games: Sequence[Playout], count: int, rng: Random
+) -> list[tuple[bytes, int, list, bool]]:
     """`count` distinct positions (cells, adds left, pairs, known winnable) after the first move."""
     pool = []
     seen: set[tuple[bytes, int]] = set()
@@ -208,7 +214,13 @@ def _sample_positions(games: Sequence[Playout], count: int, rng: Random) -> list
 
 
 def _play_players(
-    cells: bytes, adds: int, playouts: int, seed: int, rs: Ruleset, version: int, played: Mapping[str, Games]
+    cells: bytes,
+    adds: int,
+    playouts: int,
+    seed: int,
+    rs: Ruleset,
+    version: int,
+    played: Mapping[str, Games],
 ) -> tuple[dict[str, Any], list[Playout], Playout | None]:
     """Step 1 of `rate`: the simulated players' stats, the random player's games (recorded) and
     the first won game of any player; `played`: games already played, by player name."""
@@ -218,7 +230,9 @@ def _play_players(
     for player in PLAYERS_BY_VERSION[version]:
         record = player.name == "random"
         n = games_for(player.name, playouts, version)
-        st, games = play_many(player, cells, adds, n, seed, ruleset=rs, record=record, given=played.get(player.name))
+        st, games = play_many(
+            player, cells, adds, n, seed, ruleset=rs, record=record, given=played.get(player.name)
+        )
         stats[player.name] = st.to_dict()
         if record:
             games_random = games
@@ -228,7 +242,11 @@ def _play_players(
 
 
 def _certificate(
-    cells: bytes, adds: int, solution: Sequence[Move | str] | None, won_game: Playout | None, rs: Ruleset
+    cells: bytes,
+    adds: int,
+    solution: Sequence[Move | str] | None,
+    won_game: Playout | None,
+    rs: Ruleset,
 ) -> tuple[tuple[Move, ...] | None, Status, int]:
     """Step 2 of `rate`: can it be won at all? A certificate from the caller, the solver, or a
     winning game; with the solver's status and nodes."""
@@ -267,11 +285,15 @@ def _traps(
         trap_density = trap_sampled = 1.0 if first_pairs else 0.0
         trap_unknown = sampled_unknown = 0
     else:
-        traps, checked, trap_unknown = _trap_share(pool, cells, adds, first_pairs, TRAP_BUDGET_NODES)
+        traps, checked, trap_unknown = _trap_share(
+            pool, cells, adds, first_pairs, TRAP_BUDGET_NODES
+        )
         trap_density = traps / checked if checked else 0.0
         s_traps = s_checked = sampled_unknown = 0
         rng = Random(f"{seed}:sample")
-        for pos_cells, pos_adds, pos_pairs, known in _sample_positions(games_random, sampled_positions, rng):
+        for pos_cells, pos_adds, pos_pairs, known in _sample_positions(
+            games_random, sampled_positions, rng
+        ):
             if not known and sampled_pool.solve(pos_cells, pos_adds, TRAP_BUDGET_NODES) != SOLVED:
                 continue  # only positions that can still be won
             t, c, u = _trap_share(sampled_pool, pos_cells, pos_adds, pos_pairs, TRAP_BUDGET_NODES)
@@ -302,7 +324,9 @@ def rate(
     """
     rs = ruleset_for(ruleset)
     if version not in WEIGHTS_BY_VERSION:
-        raise ValueError(f"rating version {version!r} is not known (known: {', '.join(map(str, WEIGHTS_BY_VERSION))})")
+        raise ValueError(
+            f"rating version {version!r} is not known (known: {', '.join(map(str, WEIGHTS_BY_VERSION))})"
+        )
     if adds < 0:
         raise ValueError(f"adds allocation must be 0 or more, got {adds}")
     if playouts < 1:
@@ -312,12 +336,16 @@ def rate(
     cells = cells_of(board)
     check_cells(len(cells), MAX_RATE_CELLS, "the board to rate")
 
-    stats, games_random, won_game = _play_players(cells, adds, playouts, seed, rs, version, {g.player.name: g for g in played})
+    stats, games_random, won_game = _play_players(
+        cells, adds, playouts, seed, rs, version, {g.player.name: g for g in played}
+    )
     certificate, solver_status, solver_nodes = _certificate(cells, adds, solution, won_game, rs)
     solvable = certificate is not None
     min_adds: int | None = None
     if certificate is not None:
-        min_adds = fewest_adds(cells, adds, ruleset=rs, budget=MIN_ADDS_BUDGET_NODES, certificate=certificate).proved
+        min_adds = fewest_adds(
+            cells, adds, ruleset=rs, budget=MIN_ADDS_BUDGET_NODES, certificate=certificate
+        ).proved
     trap_density: float | None = None
     trap_sampled: float | None = None
     trap_unknown = sampled_unknown = trap_nodes = 0
@@ -347,7 +375,11 @@ def rate(
         metrics["version"] = version
     if not solvable and solver_status == UNSOLVABLE:
         return Rating(TIER_UNSOLVABLE, None, None, metrics)
-    draft = {"players": stats, "min_adds": min_adds, "version": version,
-             **{k: metrics[k] for k in ("trap_density", "trap_density_sampled")}}
+    draft = {
+        "players": stats,
+        "min_adds": min_adds,
+        "version": version,
+        **{k: metrics[k] for k in ("trap_density", "trap_density_sampled")},
+    }
     score = score_from_metrics(draft)
     return Rating(tier_for(score, version), score, min_adds, metrics)

@@ -22,14 +22,18 @@ UNSOLVABLE = "unsolvable"
 # The rating version new ratings are made by (a difficulty block's `version`; absent means 1),
 # and each version's tier table: a stored rating is checked against its own version's table.
 RATING_VERSION = 3
-TIERS_BY_VERSION: dict[int, tuple[tuple[str, float, float], ...]] = {n: v.tiers for n, v in VERSIONS.items()}
+TIERS_BY_VERSION: dict[int, tuple[tuple[str, float, float], ...]] = {
+    n: v.tiers for n, v in VERSIONS.items()
+}
 TIERS = TIERS_BY_VERSION[RATING_VERSION]
 TIER_NAMES: tuple[str, ...] = tuple(t[0] for t in TIERS)
 
 
 def tier_range(name: str, version: int = RATING_VERSION) -> tuple[float, float] | None:
     """A tier's [low, high) score range by rating `version`'s table; None for a name not in it."""
-    return next(((low, high) for tier, low, high in TIERS_BY_VERSION[version] if tier == name), None)
+    return next(
+        ((low, high) for tier, low, high in TIERS_BY_VERSION[version] if tier == name), None
+    )
 
 
 def tier_for(score: float, version: int = RATING_VERSION) -> str:

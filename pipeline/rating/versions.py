@@ -22,14 +22,22 @@ TIERS: tuple[tuple[str, float, float], ...] = (
     ("easy", 0.0, 41.0),  # careful and planning players lose ~1 game in 40; careless ones 1 in 4
     ("medium", 41.0, 54.0),  # careless play loses about half; careful and planning play 1 in 4 or 5
     ("hard", 54.0, 84.0),  # careful and planning players lose about half; careless 7 in 10
-    ("expert", 84.0, 100.0),  # the population loses 3 in 4 to 19 in 20; the strongest unseen model about half
+    (
+        "expert",
+        84.0,
+        100.0,
+    ),  # the population loses 3 in 4 to 19 in 20; the strongest unseen model about half
 )
 # Version 2 (boundaries from 8-point score bins of its calibration boards).
 TIERS_V2: tuple[tuple[str, float, float], ...] = (
     ("easy", 0.0, 24.0),  # careful and planning players ~never lose; careless ones lose 1 in 4
     ("medium", 24.0, 46.0),  # careless play loses about half; careful play about 1 in 6
     ("hard", 46.0, 70.0),  # careful and planning players lose about half; careless 2 in 3
-    ("expert", 70.0, 100.0),  # the simulated players lose 3 to 9 in 10; the strongest unseen model 4 in 10
+    (
+        "expert",
+        70.0,
+        100.0,
+    ),  # the simulated players lose 3 to 9 in 10; the strongest unseen model 4 in 10
 )
 # Version 1 (stored ratings without a `version` key; its score: `pipeline.rating.score`), with
 # round-number boundaries.
@@ -93,7 +101,15 @@ _PLAYOUT_SHARES: dict[int, dict[str, float]] = {
     1: {},
     2: {"opener": 0.5, "planner": 0.25},
     # at 64: random 416, scanner 32, lookahead 16, opener 16, local 256, planner 16, proximity 24
-    3: {"random": 6.5, "scanner": 0.5, "lookahead": 0.25, "opener": 0.25, "local": 4.0, "planner": 0.25, "proximity": 0.375},
+    3: {
+        "random": 6.5,
+        "scanner": 0.5,
+        "lookahead": 0.25,
+        "opener": 0.25,
+        "local": 4.0,
+        "planner": 0.25,
+        "proximity": 0.375,
+    },
 }
 
 # The keys of a difficulty block, in the order they are written (version 1 blocks have no
@@ -154,13 +170,27 @@ class RatingVersion:
 _PLAYERS_V1 = ("random", "scanner", "lookahead")
 _PLAYERS_V2 = _PLAYERS_V1 + ("opener", "local", "planner")
 VERSIONS: dict[int, RatingVersion] = {
-    1: RatingVersion(1, _PLAYERS_V1, WEIGHTS_V1, _PLAYOUT_SHARES[1], TIERS_V1, DIFFICULTY_KEYS[1:], traps=True),
-    2: RatingVersion(2, _PLAYERS_V2, WEIGHTS_V2, _PLAYOUT_SHARES[2], TIERS_V2, DIFFICULTY_KEYS, traps=True),
-    3: RatingVersion(3, _PLAYERS_V2 + ("proximity",), WEIGHTS_V3, _PLAYOUT_SHARES[3], TIERS, DIFFICULTY_KEYS, traps=False),
+    1: RatingVersion(
+        1, _PLAYERS_V1, WEIGHTS_V1, _PLAYOUT_SHARES[1], TIERS_V1, DIFFICULTY_KEYS[1:], traps=True
+    ),
+    2: RatingVersion(
+        2, _PLAYERS_V2, WEIGHTS_V2, _PLAYOUT_SHARES[2], TIERS_V2, DIFFICULTY_KEYS, traps=True
+    ),
+    3: RatingVersion(
+        3,
+        _PLAYERS_V2 + ("proximity",),
+        WEIGHTS_V3,
+        _PLAYOUT_SHARES[3],
+        TIERS,
+        DIFFICULTY_KEYS,
+        traps=False,
+    ),
 }
 # views by version, for the code written against them
 WEIGHTS_BY_VERSION: dict[int, Mapping[str, float]] = {n: v.weights for n, v in VERSIONS.items()}
-PLAYOUT_SHARE_BY_VERSION: dict[int, Mapping[str, float]] = {n: v.playout_share for n, v in VERSIONS.items()}
+PLAYOUT_SHARE_BY_VERSION: dict[int, Mapping[str, float]] = {
+    n: v.playout_share for n, v in VERSIONS.items()
+}
 TRAPS_UNTIL = max(n for n, v in VERSIONS.items() if v.traps)  # the last version that measures traps
 
 
@@ -187,9 +217,16 @@ def weights_for(difficulty: Mapping[str, Any]) -> Mapping[str, float]:
     if profile is None:
         return record.weights
     weights = profile.get("weights") if isinstance(profile, Mapping) else None
-    if (not isinstance(weights, Mapping) or not set(weights) <= set(record.players)
-            or not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights.values())):
-        raise ValueError(f"difficulty.profile.weights: not a mapping of {record}'s players to numbers")
+    if (
+        not isinstance(weights, Mapping)
+        or not set(weights) <= set(record.players)
+        or not all(
+            isinstance(w, (int, float)) and not isinstance(w, bool) for w in weights.values()
+        )
+    ):
+        raise ValueError(
+            f"difficulty.profile.weights: not a mapping of {record}'s players to numbers"
+        )
     return {str(n): float(w) for n, w in weights.items() if w}
 
 

@@ -41,7 +41,9 @@ def hint(cells: bytes, adds_left: int, *, ruleset: Ruleset = DEFAULT, budget: in
             left = budget - nodes
             if left <= 0:
                 break
-            tried = solve(ruleset.remove_pair(cells, i, j), adds_left, ruleset=ruleset, budget_nodes=left)
+            tried = solve(
+                ruleset.remove_pair(cells, i, j), adds_left, ruleset=ruleset, budget_nodes=left
+            )
             nodes += tried.nodes
             if tried.status == SOLVED:
                 return Hint(SOLVED, Move(i, j), nodes)

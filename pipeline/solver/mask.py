@@ -47,7 +47,10 @@ class Stretch:
         self.cells = cells
         self.n = n
         self.nrows = (n + WIDTH - 1) // WIDTH
-        self.row_mask = [((1 << min(n, (r + 1) * WIDTH)) - 1) ^ ((1 << (r * WIDTH)) - 1) for r in range(self.nrows)]
+        self.row_mask = [
+            ((1 << min(n, (r + 1) * WIDTH)) - 1) ^ ((1 << (r * WIDTH)) - 1)
+            for r in range(self.nrows)
+        ]
         self.col_mask = [sum(1 << i for i in range(c, n, WIDTH)) for c in range(WIDTH)]
         cls = [CLASS[v] for v in cells]
         self.cls = cls
@@ -70,7 +73,7 @@ class Stretch:
         """Count dead-state test work; past FREE_WORK, charge it to the search as nodes."""
         before = self.work
         self.work += units
-        if self.meter is None or (before ^ self.work) < CHECK_WORK and self.work <= FREE_WORK:
+        if self.meter is None or ((before ^ self.work) < CHECK_WORK and self.work <= FREE_WORK):
             return
         nodes = 0
         if self.work > FREE_WORK:
@@ -93,7 +96,9 @@ class Stretch:
         for r, rm in enumerate(self.row_mask):
             if mask & rm:
                 s = r * WIDTH
-                out += bytes(cells[i] if mask >> i & 1 else 0 for i in range(s, min(s + WIDTH, self.n)))
+                out += bytes(
+                    cells[i] if mask >> i & 1 else 0 for i in range(s, min(s + WIDTH, self.n))
+                )
         return bytes(out)
 
     def here(self, i: int, rows: int) -> int:
@@ -147,7 +152,9 @@ class Stretch:
         if table is None:
             n = self.n
             geo = self.geo(rows)
-            up: list[list[int]] = [[0, 0, 0] for _ in range(n)]  # column, down-right's and down-left's reverses
+            up: list[list[int]] = [
+                [0, 0, 0] for _ in range(n)
+            ]  # column, down-right's and down-left's reverses
             down: list[list[int]] = [[0, 0, 0] for _ in range(n)]
             for a in range(n):
                 ca = a % WIDTH
@@ -173,7 +180,13 @@ class Stretch:
         return table
 
     def child_pairs(
-        self, pairs: list[int], i: int, j: int, child: int, rows: int, allowed: set[int] | None = None
+        self,
+        pairs: list[int],
+        i: int,
+        j: int,
+        child: int,
+        rows: int,
+        allowed: set[int] | None = None,
     ) -> list[int]:
         """The legal pairs (as pair masks) after removing i, j when no row emptied, from the parent's.
 
@@ -226,7 +239,11 @@ class Stretch:
             else:
                 dc = cv - cu if cv > cu else cu - cv
                 inner = [r for r in range(ru + 1, rv) if rows >> r & 1]
-                ways = self._diagonal_ways(mask, inner, cu, 1 if cv > cu else -1, len(inner) + 1 - dc) if dc <= len(inner) + 1 else []
+                ways = (
+                    self._diagonal_ways(mask, inner, cu, 1 if cv > cu else -1, len(inner) + 1 - dc)
+                    if dc <= len(inner) + 1
+                    else []
+                )
                 if ways:
                     if every:
                         out.extend(ways)
@@ -251,7 +268,8 @@ class Stretch:
         """`lines(u, v, mask, rows)` for the active pair q as (first, second or -1), None if one needs nothing."""
         return self._memoized(self._line2, q, mask, rows, False)
 
-    def _memoized(self, memo: dict, q: int, mask: int, rows: int, every: bool):  # -> ways or line2 form
+    def _memoized(self, memo: dict, q: int, mask: int, rows: int, every: bool):
+        # -> ways or line2 form
         lo = q & -q
         key = mask & ((q ^ lo) - (lo << 1)) | q
         try:
@@ -270,7 +288,9 @@ class Stretch:
         memo[key] = out
         return out
 
-    def _diagonal_ways(self, mask: int, inner: list[int], cu: int, step: int, empty: int) -> list[int]:
+    def _diagonal_ways(
+        self, mask: int, inner: list[int], cu: int, step: int, empty: int
+    ) -> list[int]:
         """Per choice of `empty` rows of `inner` to empty, the cells that must be gone for the diagonal.
 
         A choice is left out when a row that must stay holds nothing but its path cell.
@@ -302,7 +322,10 @@ def forward_masks(n: int, rows: int) -> tuple[tuple[int, ...], ...]:
     """`board.lines_through`'s forward rays as masks, for the rows still present (bit r of
     `rows`); shared by every stretch of the same size, since it depends on nothing else."""
     live = [r for r in range(n // WIDTH + 1) if rows >> r & 1]
-    return tuple(tuple(_bits(fwd) for _, fwd in cell if fwd) for cell in lines_through(n, live, backward=False))
+    return tuple(
+        tuple(_bits(fwd) for _, fwd in cell if fwd)
+        for cell in lines_through(n, live, backward=False)
+    )
 
 
 def _bits(cells: tuple[int, ...]) -> int:

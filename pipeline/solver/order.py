@@ -36,7 +36,12 @@ CAP = 400
 
 
 def ordered_matching(
-    st: Stretch, mask: int, rows: int, hint: list[int] | None = None, cap: int = CAP, allowed: set[int] | None = None
+    st: Stretch,
+    mask: int,
+    rows: int,
+    hint: list[int] | None = None,
+    cap: int = CAP,
+    allowed: set[int] | None = None,
 ) -> tuple[bool, list[int] | None]:
     """(possibly winnable, a matching with acyclic precedence or None).
 
@@ -149,7 +154,13 @@ def schedulable(st: Stretch, mask: int, rows: int, pairs: list[int]) -> bool:
 
 
 def _search(
-    st: Stretch, mask: int, rows: int, cap: int, found: list[int], first: int = 0, allowed: set[int] | None = None
+    st: Stretch,
+    mask: int,
+    rows: int,
+    cap: int,
+    found: list[int],
+    first: int = 0,
+    allowed: set[int] | None = None,
 ) -> bool:
     """Backtracking over matchings (those holding pair `first`, if given); on success `found` holds the pairs."""
     search = _Matchings(st, mask, rows, cap, allowed)
@@ -159,7 +170,9 @@ def _search(
     return False
 
 
-Lines = tuple[int, int] | None  # a pair's lines as (first, second) blocker masks (-1: no second); None: unconstrained
+Lines = (
+    tuple[int, int] | None
+)  # a pair's lines as (first, second) blocker masks (-1: no second); None: unconstrained
 Option = tuple[int, Lines, int]  # (pair mask, its lines, chosen pairs reachable from it)
 
 
@@ -174,7 +187,9 @@ class _Matchings:
     (hit0[u] | hit0[v]) & (hit1[u] | hit1[v] | single).
     """
 
-    def __init__(self, st: Stretch, mask: int, rows: int, cap: int, allowed: set[int] | None) -> None:
+    def __init__(
+        self, st: Stretch, mask: int, rows: int, cap: int, allowed: set[int] | None
+    ) -> None:
         self.st = st
         self.mask = mask
         self.rows = rows
@@ -272,7 +287,9 @@ class _Matchings:
                 out.append((q, ql, after))
         return out
 
-    def choose(self, q: int, ql: Lines, after: int, free: int) -> tuple[list[int], list[int], list[int], int]:
+    def choose(
+        self, q: int, ql: Lines, after: int, free: int
+    ) -> tuple[list[int], list[int], list[int], int]:
         """Add pair q to the chosen ones; returns what `unchoose` needs to take it back."""
         chosen, reach = self.chosen, self.reach
         k = len(chosen)

@@ -35,14 +35,15 @@ import time
 from dataclasses import dataclass
 from enum import StrEnum
 
-from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
 from pipeline.engine.board import WIDTH, Board, cells_of
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.limits import MAX_SOLVE_CELLS, check_adds, check_cells
+from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
 from pipeline.solver.mask import Stretch
 from pipeline.solver.order import ordered_matching, winning_pairs
 from pipeline.solver.shortcuts import classes_even, stack_certificate
+
 
 class Status(StrEnum):
     """A solver answer; the value is its text (JSON, CLI output)."""
@@ -117,7 +118,11 @@ class _Search:
     """
 
     def __init__(
-        self, budget: int | None, deadline: float | None, ruleset: Ruleset = DEFAULT, tuning: Tuning = DEFAULT_TUNING
+        self,
+        budget: int | None,
+        deadline: float | None,
+        ruleset: Ruleset = DEFAULT,
+        tuning: Tuning = DEFAULT_TUNING,
     ) -> None:
         self.ruleset = ruleset
         self.tuning = tuning
@@ -139,13 +144,19 @@ class _Search:
         self.nodes += 1
         if self.nodes == self.limit + 1:
             raise _OutOfBudget
-        if self.deadline is not None and not self.nodes & 1023 and time.perf_counter() > self.deadline:
+        if (
+            self.deadline is not None
+            and not self.nodes & 1023
+            and time.perf_counter() > self.deadline
+        ):
             raise _OutOfBudget
 
     def charge(self, nodes: int) -> None:
         """Dead-state test work beyond its free allowance, as nodes (`Stretch.spend`)."""
         self.nodes += nodes
-        if 0 <= self.limit < self.nodes or (self.deadline is not None and time.perf_counter() > self.deadline):
+        if 0 <= self.limit < self.nodes or (
+            self.deadline is not None and time.perf_counter() > self.deadline
+        ):
             raise _OutOfBudget
 
     def add(self, cells: bytes) -> bytes:
@@ -178,7 +189,8 @@ class _Search:
             return False
         if adds == 0:
             ruleset = self.ruleset
-            if ruleset.parity and not classes_even(cells, self.class_of):  # a removal keeps every class's parity
+            if ruleset.parity and not classes_even(cells, self.class_of):
+                # a removal keeps every class's parity
                 st.failed[st.mask] = 0
                 return False
             rows = st.rows_of(st.mask)
@@ -190,7 +202,9 @@ class _Search:
                 st.failed[st.mask] = 0
                 return False
             if self.stretch_cap is None:
-                dives = self.tuning.dives if not self.stretches_with_adds else self.tuning.inner_dives
+                dives = (
+                    self.tuning.dives if not self.stretches_with_adds else self.tuning.inner_dives
+                )
                 allowed = None
                 if matching is None and not self.stretches_with_adds:
                     # the test gave up: dives would be blind, so restrict the moves first
@@ -200,7 +214,11 @@ class _Search:
                 if allowed is None and not self.stretches_with_adds:  # a real search ahead
                     allowed = self.winning_pairs(st, rows)
                 # the restriction already holds what the pairing test would prune below the root
-                levels = self.tuning.guided_levels if allowed is None else min(self.tuning.guided_levels, 1)
+                levels = (
+                    self.tuning.guided_levels
+                    if allowed is None
+                    else min(self.tuning.guided_levels, 1)
+                )
                 return self.win0(st, st.mask, rows, matching, levels, None, allowed)
             if self.dive(st, self.tuning.inner_dives, matching):
                 return True
@@ -220,7 +238,13 @@ class _Search:
         """`order.winning_pairs` at the stretch's root; each pair's forced search counts as a node."""
         return winning_pairs(st, st.mask, rows, WINNING_PAIRS_CAP, None, self.tick)
 
-    def dive(self, st: Stretch, count: int, root_matching: list[int] | None, allowed: set[int] | None = None) -> bool:
+    def dive(
+        self,
+        st: Stretch,
+        count: int,
+        root_matching: list[int] | None,
+        allowed: set[int] | None = None,
+    ) -> bool:
         """Seeded random games at 0 adds that only enter states with an ordered pairing.
 
         Each state entered is checked (a node); states found dead go into the table. A win
@@ -250,7 +274,12 @@ class _Search:
                     self.tick()
                     crows = _rows_after(row_mask, rows, child, i, j)
                     live, nxt = ordered_matching(
-                        st, child, crows, _rest_of(matching, q) if matching else None, PAIRING_CAP, allowed
+                        st,
+                        child,
+                        crows,
+                        _rest_of(matching, q) if matching else None,
+                        PAIRING_CAP,
+                        allowed,
                     )
                     if live:
                         self.path.append(move)
@@ -283,7 +312,9 @@ class _Search:
         """
         self.nodes += 1  # tick(), inlined
         if self.nodes == self.limit + 1 or (
-            self.deadline is not None and not self.nodes & 1023 and time.perf_counter() > self.deadline
+            self.deadline is not None
+            and not self.nodes & 1023
+            and time.perf_counter() > self.deadline
         ):
             raise _OutOfBudget
         if self.stretch_end is not None and self.nodes > self.stretch_end:
@@ -396,7 +427,10 @@ def _rest_of(matching: list[int], q: int) -> list[int]:
 
 def _moves(path: list[Move | tuple[Stretch, int, int, int]]) -> list[Move]:
     """The path as moves: the hot loop records base cells and turns them into moves only here."""
-    return [m if isinstance(m, Move) else Move(m[0].here(m[1], m[3]), m[0].here(m[2], m[3])) for m in path]
+    return [
+        m if isinstance(m, Move) else Move(m[0].here(m[1], m[3]), m[0].here(m[2], m[3]))
+        for m in path
+    ]
 
 
 def _playouts(cells: bytes, adds: int, count: int, search: _Search) -> list[Move] | None:

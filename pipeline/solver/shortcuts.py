@@ -21,7 +21,13 @@ def classes_even(cells: bytes, class_of: bytes = CLASS_OF) -> bool:
     """Whether every value class has an even number of active cells (`class_of`: a ruleset's)."""
     cc = cells.translate(class_of)
     if class_of == CLASS_OF:  # ruleset 1's five classes, unrolled for the hot path
-        return not (cc.count(1) & 1 or cc.count(2) & 1 or cc.count(3) & 1 or cc.count(4) & 1 or cc.count(5) & 1)
+        return not (
+            cc.count(1) & 1
+            or cc.count(2) & 1
+            or cc.count(3) & 1
+            or cc.count(4) & 1
+            or cc.count(5) & 1
+        )
     return not any(cc.count(k) & 1 for k in set(cc) if k)
 
 

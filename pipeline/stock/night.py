@@ -52,8 +52,12 @@ class Drawn:
 
     puzzles: dict[str, list[Puzzle]]
     files: dict[str, Path]  # puzzle id -> its stock file (none for a puzzle a rerun took back)
-    uncovered: dict[str, list[float]] = field(default_factory=dict)  # tier -> targets to generate for
-    back: dict[str, Puzzle] = field(default_factory=dict)  # id -> a puzzle the night being rerun took
+    uncovered: dict[str, list[float]] = field(
+        default_factory=dict
+    )  # tier -> targets to generate for
+    back: dict[str, Puzzle] = field(
+        default_factory=dict
+    )  # id -> a puzzle the night being rerun took
 
     def count(self, tier: str) -> int:
         return len(self.puzzles.get(tier, ()))
@@ -64,21 +68,25 @@ class Drawn:
         return set(self.files) | set(self.back)
 
 
-def choose(candidates: Sequence[Choice], targets: Sequence[float], wanted: int,
-           within: float | None = None) -> list[Choice]:
+def choose(
+    candidates: Sequence[Choice], targets: Sequence[float], wanted: int, within: float | None = None
+) -> list[Choice]:
     """Up to `wanted` candidates, nearest a target first (targets in turn; ties: oldest, then id),
     none further than `within` from the target it is taken for (None: any distance)."""
     return pick(candidates, targets, wanted, within)[0]
 
 
-def pick(candidates: Sequence[Choice], targets: Sequence[float], wanted: int,
-         within: float | None = None) -> tuple[list[Choice], list[float]]:
+def pick(
+    candidates: Sequence[Choice], targets: Sequence[float], wanted: int, within: float | None = None
+) -> tuple[list[Choice], list[float]]:
     """`choose`, and the targets the first round left without a candidate within `within`: the
     Stages the stock cannot serve as well as the generator would (their shortfall).
 
     Candidates sorted by score, so each pick looks only at the untaken ones next to its target
     (a night's query over 100,000 stock puzzles stays well under a second)."""
-    scored = sorted((e for e in candidates if e.score is not None), key=lambda e: (e.score, e.stocked, e.id))
+    scored = sorted(
+        (e for e in candidates if e.score is not None), key=lambda e: (e.score, e.stocked, e.id)
+    )
     unscored = sorted((e for e in candidates if e.score is None), key=lambda e: (e.stocked, e.id))
     scores = [float(e.score) for e in scored if e.score is not None]
     taken = [False] * len(scored)
@@ -109,7 +117,9 @@ def pick(candidates: Sequence[Choice], targets: Sequence[float], wanted: int,
     return chosen, uncovered
 
 
-def _nearest(scores: list[float], taken: list[bool], target: float, scored: Sequence[Choice]) -> int:
+def _nearest(
+    scores: list[float], taken: list[bool], target: float, scored: Sequence[Choice]
+) -> int:
     """The untaken candidate nearest `target`; ties: the oldest, then the smaller id."""
     at = bisect.bisect_left(scores, target)
     lo, hi = at - 1, at
@@ -130,9 +140,17 @@ def _nearest(scores: list[float], taken: list[bool], target: float, scored: Sequ
     return min(ties, key=lambda k: (scored[k].stocked, scored[k].id))
 
 
-def draw(root: Path, targets: Mapping[str, Sequence[float]], wanted: Mapping[str, int], ruleset: int,
-         night: str | None = None, index: LevelIndex | None = None, *, within: float | None = None,
-         taken_back: Sequence[Puzzle] = ()) -> Drawn:
+def draw(
+    root: Path,
+    targets: Mapping[str, Sequence[float]],
+    wanted: Mapping[str, int],
+    ruleset: int,
+    night: str | None = None,
+    index: LevelIndex | None = None,
+    *,
+    within: float | None = None,
+    taken_back: Sequence[Puzzle] = (),
+) -> Drawn:
     """The stock puzzles a night takes per tier (see the module docstring): only puzzles stocked
     before the night's date (`night`), each within `within` of the target it is taken for. Keys
     repeated inside the stock are taken once; the bundle of `night` (the folder a rerun replaces)
@@ -143,7 +161,9 @@ def draw(root: Path, targets: Mapping[str, Sequence[float]], wanted: Mapping[str
     if index is None:
         with LevelIndex(root) as own:
             own.refresh()
-            return draw(root, targets, wanted, ruleset, night, own, within=within, taken_back=taken_back)
+            return draw(
+                root, targets, wanted, ruleset, night, own, within=within, taken_back=taken_back
+            )
     back = {p.id: p for p in taken_back if p.ruleset == ruleset}
     puzzles: dict[str, list[Puzzle]] = {}
     files: dict[str, Path] = {}
@@ -152,10 +172,21 @@ def draw(root: Path, targets: Mapping[str, Sequence[float]], wanted: Mapping[str
     for tier, count in wanted.items():
         seen: set[str] = set()
         candidates = []
-        ours = [Candidate(p.rated.score, str(p.provenance.get("stocked", "")), p.id, p.key,
-                          stock_path(Path(), p).as_posix()) for p in back.values() if p.rated.tier == tier]
-        for e in sorted(index.candidates(tier, ruleset=ruleset, besides=night, before=night) + ours,
-                        key=lambda e: (e.stocked, e.id, e.path)):
+        ours = [
+            Candidate(
+                p.rated.score,
+                str(p.provenance.get("stocked", "")),
+                p.id,
+                p.key,
+                stock_path(Path(), p).as_posix(),
+            )
+            for p in back.values()
+            if p.rated.tier == tier
+        ]
+        for e in sorted(
+            index.candidates(tier, ruleset=ruleset, besides=night, before=night) + ours,
+            key=lambda e: (e.stocked, e.id, e.path),
+        ):
             if e.key not in seen:
                 seen.add(e.key)
                 candidates.append(e)
@@ -173,8 +204,10 @@ def draw(root: Path, targets: Mapping[str, Sequence[float]], wanted: Mapping[str
 def taken_record(taken: Iterable[Puzzle]) -> str:
     """The night's `.stock-taken.json`: the stock puzzles its bundle used, with their stock
     provenance, so a rerun (`nightly --force`) can put them back in play and draw as it did."""
-    rows = [{"id": p.id, "path": stock_path(Path(), p).as_posix(), "provenance": p.provenance}
-            for p in sorted(taken, key=lambda p: p.id)]
+    rows = [
+        {"id": p.id, "path": stock_path(Path(), p).as_posix(), "provenance": p.provenance}
+        for p in sorted(taken, key=lambda p: p.id)
+    ]
     return json.dumps({"taken": rows}, indent=1, sort_keys=True) + "\n"
 
 
@@ -183,9 +216,19 @@ def taken_back(folder: Path) -> list[Puzzle]:
     from its bundle); empty when it has no record or the bundle no longer holds them."""
     try:
         rows = json.loads((folder / TAKEN).read_text(encoding="utf-8"))["taken"]
-        data = yaml.load((folder / "bundle.yaml").read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
+        data = yaml.load(
+            (folder / "bundle.yaml").read_text(encoding="utf-8"), Loader=yaml.CSafeLoader
+        )
         bundle = Bundle.from_dict(data, str(folder / "bundle.yaml"))
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, yaml.YAMLError, BundleError):
+    except (
+        OSError,
+        UnicodeDecodeError,
+        ValueError,
+        KeyError,
+        TypeError,
+        yaml.YAMLError,
+        BundleError,
+    ):
         return []
     shipped = {}
     for stage in bundle.stages:
@@ -194,7 +237,11 @@ def taken_back(folder: Path) -> list[Puzzle]:
             shipped[str(found.get("id"))] = found
     out = []
     for row in rows if isinstance(rows, list) else ():
-        if isinstance(row, dict) and row.get("id") in shipped and isinstance(row.get("provenance"), dict):
+        if (
+            isinstance(row, dict)
+            and row.get("id") in shipped
+            and isinstance(row.get("provenance"), dict)
+        ):
             try:
                 puzzle = Puzzle.from_dict({**shipped[row["id"]], "provenance": row["provenance"]})
             except (KeyError, TypeError, ValueError):
@@ -204,20 +251,31 @@ def taken_back(folder: Path) -> list[Puzzle]:
     return out
 
 
-def stage_move(staging: Path, root: Path, used: Iterable[Path], unused_made: Iterable[Puzzle], day: _dt.date,
-               taken: Iterable[Puzzle] = (), back: Iterable[Puzzle] = ()) -> None:
+def stage_move(
+    staging: Path,
+    root: Path,
+    used: Iterable[Path],
+    unused_made: Iterable[Puzzle],
+    day: _dt.date,
+    taken: Iterable[Puzzle] = (),
+    back: Iterable[Puzzle] = (),
+) -> None:
     """Record in the night's staging folder what `finish` will do to the stock once it is
     published: `used` stock files leave, `unused_made` (stocked `day`) and `back` (puzzles a rerun
     took back and no longer uses, under their first stock date) go in; `taken` (the stock
     puzzles the bundle uses) is the night's record for a rerun."""
     added = []
     for p, when in [(p, day) for p in unused_made] + [(p, _stocked(p, day)) for p in back]:
-        target = stock_path(Path(ADDED), p)  # relative: .stock-add/stock/<ruleset>/<group>/<id>.yaml
+        target = stock_path(
+            Path(ADDED), p
+        )  # relative: .stock-add/stock/<ruleset>/<group>/<id>.yaml
         write_atomic(staging / target, stock_text(p, when, root))
         added.append(target.as_posix())
     taken_files = sorted(os.path.relpath(path, root) for path in used)
     write_atomic(staging / TAKEN, taken_record(taken))
-    write_atomic(staging / MANIFEST, json.dumps({"take": taken_files, "add": sorted(added)}, indent=1) + "\n")
+    write_atomic(
+        staging / MANIFEST, json.dumps({"take": taken_files, "add": sorted(added)}, indent=1) + "\n"
+    )
 
 
 def _stocked(puzzle: Puzzle, default: _dt.date) -> _dt.date:

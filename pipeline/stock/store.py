@@ -22,11 +22,11 @@ from pipeline.engine.canonical import canonical_key
 from pipeline.errors import NumberMatchError
 from pipeline.formats.index import STOCK_DIR, Entry, LevelIndex
 from pipeline.formats.puzzle import Puzzle, dump_yaml
-from pipeline.problems import first_problem
-from pipeline.schemas import schema_hint
 from pipeline.generation import DEFAULT_WITHIN
 from pipeline.generation.generator import GenerateParams, GenerationError, generate
+from pipeline.problems import first_problem
 from pipeline.rating.tiers import RATING_VERSION
+from pipeline.schemas import schema_hint
 from pipeline.validator import Validator
 
 if TYPE_CHECKING:
@@ -51,17 +51,27 @@ def active_cells(board: str) -> int:
 
 def stock_path(root: Path, puzzle: Puzzle) -> Path:
     """`<root>/stock/<ruleset>/<cells>x<adds>/<id>.yaml`."""
-    return root / STOCK_DIR / str(puzzle.ruleset) / group_name(active_cells(puzzle.board), puzzle.adds) / f"{puzzle.id}.yaml"
+    return (
+        root
+        / STOCK_DIR
+        / str(puzzle.ruleset)
+        / group_name(active_cells(puzzle.board), puzzle.adds)
+        / f"{puzzle.id}.yaml"
+    )
 
 
 def stock_text(puzzle: Puzzle, day: _dt.date, root: Path) -> str:
     """The stock file of a puzzle: the puzzle file, its provenance saying when it was stocked."""
     provenance = {**puzzle.provenance, "stocked": day.isoformat()}
-    doc = Puzzle(puzzle.board, puzzle.adds, puzzle.solution, puzzle.difficulty, puzzle.ruleset, provenance).to_document()
+    doc = Puzzle(
+        puzzle.board, puzzle.adds, puzzle.solution, puzzle.difficulty, puzzle.ruleset, provenance
+    ).to_document()
     return dump_yaml(doc, schema_hint("puzzle", stock_path(root, puzzle).parent))
 
 
-def put(root: Path, puzzles: Iterable[Puzzle], day: _dt.date, index: LevelIndex | None = None) -> list[Path]:
+def put(
+    root: Path, puzzles: Iterable[Puzzle], day: _dt.date, index: LevelIndex | None = None
+) -> list[Path]:
     """Write puzzles into the stock, skipping any whose canonical key is already in stock or
     shipped in a bundle under `root`; returns the files written."""
     root.mkdir(parents=True, exist_ok=True)
@@ -93,6 +103,7 @@ def read_puzzle(path: Path) -> Puzzle:
 
 # --- counts -------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class GroupCount:
     """Stock puzzles of one ruleset, size and adds, per tier, with a score histogram."""
@@ -112,8 +123,14 @@ class GroupCount:
         return f"{self.ruleset}/{group_name(self.cells, self.adds)}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"ruleset": self.ruleset, "cells": self.cells, "adds": self.adds, "total": self.total,
-                "tiers": dict(self.tiers), "histogram": {str(k): v for k, v in sorted(self.histogram.items())}}
+        return {
+            "ruleset": self.ruleset,
+            "cells": self.cells,
+            "adds": self.adds,
+            "total": self.total,
+            "tiers": dict(self.tiers),
+            "histogram": {str(k): v for k, v in sorted(self.histogram.items())},
+        }
 
 
 def counts(entries: Sequence[Entry]) -> list[GroupCount]:
@@ -123,12 +140,19 @@ def counts(entries: Sequence[Entry]) -> list[GroupCount]:
         groups.setdefault((e.ruleset, e.cells, e.adds), []).append(e)
     out = []
     for (ruleset, cells, adds), items in sorted(groups.items()):
-        bins = Counter(min(90, int(e.score // HISTOGRAM_BIN) * HISTOGRAM_BIN) for e in items if e.score is not None)
-        out.append(GroupCount(ruleset, cells, adds, dict(Counter(e.tier for e in items)), dict(bins)))
+        bins = Counter(
+            min(90, int(e.score // HISTOGRAM_BIN) * HISTOGRAM_BIN)
+            for e in items
+            if e.score is not None
+        )
+        out.append(
+            GroupCount(ruleset, cells, adds, dict(Counter(e.tier for e in items)), dict(bins))
+        )
     return out
 
 
 # --- refill -------------------------------------------------------------------------------
+
 
 @dataclass
 class Refilled:
@@ -141,10 +165,21 @@ class Refilled:
 
 
 def refill(
-    root: Path, *, tier: str, cells: int, adds: int, count: int, seed: int, day: _dt.date,
-    executor: Executor | None = None, jobs: int | None = None, strategy: str | None = None,
-    max_attempts: int | None = None, progress: Callable[[int, int], None] | None = None,
-    score: float | None = None, within: float = DEFAULT_WITHIN,
+    root: Path,
+    *,
+    tier: str,
+    cells: int,
+    adds: int,
+    count: int,
+    seed: int,
+    day: _dt.date,
+    executor: Executor | None = None,
+    jobs: int | None = None,
+    strategy: str | None = None,
+    max_attempts: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    score: float | None = None,
+    within: float = DEFAULT_WITHIN,
 ) -> Refilled:
     """Generate `count` new puzzles of a tier and group into the stock (none repeating a stocked
     or shipped one), anywhere in the tier or within `within` of `score`. Same seed and stock:
@@ -152,18 +187,29 @@ def refill(
     with LevelIndex(root) as index:
         index.refresh()
         taken = index.stock_keys() | index.shipped_keys()
-        params = GenerateParams(cells=cells, adds=adds, tier=tier, strategy=strategy, seed=seed, max_attempts=max_attempts,
-                                score=score, within=within if score is not None else DEFAULT_WITHIN)
+        params = GenerateParams(
+            cells=cells,
+            adds=adds,
+            tier=tier,
+            strategy=strategy,
+            seed=seed,
+            max_attempts=max_attempts,
+            score=score,
+            within=within if score is not None else DEFAULT_WITHIN,
+        )
         try:
             result = generate(count, params, jobs=jobs, progress=progress, executor=executor)
         except GenerationError as exc:
             raise StockError(str(exc)) from exc
-        fresh = [p for p in result.puzzles if canonical_key(p.board, p.adds, p.ruleset) not in taken]
+        fresh = [
+            p for p in result.puzzles if canonical_key(p.board, p.adds, p.ruleset) not in taken
+        ]
         written = put(root, fresh, day, index)
     return Refilled(written, result.attempts, result.seconds, str(result.work or ""))
 
 
 # --- prune --------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Dropped:
@@ -190,7 +236,8 @@ def prune(root: Path, *, dry_run: bool = False) -> list[Dropped]:
     run = Validator()
     indexed = {e.path for e in stocked}
     folder = root / STOCK_DIR
-    for path in sorted(folder.rglob("*.y*ml")) if folder.is_dir() else ():  # files the index could not read
+    for path in sorted(folder.rglob("*.y*ml")) if folder.is_dir() else ():
+        # files the index could not read
         rel = path.relative_to(root)
         if rel.as_posix() not in indexed and not any(part.startswith(".") for part in rel.parts):
             problems = run.add_file(path)
@@ -205,11 +252,18 @@ def prune(root: Path, *, dry_run: bool = False) -> list[Dropped]:
             continue
         version = _rating_version(path)
         if version != RATING_VERSION:
-            dropped.append(Dropped(path, f"rated by rating version {version}; the current version is {RATING_VERSION}"))
+            dropped.append(
+                Dropped(
+                    path,
+                    f"rated by rating version {version}; the current version is {RATING_VERSION}",
+                )
+            )
         elif entry.key in shipped:
             dropped.append(Dropped(path, f"already shipped at {shipped[entry.key].where}"))
         elif entry.key in kept:
-            dropped.append(Dropped(path, f"a copy of {kept[entry.key]} (same canonical key {entry.key})"))
+            dropped.append(
+                Dropped(path, f"a copy of {kept[entry.key]} (same canonical key {entry.key})")
+            )
         else:
             kept[entry.key] = path
     if not dry_run:
@@ -243,7 +297,11 @@ def stock_day(root: Path, today: _dt.date) -> _dt.date:
     """The date a puzzle stocked now is stamped with: that of the latest night under `root`
     (today when there is none). A night of date D draws only puzzles stocked before D, so a
     night published before this stocking, rerun, never sees it, and the next night does."""
-    nights = [child.name for child in root.iterdir() if _NIGHT.fullmatch(child.name) and child.is_dir()] if root.is_dir() else []
+    nights = (
+        [child.name for child in root.iterdir() if _NIGHT.fullmatch(child.name) and child.is_dir()]
+        if root.is_dir()
+        else []
+    )
     return max((_dt.date.fromisoformat(n) for n in nights if _valid_date(n)), default=today)
 
 

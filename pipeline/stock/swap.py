@@ -30,27 +30,39 @@ def commit_from_stock(result: SwapResult, nights: Path) -> Path | None:
         index.refresh()
         stocked = index.stock_keys()
     if result.new.key not in stocked:
-        raise SwapError(f"{result.new.id} is no longer in the stock (a night or a swap took it); nothing written")
+        raise SwapError(
+            f"{result.new.id} is no longer in the stock (a night or a swap took it); nothing written"
+        )
     elsewhere = shipped_places(nights, besides=result.path)
     if result.new.key in elsewhere:  # another bundle took it (or a copy) since the swap was chosen
         where = Path(elsewhere[result.new.key]).relative_to(nights).as_posix()
-        raise SwapError(f"{result.new.id} (or a relabelled copy) is already shipped at {where}; nothing written")
+        raise SwapError(
+            f"{result.new.id} (or a relabelled copy) is already shipped at {where}; nothing written"
+        )
     old = Puzzle.from_dict(result.old_puzzle) if result.old_puzzle else None
     kept = None
     if old is not None and old.key not in stocked and old.key not in elsewhere:
         target = stock_path(nights, old)
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            day = stock_day(nights, _dt.datetime.now(_dt.timezone.utc).date())  # a rerun of that night never draws it
+            day = stock_day(
+                nights, _dt.datetime.now(_dt.UTC).date()
+            )  # a rerun of that night never draws it
             write_guarded(target, stock_text(old, day, nights), base=snapshot(target))
-            kept = target  # as the caller named the folder (write_guarded answers the resolved path)
+            kept = (
+                target  # as the caller named the folder (write_guarded answers the resolved path)
+            )
         except (WriteRefused, OSError) as exc:
-            raise SwapError(f"cannot put {old.id} back in the stock ({exc}); nothing written") from exc
+            raise SwapError(
+                f"cannot put {old.id} back in the stock ({exc}); nothing written"
+            ) from exc
     try:
         commit_swap(result, None)
     except SwapError:
         if kept is not None:
-            kept.unlink(missing_ok=True)  # ours, made a moment ago: the bundle still has that puzzle
+            kept.unlink(
+                missing_ok=True
+            )  # ours, made a moment ago: the bundle still has that puzzle
         raise
     remove_keys(nights, [result.new.key])
     return kept

@@ -38,7 +38,6 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from pipeline.solver.budgets import HINT_BUDGET_NODES
 from pipeline.engine.board import WIDTH, parse
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rulesets import SHIPPED, Ruleset, ruleset_for
@@ -55,14 +54,25 @@ from pipeline.rating.explain import explain
 from pipeline.rating.profile import RatingProfile
 from pipeline.rating.tiers import tier_for
 from pipeline.solver import SOLVED, UNSOLVABLE
+from pipeline.solver.budgets import HINT_BUDGET_NODES
 from pipeline.stock.store import shipped_places
 from pipeline.studio import game
 from pipeline.studio.curate import (
-    Draft, DraftError, SaveStopped, StaleSave, curation_of, draft_from, nearest, offer_pool, save, split_at, stage_ids,
+    Draft,
+    DraftError,
+    SaveStopped,
+    StaleSave,
+    curation_of,
+    draft_from,
+    nearest,
+    offer_pool,
+    save,
+    split_at,
+    stage_ids,
     stage_name,
 )
-from pipeline.studio.library import Library, LibraryError, Offers, content_hash, puzzle_value
 from pipeline.studio.guard import LOCAL_HOSTS, Guard, new_token
+from pipeline.studio.library import Library, LibraryError, Offers, content_hash, puzzle_value
 from pipeline.studio.paths import PathRefused, inside, relative
 
 log = logging.getLogger("numbermatch.studio")
@@ -106,25 +116,49 @@ class StageSource:
 
     @property
     def query(self) -> dict[str, str]:
-        return {k: v for k, v in (("path", self.path), ("at", self.at), ("draft", self.draft), ("base", self.base)) if v}
+        return {
+            k: v
+            for k, v in (
+                ("path", self.path),
+                ("at", self.at),
+                ("draft", self.draft),
+                ("base", self.base),
+            )
+            if v
+        }
 
 
 class Studio:
     """The application's state: the folder it serves and the scan cache. Nothing else."""
 
-    def __init__(self, root: Path, observed: Mapping[str, Mapping[str, Any]] | None = None,
-                 profile: RatingProfile | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        observed: Mapping[str, Mapping[str, Any]] | None = None,
+        profile: RatingProfile | None = None,
+    ) -> None:
         self.root = root.resolve()
         self.library = Library(self.root)
         # `studio --telemetry`: per puzzle id, what the players did (pipeline.telemetry.observed.stage_figures)
         self.observed = dict(observed or {})
-        self.profile = profile  # `studio --profile`: cards also show the score and tier for that audience
+        self.profile = (
+            profile  # `studio --profile`: cards also show the score and tier for that audience
+        )
         self.token = new_token()  # put in every form; a POST without it is refused (guard.py)
-        self.env = Environment(loader=PackageLoader("pipeline.studio", "templates"), autoescape=select_autoescape(default=True))
+        self.env = Environment(
+            loader=PackageLoader("pipeline.studio", "templates"),
+            autoescape=select_autoescape(default=True),
+        )
         self.env.globals.update(
-            url=url, picture=board_picture, explained=explained, WIDTH=WIDTH, token=self.token, stage_name=stage_name,
+            url=url,
+            picture=board_picture,
+            explained=explained,
+            WIDTH=WIDTH,
+            token=self.token,
+            stage_name=stage_name,
             tier_css=Markup(tier_badge_css()),
-            observed=self.observed.get, profiled=self.profiled,
+            observed=self.observed.get,
+            profiled=self.profiled,
         )
 
     def profiled(self, rated: Difficulty) -> tuple[float, str] | None:
@@ -139,10 +173,18 @@ class Studio:
 
     # -- helpers -------------------------------------------------------------------------
     def page(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
-        return HTMLResponse(self.env.get_template(name).render(root=self.root.name or str(self.root), **context), status_code=status)
+        return HTMLResponse(
+            self.env.get_template(name).render(root=self.root.name or str(self.root), **context),
+            status_code=status,
+        )
 
     def error(self, status: int, message: str) -> HTMLResponse:
-        return self.page("message.html", status=status, title="Refused" if status == 403 else "Problem", message=message)
+        return self.page(
+            "message.html",
+            status=status,
+            title="Refused" if status == 403 else "Problem",
+            message=message,
+        )
 
     def file(self, request: Request, key: str = "path") -> tuple[Path, str]:
         rel = request.query_params.get(key, "")
@@ -160,9 +202,12 @@ class Studio:
         the studio's folder already ships (NM321; `stock.store`)."""
         found = self.library.offers(path, bundle)
         shipped = shipped_places(self.root)
-        repeats = [f"{name}: NM321: {p.id} (or a relabelled copy) is already shipped at"
-                   f" {Path(shipped[p.key]).relative_to(self.root).as_posix()}"
-                   for name, p in found.accepted if p.key in shipped]
+        repeats = [
+            f"{name}: NM321: {p.id} (or a relabelled copy) is already shipped at"
+            f" {Path(shipped[p.key]).relative_to(self.root).as_posix()}"
+            for name, p in found.accepted
+            if p.key in shipped
+        ]
         accepted = tuple((name, p) for name, p in found.accepted if p.key not in shipped)
         return Offers(found.source, found.folder, accepted, found.refused + tuple(repeats))
 
@@ -186,10 +231,21 @@ class Studio:
         shown = drafted(bundle.stages, draft, pool)
         cards = [card(p, s, old) for s, p, old in shown]
         return self.page(
-            "bundle.html", rel=rel, bundle=bundle, cards=cards, chart=curve((s, p) for s, p, _ in shown),
-            draft=draft, draft_text=str(draft), base=base, stale=base != current, pool_size=len(pool), changes=changes,
-            curation_name=curation_path(path).name, source=offers.source,
-            message=request.query_params.get("msg", "")[:300], pool_rel=_pool_rel(self.root, offers),
+            "bundle.html",
+            rel=rel,
+            bundle=bundle,
+            cards=cards,
+            chart=curve((s, p) for s, p, _ in shown),
+            draft=draft,
+            draft_text=str(draft),
+            base=base,
+            stale=base != current,
+            pool_size=len(pool),
+            changes=changes,
+            curation_name=curation_path(path).name,
+            source=offers.source,
+            message=request.query_params.get("msg", "")[:300],
+            pool_rel=_pool_rel(self.root, offers),
         )
 
     def folder_page(self, request: Request) -> Response:
@@ -214,7 +270,9 @@ class Studio:
             puzzle, title, target = stage.puzzle, str(stage.slot), stage.target_score
             swap_id = Draft.parse(draft_text).swap_for(at)
             if swap_id:
-                found = next((p for p in self.offers(path, bundle).puzzles if p.id == swap_id), None)
+                found = next(
+                    (p for p in self.offers(path, bundle).puzzles if p.id == swap_id), None
+                )
                 if found is None:
                     raise DraftError(f"draft puzzle {swap_id} is not in the pool")
                 puzzle = found
@@ -226,7 +284,9 @@ class Studio:
         ruleset = ruleset_for(puzzle.ruleset, SHIPPED)
         if not 0 <= puzzle.adds <= 99:
             raise LibraryError(f"{rel}: the puzzle's board or adds is missing or malformed")
-        return StageSource(rel, at, draft_text, base, title, target, puzzle, parse(puzzle.board), ruleset)
+        return StageSource(
+            rel, at, draft_text, base, title, target, puzzle, parse(puzzle.board), ruleset
+        )
 
     def stage_page(self, request: Request) -> Response:
         src = self.stage_source(request)
@@ -237,13 +297,25 @@ class Studio:
             step = _int(q.get("sol"), 0)
             pos, nxt = game.certificate_step(src.start, src.adds, solution, step, src.ruleset)
             step = len(pos.moves)
-            highlight: tuple[int, ...] = () if nxt is None or nxt.first is None or nxt.second is None else (nxt.first, nxt.second)
+            highlight: tuple[int, ...] = (
+                ()
+                if nxt is None or nxt.first is None or nxt.second is None
+                else (nxt.first, nxt.second)
+            )
             game_text = q.get("game", "")  # the game in progress when the solution was opened: kept
             game_moves = len(game.parse_moves(game_text)) if game_text else 0
             return self.page(
-                "solution.html", src=src, pos=pos, step=step, total=len(solution), next_move=nxt,
-                cells=_cells(pos.cells, highlight=highlight), q=base_query, solution=solution,
-                game=game_text if game_moves else "", game_moves=game_moves,
+                "solution.html",
+                src=src,
+                pos=pos,
+                step=step,
+                total=len(solution),
+                next_move=nxt,
+                cells=_cells(pos.cells, highlight=highlight),
+                q=base_query,
+                solution=solution,
+                game=game_text if game_moves else "",
+                game_moves=game_moves,
             )
         pos = game.replay(src.start, src.adds, game.parse_moves(q.get("m", "")), src.ruleset)
         sel = _int(q.get("sel"), None)
@@ -251,8 +323,15 @@ class Studio:
             sel = None
         note, highlight = self.note(pos, q.get("note", ""))
         return self.page(
-            "stage.html", src=src, pos=pos, sel=sel, note=note, q=base_query, focus=_int(q.get("f"), sel),
-            cells=_cells(pos.cells, selected=sel, highlight=highlight), solution=solution,
+            "stage.html",
+            src=src,
+            pos=pos,
+            sel=sel,
+            note=note,
+            q=base_query,
+            focus=_int(q.get("f"), sel),
+            cells=_cells(pos.cells, selected=sel, highlight=highlight),
+            solution=solution,
             adds_used=src.adds - pos.adds_left,
         )
 
@@ -275,25 +354,51 @@ class Studio:
         if note == "hint":
             h = game.hint(pos)
             if h.status == SOLVED and h.move is None:
-                return {"kind": "info", "text": "The Stage is won: there is nothing left to hint."}, ()
+                return {
+                    "kind": "info",
+                    "text": "The Stage is won: there is nothing left to hint.",
+                }, ()
             if h.move is not None and h.move.is_add:
-                return {"kind": "hint", "text": "Hint: Add numbers (+) keeps the Stage winnable.", "move": "+"}, ()
+                return {
+                    "kind": "hint",
+                    "text": "Hint: Add numbers (+) keeps the Stage winnable.",
+                    "move": "+",
+                }, ()
             if h.move is not None:
                 assert h.move.first is not None and h.move.second is not None
                 text = f"Hint: pair {h.move} keeps the Stage winnable."
-                return {"kind": "hint", "text": text, "move": str(h.move)}, (h.move.first, h.move.second)
+                return {"kind": "hint", "text": text, "move": str(h.move)}, (
+                    h.move.first,
+                    h.move.second,
+                )
             if h.status == UNSOLVABLE:
-                return {"kind": "lost", "text": "No move keeps the Stage winnable: it can no longer be won. Undo or restart."}, ()
-            return {"kind": "info", "text": f"No hint: the solver's budget ({HINT_BUDGET_NODES:,} nodes) ran out."}, ()
+                return {
+                    "kind": "lost",
+                    "text": "No move keeps the Stage winnable: it can no longer be won. Undo or restart.",
+                }, ()
+            return {
+                "kind": "info",
+                "text": f"No hint: the solver's budget ({HINT_BUDGET_NODES:,} nodes) ran out.",
+            }, ()
         if note == "win":
             w = game.winnable(pos)
             if w.status == SOLVED:
                 fewest = f"{w.fewest} add{'s' if w.fewest != 1 else ''}"
-                how = f"with {fewest} at fewest" if w.exact else f"with at most {fewest} (fewer not decided within the budget)"
+                how = (
+                    f"with {fewest} at fewest"
+                    if w.exact
+                    else f"with at most {fewest} (fewer not decided within the budget)"
+                )
                 return {"kind": "yes", "text": f"Still winnable: {how}; {pos.adds_left} left."}, ()
             if w.status == UNSOLVABLE:
-                return {"kind": "lost", "text": "Not winnable any more, even with every add left (proved by the solver)."}, ()
-            return {"kind": "info", "text": f"Unknown: the solver's budget ({HINT_BUDGET_NODES:,} nodes) ran out."}, ()
+                return {
+                    "kind": "lost",
+                    "text": "Not winnable any more, even with every add left (proved by the solver).",
+                }, ()
+            return {
+                "kind": "info",
+                "text": f"Unknown: the solver's budget ({HINT_BUDGET_NODES:,} nodes) ran out.",
+            }, ()
         return None, ()
 
     def act(self, request: Request) -> Response:
@@ -362,15 +467,32 @@ class Studio:
         flat = bundle.stages.index(stage)
         stages = drafted_stages(bundle.stages, draft.without_swap(at), pool)
         where = found.source or "pool"
-        best, why = nearest(stages, flat, at, offered, where) if offered else (None, f"the {where} has no unused puzzle")
+        best, why = (
+            nearest(stages, flat, at, offered, where)
+            if offered
+            else (None, f"the {where} has no unused puzzle")
+        )
         target = stage.target_score
         tier = tier_for(target) if target is not None and 0 <= target <= 100 else None
         order = candidate_order(target if target is not None else 0.0)
         others = sorted((p for p in offered if best is None or p.id != best.id), key=order)
         return self.page(
-            "swap.html", rel=rel, at=at, stage=stage, tier=tier, best=best, why=why, others=others, draft=draft,
-            draft_text=str(draft), base=base, pinned=at in draft.pins, current=draft.swap_for(at), files=files,
-            refused=found.refused, source=where,
+            "swap.html",
+            rel=rel,
+            at=at,
+            stage=stage,
+            tier=tier,
+            best=best,
+            why=why,
+            others=others,
+            draft=draft,
+            draft_text=str(draft),
+            base=base,
+            pinned=at in draft.pins,
+            current=draft.swap_for(at),
+            files=files,
+            refused=found.refused,
+            source=where,
         )
 
     def draft_edit(self, request: Request) -> Response:
@@ -409,8 +531,13 @@ class Studio:
                 if at not in on_disk:
                     raise DraftError(f"{rel}: has no Stage {stage_name(at)}")
                 flat = list(on_disk).index(at)
-                best, why = nearest(drafted_stages(bundle.stages, rest, pool), flat, at, offer_pool(pool, rest, used),
-                                    offers.source or "pool")
+                best, why = nearest(
+                    drafted_stages(bundle.stages, rest, pool),
+                    flat,
+                    at,
+                    offer_pool(pool, rest, used),
+                    offers.source or "pool",
+                )
                 if best is not None:
                     draft = draft.with_swap(at, best.id)
                     msg = f"{pid} excluded; {stage_name(at)} takes {best.id} in the draft (not saved yet)"
@@ -418,8 +545,16 @@ class Studio:
                     msg = f"{pid} excluded; no replacement for {stage_name(at)}: {why}"
         else:
             raise DraftError(f"unknown draft operation {op[:20]!r}")
-        query = {"path": rel, "base": q.get("base", ""), "draft": str(draft), "msg": msg}  # an empty draft too: it
-        return RedirectResponse("/bundle?" + urlencode({k: v for k, v in query.items() if v or k == "draft"}), status_code=303)
+        query = {
+            "path": rel,
+            "base": q.get("base", ""),
+            "draft": str(draft),
+            "msg": msg,
+        }  # an empty draft too: it
+        return RedirectResponse(
+            "/bundle?" + urlencode({k: v for k, v in query.items() if v or k == "draft"}),
+            status_code=303,
+        )
 
     async def save_post(self, request: Request) -> Response:
         form: dict[str, str] = request.scope.get("form", {})
@@ -430,7 +565,15 @@ class Studio:
         draft = Draft.parse(draft_text)
 
         def refused(status: int, message: str, left: Draft, base: str) -> Response:
-            return self.page("stale.html", status=status, rel=rel, message=message, draft=left, draft_text=str(left), base=base)
+            return self.page(
+                "stale.html",
+                status=status,
+                rel=rel,
+                message=message,
+                draft=left,
+                draft_text=str(left),
+                base=base,
+            )
 
         try:
             saved = self.curation(path, rel)
@@ -447,11 +590,17 @@ class Studio:
             return refused(400, str(exc), exc.saved.left, exc.saved.base)
         except NumberMatchError as exc:  # nothing written; the draft is kept
             return refused(400, str(exc), draft, base)
-        query = {"path": rel, "base": done.base, "msg": "Saved (validated, written atomically): " + "; ".join(done.lines)}
+        query = {
+            "path": rel,
+            "base": done.base,
+            "msg": "Saved (validated, written atomically): " + "; ".join(done.lines),
+        }
         return RedirectResponse("/bundle?" + urlencode(query), status_code=303)
 
 
-def drafted(stages: Sequence[Stage], draft: Draft, pool: Mapping[str, Puzzle]) -> list[tuple[Stage, Puzzle, Puzzle | None]]:
+def drafted(
+    stages: Sequence[Stage], draft: Draft, pool: Mapping[str, Puzzle]
+) -> list[tuple[Stage, Puzzle, Puzzle | None]]:
     """Each Stage with the puzzle the draft puts there and the one it replaces (None: unchanged)."""
     out: list[tuple[Stage, Puzzle, Puzzle | None]] = []
     for s in stages:
@@ -460,10 +609,15 @@ def drafted(stages: Sequence[Stage], draft: Draft, pool: Mapping[str, Puzzle]) -
     return out
 
 
-def drafted_stages(stages: Sequence[Stage], draft: Draft, pool: Sequence[Puzzle]) -> list[dict[str, Any]]:
+def drafted_stages(
+    stages: Sequence[Stage], draft: Draft, pool: Sequence[Puzzle]
+) -> list[dict[str, Any]]:
     """The bundle's Stage mappings as the draft would make them (what `choose_replacement` reads)."""
     by_id = {p.id: p for p in pool}
-    return [{"target_score": s.target_score, "puzzle": p.core_dict()} for s, p, _ in drafted(stages, draft, by_id)]
+    return [
+        {"target_score": s.target_score, "puzzle": p.core_dict()}
+        for s, p, _ in drafted(stages, draft, by_id)
+    ]
 
 
 def curve(stages: Iterable[tuple[Stage, Puzzle]]) -> Markup:
@@ -486,12 +640,22 @@ def card(puzzle: Puzzle, stage: Stage | None, replaced: Puzzle | None) -> dict[s
     except NumberMatchError:
         cells = b""
     return {
-        "stage": stage, "at": stage.slot.short if stage else "", "puzzle": puzzle, "id": puzzle.id, "cells": cells,
-        "rated": puzzle.rated, "tier": puzzle.tier, "score": puzzle.rated.score, "adds": puzzle.adds, "replaced": replaced,
+        "stage": stage,
+        "at": stage.slot.short if stage else "",
+        "puzzle": puzzle,
+        "id": puzzle.id,
+        "cells": cells,
+        "rated": puzzle.rated,
+        "tier": puzzle.tier,
+        "score": puzzle.rated.score,
+        "adds": puzzle.adds,
+        "replaced": replaced,
     }
 
 
-def _cells(cells: bytes, *, selected: int | None = None, highlight: tuple[int, ...] = ()) -> list[list[dict[str, Any]]]:
+def _cells(
+    cells: bytes, *, selected: int | None = None, highlight: tuple[int, ...] = ()
+) -> list[list[dict[str, Any]]]:
     rows = []
     for s in range(0, len(cells), WIDTH):
         row = []
@@ -544,7 +708,9 @@ def _guard(studio: Studio, handler: Callable[[Request], Any]) -> Callable[[Reque
             except NumberMatchError as exc:
                 return studio.error(400, str(exc))
             except OSError as exc:  # the message names no path: the page already shows the user's
-                return studio.error(400, f"cannot use that file: {exc.strerror or type(exc).__name__}")
+                return studio.error(
+                    400, f"cannot use that file: {exc.strerror or type(exc).__name__}"
+                )
 
         return run_async
 
@@ -563,11 +729,17 @@ def _guard(studio: Studio, handler: Callable[[Request], Any]) -> Callable[[Reque
 
 def favicon(request: Request) -> Response:
     """The studio's icon (report.html's), also where browsers look without being told."""
-    return Response(FAVICON_SVG, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
+    return Response(
+        FAVICON_SVG, media_type="image/svg+xml", headers={"Cache-Control": "max-age=86400"}
+    )
 
 
-def create_app(root: str | Path, *, observed: Mapping[str, Mapping[str, Any]] | None = None,
-               profile: RatingProfile | None = None) -> Guard:
+def create_app(
+    root: str | Path,
+    *,
+    observed: Mapping[str, Mapping[str, Any]] | None = None,
+    profile: RatingProfile | None = None,
+) -> Guard:
     """The studio over folder `root` (which must exist), behind its guard (guard.py); with play
     telemetry's figures per puzzle id and a rating profile when given (`studio --telemetry/--profile`)."""
     folder = Path(root)
@@ -594,7 +766,9 @@ def create_app(root: str | Path, *, observed: Mapping[str, Mapping[str, Any]] | 
 
     async def server_error(request: Request, exc: Exception) -> Response:
         log.exception("studio: %s", request.url)
-        return studio.error(500, f"internal error ({type(exc).__name__}); the files on disk are unchanged")
+        return studio.error(
+            500, f"internal error ({type(exc).__name__}); the files on disk are unchanged"
+        )
 
     app = Starlette(
         routes=routes,

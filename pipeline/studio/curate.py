@@ -44,11 +44,20 @@ from pipeline.jobs.report_html import REPORT_HTML, refresh_reports
 from pipeline.jobs.swap import SwapError, choose_replacement, commit_swap, swap_stage
 from pipeline.limits import MAX_DRAFT_EDITS
 from pipeline.stock.swap import commit_from_stock
-from pipeline.studio.library import SUFFIXES, LibraryError, Offers, bundle_value, content_hash, read_document
+from pipeline.studio.library import (
+    SUFFIXES,
+    LibraryError,
+    Offers,
+    bundle_value,
+    content_hash,
+    read_document,
+)
 
 _ID = r"[A-Za-z0-9_.-]{1,80}"
 # a Stage in the address form `1.2`, read by `split_at` (Slot.parse, the one grammar)
-_PART = re.compile(rf"(?:s:(?P<swap_at>[^=;]{{1,20}})=(?P<swap_id>{_ID})|p:(?P<pin>[^;]{{1,20}})|x:(?P<exclude>{_ID}))\Z")
+_PART = re.compile(
+    rf"(?:s:(?P<swap_at>[^=;]{{1,20}})=(?P<swap_id>{_ID})|p:(?P<pin>[^;]{{1,20}})|x:(?P<exclude>{_ID}))\Z"
+)
 _SAVE_LOCK = threading.Lock()  # one save at a time per studio process
 
 
@@ -67,7 +76,7 @@ class Draft:
     excludes: tuple[str, ...] = ()
 
     @classmethod
-    def parse(cls, text: str) -> "Draft":
+    def parse(cls, text: str) -> Draft:
         """A draft from its address form; raises DraftError naming the bad part."""
         swaps: dict[str, str] = {}
         pins: list[str] = []
@@ -105,22 +114,22 @@ class Draft:
     def swap_for(self, at: str) -> str | None:
         return dict(self.swaps).get(at)
 
-    def with_swap(self, at: str, pid: str) -> "Draft":
+    def with_swap(self, at: str, pid: str) -> Draft:
         if at in self.pins:
             raise DraftError(f"{stage_name(at)} is pinned; unpin it to swap it")
         swaps = dict(self.swaps)
         swaps[at] = pid
         return replace(self, swaps=tuple(swaps.items()))
 
-    def without_swap(self, at: str) -> "Draft":
+    def without_swap(self, at: str) -> Draft:
         return replace(self, swaps=tuple((a, p) for a, p in self.swaps if a != at))
 
-    def toggle_pin(self, at: str) -> "Draft":
+    def toggle_pin(self, at: str) -> Draft:
         if at in self.pins:
             return replace(self, pins=tuple(a for a in self.pins if a != at))
         return replace(self.without_swap(at), pins=self.pins + (at,))
 
-    def toggle_exclude(self, pid: str) -> "Draft":
+    def toggle_exclude(self, pid: str) -> Draft:
         if pid in self.excludes:
             return replace(self, excludes=tuple(p for p in self.excludes if p != pid))
         return replace(self, excludes=self.excludes + (pid,))
@@ -134,7 +143,9 @@ def split_at(at: str) -> tuple[int, int]:
     except SlotError:
         slot = None
     if slot is None or slot.short != at:
-        raise DraftError(f"stage {(at or '')[:20]!r} names no Stage (the address writes L1.S2 as at=1.2)")
+        raise DraftError(
+            f"stage {(at or '')[:20]!r} names no Stage (the address writes L1.S2 as at=1.2)"
+        )
     return slot.level, slot.stage
 
 
@@ -144,15 +155,22 @@ def offer_pool(pool: Sequence[Puzzle], draft: Draft, used: set[str]) -> list[Puz
     return [p for p in pool if p.id not in taken]
 
 
-def nearest(stages: Sequence[Mapping[str, Any]], flat: int, at: str, pool: Sequence[Puzzle],
-            where: str = "pool") -> tuple[Puzzle | None, str | None]:
+def nearest(
+    stages: Sequence[Mapping[str, Any]],
+    flat: int,
+    at: str,
+    pool: Sequence[Puzzle],
+    where: str = "pool",
+) -> tuple[Puzzle | None, str | None]:
     """`swap`'s own choice (`choose_replacement`) for Stage `at`, number `flat` of `stages` (the
     bundle's Stage mappings with the draft's swaps made) among candidates from the `where` (pool
     or stock), or None and its reason. Reads nothing."""
     try:
         return choose_replacement(stages, flat, pool, stage_name(at), where=where), None
     except SwapError as exc:
-        return None, str(exc)  # a library message: it names no CLI option (the CLI adds `--with ID`)
+        return None, str(
+            exc
+        )  # a library message: it names no CLI option (the CLI adds `--with ID`)
 
 
 def stage_name(at: str) -> str:
@@ -178,7 +196,9 @@ class SaveStopped(DraftError):
         self.saved = saved
 
 
-def save(bundle: Path, rel: str, base: str, draft: Draft, offers: Offers, saved: Curation, root: Path) -> Saved:
+def save(
+    bundle: Path, rel: str, base: str, draft: Draft, offers: Offers, saved: Curation, root: Path
+) -> Saved:
     """Make the draft's swaps one by one with `swap`'s own implementation from the candidates
     `offers` (the old puzzle goes back to the pool or the stock first, the whole bundle is
     validated before each write, a stock puzzle taken leaves the stock), then keep its pins
@@ -187,12 +207,18 @@ def save(bundle: Path, rel: str, base: str, draft: Draft, offers: Offers, saved:
     with what was saved and the draft left. Messages name the bundle as `rel` only. Nothing is
     written outside the studio's folder `root`: a pool, curation file or report that links out
     is left alone."""
-    ids = bundle_ids(bundle, rel)  # first: a Save naming report.md or a puzzle file says so, not "changed"
+    ids = bundle_ids(
+        bundle, rel
+    )  # first: a Save naming report.md or a puzzle file says so, not "changed"
     if not draft.swaps and curation_of(draft, ids) == saved:
         raise DraftError("nothing to save: the draft changes nothing")
     folder = offers.folder if offers.folder is not None and within(root, offers.folder) else None
-    pool_dir = folder if offers.source == "pool" else None  # none, or linking out of PATH: the old puzzle stays out
-    stock = folder if offers.source == "stock" else None  # the nights' folder whose stock/ offered them
+    pool_dir = (
+        folder if offers.source == "pool" else None
+    )  # none, or linking out of PATH: the old puzzle stays out
+    stock = (
+        folder if offers.source == "stock" else None
+    )  # the nights' folder whose stock/ offered them
     where = offers.source or "pool"
     by_id = {p.id: p for p in offers.puzzles}
     lines: list[str] = []
@@ -210,11 +236,19 @@ def save(bundle: Path, rel: str, base: str, draft: Draft, offers: Offers, saved:
                 if at in draft.pins:
                     raise DraftError(f"{name} is pinned and cannot be swapped")
                 if pid not in by_id:
-                    raise DraftError(f"{name}: puzzle {pid} is not in the {where} (or the validator refuses its file)")
+                    raise DraftError(
+                        f"{name}: puzzle {pid} is not in the {where} (or the validator refuses its file)"
+                    )
                 level, stage = split_at(at)
                 try:
-                    result = swap_stage(bundle, level, stage, [by_id[pid]], with_id=pid, write=False)
-                    kept = _commit(result, pool_dir, current) if stock is None else _commit_stock(result, stock, current)
+                    result = swap_stage(
+                        bundle, level, stage, [by_id[pid]], with_id=pid, write=False
+                    )
+                    kept = (
+                        _commit(result, pool_dir, current)
+                        if stock is None
+                        else _commit_stock(result, stock, current)
+                    )
                 except SwapError as exc:
                     raise DraftError(f"{name}: {_plain(str(exc), bundle, rel)}") from exc
                 current = content_hash(result.text.encode("utf-8"))
@@ -224,18 +258,28 @@ def save(bundle: Path, rel: str, base: str, draft: Draft, offers: Offers, saved:
             wanted = curation_of(draft, bundle_ids(bundle, rel))
             if wanted != saved:
                 if not within(root, curation_path(bundle)):
-                    raise DraftError(f"pins and excludes not kept: {curation_path(Path(rel)).as_posix()} links outside the studio folder")
+                    raise DraftError(
+                        f"pins and excludes not kept: {curation_path(Path(rel)).as_posix()} links outside the studio folder"
+                    )
                 try:
                     _write_curation(curation_path(bundle), wanted, bundle.name)
                 except NumberMatchError as exc:  # WriteRefused: a read-only folder or file, a link
-                    raise DraftError(f"pins and excludes not kept: {_plain(str(exc), bundle, rel)}") from exc
-                lines.append(f"pins and excludes kept in {Path(rel).with_name(curation_path(bundle).name).as_posix()}")
+                    raise DraftError(
+                        f"pins and excludes not kept: {_plain(str(exc), bundle, rel)}"
+                    ) from exc
+                lines.append(
+                    f"pins and excludes kept in {Path(rel).with_name(curation_path(bundle).name).as_posix()}"
+                )
         except DraftError as exc:
             if not done:
                 raise
             lines += _reports(bundle, done, root)
-            left = Draft(tuple((a, p) for a, p in draft.swaps if a not in done), draft.pins, draft.excludes)
-            raise SaveStopped(f"{exc} (saved before it: {'; '.join(lines)})", Saved(current, tuple(lines), left)) from exc
+            left = Draft(
+                tuple((a, p) for a, p in draft.swaps if a not in done), draft.pins, draft.excludes
+            )
+            raise SaveStopped(
+                f"{exc} (saved before it: {'; '.join(lines)})", Saved(current, tuple(lines), left)
+            ) from exc
         lines += _reports(bundle, done, root)
     return Saved(current, tuple(lines), Draft((), draft.pins, draft.excludes))
 
@@ -257,9 +301,15 @@ def _reports(bundle: Path, done: list[str], root: Path) -> list[str]:
         return [f"{' and '.join(outside)} not touched: it links outside the studio folder"]
     try:  # the swaps are on disk already: a report that cannot be written is said, not a refusal
         data, _ = read_document(bundle, bundle.name)
-        return refresh_reports(bundle, data, ", ".join(stage_name(at) for at in done) + " swapped in the studio")
+        return refresh_reports(
+            bundle, data, ", ".join(stage_name(at) for at in done) + " swapped in the studio"
+        )
     except (NumberMatchError, OSError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc).replace(str(bundle.parent) + "/", "")
+        reason = (
+            exc.strerror
+            if isinstance(exc, OSError) and exc.strerror
+            else str(exc).replace(str(bundle.parent) + "/", "")
+        )
         return [f"the night's reports not refreshed: {reason}"]
 
 
@@ -304,7 +354,9 @@ def _plain(message: str, bundle: Path, rel: str) -> str:
     """A message with the bundle's (and its folder's) absolute path replaced by the names the
     user knows."""
     folder = Path(rel).parent.as_posix()
-    return message.replace(str(bundle), rel).replace(str(bundle.parent) + "/", "" if folder == "." else folder + "/")
+    return message.replace(str(bundle), rel).replace(
+        str(bundle.parent) + "/", "" if folder == "." else folder + "/"
+    )
 
 
 def bundle_ids(bundle: Path, rel: str) -> dict[str, str]:

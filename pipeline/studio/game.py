@@ -17,7 +17,8 @@ from pipeline.engine.stage import apply_move, status_of
 from pipeline.errors import IllegalMoveError, MoveSyntaxError
 from pipeline.limits import MAX_STUDIO_MOVES
 from pipeline.solver import advice
-from pipeline.solver.advice import Fewest as Winnable, Hint
+from pipeline.solver.advice import Fewest as Winnable
+from pipeline.solver.advice import Hint
 from pipeline.solver.budgets import HINT_BUDGET_NODES
 
 SEPARATOR = ";"
@@ -27,7 +28,9 @@ def parse_moves(text: str) -> tuple[Move, ...]:
     """Moves from `m1;m2;...` (empty text: no moves); raises MoveSyntaxError."""
     parts = [p for p in text.split(SEPARATOR) if p.strip()] if text else []
     if len(parts) > MAX_STUDIO_MOVES:
-        raise MoveSyntaxError(f"{len(parts)} moves given; a game in the studio has at most {MAX_STUDIO_MOVES}")
+        raise MoveSyntaxError(
+            f"{len(parts)} moves given; a game in the studio has at most {MAX_STUDIO_MOVES}"
+        )
     return tuple(Move.parse(p) for p in parts)
 
 
@@ -58,12 +61,12 @@ class Position:
     def moves_text(self) -> str:
         return moves_text(self.moves)
 
-    def then(self, move: Move) -> "Position":
+    def then(self, move: Move) -> Position:
         """The position after one more move; raises IllegalMoveError with the engine's reason."""
         cells, left = apply_move(self.cells, move, self.adds_left, self.ruleset)
         return Position(self.start, self.adds, self.moves + (move,), cells, left, self.ruleset)
 
-    def undo(self) -> "Position":
+    def undo(self) -> Position:
         return replay(self.start, self.adds, self.moves[:-1], self.ruleset)
 
     def pair_problem(self, i: int, j: int) -> str | None:

@@ -80,7 +80,11 @@ def form_fields(body: bytes) -> dict[str, str] | None:
     """The fields of an urlencoded body (the last value of a repeated name); None for more than
     MAX_FIELDS of them."""
     try:
-        return dict(parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=MAX_FIELDS))
+        return dict(
+            parse_qsl(
+                body.decode("utf-8", "replace"), keep_blank_values=True, max_num_fields=MAX_FIELDS
+            )
+        )
     except ValueError:  # more fields than max_num_fields
         return None
 
@@ -111,7 +115,7 @@ class Guard:
             return
         try:
             refused = await self.check(scope, receive)
-        except Exception:  # noqa: BLE001 - a request the checks cannot read is refused, never a 500
+        except Exception:
             refused = (400, "refused: the request could not be read")
         if isinstance(refused, tuple):
             status, text = refused
@@ -133,12 +137,21 @@ class Guard:
         """The body of an acceptable POST, or (status, one line) for a refused one."""
         headers = dict(scope["headers"])
         if scope["method"] != "POST":
-            return 405, f"method {scope['method'][:10]} not allowed: the studio changes things only by POST"
+            return (
+                405,
+                f"method {scope['method'][:10]} not allowed: the studio changes things only by POST",
+            )
         origin = request_origin(headers)
         if origin is None:
-            return 403, "refused: the request names no Origin or Referer, so it may come from another site"
+            return (
+                403,
+                "refused: the request names no Origin or Referer, so it may come from another site",
+            )
         if origin not in own_origins(scope):
-            return 403, f"refused: a request from {origin[:80] or 'an unnamed origin'} may not change the studio's files"
+            return (
+                403,
+                f"refused: a request from {origin[:80] or 'an unnamed origin'} may not change the studio's files",
+            )
         length = headers.get(b"content-length", b"0")
         if not length.isdigit():
             return 400, "refused: the request's Content-Length is not a number"
@@ -166,6 +179,9 @@ class Guard:
             return 400, f"refused: the form has more than {MAX_FIELDS} fields"
         sent = headers.get(TOKEN_HEADER, b"").decode("latin-1") or fields.get(TOKEN_FIELD, "")
         if not hmac.compare_digest(sent.encode("utf-8", "replace"), self.token.encode()):
-            return 403, "refused: the form's studio token is missing or out of date; reload the page and try again"
+            return (
+                403,
+                "refused: the form's studio token is missing or out of date; reload the page and try again",
+            )
         scope["form"] = fields
         return body

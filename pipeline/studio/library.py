@@ -53,7 +53,9 @@ def read_document(path: Path, name: str) -> tuple[dict[str, Any], bytes]:
             raise LibraryError(f"{name}: the file is larger than {MAX_BYTES:,} bytes")
         raw = path.read_bytes()
     except OSError as exc:
-        raise LibraryError(f"{name}: cannot read it ({exc.strerror or type(exc).__name__})") from exc
+        raise LibraryError(
+            f"{name}: cannot read it ({exc.strerror or type(exc).__name__})"
+        ) from exc
     loaded = load_bytes(raw, name)
     if loaded.document is None:
         raise LibraryError(first_problem(loaded.problems))
@@ -84,7 +86,9 @@ def puzzle_value(data: dict[str, Any], name: str) -> Puzzle:
     try:
         return Puzzle.from_dict(data)
     except (KeyError, TypeError, ValueError) as exc:
-        raise LibraryError(f"{name}: the puzzle's board, adds or other fields are missing or malformed") from exc
+        raise LibraryError(
+            f"{name}: the puzzle's board, adds or other fields are missing or malformed"
+        ) from exc
 
 
 @dataclass(frozen=True)
@@ -205,14 +209,24 @@ class Library:
                 if isinstance(got, str):
                     problems.append(got)
                 elif got[0] == "bundle":
-                    kind, bid, tiers = got
-                    folder.items.append(Item("bundle", name, f"{f} ({bid})", tier_counts(tiers), len(tiers)))
+                    _, bid, tiers = got
+                    folder.items.append(
+                        Item("bundle", name, f"{f} ({bid})", tier_counts(tiers), len(tiers))
+                    )
                 else:
                     puzzle_tiers.extend(got[2])
             if puzzle_tiers or (problems and not folder.items):
                 folder.items.append(
-                    Item("puzzles", rel, f"{len(puzzle_tiers)} puzzle files", tier_counts(puzzle_tiers), len(puzzle_tiers),
-                         "; ".join(problems[:3]) + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "") or None)
+                    Item(
+                        "puzzles",
+                        rel,
+                        f"{len(puzzle_tiers)} puzzle files",
+                        tier_counts(puzzle_tiers),
+                        len(puzzle_tiers),
+                        "; ".join(problems[:3])
+                        + (f" (and {len(problems) - 3} more)" if len(problems) > 3 else "")
+                        or None,
+                    )
                 )
             elif problems:
                 folder.items[-1].problem = "; ".join(problems[:3])
@@ -226,7 +240,9 @@ class Library:
         where = _resolved(folder)
         if where is None or not where.is_relative_to(self.root) or not folder.is_dir():
             return out  # a pool/ that links outside PATH is not read
-        files = (p for p in folder.iterdir() if p.name.endswith(SUFFIXES) and not p.name.startswith("."))
+        files = (
+            p for p in folder.iterdir() if p.name.endswith(SUFFIXES) and not p.name.startswith(".")
+        )
         for path in sorted(p for p in files if _is_file_inside(p, self.root)):
             name = relative(self.root, path)
             try:
@@ -263,22 +279,32 @@ class Library:
                 targets.setdefault(tier_for(s.target_score), []).append(s.target_score)
         # the draw reads its puzzles' files: done again only when a level file under the nights'
         # folder changed (a stock file came or went, a bundle now ships another puzzle)
-        key = (tuple((t, tuple(v)) for t, v in sorted(targets.items())), bundle.ruleset, _tree_state(nights))
+        key = (
+            tuple((t, tuple(v)) for t, v in sorted(targets.items())),
+            bundle.ruleset,
+            _tree_state(nights),
+        )
         hit = self._draws.get(nights)
         if hit is not None and hit[0] == key:
             return self._checked("stock", nights, hit[1])
         try:
-            drawn = draw(nights, targets, {tier: MAX_STOCK_OFFERS for tier in targets}, bundle.ruleset)
+            drawn = draw(
+                nights, targets, {tier: MAX_STOCK_OFFERS for tier in targets}, bundle.ruleset
+            )
         except NumberMatchError as exc:  # a stock file that cannot be read: said, nothing offered
             return Offers("stock", nights, (), (str(exc).replace(str(self.root) + "/", ""),))
         files: list[tuple[str, Puzzle | None, str | None]] = sorted(
             (relative(self.root, drawn.files[p.id]), p, None)
-            for found in drawn.puzzles.values() for p in found if _is_file_inside(drawn.files[p.id], self.root)
+            for found in drawn.puzzles.values()
+            for p in found
+            if _is_file_inside(drawn.files[p.id], self.root)
         )
         self._draws[nights] = (key, files)
         return self._checked("stock", nights, files)
 
-    def _checked(self, source: str, folder: Path, files: Sequence[tuple[str, Puzzle | None, str | None]]) -> Offers:
+    def _checked(
+        self, source: str, folder: Path, files: Sequence[tuple[str, Puzzle | None, str | None]]
+    ) -> Offers:
         """`Offers` of these files: the validator's refusals (a hand-edited score, an id used
         twice, ...) as one line each; cached until a file changes."""
         key = []

@@ -48,6 +48,7 @@ def address(sock: socket.socket) -> str:
 
 def slow_client_protocol(header_timeout: float) -> type:
     """uvicorn's h11 protocol, closing a connection whose request takes over `header_timeout` s."""
+
     class SlowClientProtocol(H11Protocol):  # type: ignore[misc]
         _request_timer: Any = None
 
@@ -83,10 +84,19 @@ def slow_client_protocol(header_timeout: float) -> type:
     return SlowClientProtocol
 
 
-def uvicorn_server(root: str | Path, *, header_timeout: float = HEADER_TIMEOUT_S, keep_alive: int = KEEPALIVE_TIMEOUT_S,
-                   observed: Any = None, profile: Any = None) -> Any:
+def uvicorn_server(
+    root: str | Path,
+    *,
+    header_timeout: float = HEADER_TIMEOUT_S,
+    keep_alive: int = KEEPALIVE_TIMEOUT_S,
+    observed: Any = None,
+    profile: Any = None,
+) -> Any:
     config = uvicorn.Config(
-        create_app(root, observed=observed, profile=profile), log_level="warning", lifespan="off", http=slow_client_protocol(header_timeout),
+        create_app(root, observed=observed, profile=profile),
+        log_level="warning",
+        lifespan="off",
+        http=slow_client_protocol(header_timeout),
         timeout_keep_alive=keep_alive,
     )
     return uvicorn.Server(config)
@@ -96,14 +106,22 @@ class Background:
     """The studio over `root` in a thread of this process, for tests and benchmarks:
     `with Background(root) as s: ... s.url ...`."""
 
-    def __init__(self, root: str | Path, *, header_timeout: float = HEADER_TIMEOUT_S, keep_alive: int = KEEPALIVE_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        root: str | Path,
+        *,
+        header_timeout: float = HEADER_TIMEOUT_S,
+        keep_alive: int = KEEPALIVE_TIMEOUT_S,
+    ) -> None:
         self.root = Path(root)
         self.sock = listen(0)
         self.url = address(self.sock)
         self.server = uvicorn_server(root, header_timeout=header_timeout, keep_alive=keep_alive)
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
 
-    def __enter__(self) -> "Background":
+    def __enter__(self) -> Background:
         self.thread.start()
         deadline = time.monotonic() + 10
         while not self.server.started:

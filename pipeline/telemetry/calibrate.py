@@ -39,13 +39,15 @@ from typing import Any
 from pipeline.errors import NumberMatchError
 from pipeline.rating.profile import PLAYER_NAMES, RatingProfile
 from pipeline.rating.tiers import TIERS
+from pipeline.rating.versions import WEIGHTS_V3
 from pipeline.telemetry.catalogue import Catalogue
 from pipeline.telemetry.records import Telemetry
 from pipeline.telemetry.stats import mae, spearman
-from pipeline.rating.versions import WEIGHTS_V3
 
 MIN_PUZZLES = 20  # puzzles with enough attempts for a fit and 5 held-out folds of 4
-MIN_ATTEMPTS = 30  # finished attempts a puzzle needs to count (its loss rate to within ~15 points at 90%)
+MIN_ATTEMPTS = (
+    30  # finished attempts a puzzle needs to count (its loss rate to within ~15 points at 90%)
+)
 FOLDS = 5
 CLIP = 1e-3
 MAX_ITERATIONS = 2_000
@@ -72,7 +74,9 @@ class Sample:
         return self.losses / self.finished
 
 
-def samples(catalogue: Catalogue, telemetry: Telemetry, min_attempts: int = MIN_ATTEMPTS) -> list[Sample]:
+def samples(
+    catalogue: Catalogue, telemetry: Telemetry, min_attempts: int = MIN_ATTEMPTS
+) -> list[Sample]:
     """The puzzles usable for a fit: rating version 3 blocks with `min_attempts` finished attempts."""
     out = []
     for pid in sorted(catalogue.puzzles):
@@ -81,7 +85,14 @@ def samples(catalogue: Catalogue, telemetry: Telemetry, min_attempts: int = MIN_
         c = telemetry.counts.get(pid)
         if c is None or c.finished < min_attempts or rated.version != 3 or rated.score is None:
             continue
-        out.append(Sample(pid, tuple(1.0 - float(d["players"][n]["win_rate"]) for n in PLAYER_NAMES), c.finished, c.losses))
+        out.append(
+            Sample(
+                pid,
+                tuple(1.0 - float(d["players"][n]["win_rate"]) for n in PLAYER_NAMES),
+                c.finished,
+                c.losses,
+            )
+        )
     return out
 
 
@@ -151,12 +162,22 @@ def cross_validate(data: Sequence[Sample], k: int = FOLDS, seed: int = 0) -> dic
 
     def figures(pred: list[float]) -> dict[str, float | None]:
         sp = spearman(pred, observed)
-        return {"mae": round(mae(pred, observed), 4), "spearman": None if sp is None else round(sp, 4)}
+        return {
+            "mae": round(mae(pred, observed), 4),
+            "spearman": None if sp is None else round(sp, 4),
+        }
 
-    return {"folds": k, "puzzles": len(observed), "fitted": figures(fitted), "default": figures(base)}
+    return {
+        "folds": k,
+        "puzzles": len(observed),
+        "fitted": figures(fitted),
+        "default": figures(base),
+    }
 
 
-def audience_tiers(catalogue: Catalogue, profile_weights: Mapping[str, float]) -> tuple[tuple[str, float, float], ...]:
+def audience_tiers(
+    catalogue: Catalogue, profile_weights: Mapping[str, float]
+) -> tuple[tuple[str, float, float], ...]:
     """The profile's tier table: each default boundary moved to the profile score at the same
     quantile of the catalogue's (version 3) puzzles, or along the least-squares line where the
     quantile has too few puzzles on a side (module docstring)."""
@@ -165,7 +186,9 @@ def audience_tiers(catalogue: Catalogue, profile_weights: Mapping[str, float]) -
         rated = p.rated
         if rated.version == 3 and rated.score is not None:
             players = rated.data["players"]
-            prof = 100.0 * sum(w * (1.0 - float(players[n]["win_rate"])) for n, w in profile_weights.items())
+            prof = 100.0 * sum(
+                w * (1.0 - float(players[n]["win_rate"])) for n, w in profile_weights.items()
+            )
             pairs.append((rated.score, prof))
     defaults = sorted(x for x, _ in pairs)
     profiles = sorted(y for _, y in pairs)
@@ -196,16 +219,26 @@ def refusal(data: Sequence[Sample], catalogue: Catalogue, telemetry: Telemetry) 
     if len(data) >= MIN_PUZZLES:
         return None
     need = MIN_PUZZLES - len(data)
-    short = [c for pid, c in telemetry.counts.items() if pid in catalogue.puzzles and 0 < c.finished < MIN_ATTEMPTS]
+    short = [
+        c
+        for pid, c in telemetry.counts.items()
+        if pid in catalogue.puzzles and 0 < c.finished < MIN_ATTEMPTS
+    ]
     closest = sorted(short, key=lambda c: (-c.finished, c.puzzle))[:need]
     parts = []
     if closest:
         more = sum(MIN_ATTEMPTS - c.finished for c in closest)
-        parts.append(f"{more:,} more finished attempts on the {len(closest)} puzzle{'s' if len(closest) != 1 else ''} closest to {MIN_ATTEMPTS}")
+        parts.append(
+            f"{more:,} more finished attempts on the {len(closest)} puzzle{'s' if len(closest) != 1 else ''} closest to {MIN_ATTEMPTS}"
+        )
     if need > len(closest):
-        parts.append(f"{need - len(closest)} more puzzles with {MIN_ATTEMPTS} finished attempts each")
-    return (f"cannot fit a profile: {len(data)} puzzle{'s' if len(data) != 1 else ''} have {MIN_ATTEMPTS} or more finished "
-            f"attempts and a fit needs {MIN_PUZZLES}: it needs {' and '.join(parts)}")
+        parts.append(
+            f"{need - len(closest)} more puzzles with {MIN_ATTEMPTS} finished attempts each"
+        )
+    return (
+        f"cannot fit a profile: {len(data)} puzzle{'s' if len(data) != 1 else ''} have {MIN_ATTEMPTS} or more finished "
+        f"attempts and a fit needs {MIN_PUZZLES}: it needs {' and '.join(parts)}"
+    )
 
 
 @dataclass(frozen=True)
@@ -223,20 +256,30 @@ class Calibration:
 
         def fig(d: Mapping[str, Any]) -> str:
             sp = d["spearman"]
-            return f"MAE {d['mae'] * 100:.1f} points, Spearman {'n/a' if sp is None else f'{sp:.3f}'}"
+            return (
+                f"MAE {d['mae'] * 100:.1f} points, Spearman {'n/a' if sp is None else f'{sp:.3f}'}"
+            )
 
-        return "\n".join([
-            f"fitted profile {self.profile.name} from {f['records']:,} records ({f['attempts']:,} finished attempts, "
-            f"{f['abandons']:,} abandoned; {f['bad_records']:,} bad skipped) on {f['puzzles']} puzzles",
-            f"  weights: {', '.join(f'{n} {w:.4f}' for n, w in self.profile.weights)}",
-            f"  tiers:   {', '.join(f'{n} {lo:g}-{hi:g}' for n, lo, hi in self.profile.tiers)}",
-            f"  held-out ({h['folds']}-fold by puzzle, {h['puzzles']} puzzles): fitted {fig(h['fitted'])}; "
-            f"default {fig(h['default'])}",
-        ])
+        return "\n".join(
+            [
+                f"fitted profile {self.profile.name} from {f['records']:,} records ({f['attempts']:,} finished attempts, "
+                f"{f['abandons']:,} abandoned; {f['bad_records']:,} bad skipped) on {f['puzzles']} puzzles",
+                f"  weights: {', '.join(f'{n} {w:.4f}' for n, w in self.profile.weights)}",
+                f"  tiers:   {', '.join(f'{n} {lo:g}-{hi:g}' for n, lo, hi in self.profile.tiers)}",
+                f"  held-out ({h['folds']}-fold by puzzle, {h['puzzles']} puzzles): fitted {fig(h['fitted'])}; "
+                f"default {fig(h['default'])}",
+            ]
+        )
 
 
 def calibrate(
-    catalogue: Catalogue, telemetry: Telemetry, *, name: str, date: str, folds_k: int = FOLDS, seed: int = 0,
+    catalogue: Catalogue,
+    telemetry: Telemetry,
+    *,
+    name: str,
+    date: str,
+    folds_k: int = FOLDS,
+    seed: int = 0,
     min_attempts: int = MIN_ATTEMPTS,
 ) -> Calibration:
     """Fit the profile (weights, tiers) and cross-validate it; CalibrationError when refused."""

@@ -15,11 +15,11 @@ from typing import Any
 
 from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle
+from pipeline.formats.files import level_files
+from pipeline.formats.loader import load_file
 from pipeline.formats.puzzle import Puzzle
 from pipeline.problems import first_problem
-from pipeline.formats.files import level_files
 from pipeline.validator import Validator
-from pipeline.formats.loader import load_file
 
 
 class CatalogueError(NumberMatchError):
@@ -48,7 +48,14 @@ class Catalogue:
     stages: tuple[StageRef, ...]
 
     def stage_puzzle(self, bundle: str, level: int, stage: int) -> str | None:
-        return next((s.puzzle for s in self.stages if (s.bundle, s.level, s.stage) == (bundle, level, stage)), None)
+        return next(
+            (
+                s.puzzle
+                for s in self.stages
+                if (s.bundle, s.level, s.stage) == (bundle, level, stage)
+            ),
+            None,
+        )
 
     def bundles(self) -> list[str]:
         return list(dict.fromkeys(s.bundle for s in self.stages))
@@ -79,7 +86,11 @@ def load_catalogue(paths: Iterable[str | os.PathLike[str]]) -> Catalogue:
             for stage in bundle.stages:
                 p = stage.puzzle
                 puzzles.setdefault(p.id, p)
-                stages.append(StageRef(bundle.id, stage.slot.level, stage.slot.stage, p.id, stage.target_score))
+                stages.append(
+                    StageRef(
+                        bundle.id, stage.slot.level, stage.slot.stage, p.id, stage.target_score
+                    )
+                )
         elif kind == "puzzle":
             p = Puzzle.from_dict(doc)
             puzzles.setdefault(p.id, p)

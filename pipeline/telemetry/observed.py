@@ -12,18 +12,18 @@ report.html, a calibration plot and the per-Level charts).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from html import escape
 from typing import Any
-import json
 
+from pipeline.jobs.report_html import CSS, TIER_COLOURS, curve_svg
 from pipeline.rating.profile import RatingProfile, profile_of
+from pipeline.rating.tiers import tier_range
 from pipeline.telemetry.catalogue import Catalogue, StageRef
 from pipeline.telemetry.records import Telemetry
 from pipeline.telemetry.stats import mae, spearman, wilson
-from pipeline.rating.tiers import tier_range
-from pipeline.jobs.report_html import CSS, TIER_COLOURS, curve_svg
 
 
 @dataclass(frozen=True)
@@ -62,8 +62,10 @@ class PuzzleObserved:
     def flag_text(self) -> str:
         if self.flag is None or self.observed is None:
             return ""
-        return (f"plays {self.flag} than rated: lost {self.observed:.0%} ({self.low * 100:.0f}-{self.high * 100:.0f}%), "
-                f"rated {self.tier} {self.tier_low:g}-{self.tier_high:g}")
+        return (
+            f"plays {self.flag} than rated: lost {self.observed:.0%} ({self.low * 100:.0f}-{self.high * 100:.0f}%), "
+            f"rated {self.tier} {self.tier_low:g}-{self.tier_high:g}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -88,8 +90,14 @@ class Band:
     flagged: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tier": self.name, "range": [self.low, self.high], "puzzles": self.puzzles,
-                "rated": round(self.rated, 4), "observed": round(self.observed, 4), "flagged": self.flagged}
+        return {
+            "tier": self.name,
+            "range": [self.low, self.high],
+            "puzzles": self.puzzles,
+            "rated": round(self.rated, 4),
+            "observed": round(self.observed, 4),
+            "flagged": self.flagged,
+        }
 
 
 @dataclass(frozen=True)
@@ -118,8 +126,17 @@ class Observation:
         for name, low, high in (self.profile or RatingProfile.default()).tiers:
             rows = [p for p in self.measured() if p.tier == name]
             if rows:
-                out.append(Band(name, low, high, len(rows), sum(p.rated for p in rows) / len(rows),
-                                sum(p.observed or 0.0 for p in rows) / len(rows), sum(p.flag is not None for p in rows)))
+                out.append(
+                    Band(
+                        name,
+                        low,
+                        high,
+                        len(rows),
+                        sum(p.rated for p in rows) / len(rows),
+                        sum(p.observed or 0.0 for p in rows) / len(rows),
+                        sum(p.flag is not None for p in rows),
+                    )
+                )
         return out
 
     def curves(self) -> list[dict[str, Any]]:
@@ -128,30 +145,46 @@ class Observation:
         levels: dict[tuple[str, int], list[dict[str, Any]]] = {}
         for s in self.stages:
             p = by_id.get(s.puzzle)
-            levels.setdefault((s.bundle, s.level), []).append({
-                "stage": s.stage, "puzzle": s.puzzle,
-                "rated": None if p is None else round(p.rated, 4),
-                "observed": None if p is None or p.observed is None else round(p.observed, 4),
-                "tier": None if p is None else p.tier,
-            })
+            levels.setdefault((s.bundle, s.level), []).append(
+                {
+                    "stage": s.stage,
+                    "puzzle": s.puzzle,
+                    "rated": None if p is None else round(p.rated, 4),
+                    "observed": None if p is None or p.observed is None else round(p.observed, 4),
+                    "tier": None if p is None else p.tier,
+                }
+            )
         return [{"bundle": b, "level": lv, "stages": st} for (b, lv), st in levels.items()]
 
     def to_dict(self) -> dict[str, Any]:
         sp = self.spearman()
         return {
-            "profile": None if self.profile is None else {"name": self.profile.name, "digest": self.profile.digest},
-            "telemetry": {"files": list(self.telemetry.files), "records": self.telemetry.records,
-                          "bad": {b.kind: {"count": b.count, "first": list(b.first)} for b in self.telemetry.bad},
-                          "digest": self.telemetry.digest},
-            "summary": {"puzzles": len(self.measured()), "spearman": None if sp is None else round(sp, 4),
-                        "mae": round(self.mae(), 4), "flagged": sum(p.flag is not None for p in self.puzzles),
-                        "bands": [b.to_dict() for b in self.bands()]},
+            "profile": None
+            if self.profile is None
+            else {"name": self.profile.name, "digest": self.profile.digest},
+            "telemetry": {
+                "files": list(self.telemetry.files),
+                "records": self.telemetry.records,
+                "bad": {
+                    b.kind: {"count": b.count, "first": list(b.first)} for b in self.telemetry.bad
+                },
+                "digest": self.telemetry.digest,
+            },
+            "summary": {
+                "puzzles": len(self.measured()),
+                "spearman": None if sp is None else round(sp, 4),
+                "mae": round(self.mae(), 4),
+                "flagged": sum(p.flag is not None for p in self.puzzles),
+                "bands": [b.to_dict() for b in self.bands()],
+            },
             "puzzles": [p.to_dict() for p in self.puzzles],
             "curves": self.curves(),
         }
 
 
-def observe(catalogue: Catalogue, telemetry: Telemetry, profile: RatingProfile | None = None) -> Observation:
+def observe(
+    catalogue: Catalogue, telemetry: Telemetry, profile: RatingProfile | None = None
+) -> Observation:
     """The observed figures of every puzzle the telemetry has attempts for (catalogue order).
 
     Rated figures: the stored score and tier, or, with `profile`, the score and tier under it
@@ -170,20 +203,31 @@ def observe(catalogue: Catalogue, telemetry: Telemetry, profile: RatingProfile |
         d = rated.data
         scorer = profile or profile_of(d)
         tier = rated.tier_under(profile)
-        if scorer is not None:
-            rng = scorer.tier_range(tier)
-        else:
-            rng = tier_range(tier, rated.version)
+        rng = scorer.tier_range(tier) if scorer is not None else tier_range(tier, rated.version)
         low_t, high_t = rng or (0.0, 100.0)
         low, high = wilson(counts.losses, counts.finished)
-        rows.append(PuzzleObserved(
-            pid, counts.attempts, counts.finished, counts.abandons, counts.losses, counts.loss_rate,
-            low, high, score, tier, low_t, high_t, tuple(where.get(pid, ())),
-        ))
+        rows.append(
+            PuzzleObserved(
+                pid,
+                counts.attempts,
+                counts.finished,
+                counts.abandons,
+                counts.losses,
+                counts.loss_rate,
+                low,
+                high,
+                score,
+                tier,
+                low_t,
+                high_t,
+                tuple(where.get(pid, ())),
+            )
+        )
     return Observation(tuple(rows), profile, catalogue.stages, telemetry)
 
 
 # --- reporters ------------------------------------------------------------------------------
+
 
 def _pct(x: float | None) -> str:
     return "  -" if x is None else f"{x * 100:3.0f}%"
@@ -202,27 +246,40 @@ def render_text(obs: Observation) -> str:
         at = f" ({', '.join(p.stages)})" if p.stages else ""
         lines.append(f"  {p.puzzle}{at}: {p.flag_text()}")
     lines.append("")
-    lines.append(f"{'puzzle':<17} {'stage':<28} {'games':>6} {'aband':>5} {'lost':>5} {'90% interval':>12} {'rated':>6}  tier")
+    lines.append(
+        f"{'puzzle':<17} {'stage':<28} {'games':>6} {'aband':>5} {'lost':>5} {'90% interval':>12} {'rated':>6}  tier"
+    )
     for p in obs.puzzles:
         stage = ", ".join(p.stages)[:28]
         interval = f"{p.low * 100:.0f}-{p.high * 100:.0f}%"
         mark = {"harder": "  << harder", "easier": "  >> easier"}.get(p.flag or "", "")
-        lines.append(f"{p.puzzle:<17} {stage:<28} {p.finished:>6} {p.abandons:>5} {_pct(p.observed):>5} {interval:>12} "
-                     f"{_pct(p.rated):>6}  {p.tier}{mark}")
+        lines.append(
+            f"{p.puzzle:<17} {stage:<28} {p.finished:>6} {p.abandons:>5} {_pct(p.observed):>5} {interval:>12} "
+            f"{_pct(p.rated):>6}  {p.tier}{mark}"
+        )
     lines.append("")
     lines.append("observed against rated, by tier:")
     for band in obs.bands():
-        lines.append(f"  {band.name:<7} {band.low:g}-{band.high:g}: {band.puzzles:>3} puzzles, "
-                     f"rated {band.rated:.0%}, observed {band.observed:.0%}, {band.flagged} flagged")
+        lines.append(
+            f"  {band.name:<7} {band.low:g}-{band.high:g}: {band.puzzles:>3} puzzles, "
+            f"rated {band.rated:.0%}, observed {band.observed:.0%}, {band.flagged} flagged"
+        )
     sp = obs.spearman()
-    lines.append(f"Spearman (rated, observed) {'n/a' if sp is None else f'{sp:.3f}'}; mean absolute error {obs.mae() * 100:.1f} points")
+    lines.append(
+        f"Spearman (rated, observed) {'n/a' if sp is None else f'{sp:.3f}'}; mean absolute error {obs.mae() * 100:.1f} points"
+    )
     curves = obs.curves()
     if curves:
         lines.append("")
         lines.append("per-Level curves (loss %, rated / observed, by Stage):")
         for c in curves:
-            rated = " ".join("  -" if s["rated"] is None else f"{s['rated'] * 100:3.0f}" for s in c["stages"])
-            seen = " ".join("  -" if s["observed"] is None else f"{s['observed'] * 100:3.0f}" for s in c["stages"])
+            rated = " ".join(
+                "  -" if s["rated"] is None else f"{s['rated'] * 100:3.0f}" for s in c["stages"]
+            )
+            seen = " ".join(
+                "  -" if s["observed"] is None else f"{s['observed'] * 100:3.0f}"
+                for s in c["stages"]
+            )
             lines.append(f"  {c['bundle']} L{c['level']}: rated {rated} | observed {seen}")
     return "\n".join(lines) + "\n"
 
@@ -238,75 +295,121 @@ def _calibration_svg(obs: Observation, size: int = 420) -> str:
     def y(v: float) -> float:
         return size - pad - v * span
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" role="img" '
-             'aria-label="observed against rated loss rate">',
-             f'<rect x="{pad}" y="{pad}" width="{span}" height="{span}" fill="#f8f9fa" stroke="#d9e2ec"/>',
-             f'<line x1="{x(0):.1f}" y1="{y(0):.1f}" x2="{x(1):.1f}" y2="{y(1):.1f}" stroke="#9aa5b1" stroke-dasharray="4 3"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" role="img" '
+        'aria-label="observed against rated loss rate">',
+        f'<rect x="{pad}" y="{pad}" width="{span}" height="{span}" fill="#f8f9fa" stroke="#d9e2ec"/>',
+        f'<line x1="{x(0):.1f}" y1="{y(0):.1f}" x2="{x(1):.1f}" y2="{y(1):.1f}" stroke="#9aa5b1" stroke-dasharray="4 3"/>',
+    ]
     for k in range(0, 101, 20):
         v = k / 100
-        parts.append(f'<text x="{x(v):.1f}" y="{size - pad + 16}" font-size="11" text-anchor="middle">{k}%</text>')
-        parts.append(f'<text x="{pad - 6}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end">{k}%</text>')
+        parts.append(
+            f'<text x="{x(v):.1f}" y="{size - pad + 16}" font-size="11" text-anchor="middle">{k}%</text>'
+        )
+        parts.append(
+            f'<text x="{pad - 6}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end">{k}%</text>'
+        )
     for p in obs.measured():
         colour = TIER_COLOURS.get(p.tier, "#495057")
-        parts.append(f'<line x1="{x(p.rated):.1f}" y1="{y(p.low):.1f}" x2="{x(p.rated):.1f}" y2="{y(p.high):.1f}" '
-                     f'stroke="{colour}" stroke-opacity="0.5"/>')
-        parts.append(f'<circle cx="{x(p.rated):.1f}" cy="{y(p.observed or 0.0):.1f}" r="3" fill="{colour}">'
-                     f'<title>{escape(p.puzzle)}: rated {p.rated:.0%}, lost {p.observed or 0.0:.0%}</title></circle>')
-    parts.append(f'<text x="{size / 2}" y="{size - 6}" font-size="12" text-anchor="middle">rated loss rate (score / 100)</text>')
-    parts.append(f'<text x="12" y="{size / 2}" font-size="12" text-anchor="middle" transform="rotate(-90 12 {size / 2})">'
-                 'observed loss rate</text>')
+        parts.append(
+            f'<line x1="{x(p.rated):.1f}" y1="{y(p.low):.1f}" x2="{x(p.rated):.1f}" y2="{y(p.high):.1f}" '
+            f'stroke="{colour}" stroke-opacity="0.5"/>'
+        )
+        parts.append(
+            f'<circle cx="{x(p.rated):.1f}" cy="{y(p.observed or 0.0):.1f}" r="3" fill="{colour}">'
+            f"<title>{escape(p.puzzle)}: rated {p.rated:.0%}, lost {p.observed or 0.0:.0%}</title></circle>"
+        )
+    parts.append(
+        f'<text x="{size / 2}" y="{size - 6}" font-size="12" text-anchor="middle">rated loss rate (score / 100)</text>'
+    )
+    parts.append(
+        f'<text x="12" y="{size / 2}" font-size="12" text-anchor="middle" transform="rotate(-90 12 {size / 2})">'
+        "observed loss rate</text>"
+    )
     parts.append("</svg>")
     return "".join(parts)
 
 
 def render_html(obs: Observation) -> str:
     """One self-contained page (inline CSS and SVG, no clock), in the look of report.html."""
+
     def chip(tier: str) -> str:
         return f'<span class="tier" style="background:{TIER_COLOURS.get(tier, "#495057")}">{escape(tier)}</span>'
 
     sp = obs.spearman()
     t = obs.telemetry
     head = [
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-        "<title>Observed difficulty</title>", f"<style>{CSS}</style></head><body>",
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        "<title>Observed difficulty</title>",
+        f"<style>{CSS}</style></head><body>",
         "<h1>Observed difficulty</h1>",
         f'<p class="meta">{escape(t.summary())}'
-        + ("" if obs.profile is None else f"; rated under profile {escape(obs.profile.name)}") + "</p>",
+        + ("" if obs.profile is None else f"; rated under profile {escape(obs.profile.name)}")
+        + "</p>",
         f"<p>Spearman (rated, observed): <b>{'n/a' if sp is None else f'{sp:.3f}'}</b>; mean absolute error "
         f"<b>{obs.mae() * 100:.1f}</b> points over {len(obs.measured())} puzzles.</p>",
     ]
-    body = ["<h2>Calibration</h2>", _calibration_svg(obs),
-            '<p class="note">Each dot is a puzzle: its rated loss rate against the share of finished games its players lost, '
-            "with the 90% Wilson interval; the dashed line is perfect calibration.</p>",
-            "<h2>By tier</h2>", '<table class="metrics"><tr><th>tier</th><th>range</th><th>puzzles</th>'
-            "<th>rated</th><th>observed</th><th>flagged</th></tr>"]
+    body = [
+        "<h2>Calibration</h2>",
+        _calibration_svg(obs),
+        '<p class="note">Each dot is a puzzle: its rated loss rate against the share of finished games its players lost, '
+        "with the 90% Wilson interval; the dashed line is perfect calibration.</p>",
+        "<h2>By tier</h2>",
+        '<table class="metrics"><tr><th>tier</th><th>range</th><th>puzzles</th>'
+        "<th>rated</th><th>observed</th><th>flagged</th></tr>",
+    ]
     for band in obs.bands():
-        body.append(f"<tr><td>{chip(band.name)}</td><td>{band.low:g}-{band.high:g}</td><td>{band.puzzles}</td>"
-                    f"<td>{band.rated:.0%}</td><td>{band.observed:.0%}</td><td>{band.flagged}</td></tr>")
+        body.append(
+            f"<tr><td>{chip(band.name)}</td><td>{band.low:g}-{band.high:g}</td><td>{band.puzzles}</td>"
+            f"<td>{band.rated:.0%}</td><td>{band.observed:.0%}</td><td>{band.flagged}</td></tr>"
+        )
     body.append("</table>")
     flagged = [p for p in obs.puzzles if p.flag]
     body.append(f"<h2>Flagged ({len(flagged)})</h2>")
-    body.append("<ul>" + "".join(f"<li><code>{escape(p.puzzle)}</code> {escape(', '.join(p.stages))}: {escape(p.flag_text())}</li>"
-                                 for p in flagged) + "</ul>" if flagged else "<p>None: every interval overlaps its tier.</p>")
+    body.append(
+        "<ul>"
+        + "".join(
+            f"<li><code>{escape(p.puzzle)}</code> {escape(', '.join(p.stages))}: {escape(p.flag_text())}</li>"
+            for p in flagged
+        )
+        + "</ul>"
+        if flagged
+        else "<p>None: every interval overlaps its tier.</p>"
+    )
     curves = obs.curves()
     if curves:
         body.append("<h2>Per-Level curves</h2>")
-        body.append('<p class="note">Dashed: rated loss rate; solid: observed (dots in the rated tier\'s colour).</p>')
+        body.append(
+            '<p class="note">Dashed: rated loss rate; solid: observed (dots in the rated tier\'s colour).</p>'
+        )
         by_id = {p.puzzle: p for p in obs.puzzles}
         for c in curves:
             pts = []
             for s in c["stages"]:
                 p = by_id.get(s["puzzle"])
-                pts.append((f"S{s['stage']}", 0.0 if p is None else p.score,
-                            None if p is None or p.observed is None else p.observed * 100, "unsolvable" if p is None else p.tier))
-            body.append(f"<h3>{escape(c['bundle'])} Level {c['level']}</h3>{curve_svg(pts, width=560)}")
+                pts.append(
+                    (
+                        f"S{s['stage']}",
+                        0.0 if p is None else p.score,
+                        None if p is None or p.observed is None else p.observed * 100,
+                        "unsolvable" if p is None else p.tier,
+                    )
+                )
+            body.append(
+                f"<h3>{escape(c['bundle'])} Level {c['level']}</h3>{curve_svg(pts, width=560)}"
+            )
     body.append("<h2>Puzzles</h2>")
-    body.append('<table class="metrics"><tr><th>puzzle</th><th>stages</th><th>games</th><th>abandoned</th><th>lost</th>'
-                "<th>90% interval</th><th>rated</th><th>tier</th><th></th></tr>")
+    body.append(
+        '<table class="metrics"><tr><th>puzzle</th><th>stages</th><th>games</th><th>abandoned</th><th>lost</th>'
+        "<th>90% interval</th><th>rated</th><th>tier</th><th></th></tr>"
+    )
     for p in obs.puzzles:
-        body.append(f"<tr><td><code>{escape(p.puzzle)}</code></td><td>{escape(', '.join(p.stages))}</td><td>{p.finished}</td>"
-                    f"<td>{p.abandons}</td><td>{_pct(p.observed)}</td><td>{p.low * 100:.0f}-{p.high * 100:.0f}%</td>"
-                    f"<td>{_pct(p.rated)}</td><td>{chip(p.tier)}</td><td>{escape(p.flag or '')}</td></tr>")
+        body.append(
+            f"<tr><td><code>{escape(p.puzzle)}</code></td><td>{escape(', '.join(p.stages))}</td><td>{p.finished}</td>"
+            f"<td>{p.abandons}</td><td>{_pct(p.observed)}</td><td>{p.low * 100:.0f}-{p.high * 100:.0f}%</td>"
+            f"<td>{_pct(p.rated)}</td><td>{chip(p.tier)}</td><td>{escape(p.flag or '')}</td></tr>"
+        )
     body.append("</table></body></html>")
     return "\n".join(head + body) + "\n"
 
@@ -321,5 +424,15 @@ REPORTER_BY_NAME = {"text": render_text, "json": render_json, "html": render_htm
 def stage_figures(obs: Observation) -> Mapping[str, Mapping[str, Any]]:
     """Per puzzle id, the figures a stage card shows (for the studio): finished games, observed
     loss rate and interval, and the flag."""
-    return {p.puzzle: {"games": p.finished, "abandons": p.abandons, "observed": p.observed, "low": p.low, "high": p.high,
-                       "flag": p.flag, "flag_text": p.flag_text()} for p in obs.puzzles}
+    return {
+        p.puzzle: {
+            "games": p.finished,
+            "abandons": p.abandons,
+            "observed": p.observed,
+            "low": p.low,
+            "high": p.high,
+            "flag": p.flag,
+            "flag_text": p.flag_text(),
+        }
+        for p in obs.puzzles
+    }

@@ -25,16 +25,16 @@ telemetry commands import this module (and so DuckDB), inside their command func
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-import codecs
-import re
 
 import duckdb
 
@@ -122,15 +122,19 @@ class Telemetry:
     def summary(self) -> str:
         attempts = sum(c.attempts for c in self.counts.values())
         abandons = sum(c.abandons for c in self.counts.values())
-        return (f"{self.records:,} records ({attempts:,} attempts, {abandons:,} abandoned) on "
-                f"{len(self.counts):,} puzzles; {self.bad_total:,} bad records skipped")
+        return (
+            f"{self.records:,} records ({attempts:,} attempts, {abandons:,} abandoned) on "
+            f"{len(self.counts):,} puzzles; {self.bad_total:,} bad records skipped"
+        )
 
 
 def telemetry_format(path: Path) -> str:
     fmt = FORMAT_BY_SUFFIX.get(path.suffix.lower())
     if fmt is None:
         known = ", ".join(FORMAT_BY_SUFFIX)
-        raise TelemetryError(f"{path}: unknown telemetry format {path.suffix or '(no suffix)'!r}; expected {known}")
+        raise TelemetryError(
+            f"{path}: unknown telemetry format {path.suffix or '(no suffix)'!r}; expected {known}"
+        )
     return fmt
 
 
@@ -168,7 +172,9 @@ def _check_utf8(path: Path) -> bool:
         try:
             decoder.decode(b"", final=True)
         except UnicodeDecodeError:
-            raise TelemetryError(f"{path}:{line}: not UTF-8 text (the file ends inside a character)") from None
+            raise TelemetryError(
+                f"{path}:{line}: not UTF-8 text (the file ends inside a character)"
+            ) from None
     return dense
 
 
@@ -183,10 +189,12 @@ def _json_source(src: int, path: Path) -> str:
     paths = ", ".join(f"'$.{f}'" for f in FIELDS)
     cols = []
     for k, f in enumerate(FIELDS, 1):
-        cols.append(f"CASE WHEN NOT ok OR t[{k}] IS NULL OR t[{k}] = 'NULL' THEN NULL "
-                    f"WHEN t[{k}] IN ('OBJECT', 'ARRAY') THEN '!' ELSE v[{k}] END AS \"{f}\"")
+        cols.append(
+            f"CASE WHEN NOT ok OR t[{k}] IS NULL OR t[{k}] = 'NULL' THEN NULL "
+            f"WHEN t[{k}] IN ('OBJECT', 'ARRAY') THEN '!' ELSE v[{k}] END AS \"{f}\""
+        )
     return f"""
-        SELECT {src} AS src, line, ok, {', '.join(cols)}
+        SELECT {src} AS src, line, ok, {", ".join(cols)}
         FROM (
             SELECT line, t IS NOT NULL AND starts_with(ltrim(j), '{{') AS ok, t,
                    CASE WHEN t IS NOT NULL THEN json_extract_string(j, [{paths}]) END AS v
@@ -210,32 +218,45 @@ def _fast_json_source(src: int, path: Path) -> str:
     line path reads it and says where."""
     cols = ", ".join(f"'{f}': 'VARCHAR'" for f in FIELDS)
     quoted = ", ".join(f'"{f}"' for f in FIELDS)
-    return (f"SELECT {src} AS src, row_number() OVER () AS line, true AS ok, {quoted} "
-            f"FROM read_json({sql_text(path)}, format = 'newline_delimited', columns = {{{cols}}}, "
-            f"maximum_object_size = {MAX_TELEMETRY_LINE_BYTES})")
+    return (
+        f"SELECT {src} AS src, row_number() OVER () AS line, true AS ok, {quoted} "
+        f"FROM read_json({sql_text(path)}, format = 'newline_delimited', columns = {{{cols}}}, "
+        f"maximum_object_size = {MAX_TELEMETRY_LINE_BYTES})"
+    )
 
 
 def _table_source(con: Any, src: int, path: Path, fmt: str) -> str:
     """CSV or Parquet: one row per record, the known columns as text (absent ones NULL)."""
     if fmt == "csv":
-        scan = (f"read_csv({sql_text(path)}, all_varchar = true, header = true, delim = ',', quote = '\"', "
-                f"escape = '\"', max_line_size = {MAX_TELEMETRY_LINE_BYTES})")
+        scan = (
+            f"read_csv({sql_text(path)}, all_varchar = true, header = true, delim = ',', quote = '\"', "
+            f"escape = '\"', max_line_size = {MAX_TELEMETRY_LINE_BYTES})"
+        )
         numbered = f"SELECT *, row_number() OVER () + 1 AS line__ FROM {scan}"
     else:
         scan = f"read_parquet({sql_text(path)}, file_row_number = true)"
         numbered = f"SELECT *, file_row_number + 1 AS line__ FROM {scan}"
-    columns = {str(row[0]).lower(): str(row[0]) for row in con.execute(f"DESCRIBE SELECT * FROM {scan}").fetchall()}
+    columns = {
+        str(row[0]).lower(): str(row[0])
+        for row in con.execute(f"DESCRIBE SELECT * FROM {scan}").fetchall()
+    }
     cols = []
     for f in FIELDS:
         name = columns.get(f)
-        cols.append(f"nullif(CAST(\"{name}\" AS VARCHAR), '') AS \"{f}\"" if name else f"CAST(NULL AS VARCHAR) AS \"{f}\"")
+        cols.append(
+            f'nullif(CAST("{name}" AS VARCHAR), \'\') AS "{f}"'
+            if name
+            else f'CAST(NULL AS VARCHAR) AS "{f}"'
+        )
     return f"SELECT {src} AS src, line__ AS line, true AS ok, {', '.join(cols)} FROM ({numbered})"
 
 
 def _bad_field_sql() -> str:
     """The condition that makes a (JSON-object) record's fields bad, over the text columns."""
     q = {f: f'"{f}"' for f in FIELDS}  # quoted: `at` is an SQL keyword
-    text_bad = " OR ".join(f"{q[f]} = '!' OR length({q[f]}) > {MAX_TELEMETRY_TEXT}" for f in TEXT_FIELDS)
+    text_bad = " OR ".join(
+        f"{q[f]} = '!' OR length({q[f]}) > {MAX_TELEMETRY_TEXT}" for f in TEXT_FIELDS
+    )
     num_bad = " OR ".join(f"{q[f]} = '!'" for f in INT_FIELDS + NUMBER_FIELDS)
 
     def nat(f: str, top: int) -> str:  # not a whole number 0..top
@@ -244,18 +265,26 @@ def _bad_field_sql() -> str:
 
     secs = f"try_cast({q['seconds']} AS DOUBLE)"
     where = f"({q['puzzle']} IS NULL AND ({q['bundle']} IS NULL OR {nat('level', 1_000_000)} OR {nat('stage', 1_000_000)}))"
-    attempt = (f"({q['outcome']} IS NULL OR {q['outcome']} NOT IN {OUTCOMES} OR {nat('adds_used', MAX_ADDS)} "
-               f"OR {nat('moves', MAX_TELEMETRY_MOVES)} "
-               f"OR ({q['seconds']} IS NOT NULL AND ({secs} IS NULL OR NOT isfinite({secs}) OR {secs} < 0)) "
-               f"OR ({q['at']} IS NOT NULL AND try_cast({q['at']} AS TIMESTAMPTZ) IS NULL))")
+    attempt = (
+        f"({q['outcome']} IS NULL OR {q['outcome']} NOT IN {OUTCOMES} OR {nat('adds_used', MAX_ADDS)} "
+        f"OR {nat('moves', MAX_TELEMETRY_MOVES)} "
+        f"OR ({q['seconds']} IS NOT NULL AND ({secs} IS NULL OR NOT isfinite({secs}) OR {secs} < 0)) "
+        f"OR ({q['at']} IS NOT NULL AND try_cast({q['at']} AS TIMESTAMPTZ) IS NULL))"
+    )
     top = 1_000_000_000
-    aggregate = (f"({nat('attempts', top)} OR {nat('wins', top)} OR {nat('abandons', top)} "
-                 f"OR try_cast({q['wins']} AS BIGINT) + try_cast({q['abandons']} AS BIGINT) > try_cast({q['attempts']} AS BIGINT))")
+    aggregate = (
+        f"({nat('attempts', top)} OR {nat('wins', top)} OR {nat('abandons', top)} "
+        f"OR try_cast({q['wins']} AS BIGINT) + try_cast({q['abandons']} AS BIGINT) > try_cast({q['attempts']} AS BIGINT))"
+    )
     return f"({text_bad} OR {num_bad} OR {where} OR CASE WHEN {q['attempts']} IS NOT NULL THEN {aggregate} ELSE {attempt} END)"
 
 
 def read_telemetry(
-    files: Iterable[str | os.PathLike[str]], catalogue: Catalogue, *, strict: bool = False, threads: int | None = None
+    files: Iterable[str | os.PathLike[str]],
+    catalogue: Catalogue,
+    *,
+    strict: bool = False,
+    threads: int | None = None,
 ) -> Telemetry:
     """Count the telemetry in `files` per puzzle of `catalogue`; bad records counted and skipped
     (TelemetryError under `strict` when there is any, or when a file cannot be read at all)."""
@@ -263,7 +292,9 @@ def read_telemetry(
     if not paths:
         raise TelemetryError("no telemetry files given")
     if len(paths) > MAX_TELEMETRY_FILES:
-        raise TelemetryError(f"{len(paths):,} telemetry files; the limit is {MAX_TELEMETRY_FILES:,} (docs/limits.md)")
+        raise TelemetryError(
+            f"{len(paths):,} telemetry files; the limit is {MAX_TELEMETRY_FILES:,} (docs/limits.md)"
+        )
     for path in paths:
         if not path.is_file():
             raise TelemetryError(f"{path}: no such file")
@@ -271,16 +302,22 @@ def read_telemetry(
     config: dict[str, Any] = {"memory_limit": TELEMETRY_MEMORY, "preserve_insertion_order": True}
     if threads is not None:
         config["threads"] = threads
-    spill = tempfile.mkdtemp(prefix="numbermatch-duckdb-")  # beyond the memory cap DuckDB spills here, not into the cwd
+    spill = tempfile.mkdtemp(
+        prefix="numbermatch-duckdb-"
+    )  # beyond the memory cap DuckDB spills here, not into the cwd
     config["temp_directory"] = spill
     con = duckdb.connect(config=config)
-    con.execute("SET enable_progress_bar = false")  # DuckDB draws one on a long query: never on our stderr
+    con.execute(
+        "SET enable_progress_bar = false"
+    )  # DuckDB draws one on a long query: never on our stderr
     try:
         telemetry = _read(con, paths, catalogue, dense)
     except duckdb.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         which = next((p for p in paths if str(p) in str(exc)), None)
-        raise TelemetryError(f"{which or ', '.join(map(str, paths))}: cannot read the telemetry: {first[:200]}") from None
+        raise TelemetryError(
+            f"{which or ', '.join(map(str, paths))}: cannot read the telemetry: {first[:200]}"
+        ) from None
     finally:
         con.close()
         shutil.rmtree(spill, ignore_errors=True)  # the folder made above, and only it
@@ -291,10 +328,17 @@ def read_telemetry(
 
 def _read(con: Any, paths: list[Path], catalogue: Catalogue, dense: dict[Path, bool]) -> Telemetry:
     con.execute("CREATE TEMP TABLE puzzles (id VARCHAR, adds BIGINT)")
-    con.executemany("INSERT INTO puzzles VALUES (?, ?)", [(pid, p.adds) for pid, p in catalogue.puzzles.items()])
-    con.execute("CREATE TEMP TABLE stages (bundle VARCHAR, level BIGINT, stage BIGINT, puzzle VARCHAR)")
+    con.executemany(
+        "INSERT INTO puzzles VALUES (?, ?)", [(pid, p.adds) for pid, p in catalogue.puzzles.items()]
+    )
+    con.execute(
+        "CREATE TEMP TABLE stages (bundle VARCHAR, level BIGINT, stage BIGINT, puzzle VARCHAR)"
+    )
     if catalogue.stages:
-        con.executemany("INSERT INTO stages VALUES (?, ?, ?, ?)", [(s.bundle, s.level, s.stage, s.puzzle) for s in catalogue.stages])
+        con.executemany(
+            "INSERT INTO stages VALUES (?, ?, ?, ?)",
+            [(s.bundle, s.level, s.stage, s.puzzle) for s in catalogue.stages],
+        )
     # materialised once per file: each line is parsed once, whatever the checks below refer to
     for src, path in enumerate(paths):
         fmt = telemetry_format(path)
@@ -302,11 +346,15 @@ def _read(con: Any, paths: list[Path], catalogue: Catalogue, dense: dict[Path, b
             try:
                 con.execute(f"CREATE TEMP TABLE raw{src} AS {_fast_json_source(src, path)}")
                 continue
-            except duckdb.Error:  # a line that is not a JSON object, or too long: the line path says where
+            except duckdb.Error:
+                # a line that is not a JSON object, or too long: the line path says where
                 con.execute(f"DROP TABLE IF EXISTS raw{src}")
         source = _json_source(src, path) if fmt == "jsonl" else _table_source(con, src, path, fmt)
         con.execute(f"CREATE TEMP TABLE raw{src} AS {source}")
-    con.execute("CREATE TEMP VIEW raw AS " + " UNION ALL ".join(f"SELECT * FROM raw{src}" for src in range(len(paths))))
+    con.execute(
+        "CREATE TEMP VIEW raw AS "
+        + " UNION ALL ".join(f"SELECT * FROM raw{src}" for src in range(len(paths)))
+    )
     con.execute(f"""
         CREATE TEMP TABLE rec AS
         SELECT r.src, r.line, r.attempt, r.attempts IS NOT NULL AS aggregated, r.outcome, r.attempts, r.wins, r.abandons,
@@ -355,11 +403,15 @@ def _read(con: Any, paths: list[Path], catalogue: Catalogue, dense: dict[Path, b
         unit = "row " if telemetry_format(paths[src]) == "parquet" else ""
         places.setdefault(kind, []).append(f"{paths[src]}:{unit}{line}")
     found = dict(bad_rows)
-    bad = tuple(BadRecords(k, int(found[k]), tuple(places.get(k, ()))) for k in BAD_KINDS if k in found)
+    bad = tuple(
+        BadRecords(k, int(found[k]), tuple(places.get(k, ()))) for k in BAD_KINDS if k in found
+    )
     return Telemetry(counts, records, bad, file_digest(paths), tuple(map(str, paths)))
 
 
 def check_strict(telemetry: Telemetry) -> None:
     """`--strict`: refuse telemetry with any bad record (one line, the counts and places)."""
     if telemetry.bad:
-        raise TelemetryError(f"--strict: {telemetry.bad_total:,} bad records: " + "; ".join(map(str, telemetry.bad)))
+        raise TelemetryError(
+            f"--strict: {telemetry.bad_total:,} bad records: " + "; ".join(map(str, telemetry.bad))
+        )

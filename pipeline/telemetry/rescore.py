@@ -24,10 +24,10 @@ from pipeline.atomic import Snapshot, snapshot, write_guarded
 from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle
 from pipeline.formats.difficulty import Difficulty
-from pipeline.rating.profile import RatingProfile, rescored
-from pipeline.formats.puzzle import dump_yaml
-from pipeline.validator import validate_texts
 from pipeline.formats.loader import find_node, load_text
+from pipeline.formats.puzzle import dump_yaml
+from pipeline.rating.profile import RatingProfile, rescored
+from pipeline.validator import validate_texts
 
 
 class RescoreError(NumberMatchError):
@@ -82,9 +82,15 @@ def rescore_text(text: str, name: str, profile: RatingProfile) -> tuple[str, int
     """(new text, blocks, changed) for one level file's text; RescoreError when it cannot."""
     before = validate_texts([(name, text)])
     if not before.ok:
-        raise RescoreError(f"{name}: not rescored, the file does not validate: {before.first_problem()}")
+        raise RescoreError(
+            f"{name}: not rescored, the file does not validate: {before.first_problem()}"
+        )
     doc = load_text(text, name).document
-    if doc is None or not isinstance(doc.data, dict) or doc.data.get("kind") not in ("puzzle", "bundle"):
+    if (
+        doc is None
+        or not isinstance(doc.data, dict)
+        or doc.data.get("kind") not in ("puzzle", "bundle")
+    ):
         raise RescoreError(f"{name}: not a puzzle file or a bundle")
     offsets = _Offsets(text)
     edits: list[tuple[int, int, str]] = []
@@ -93,7 +99,12 @@ def rescore_text(text: str, name: str, profile: RatingProfile) -> tuple[str, int
     for parts in _difficulty_paths(doc.data):
         node, _, found = find_node(doc.node, list(parts))
         old = _get(doc.data, parts)
-        if not found or not isinstance(node, MappingNode) or node.flow_style or Difficulty.from_dict(old).score is None:
+        if (
+            not found
+            or not isinstance(node, MappingNode)
+            or node.flow_style
+            or Difficulty.from_dict(old).score is None
+        ):
             continue
         new = rescored(old, profile)
         blocks += 1
@@ -117,11 +128,15 @@ def rescore_text(text: str, name: str, profile: RatingProfile) -> tuple[str, int
     for start, end, repl in sorted(edits, reverse=True):
         out = out[:start] + repl + out[end:]
     if yaml.safe_load(out) != expected:
-        raise RescoreError(f"{name}: not rescored: the file's layout is one this command cannot edit in place "
-                           "(hand-formatted difficulty blocks?); `numbermatch puzzle --refresh` rewrites it")
+        raise RescoreError(
+            f"{name}: not rescored: the file's layout is one this command cannot edit in place "
+            "(hand-formatted difficulty blocks?); `numbermatch puzzle --refresh` rewrites it"
+        )
     after = validate_texts([(name, out)])
     if not after.ok:
-        raise RescoreError(f"{name}: not rescored, the result would not validate: {after.first_problem()}")
+        raise RescoreError(
+            f"{name}: not rescored, the result would not validate: {after.first_problem()}"
+        )
     return out, blocks, changed
 
 

@@ -11,32 +11,42 @@ and each player's games on a puzzle are one `play_many` sequence like the rating
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
 import json
 import os
 import tempfile
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from random import Random
 from typing import Any
-import csv
-import io
 
 import duckdb
 
+from pipeline.atomic import write_atomic
+from pipeline.engine.board import parse
+from pipeline.engine.rulesets import ruleset_for
 from pipeline.errors import NumberMatchError
 from pipeline.limits import MAX_SIMULATE_ATTEMPTS
 from pipeline.rating.players import PLAYERS_V3, Player, play_many
-from pipeline.engine.board import parse
-from pipeline.engine.rulesets import ruleset_for
 from pipeline.telemetry.catalogue import Catalogue
-from pipeline.atomic import write_atomic
 from pipeline.telemetry.records import sql_text, telemetry_format
 
 PLAYERS_BY_NAME: dict[str, Player] = {p.name: p for p in PLAYERS_V3}
-EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)  # simulated `at` timestamps count from here
-FIELD_ORDER = ("attempt", "puzzle", "outcome", "adds_used", "moves", "seconds", "player", "client", "at")
+EPOCH = datetime(2026, 1, 1, tzinfo=UTC)  # simulated `at` timestamps count from here
+FIELD_ORDER = (
+    "attempt",
+    "puzzle",
+    "outcome",
+    "adds_used",
+    "moves",
+    "seconds",
+    "player",
+    "client",
+    "at",
+)
 
 
 class AudienceError(NumberMatchError):
@@ -51,13 +61,19 @@ def parse_audience(text: str) -> tuple[tuple[str, float], ...]:
         if not sep:
             raise AudienceError(f"audience {text!r}: {part.strip()!r} is not NAME:WEIGHT")
         if name not in PLAYERS_BY_NAME:
-            raise AudienceError(f"audience {text!r}: unknown player {name!r} (players: {', '.join(PLAYERS_BY_NAME)})")
+            raise AudienceError(
+                f"audience {text!r}: unknown player {name!r} (players: {', '.join(PLAYERS_BY_NAME)})"
+            )
         try:
             w = float(weight)
         except ValueError:
-            raise AudienceError(f"audience {text!r}: weight {weight!r} of {name} is not a number") from None
+            raise AudienceError(
+                f"audience {text!r}: weight {weight!r} of {name} is not a number"
+            ) from None
         if not 0 < w <= 1:
-            raise AudienceError(f"audience {text!r}: weight of {name} must be above 0 and at most 1")
+            raise AudienceError(
+                f"audience {text!r}: weight of {name} must be above 0 and at most 1"
+            )
         if name in dict(out):
             raise AudienceError(f"audience {text!r}: {name} named twice")
         out.append((name, w))
@@ -93,8 +109,20 @@ def simulate(
         cells, rs = parse(puzzle.board), ruleset_for(puzzle.ruleset)
         rng = Random(_seed(seed, pid, "draws"))
         drawn = rng.choices(names, weights, k=attempts)
-        games = {n: iter(play_many(PLAYERS_BY_NAME[n], cells, puzzle.adds, drawn.count(n), _seed(seed, pid), ruleset=rs)[1])
-                 for n in names if n in drawn}
+        games = {
+            n: iter(
+                play_many(
+                    PLAYERS_BY_NAME[n],
+                    cells,
+                    puzzle.adds,
+                    drawn.count(n),
+                    _seed(seed, pid),
+                    ruleset=rs,
+                )[1]
+            )
+            for n in names
+            if n in drawn
+        }
         for k, name in enumerate(drawn):
             game = next(games[name])
             moves, adds_used, outcome = game.moves, game.adds_used, "won" if game.won else "lost"
@@ -104,17 +132,19 @@ def simulate(
                 outcome = "abandoned"
             player = f"p{rng.randrange(1_000_000):06d}"
             at = EPOCH + timedelta(seconds=rng.randrange(365 * 86_400))
-            records.append({
-                "attempt": f"{pid}-{seed}-{k}",
-                "puzzle": pid,
-                "outcome": outcome,
-                "adds_used": adds_used,
-                "moves": moves,
-                "seconds": round(moves * rng.uniform(2.0, 6.0), 1),
-                "player": player,
-                "client": f"simulated-{name}",
-                "at": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
-            })
+            records.append(
+                {
+                    "attempt": f"{pid}-{seed}-{k}",
+                    "puzzle": pid,
+                    "outcome": outcome,
+                    "adds_used": adds_used,
+                    "moves": moves,
+                    "seconds": round(moves * rng.uniform(2.0, 6.0), 1),
+                    "player": player,
+                    "client": f"simulated-{name}",
+                    "at": at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                }
+            )
     return records
 
 
@@ -146,12 +176,16 @@ def write_records(path: str | os.PathLike[str], records: list[dict[str, Any]]) -
     out = staged[: -len(".jsonl")] + ".parquet"
     try:
         Path(staged).write_text(records_jsonl(records), encoding="utf-8")
-        columns = ", ".join(f"'{f}': '{'BIGINT' if f in ('adds_used', 'moves') else 'DOUBLE' if f == 'seconds' else 'VARCHAR'}'"
-                            for f in FIELD_ORDER)
+        columns = ", ".join(
+            f"'{f}': '{'BIGINT' if f in ('adds_used', 'moves') else 'DOUBLE' if f == 'seconds' else 'VARCHAR'}'"
+            for f in FIELD_ORDER
+        )
         con = duckdb.connect(config={"threads": 1})  # one thread: the same records, the same bytes
         try:
-            con.execute(f"COPY (SELECT * FROM read_json({sql_text(Path(staged))}, format = 'newline_delimited', columns = {{{columns}}})) "
-                        f"TO {sql_text(Path(out))} (FORMAT parquet)")
+            con.execute(
+                f"COPY (SELECT * FROM read_json({sql_text(Path(staged))}, format = 'newline_delimited', columns = {{{columns}}})) "
+                f"TO {sql_text(Path(out))} (FORMAT parquet)"
+            )
         finally:
             con.close()
         os.replace(out, target)

@@ -18,19 +18,25 @@ from typing import Any
 from pipeline.engine.rulesets import SHIPPED
 from pipeline.errors import NumberMatchError
 from pipeline.formats.files import level_files
+from pipeline.formats.index import LevelIndex
 from pipeline.formats.loader import Loaded, find_node, load_file, load_text, position
 from pipeline.limits import MAX_CURVES
 from pipeline.problems import CODES, Problem, ValidationReport, internal_error
 from pipeline.rating.profile import RatingProfile
-from pipeline.validator.schema_layer import check as check_schema, classify
+from pipeline.validator.schema_layer import check as check_schema
+from pipeline.validator.schema_layer import classify
 from pipeline.validator.semantics import Semantics, repeat_message
-from pipeline.formats.index import LevelIndex
 
 __all__ = [
-    "CODES", "Problem", "ValidationReport", "PathError", "collect_files", "validate_paths",
-    "validate_texts", "Validator",
+    "CODES",
+    "PathError",
+    "Problem",
+    "ValidationReport",
+    "Validator",
+    "collect_files",
+    "validate_paths",
+    "validate_texts",
 ]
-
 
 
 class PathError(NumberMatchError):
@@ -56,15 +62,26 @@ def too_many_curves(doc: Any, name: str) -> Problem | None:
         return None
     node, _, _ = find_node(doc.node, ["curves"])
     line, col = position(node)
-    return Problem(name, line, col, "NM104", f"the file holds {len(curves):,} curves; a curves file holds at most"
-                   f" {MAX_CURVES:,} (split it; docs/limits.md)", "$.curves")
+    return Problem(
+        name,
+        line,
+        col,
+        "NM104",
+        f"the file holds {len(curves):,} curves; a curves file holds at most"
+        f" {MAX_CURVES:,} (split it; docs/limits.md)",
+        "$.curves",
+    )
 
 
 class Validator:
     """One validation run: feed it files (or texts) in order; ids are compared across all of them."""
 
     def __init__(
-        self, *, deep: bool = False, rulesets: frozenset[int] = SHIPPED, on_deep: Callable[[str], None] | None = None,
+        self,
+        *,
+        deep: bool = False,
+        rulesets: frozenset[int] = SHIPPED,
+        on_deep: Callable[[str], None] | None = None,
         profile: RatingProfile | None = None,
     ) -> None:
         """`on_deep(file name)` is called after each puzzle's deep check (for progress displays);
@@ -87,7 +104,7 @@ class Validator:
                     schema_problems, bad = check_schema(doc, kind, name)
                     problems.extend(schema_problems)
                     problems.extend(self.semantics.check(doc, kind, name, bad))
-            except Exception as exc:  # noqa: BLE001 - a bug on one file must not end the run for the rest
+            except Exception as exc:
                 problems.append(internal_error(name, exc))
         problems.sort(key=lambda p: p.sort_key)
         self.report.problems.extend(problems)
@@ -97,7 +114,7 @@ class Validator:
         name = str(path) if name is None else name
         try:
             loaded = load_file(path, name)
-        except Exception as exc:  # noqa: BLE001 - as in add_loaded
+        except Exception as exc:
             loaded = Loaded(None, [internal_error(name, exc)])
         return self.add_loaded(loaded, name)
 
@@ -122,17 +139,31 @@ class Validator:
                 if s.kind == other.kind == "stock" and s.id == other.id:
                     continue  # the same file checked out twice is NM304's business, not a repeat
                 if s.kind == "bundle" or other.kind == "bundle" or s.kind == other.kind == "stock":
-                    where = str(Path(root) / other.path) + (f" ({other.place})" if other.place else "")
-                    problems.append(Problem(s.file, s.line, s.column, "NM321",
-                                            repeat_message(s, where, s.id, other.id, s.kind, other.kind), s.path))
+                    where = str(Path(root) / other.path) + (
+                        f" ({other.place})" if other.place else ""
+                    )
+                    problems.append(
+                        Problem(
+                            s.file,
+                            s.line,
+                            s.column,
+                            "NM321",
+                            repeat_message(s, where, s.id, other.id, s.kind, other.kind),
+                            s.path,
+                        )
+                    )
                     break
         self.report.problems.extend(problems)
         return problems
 
 
 def validate_paths(
-    paths: Sequence[str | os.PathLike[str]], *, deep: bool = False, rulesets: frozenset[int] = SHIPPED,
-    profile: RatingProfile | None = None, against: str | os.PathLike[str] | None = None,
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    deep: bool = False,
+    rulesets: frozenset[int] = SHIPPED,
+    profile: RatingProfile | None = None,
+    against: str | os.PathLike[str] | None = None,
 ) -> ValidationReport:
     """Validate files and folders (see `collect_files`); raises PathError for a usage error.
 
@@ -149,7 +180,10 @@ def validate_paths(
 
 
 def validate_texts(
-    named_texts: Iterable[tuple[str, str]], *, deep: bool = False, rulesets: frozenset[int] = SHIPPED
+    named_texts: Iterable[tuple[str, str]],
+    *,
+    deep: bool = False,
+    rulesets: frozenset[int] = SHIPPED,
 ) -> ValidationReport:
     """Validate in-memory YAML texts given as (name, text) pairs, as one run."""
     run = Validator(deep=deep, rulesets=rulesets)

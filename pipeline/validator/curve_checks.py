@@ -15,4 +15,6 @@ CODE = "NM320"
 
 def curve_problems(data: Any, is_bad: Any) -> list[tuple[Parts, str, str]]:
     """(parts, code, message) for each problem not under a schema problem already reported."""
-    return [(parts, CODE, message) for parts, message in problems(data, is_bad) if not is_bad(parts)]
+    return [
+        (parts, CODE, message) for parts, message in problems(data, is_bad) if not is_bad(parts)
+    ]

@@ -15,12 +15,12 @@ from typing import Any
 from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.errors import NumberMatchError
 from pipeline.rating import DEFAULT_SEED
-from pipeline.rating.tiers import TIERS_BY_VERSION, tier_range
-from pipeline.rating.versions import stored_score, stored_tier
-from pipeline.validator.context import DEEP_TIER_MARGIN, SCORE_TOLERANCE, Context, Parts
-from pipeline.solver.search import UNSOLVABLE, solve
 from pipeline.rating.profile import profile_of, rated_under
 from pipeline.rating.score import DEFAULT_PLAYOUTS, rate, stored_playouts
+from pipeline.rating.tiers import TIERS_BY_VERSION, tier_range
+from pipeline.rating.versions import stored_score, stored_tier
+from pipeline.solver.search import UNSOLVABLE, solve
+from pipeline.validator.context import DEEP_TIER_MARGIN, SCORE_TOLERANCE, Context, Parts
 
 
 def deep_check(
@@ -37,11 +37,18 @@ def deep_check(
     result = solve(board, adds, ruleset=ruleset)
     if result.status == UNSOLVABLE:
         if won:
-            ctx.add(parts + ("solution",), "NM401",
-                    f"the solver proves the puzzle unsolvable with {adds} adds ({result.nodes} nodes), "
-                    "yet the certificate wins: the solver and the rules engine disagree")
+            ctx.add(
+                parts + ("solution",),
+                "NM401",
+                f"the solver proves the puzzle unsolvable with {adds} adds ({result.nodes} nodes), "
+                "yet the certificate wins: the solver and the rules engine disagree",
+            )
         else:
-            ctx.add(parts + ("board",), "NM401", f"the solver proves the puzzle unsolvable with {adds} adds")
+            ctx.add(
+                parts + ("board",),
+                "NM401",
+                f"the solver proves the puzzle unsolvable with {adds} adds",
+            )
     if not won:
         return
 
@@ -53,8 +60,15 @@ def deep_check(
     seed = provenance.get("rating_seed") if isinstance(provenance, dict) else None
     exact = isinstance(seed, int) and not isinstance(seed, bool)
     try:
-        rating = rate(board, adds, playouts=playouts, seed=seed if isinstance(seed, int) and exact else DEFAULT_SEED,
-                      solution=p["solution"], ruleset=ruleset, version=version)
+        rating = rate(
+            board,
+            adds,
+            playouts=playouts,
+            seed=seed if isinstance(seed, int) and exact else DEFAULT_SEED,
+            solution=p["solution"],
+            ruleset=ruleset,
+            version=version,
+        )
         profile = profile_of(stored)  # a profile-scored block is re-rated under its own profile
         rating = rated_under(rating, profile)
     except NumberMatchError as exc:
@@ -62,17 +76,36 @@ def deep_check(
         return
     dparts = parts + ("difficulty",)
     if rating.min_adds != stored["min_adds"]:
-        ctx.add(dparts + ("min_adds",), "NM404", f"min_adds {stored['min_adds']} is stored, re-rating gives {rating.min_adds}")
+        ctx.add(
+            dparts + ("min_adds",),
+            "NM404",
+            f"min_adds {stored['min_adds']} is stored, re-rating gives {rating.min_adds}",
+        )
     tier, score = stored_tier(stored), stored_score(stored)
     if exact:
         if rating.tier != tier:
-            ctx.add(dparts + ("tier",), "NM402", f"tier {tier!r} is stored, re-rating (seed {seed}) gives {rating.tier!r}")
-        if rating.score is None or score is None or abs(rating.score - score) > SCORE_TOLERANCE + 1e-9:
-            ctx.add(dparts + ("score",), "NM403", f"score {score} is stored, re-rating (seed {seed}) gives {rating.score}")
+            ctx.add(
+                dparts + ("tier",),
+                "NM402",
+                f"tier {tier!r} is stored, re-rating (seed {seed}) gives {rating.tier!r}",
+            )
+        if (
+            rating.score is None
+            or score is None
+            or abs(rating.score - score) > SCORE_TOLERANCE + 1e-9
+        ):
+            ctx.add(
+                dparts + ("score",),
+                "NM403",
+                f"score {score} is stored, re-rating (seed {seed}) gives {rating.score}",
+            )
         return
     span = tier_range(tier, version) if profile is None else profile.tier_range(tier)
     if rating.tier != tier and span is not None and rating.score is not None:
         low, high = span
         if rating.score < low - DEEP_TIER_MARGIN or rating.score >= high + DEEP_TIER_MARGIN:
-            ctx.add(dparts + ("tier",), "NM402",
-                    f"tier {tier!r} is stored, re-rating (seed {DEFAULT_SEED}) gives {rating.tier!r} with score {rating.score}")
+            ctx.add(
+                dparts + ("tier",),
+                "NM402",
+                f"tier {tier!r} is stored, re-rating (seed {DEFAULT_SEED}) gives {rating.tier!r} with score {rating.score}",
+            )

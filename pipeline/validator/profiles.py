@@ -12,10 +12,10 @@ import os
 from pathlib import Path
 
 from pipeline.errors import NumberMatchError
-from pipeline.rating.profile import RatingProfile
-from pipeline.problems import first_problem
-from pipeline.validator import Validator
 from pipeline.formats.loader import load_file
+from pipeline.problems import first_problem
+from pipeline.rating.profile import RatingProfile
+from pipeline.validator import Validator
 
 
 class ProfileFileError(NumberMatchError):
@@ -33,7 +33,9 @@ def read_profile(path: str | os.PathLike[str]) -> RatingProfile:
     data = loaded.document.data if loaded.document is not None else None
     if not problems and (not isinstance(data, dict) or data.get("kind") != "rating-profile"):
         kind = data.get("kind") if isinstance(data, dict) else None
-        raise ProfileFileError(f"{p}: not a rating profile (kind {kind!r}; `numbermatch calibrate` writes one)")
+        raise ProfileFileError(
+            f"{p}: not a rating profile (kind {kind!r}; `numbermatch calibrate` writes one)"
+        )
     if problems:
         raise ProfileFileError(first_problem(problems))
     assert isinstance(data, dict)

@@ -13,20 +13,37 @@ from typing import TYPE_CHECKING, Any
 
 from pipeline import schemas
 from pipeline.engine.board import parse
-from pipeline.errors import NumberMatchError, shorten
 from pipeline.engine.moves import Move
-from pipeline.formats.puzzle import SCHEMA_VERSION
+from pipeline.errors import NumberMatchError, shorten
 from pipeline.formats.loader import Document, find_node, position
+from pipeline.formats.puzzle import SCHEMA_VERSION
 from pipeline.problems import Problem, json_path
 
 if TYPE_CHECKING:  # jsonschema loads only when a document fails the fast check (start-up time)
     from jsonschema.exceptions import ValidationError
 
-_RANGE = {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems",
-          "minLength", "maxLength", "minProperties", "maxProperties"}
+_RANGE = {
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minItems",
+    "maxItems",
+    "minLength",
+    "maxLength",
+    "minProperties",
+    "maxProperties",
+}
 _REQUIRED = re.compile(r"^'(.*)' is a required property$")
-_TYPE_NAMES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null",
-               list: "list", dict: "mapping"}
+_TYPE_NAMES = {
+    str: "string",
+    int: "integer",
+    float: "number",
+    bool: "boolean",
+    type(None): "null",
+    list: "list",
+    dict: "mapping",
+}
 MAX_MESSAGE = 240
 _SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)\.\s")  # not after "e.g." / "i.e."
 
@@ -53,10 +70,17 @@ def classify(doc: Document, name: str) -> tuple[str | None, list[Problem]]:
     data = doc.data
     line, col = position(doc.node)
     if not isinstance(data, dict):
-        return None, [Problem(name, line, col, "NM201",
-                              f"the document is a {_type_name(data)}, not a mapping: expected a puzzle, a bundle or a curve file"
-                              f" (a mapping with {_KIND_CHOICES})",
-                              "$")]
+        return None, [
+            Problem(
+                name,
+                line,
+                col,
+                "NM201",
+                f"the document is a {_type_name(data)}, not a mapping: expected a puzzle, a bundle or a curve file"
+                f" (a mapping with {_KIND_CHOICES})",
+                "$",
+            )
+        ]
     kind = data.get("kind")
     if kind is None and "kind" not in data:
         if "levels" in data:
@@ -66,22 +90,44 @@ def classify(doc: Document, name: str) -> tuple[str | None, list[Problem]]:
         elif "curves" in data:
             kind = "curves"
         else:
-            return None, [Problem(name, line, col, "NM201",
-                                  "not a numbermatch document: no `kind` field, and neither a `board` (puzzle), `levels` (bundle)"
-                                  " nor `curves` (curve file)",
-                                  "$")]
+            return None, [
+                Problem(
+                    name,
+                    line,
+                    col,
+                    "NM201",
+                    "not a numbermatch document: no `kind` field, and neither a `board` (puzzle), `levels` (bundle)"
+                    " nor `curves` (curve file)",
+                    "$",
+                )
+            ]
     if kind not in schemas.KINDS:
         node, _, _ = find_node(doc.node, ["kind"])
         kline, kcol = position(node)
-        return None, [Problem(name, kline, kcol, "NM201",
-                              f"unknown kind {_short(kind)}: expected {' or '.join(map(repr, schemas.KINDS))}", "$.kind")]
+        return None, [
+            Problem(
+                name,
+                kline,
+                kcol,
+                "NM201",
+                f"unknown kind {_short(kind)}: expected {' or '.join(map(repr, schemas.KINDS))}",
+                "$.kind",
+            )
+        ]
     version = data.get("schema_version")
     if isinstance(version, int) and not isinstance(version, bool) and version != SCHEMA_VERSION:
         node, _, _ = find_node(doc.node, ["schema_version"])
         vline, vcol = position(node)
-        return None, [Problem(name, vline, vcol, "NM202",
-                              f"schema_version {version} is not supported: this validator reads version {SCHEMA_VERSION}",
-                              "$.schema_version")]
+        return None, [
+            Problem(
+                name,
+                vline,
+                vcol,
+                "NM202",
+                f"schema_version {version} is not supported: this validator reads version {SCHEMA_VERSION}",
+                "$.schema_version",
+            )
+        ]
     return kind, []
 
 
@@ -100,9 +146,11 @@ def check(doc: Document, kind: str, name: str) -> tuple[list[Problem], set[tuple
     return problems, bad
 
 
-def _describe(error: ValidationError, doc: Document, name: str) -> Iterator[tuple[Problem, tuple[Any, ...]]]:
+def _describe(
+    error: ValidationError, doc: Document, name: str
+) -> Iterator[tuple[Problem, tuple[Any, ...]]]:
     parts = list(error.absolute_path)
-    node, key_node, _ = find_node(doc.node, parts)
+    node, _key_node, _ = find_node(doc.node, parts)
     line, col = position(node)
     path = json_path(parts)
     keyword = error.validator
@@ -113,39 +161,85 @@ def _describe(error: ValidationError, doc: Document, name: str) -> Iterator[tupl
         match = _REQUIRED.match(error.message)
         field = match.group(1) if match else "?"
         where = f" in {path}" if parts else ""
-        yield Problem(name, line, col, "NM203", f"missing required field {field!r}{where}", json_path(parts + [field])), (*parts, field)
+        yield (
+            Problem(
+                name,
+                line,
+                col,
+                "NM203",
+                f"missing required field {field!r}{where}",
+                json_path(parts + [field]),
+            ),
+            (*parts, field),
+        )
         return
-    if keyword == "additionalProperties" and error.validator_value is False and isinstance(instance, dict):
+    if (
+        keyword == "additionalProperties"
+        and error.validator_value is False
+        and isinstance(instance, dict)
+    ):
         allowed = list(schema.get("properties", {}))
         for extra in instance:
             if extra in allowed:
                 continue
             _, extra_key, _ = find_node(doc.node, parts + [extra])
             eline, ecol = position(extra_key)
-            yield Problem(name, eline, ecol, "NM204",
-                          f"unexpected field {extra!r}; allowed here: {', '.join(allowed)}",
-                          json_path(parts + [extra])), (*parts, extra)
+            yield (
+                Problem(
+                    name,
+                    eline,
+                    ecol,
+                    "NM204",
+                    f"unexpected field {extra!r}; allowed here: {', '.join(allowed)}",
+                    json_path(parts + [extra]),
+                ),
+                (*parts, extra),
+            )
         return
     if keyword == "type":
         expected = error.validator_value
         expected = " or ".join(expected) if isinstance(expected, list) else expected
-        yield Problem(name, line, col, "NM205",
-                      f"{path}: expected {expected}, got {_type_name(instance)} {_short(instance)}", path), tuple(parts)
+        yield (
+            Problem(
+                name,
+                line,
+                col,
+                "NM205",
+                f"{path}: expected {expected}, got {_type_name(instance)} {_short(instance)}",
+                path,
+            ),
+            tuple(parts),
+        )
         return
     if keyword in ("const", "enum"):
         options = [error.validator_value] if keyword == "const" else error.validator_value
-        yield Problem(name, line, col, "NM206",
-                      f"{path}: {_short(instance)} is not allowed; expected {' or '.join(map(repr, options))}", path), tuple(parts)
+        yield (
+            Problem(
+                name,
+                line,
+                col,
+                "NM206",
+                f"{path}: {_short(instance)} is not allowed; expected {' or '.join(map(repr, options))}",
+                path,
+            ),
+            tuple(parts),
+        )
         return
     if keyword == "pattern":
         yield _pattern_problem(name, line, col, path, schema, instance), tuple(parts)
         return
     code = "NM208" if keyword in _RANGE else "NM209"
-    message = error.message if len(error.message) <= MAX_MESSAGE else error.message[: MAX_MESSAGE - 3] + "..."
+    message = (
+        error.message
+        if len(error.message) <= MAX_MESSAGE
+        else error.message[: MAX_MESSAGE - 3] + "..."
+    )
     yield Problem(name, line, col, code, f"{path}: {message}", path), tuple(parts)
 
 
-def _pattern_problem(name: str, line: int | None, col: int | None, path: str, schema: dict, value: Any) -> Problem:
+def _pattern_problem(
+    name: str, line: int | None, col: int | None, path: str, schema: dict, value: Any
+) -> Problem:
     """A pattern mismatch, explained by the engine's parser where there is one."""
     defs = schemas.load_schema("puzzle")["$defs"]
     if schema.get("pattern") == defs["board"]["pattern"]:
@@ -154,7 +248,14 @@ def _pattern_problem(name: str, line: int | None, col: int | None, path: str, sc
         except NumberMatchError as exc:
             return Problem(name, line, col, "NM301", str(exc), path)
         if value == "":
-            return Problem(name, line, col, "NM301", "the board is empty: a puzzle starts with at least one number", path)
+            return Problem(
+                name,
+                line,
+                col,
+                "NM301",
+                "the board is empty: a puzzle starts with at least one number",
+                path,
+            )
     if schema.get("pattern") == defs["move"]["pattern"]:
         try:
             Move.parse(value)
@@ -162,5 +263,11 @@ def _pattern_problem(name: str, line: int | None, col: int | None, path: str, sc
             return Problem(name, line, col, "NM305", str(exc), path)
     what = _SENTENCE_END.split(str(schema.get("description", "")))[0].rstrip(".")
     hint = f" ({what})" if what else ""
-    return Problem(name, line, col, "NM207",
-                   f"{path}: {_short(value)} does not have the required form{hint}", path)
+    return Problem(
+        name,
+        line,
+        col,
+        "NM207",
+        f"{path}: {_short(value)} does not have the required form{hint}",
+        path,
+    )

@@ -8,27 +8,26 @@ itself, so no search is needed unless `--deep` asks for a second opinion.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pipeline.engine.board import format_board, parse
 from pipeline.engine.canonical import canonical_key
-from pipeline.errors import IllegalMoveError, NumberMatchError
-from pipeline.limits import LimitError
 from pipeline.engine.moves import Move
-from pipeline.formats.puzzle import puzzle_id
 from pipeline.engine.rulesets import DEFAULT, SHIPPED, Ruleset, ruleset_for
 from pipeline.engine.stage import apply_move
+from pipeline.errors import IllegalMoveError, NumberMatchError
+from pipeline.formats.index import is_stock_path
+from pipeline.formats.loader import Document
+from pipeline.formats.puzzle import puzzle_id
+from pipeline.limits import LimitError
+from pipeline.problems import Problem, json_path
 from pipeline.rating.profile import ProfileError, RatingProfile, profile_of
 from pipeline.rating.tiers import TIERS_BY_VERSION, tier_for
 from pipeline.rating.versions import score_from_metrics, stored_score, stored_tier
-from pipeline.formats.index import is_stock_path
 from pipeline.validator.context import SCORE_TOLERANCE, Context, Parts
-from pipeline.formats.loader import Document
-from pipeline.problems import Problem, json_path
-
 
 
 @dataclass
@@ -63,10 +62,18 @@ class Sighting:
         return f"{at} ({self.place})" if self.place else at
 
 
-def repeat_message(here: Sighting | str, there: Sighting | str, here_id: str, there_id: str,
-                   here_kind: str, there_kind: str) -> str:
+def repeat_message(
+    here: Sighting | str,
+    there: Sighting | str,
+    here_id: str,
+    there_id: str,
+    here_kind: str,
+    there_kind: str,
+) -> str:
     """The NM321 message: what repeats what, where, and why it counts as the same puzzle."""
-    same = "the same board" if here_id == there_id else "a relabelled copy (same value-class layout)"
+    same = (
+        "the same board" if here_id == there_id else "a relabelled copy (same value-class layout)"
+    )
     if here_kind == "bundle" and there_kind == "bundle":
         why = "shipped twice"
     elif here_kind == "stock" and there_kind == "stock":
@@ -85,9 +92,15 @@ class Semantics:
     rulesets: frozenset[int] = SHIPPED  # the ruleset numbers accepted (tests may add their own)
     puzzle_ids: dict[str, _Where] = field(default_factory=dict)
     bundle_ids: dict[str, _Where] = field(default_factory=dict)
-    on_deep: Callable[[str], None] | None = None  # told each file name after one puzzle's deep check
-    profile: RatingProfile | None = None  # `validate --profile`: the profile profile-scored puzzles must name
-    sightings: list[Sighting] = field(default_factory=list)  # shipped and stock puzzles seen, in order
+    on_deep: Callable[[str], None] | None = (
+        None  # told each file name after one puzzle's deep check
+    )
+    profile: RatingProfile | None = (
+        None  # `validate --profile`: the profile profile-scored puzzles must name
+    )
+    sightings: list[Sighting] = field(
+        default_factory=list
+    )  # shipped and stock puzzles seen, in order
     first_by_key: dict[str, Sighting] = field(default_factory=dict)
 
     def check(self, doc: Document, kind: str, name: str, bad: set[Parts]) -> list[Problem]:
@@ -103,7 +116,9 @@ class Semantics:
         elif kind == "rating-profile":
             _profile_file(ctx, data)
         elif kind == "curves":
-            from pipeline.validator.curve_checks import curve_problems  # start-up time: only a curves file needs them
+            from pipeline.validator.curve_checks import (
+                curve_problems,  # start-up time: only a curves file needs them
+            )
 
             for parts, code, message in curve_problems(data, ctx.is_bad):
                 ctx.add(parts, code, message)
@@ -111,19 +126,27 @@ class Semantics:
             self._bundle(ctx, data)
         return ctx.problems
 
-    def _unique(self, ctx: Context, seen: dict[str, _Where], parts: Parts, key: str, what: str) -> None:
+    def _unique(
+        self, ctx: Context, seen: dict[str, _Where], parts: Parts, key: str, what: str
+    ) -> None:
         mapping = ctx.get(parts)
         value = mapping.get(key) if isinstance(mapping, dict) else None
         if not isinstance(value, str) or ctx.is_bad(parts + (key,)):
             return
-        line, col = ctx.pos(parts + (key,))
+        line, _col = ctx.pos(parts + (key,))
         first = seen.get(value)
         if first is None:
             seen[value] = _Where(ctx.name, line, json_path(parts + (key,)))
             return
-        ctx.add(parts + (key,), "NM304", f"duplicate {what} id {value!r}: already used at {first.describe(ctx.name)}")
+        ctx.add(
+            parts + (key,),
+            "NM304",
+            f"duplicate {what} id {value!r}: already used at {first.describe(ctx.name)}",
+        )
 
-    def _sighting(self, ctx: Context, p: dict[str, Any], parts: Parts, kind: str, place: str) -> None:
+    def _sighting(
+        self, ctx: Context, p: dict[str, Any], parts: Parts, kind: str, place: str
+    ) -> None:
         """Remember a shipped or stock puzzle by its canonical key; NM321 when it repeats one
         seen earlier in the run (shipped twice, shipped and in stock, or in stock twice)."""
         try:
@@ -131,7 +154,9 @@ class Semantics:
         except (NumberMatchError, ValueError):  # reported by _puzzle
             return
         line, col = ctx.pos(parts + ("board",))
-        seen = Sighting(key, kind, str(p["id"]), ctx.name, line, col, json_path(parts + ("board",)), place)
+        seen = Sighting(
+            key, kind, str(p["id"]), ctx.name, line, col, json_path(parts + ("board",)), place
+        )
         self.sightings.append(seen)
         first = self.first_by_key.get(key)
         if first is None:
@@ -139,7 +164,11 @@ class Semantics:
             return
         if seen.id == first.id and (seen.file == first.file or kind == first.kind == "stock"):
             return  # the same id twice where NM304 already reports it
-        ctx.add(parts + ("board",), "NM321", repeat_message(seen, first, seen.id, first.id, kind, first.kind))
+        ctx.add(
+            parts + ("board",),
+            "NM321",
+            repeat_message(seen, first, seen.id, first.id, kind, first.kind),
+        )
 
     def _bundle(self, ctx: Context, data: dict[str, Any]) -> None:
         self._unique(ctx, self.bundle_ids, (), "id", "bundle")
@@ -174,15 +203,34 @@ class Semantics:
                 if not isinstance(puzzle, dict) or not ctx.core_ok(pparts):
                     continue
                 self._unique(ctx, in_bundle, pparts, "id", "puzzle")
-                if bundle_ruleset is not None and puzzle.get("ruleset") in self.rulesets and puzzle.get("ruleset") != bundle_ruleset:
-                    ctx.add(pparts + ("ruleset",), "NM313",
-                            f"puzzle ruleset {puzzle.get('ruleset')!r} differs from the bundle's ruleset {bundle_ruleset}")
+                if (
+                    bundle_ruleset is not None
+                    and puzzle.get("ruleset") in self.rulesets
+                    and puzzle.get("ruleset") != bundle_ruleset
+                ):
+                    ctx.add(
+                        pparts + ("ruleset",),
+                        "NM313",
+                        f"puzzle ruleset {puzzle.get('ruleset')!r} differs from the bundle's ruleset {bundle_ruleset}",
+                    )
                 self._puzzle(ctx, puzzle, pparts, None, f"{ctx.name}:L{first + li}.S{si + 1}")
                 if ctx.core_ok(pparts):
-                    self._sighting(ctx, puzzle, pparts, "bundle",
-                                   f"L{level.get('level', li + first)}.S{stage.get('stage', si + 1)}")
+                    self._sighting(
+                        ctx,
+                        puzzle,
+                        pparts,
+                        "bundle",
+                        f"L{level.get('level', li + first)}.S{stage.get('stage', si + 1)}",
+                    )
 
-    def _puzzle(self, ctx: Context, p: dict[str, Any], parts: Parts, provenance: Any, stage: str | None = None) -> None:
+    def _puzzle(
+        self,
+        ctx: Context,
+        p: dict[str, Any],
+        parts: Parts,
+        provenance: Any,
+        stage: str | None = None,
+    ) -> None:
         """Every check of one schema-valid puzzle mapping at `parts` (a bundle's `stage`, named
         as `puzzle --refresh` takes it, or a puzzle file)."""
         try:
@@ -198,43 +246,64 @@ class Semantics:
             return
         expected = puzzle_id(board, adds, ruleset.number)
         if p["id"] != expected:
-            ctx.add(parts + ("id",), "NM303",
-                    f"id {p['id']!r} does not match the puzzle's content, which gives {expected!r}: "
-                    "the board, adds or ruleset changed after the id was made;"
-                    f" `numbermatch puzzle --refresh {stage or ctx.name}` re-derives id, certificate and rating")
+            ctx.add(
+                parts + ("id",),
+                "NM303",
+                f"id {p['id']!r} does not match the puzzle's content, which gives {expected!r}: "
+                "the board, adds or ruleset changed after the id was made;"
+                f" `numbermatch puzzle --refresh {stage or ctx.name}` re-derives id, certificate and rating",
+            )
         won = _replay(ctx, cells, adds, p["solution"], parts + ("solution",), ruleset)
         _difficulty(ctx, p["difficulty"], adds, parts + ("difficulty",), self.profile)
         _derived(ctx, p["difficulty"], p["solution"], won, parts + ("difficulty",))
         if self.deep:
-            from pipeline.validator.deep import deep_check  # start-up time: the solver and rating load only for deep checks
+            from pipeline.validator.deep import (
+                deep_check,  # start-up time: the solver and rating load only for deep checks
+            )
 
             deep_check(ctx, board, adds, p, parts, won, provenance, ruleset)
             if self.on_deep is not None:
                 self.on_deep(ctx.name)
 
 
-def _numbered(ctx: Context, item: dict[str, Any], parts: Parts, key: str, index: int, first: int = 1) -> None:
+def _numbered(
+    ctx: Context, item: dict[str, Any], parts: Parts, key: str, index: int, first: int = 1
+) -> None:
     number = item.get(key)
     if ctx.is_bad(parts + (key,)) or not isinstance(number, int) or number == index + first:
         return
     plural = "levels" if key == "level" else "stages"
     scope = "the bundle" if key == "level" else "its level"
     order = "1..n" if first == 1 else f"{first}, {first + 1}, ... (from first_level)"
-    ctx.add(parts + (key,), "NM312",
-            f"{key} {number} is at position {index + 1} in {scope}; {plural} are numbered {order} in order")
+    ctx.add(
+        parts + (key,),
+        "NM312",
+        f"{key} {number} is at position {index + 1} in {scope}; {plural} are numbered {order} in order",
+    )
 
 
 def _replay(
-    ctx: Context, cells: bytes, adds: int, solution: Sequence[str], parts: Parts, ruleset: Ruleset = DEFAULT
+    ctx: Context,
+    cells: bytes,
+    adds: int,
+    solution: Sequence[str],
+    parts: Parts,
+    ruleset: Ruleset = DEFAULT,
 ) -> bool:
     """Replay the certificate; report the first bad move, or an unfinished board. True if won."""
     adds_left = adds
     for k, text in enumerate(solution):
-        where = parts + (k,)  # the JSON path counts from 0; messages count moves from 1, as `apply` does
+        where = parts + (
+            k,
+        )  # the JSON path counts from 0; messages count moves from 1, as `apply` does
         n = k + 1
         if not cells:
-            ctx.add(where, "NM306", f"move {n} {text!r} comes after the board is already empty (move {n - 1} won); "
-                                    "the certificate must end there")
+            ctx.add(
+                where,
+                "NM306",
+                f"move {n} {text!r} comes after the board is already empty (move {n - 1} won); "
+                "the certificate must end there",
+            )
             return False
         try:
             move = Move.parse(text)
@@ -242,8 +311,12 @@ def _replay(
             ctx.add(where, "NM305", f"move {n}: {exc}")
             return False
         if move.is_add and adds_left <= 0:
-            ctx.add(where, "NM307", f"move {n} '+' would be add number {adds + 1}, but the puzzle allows {adds} add"
-                                    f"{'' if adds == 1 else 's'}")
+            ctx.add(
+                where,
+                "NM307",
+                f"move {n} '+' would be add number {adds + 1}, but the puzzle allows {adds} add"
+                f"{'' if adds == 1 else 's'}",
+            )
             return False
         try:
             cells, adds_left = apply_move(cells, move, adds_left, ruleset)
@@ -255,8 +328,12 @@ def _replay(
             return False
     if cells:
         active = len(cells) - cells.count(0)
-        ctx.add(parts, "NM308", f"the certificate ends with {active} number{'s' if active != 1 else ''} "
-                                f"left on board {format_board(cells)!r}: it does not win the Stage")
+        ctx.add(
+            parts,
+            "NM308",
+            f"the certificate ends with {active} number{'s' if active != 1 else ''} "
+            f"left on board {format_board(cells)!r}: it does not win the Stage",
+        )
         return False
     return True
 
@@ -272,11 +349,17 @@ def _profile_file(ctx: Context, data: dict[str, Any]) -> None:
         ctx.add((), "NM317", str(exc))
         return
     if data["digest"] != profile.digest:
-        ctx.add(("digest",), "NM317", f"digest {data['digest']} does not match the profile's name, weights and tiers, "
-                                      f"which give {profile.digest} (edited by hand? `calibrate` writes it)")
+        ctx.add(
+            ("digest",),
+            "NM317",
+            f"digest {data['digest']} does not match the profile's name, weights and tiers, "
+            f"which give {profile.digest} (edited by hand? `calibrate` writes it)",
+        )
 
 
-def _block_profile(ctx: Context, d: dict[str, Any], parts: Parts, given: RatingProfile | None) -> RatingProfile | None:
+def _block_profile(
+    ctx: Context, d: dict[str, Any], parts: Parts, given: RatingProfile | None
+) -> RatingProfile | None:
     """The profile a difficulty block was scored under (checked: well formed, digest, and the
     one `--profile` gave), or None."""
     if "profile" not in d or ctx.is_bad(parts + ("profile",)):
@@ -289,22 +372,36 @@ def _block_profile(ctx: Context, d: dict[str, Any], parts: Parts, given: RatingP
     if profile is None:
         return None
     if d["profile"]["digest"] != profile.digest:
-        ctx.add(parts + ("profile", "digest"), "NM317",
-                f"digest {d['profile']['digest']} does not match the embedded profile's name, weights and tiers, which give {profile.digest}")
+        ctx.add(
+            parts + ("profile", "digest"),
+            "NM317",
+            f"digest {d['profile']['digest']} does not match the embedded profile's name, weights and tiers, which give {profile.digest}",
+        )
     if d.get("version", 1) != profile.version:
-        ctx.add(parts + ("profile",), "NM317", f"a rating profile weighs rating version {profile.version}'s players; this block is version {d.get('version', 1)}")
+        ctx.add(
+            parts + ("profile",),
+            "NM317",
+            f"a rating profile weighs rating version {profile.version}'s players; this block is version {d.get('version', 1)}",
+        )
         return None
     if given is not None and profile.digest != given.digest:
-        ctx.add(parts + ("profile",), "NM318",
-                f"rated under profile {profile.name!r} ({profile.digest[:19]}), not the given {given.name!r} ({given.digest[:19]}): "
-                f"`numbermatch rescore --profile` re-scores it")
+        ctx.add(
+            parts + ("profile",),
+            "NM318",
+            f"rated under profile {profile.name!r} ({profile.digest[:19]}), not the given {given.name!r} ({given.digest[:19]}): "
+            f"`numbermatch rescore --profile` re-scores it",
+        )
     return profile
 
 
-def _difficulty(ctx: Context, d: dict[str, Any], adds: int, parts: Parts, given: RatingProfile | None = None) -> None:
+def _difficulty(
+    ctx: Context, d: dict[str, Any], adds: int, parts: Parts, given: RatingProfile | None = None
+) -> None:
     score, tier = stored_score(d), stored_tier(d)
     version = d.get("version", 1)  # the rating version that made the block: its own tier table
-    known = isinstance(version, int) and not isinstance(version, bool) and version in TIERS_BY_VERSION
+    known = (
+        isinstance(version, int) and not isinstance(version, bool) and version in TIERS_BY_VERSION
+    )
     profile = _block_profile(ctx, d, parts, given)
     if "profile" in d and profile is None:
         return  # reported: its score and tier cannot be checked without a profile that holds together
@@ -314,34 +411,57 @@ def _difficulty(ctx: Context, d: dict[str, Any], adds: int, parts: Parts, given:
             table = TIERS_BY_VERSION[version] if profile is None else profile.tiers
             ranges = ", ".join(f"{name} {low:g}-{high:g}" for name, low, high in table)
             under = "" if profile is None else f" under profile {profile.name!r}"
-            ctx.add(parts + ("tier",), "NM309", f"tier {tier!r} does not match score {score}, which is {expected!r}{under} ({ranges})")
+            ctx.add(
+                parts + ("tier",),
+                "NM309",
+                f"tier {tier!r} does not match score {score}, which is {expected!r}{under} ({ranges})",
+            )
     if score is not None and math.isfinite(score) and 0 <= score <= 100:
         try:
             again = score_from_metrics(d)
         except (ValueError, KeyError, TypeError) as exc:
-            ctx.add(parts + ("score",), "NM310", f"cannot recompute the score from the stored metrics: {exc!r}")
+            ctx.add(
+                parts + ("score",),
+                "NM310",
+                f"cannot recompute the score from the stored metrics: {exc!r}",
+            )
         else:
             if abs(again - score) > SCORE_TOLERANCE + 1e-9:
-                ctx.add(parts + ("score",), "NM310",
-                        f"score {score} does not match the stored metrics, which give {again}")
+                ctx.add(
+                    parts + ("score",),
+                    "NM310",
+                    f"score {score} does not match the stored metrics, which give {again}",
+                )
     min_adds = d["min_adds"]
     if isinstance(min_adds, int) and min_adds > adds:
-        ctx.add(parts + ("min_adds",), "NM311", f"min_adds {min_adds} is larger than the puzzle's adds {adds}")
+        ctx.add(
+            parts + ("min_adds",),
+            "NM311",
+            f"min_adds {min_adds} is larger than the puzzle's adds {adds}",
+        )
 
 
-def _derived(ctx: Context, d: dict[str, Any], solution: Sequence[str], won: bool, parts: Parts) -> None:
+def _derived(
+    ctx: Context, d: dict[str, Any], solution: Sequence[str], won: bool, parts: Parts
+) -> None:
     """The metrics that the file itself can check: the (winning) certificate's length and adds,
     and each player's counts (a share of `playouts` games, rounded as stored)."""
     length = d["certificate_length"]
     if won and length != len(solution):  # a broken certificate is reported already
-        ctx.add(parts + ("certificate_length",), "NM314",
-                f"certificate_length {length} differs from the solution, which has {len(solution)} moves")
+        ctx.add(
+            parts + ("certificate_length",),
+            "NM314",
+            f"certificate_length {length} differs from the solution, which has {len(solution)} moves",
+        )
     used = sum(1 for m in solution if isinstance(m, str) and m.strip() == "+")
     min_adds = d["min_adds"]
     if won and isinstance(min_adds, int) and min_adds > used:
-        ctx.add(parts + ("min_adds",), "NM311",
-                f"min_adds {min_adds} is larger than the {used} add{'' if used == 1 else 's'} the solution uses, "
-                "which already wins")
+        ctx.add(
+            parts + ("min_adds",),
+            "NM311",
+            f"min_adds {min_adds} is larger than the {used} add{'' if used == 1 else 's'} the solution uses, "
+            "which already wins",
+        )
     for name, stats in d["players"].items():
         where = parts + ("players", name)
         if ctx.is_bad(where) or not isinstance(stats, dict):
@@ -349,8 +469,11 @@ def _derived(ctx: Context, d: dict[str, Any], solution: Sequence[str], won: bool
         games, rate, mean = stats["playouts"], stats["win_rate"], stats["mean_moves"]
         if games == 0:
             if rate != 0 or mean != 0:
-                ctx.add(where + ("playouts",), "NM315",
-                        f"player {name!r} played 0 games but has win_rate {rate} and mean_moves {mean} (both must be 0)")
+                ctx.add(
+                    where + ("playouts",),
+                    "NM315",
+                    f"player {name!r} played 0 games but has win_rate {rate} and mean_moves {mean} (both must be 0)",
+                )
             continue
         for key, value, digits in (("win_rate", rate, 4), ("mean_moves", mean, 2)):
             # value = round(count / games, digits) for a whole count: the count is within
@@ -359,5 +482,8 @@ def _derived(ctx: Context, d: dict[str, Any], solution: Sequence[str], won: bool
             total = value * games
             if slack < 0.5 and abs(total - round(total)) > slack:
                 what = "games won" if key == "win_rate" else "moves in all"
-                ctx.add(where + (key,), "NM315",
-                        f"player {name!r}: {key} {value} over {games} games is not a whole number of {what}")
+                ctx.add(
+                    where + (key,),
+                    "NM315",
+                    f"player {name!r}: {key} {value} over {games} games is not a whole number of {what}",
+                )
