@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 test: $(STAMP)
+	$(BIN)/ruff format --check pipeline tests research
 	$(BIN)/ruff check pipeline tests research
 	$(BIN)/mypy
 	$(BIN)/lint-imports
