@@ -48,9 +48,8 @@ _FAST = frozenset(
 
 def load_commands(modules: tuple[str, ...] = MODULES) -> Any:
     """Import command modules (each registers its commands once) and return the typer app."""
-    from pipeline.cli import (
-        help_text,  # start-up time: typer loads for a typer command, not on the fast path
-    )
+    # start-up time: typer loads for a typer command, not on the fast path
+    from pipeline.cli import help_text
     from pipeline.cli.base import app
 
     for name in modules:

@@ -406,9 +406,8 @@ def report(
 
     The nightly job writes one next to each bundle; run this after a swap to see the new night.
     """
-    from pipeline.atomic import (
-        write_guarded,  # start-up time: the validator loads when reporting, not for --help
-    )
+    # start-up time: the validator loads when reporting, not for --help
+    from pipeline.atomic import write_guarded
     from pipeline.formats.source import read_document
     from pipeline.jobs.report_html import render_report_html
     from pipeline.validator import validate_paths

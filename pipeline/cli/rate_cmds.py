@@ -95,9 +95,8 @@ def rate_cmd(
     ),
 ) -> None:
     """Rate a Stage: simulated players' win rates, the fewest adds that win, a score 0-100 and a tier."""
-    from pipeline.rating.explain import (
-        explain,  # start-up time: the players and the solver load to rate, not for --help
-    )
+    # start-up time: the players and the solver load to rate, not for --help
+    from pipeline.rating.explain import explain
     from pipeline.rating.profile import rated_under
     from pipeline.rating.score import rate
 

@@ -58,9 +58,8 @@ def stock(
     """Stock puzzles per group (ruleset/cells x adds) and tier, with a score histogram (10-point bins)."""
     if ctx.invoked_subcommand is not None:
         return
-    from pipeline.formats.index import (
-        LevelIndex,  # start-up time: the index and YAML load to count, not for --help
-    )
+    # start-up time: the index and YAML load to count, not for --help
+    from pipeline.formats.index import LevelIndex
     from pipeline.stock.store import HISTOGRAM_BIN, counts
 
     _prepare(out)

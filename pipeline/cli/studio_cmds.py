@@ -77,9 +77,8 @@ def studio(
 
 def _observed(path: Path, files: list[Path], profile: Any) -> Any:
     """Per puzzle id under PATH, the telemetry's figures (`pipeline.telemetry.observed.stage_figures`)."""
-    from pipeline.telemetry.catalogue import (
-        load_catalogue,  # start-up time: DuckDB loads only with --telemetry
-    )
+    # start-up time: DuckDB loads only with --telemetry
+    from pipeline.telemetry.catalogue import load_catalogue
     from pipeline.telemetry.observed import observe, stage_figures
     from pipeline.telemetry.records import read_telemetry
 

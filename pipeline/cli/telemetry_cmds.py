@@ -40,9 +40,8 @@ class ObservedFormat(str, Enum):
 
 
 def _inputs(telemetry: list[Path], levels: list[Path], strict: bool):  # -> (Catalogue, Telemetry)
-    from pipeline.telemetry.catalogue import (
-        load_catalogue,  # start-up time: DuckDB and the loaders load to read, not for --help
-    )
+    # start-up time: DuckDB and the loaders load to read, not for --help
+    from pipeline.telemetry.catalogue import load_catalogue
     from pipeline.telemetry.records import read_telemetry
 
     try:
@@ -78,9 +77,8 @@ def simulate_cmd(
     ),
 ) -> None:
     """Write telemetry by playing every puzzle with the rating's player models in a stated mix."""
-    from pipeline.telemetry.catalogue import (
-        load_catalogue,  # start-up time: the players and DuckDB load to simulate, not for --help
-    )
+    # start-up time: the players and DuckDB load to simulate, not for --help
+    from pipeline.telemetry.catalogue import load_catalogue
     from pipeline.telemetry.records import telemetry_format
     from pipeline.telemetry.simulate import parse_audience, simulate, write_records
 
@@ -113,9 +111,8 @@ def observed_cmd(
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
 ) -> None:
     """Observed loss rates per puzzle and Stage against the rated ones, flags, summary and curves."""
-    from pipeline.atomic import (
-        write_atomic,  # start-up time: DuckDB and the loaders load to report, not for --help
-    )
+    # start-up time: DuckDB and the loaders load to report, not for --help
+    from pipeline.atomic import write_atomic
     from pipeline.telemetry.observed import REPORTER_BY_NAME, observe
 
     profile = read_profile_option(profile_file)
@@ -200,9 +197,8 @@ def rescore_cmd(
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; write nothing."),
 ) -> None:
     """Re-score stored puzzles under a rating profile (from their stored win rates; no replay)."""
-    from pipeline.formats.files import (
-        level_files,  # start-up time: YAML loads to rescore, not for --help
-    )
+    # start-up time: YAML loads to rescore, not for --help
+    from pipeline.formats.files import level_files
     from pipeline.telemetry.rescore import rescore_file, write_rescored
 
     profile = read_profile_option(profile_file)

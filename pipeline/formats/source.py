@@ -127,9 +127,8 @@ def _split_stage(text: str) -> tuple[Path, int, int] | None:
 
 def load_document(path: Path):  # -> pipeline.formats.loader.Document (data and node tree)
     """A file's YAML document, read safely; SourceError names the file, line and problem."""
-    from pipeline.formats.loader import (
-        load_file,  # start-up time: YAML loads only when a file is read
-    )
+    # start-up time: YAML loads only when a file is read
+    from pipeline.formats.loader import load_file
 
     if not path.exists():
         raise SourceError(f"{path}: no such file")

@@ -211,9 +211,8 @@ def _run_batch(
 ) -> tuple[str, float, list[Any]]:
     """Attempts start..stop-1 on a Dask worker: (worker address, seconds, outcomes); fewer
     outcomes when run `tag` stops meanwhile (no one reads them then)."""
-    from distributed import (
-        get_worker,  # start-up time: Dask loads only for --scheduler (on a worker it is loaded)
-    )
+    # start-up time: Dask loads only for --scheduler (on a worker it is loaded)
+    from distributed import get_worker
 
     began = time.perf_counter()
     outcomes = []

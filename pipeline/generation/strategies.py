@@ -134,9 +134,8 @@ def _search(
     ruleset: Ruleset,
     windows: tuple[Window, ...],
 ) -> Iterator[Proposal]:
-    from pipeline.generation.screen import (
-        screen,  # start-up time: the players and the search load to generate, not for --help
-    )
+    # start-up time: the players and the search load to generate, not for --help
+    from pipeline.generation.screen import screen
 
     return screen(cells, adds, rng, digits, ruleset, windows)
 

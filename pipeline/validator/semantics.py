@@ -116,9 +116,8 @@ class Semantics:
         elif kind == "rating-profile":
             _profile_file(ctx, data)
         elif kind == "curves":
-            from pipeline.validator.curve_checks import (
-                curve_problems,  # start-up time: only a curves file needs them
-            )
+            # start-up time: only a curves file needs them
+            from pipeline.validator.curve_checks import curve_problems
 
             for parts, code, message in curve_problems(data, ctx.is_bad):
                 ctx.add(parts, code, message)
@@ -257,9 +256,8 @@ class Semantics:
         _difficulty(ctx, p["difficulty"], adds, parts + ("difficulty",), self.profile)
         _derived(ctx, p["difficulty"], p["solution"], won, parts + ("difficulty",))
         if self.deep:
-            from pipeline.validator.deep import (
-                deep_check,  # start-up time: the solver and rating load only for deep checks
-            )
+            # start-up time: the solver and rating load only for deep checks
+            from pipeline.validator.deep import deep_check
 
             deep_check(ctx, board, adds, p, parts, won, provenance, ruleset)
             if self.on_deep is not None:
