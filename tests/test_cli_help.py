@@ -115,3 +115,30 @@ def test_help_shows_real_types_and_ends_with_an_example(name: str) -> None:
 def test_help_lists_the_choices(name: str, choices: str) -> None:
     result = run(*[name, "--help"], env={"COLUMNS": "200"}, terminal_width=200)
     assert choices in result.stdout
+
+
+def test_dash_capital_v_is_the_version_and_the_shells_complete_commands_and_options() -> None:
+    import os
+    import subprocess
+
+    from tests.helpers import numbermatch_argv
+
+    assert run("-V").stdout == run("--version").stdout != ""
+    helped = run("--help").stdout
+    assert "-V, --version" in helped and "--install-completion" in helped
+    script = run("--show-completion", "bash", env={"SHELL": "/bin/bash"})
+    assert script.exit_code == 0 and "_NUMBERMATCH_COMPLETE" in script.stdout
+
+    def complete(*words: str) -> list[str]:
+        env = dict(os.environ)
+        env.update(
+            _NUMBERMATCH_COMPLETE="complete_bash",
+            COMP_WORDS=" ".join(("numbermatch", *words)),
+            COMP_CWORD=str(len(words)),
+        )
+        done = subprocess.run(numbermatch_argv(), env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.split()
+
+    assert complete("so") == ["solve"]
+    assert "--adds" in complete("solve", "--ad")

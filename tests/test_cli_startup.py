@@ -282,3 +282,41 @@ def test_light_commands_load_only_what_their_work_needs(tmp_path) -> None:  # ty
         )
         == []
     )
+
+
+# What `--help` (every command module loaded) must not define: the curves' and the index's value
+# classes, the proposal strategies, the executors (ctypes, signals) — the command's work loads them.
+_NOT_FOR_HELP = (
+    "pipeline.formats.curves",
+    "pipeline.formats.index",
+    "pipeline.generation.strategies",
+    "pipeline.generation.executors",
+    "pipeline.procs",
+    "ctypes",
+    "sqlite3",
+)
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("assemble", "--help"), ("stock", "--help")])
+def test_help_defines_no_curve_strategy_or_executor(argv: tuple[str, ...]) -> None:
+    assert _heavy(_modules_after(*argv), _NOT_FOR_HELP) == []
+
+
+def test_validating_one_file_opens_no_index(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import shutil
+    from pathlib import Path
+
+    committed = sorted(
+        (Path(__file__).resolve().parent.parent / "generated").glob("**/nm*-*.yaml")
+    )[0]
+    puzzle = Path(shutil.copy(committed, tmp_path / "puzzle.yaml"))
+    loaded = _modules_after("validate", str(puzzle), cwd=str(tmp_path))
+    assert "pipeline.validator" in loaded
+    assert _heavy(loaded, ("sqlite3", "pipeline.formats.index", "pipeline.formats.curves")) == []
+
+
+def test_the_strategy_names_help_shows_are_the_strategies() -> None:
+    from pipeline.generation import STRATEGY_NAMES
+    from pipeline.generation.strategies import STRATEGIES
+
+    assert STRATEGY_NAMES == STRATEGIES

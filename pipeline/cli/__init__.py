@@ -94,7 +94,7 @@ def _main() -> None:
     module = COMMANDS.get(first) if first is not None else None
     if module is not None:
         app = load_commands((module,))
-    elif first == "--version":
+    elif first in ("--version", "-V"):
         app = load_commands(())
     else:
         app = load_commands()

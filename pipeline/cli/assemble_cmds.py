@@ -9,13 +9,7 @@ import typer
 from pipeline.cli.base import app
 from pipeline.cli.common import PROFILE_HELP, error_text, fail, read_profile_option
 from pipeline.errors import NumberMatchError
-from pipeline.formats.curves import (
-    CURVE_HELP,
-    CURVE_METAVAR,
-    DEFAULT_CURVE,
-    curve_params,
-    shape_text,
-)
+from pipeline.formats.curve_names import CURVE_HELP, CURVE_METAVAR, DEFAULT_CURVE, shape_text
 from pipeline.formats.slot import Slot
 from pipeline.limits import MAX_LEVELS, MAX_STAGES
 
@@ -72,6 +66,7 @@ def assemble(
     """Order validated Puzzles into Levels along a difficulty curve and write a YAML bundle."""
     # start-up time: the assembler (networkx), the loaders and the validator load when assembling, not for --help
     from pipeline.atomic import write_guarded
+    from pipeline.formats.curves import curve_params  # start-up time: not for --help
     from pipeline.jobs.assembler import assemble as assemble_puzzles
     from pipeline.jobs.bundle import (
         bundle_document,

@@ -84,7 +84,7 @@ app = typer.Typer(
     name="numbermatch",
     help="Number Match content pipeline: rules engine, solver, rating, generator, validator, assembler.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion/--show-completion: typer loads its completion module anyway
     pretty_exceptions_enable=False,
     rich_markup_mode=None,  # plain help: loading rich (and markdown-it) for it tripled `--help`'s start-up
 )
@@ -99,7 +99,7 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
     """Number Match content pipeline: rules engine, solver, rating, generator, validator, assembler."""

@@ -11,8 +11,7 @@ import typer
 from pipeline.cli.base import app
 from pipeline.cli.common import PROFILE_HELP, fail, read_profile_option, writable_folder
 from pipeline.errors import NumberMatchError
-from pipeline.generation import DEFAULT_WITHIN, SCHEDULER_ENV
-from pipeline.generation.strategies import STRATEGIES
+from pipeline.generation import DEFAULT_WITHIN, SCHEDULER_ENV, STRATEGY_NAMES
 from pipeline.limits import MAX_COUNT, MAX_JOBS, MAX_PLAYOUTS
 from pipeline.rating.tiers import TIER_NAMES
 from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
@@ -68,7 +67,7 @@ def generate(
     strategy: str | None = typer.Option(
         None,
         "--strategy",
-        metavar="|".join(STRATEGIES),
+        metavar="|".join(STRATEGY_NAMES),
         help="random (digits drawn independently), constructive (solvable by construction) or search (random boards "
         "screened by a cheap estimate, only likely ones fully rated). Default: search when a tier or score is asked for, else random.",
     ),
@@ -99,8 +98,7 @@ def generate(
     profile_file: Path | None = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
 ) -> None:
     """Propose, solve and rate boards; write the ones in the tier as puzzle files."""
-    # start-up time: the generator, its executors and the file writer load to generate, not for --help
-    from pipeline.generation.executors import open_executor
+    # start-up time: the generator and the file writer load to generate, not for --help
     from pipeline.generation.generator import GenerateParams, GenerationError, Target
 
     if jobs is not None and jobs < 1:
@@ -129,6 +127,8 @@ def generate(
         if attempt is not None:
             _one_attempt(params, attempt, out)
             return
+        from pipeline.generation.executors import open_executor  # start-up time: not for --attempt
+
         with open_executor(jobs, scheduler) as executor:
             result = _run(count, params, executor, out)
     except GenerationError as exc:

@@ -17,7 +17,7 @@ import typer
 from pipeline.cli.base import app
 from pipeline.cli.common import error_text, fail
 from pipeline.errors import NumberMatchError, Terminated, shorten
-from pipeline.formats.curves import CURVE_HELP, CURVE_METAVAR, shape_text
+from pipeline.formats.curve_names import CURVE_HELP, CURVE_METAVAR, shape_text
 from pipeline.formats.night import NIGHTS_FOLDER
 from pipeline.generation import SCHEDULER_ENV
 from pipeline.limits import MAX_JOBS, MAX_LEVELS, MAX_STAGES

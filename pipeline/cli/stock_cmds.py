@@ -12,8 +12,7 @@ from pipeline.cli.base import app
 from pipeline.cli.common import emit_json, fail
 from pipeline.cli.help_text import EXAMPLES
 from pipeline.errors import NumberMatchError
-from pipeline.generation.executors import SCHEDULER_ENV, SchedulerError, open_executor
-from pipeline.generation.strategies import STRATEGIES
+from pipeline.generation import SCHEDULER_ENV, STRATEGY_NAMES
 from pipeline.limits import MAX_COUNT, MAX_JOBS
 from pipeline.rating.tiers import TIER_NAMES
 
@@ -117,7 +116,7 @@ def refill_cmd(
     strategy: str | None = typer.Option(
         None,
         "--strategy",
-        metavar="|".join(STRATEGIES),
+        metavar="|".join(STRATEGY_NAMES),
         help="The generator's strategy (see generate --help). Default: search, as for every tier.",
     ),
     max_attempts: int | None = typer.Option(
@@ -126,7 +125,9 @@ def refill_cmd(
 ) -> None:
     """Generate COUNT new puzzles of a tier and size into the stock (none repeating a stocked or
     shipped puzzle, relabelled copies included); prints the files written."""
-    from pipeline.jobs.publish import (  # start-up time: the generator loads to refill, not for --help
+    # start-up time: the generator and its executors load to refill, not for --help
+    from pipeline.generation.executors import SchedulerError, open_executor
+    from pipeline.jobs.publish import (
         PublishError,
         locked,
     )

@@ -35,12 +35,15 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import NumberMatchError
+from pipeline.formats.curve_names import CURVE_HELP as CURVE_HELP  # the names live there for --help
+from pipeline.formats.curve_names import CURVE_METAVAR as CURVE_METAVAR
+from pipeline.formats.curve_names import DEFAULT_CURVE as DEFAULT_CURVE
+from pipeline.formats.curve_names import shape_text as shape_text
 from pipeline.rating.tiers import TIER_NAMES, tier_for, tier_range
 
 CURVE_KIND = "curves"
 BUILTIN_FILE = Path(__file__).resolve().parent / "curve_files" / "builtin.yaml"
 DEFAULT_AT = 0.5  # a bare tier name aims at the middle of the tier
-DEFAULT_CURVE = "ramp"  # assemble's and the nightly's curve unless told otherwise
 
 
 class CurveError(NumberMatchError):
@@ -569,22 +572,6 @@ def curve_from_data(name: str, data: Mapping[str, Any]) -> Curve:
         raise CurveError(
             f"recorded curve {name!r}: {_json_path(exc.parts)}: {exc.message}"
         ) from exc
-
-
-def shape_text(levels: int, stages: int) -> str:
-    """`2 levels x 5 stages`, with the right plurals, for messages and reports."""
-    return (
-        f"{levels} level{'s' if levels != 1 else ''} x {stages} stage{'s' if stages != 1 else ''}"
-    )
-
-
-CURVE_METAVAR = (
-    "ramp|sawtooth|flat|campaign|FILE[:NAME]"  # the built-ins (a test checks they match)
-)
-CURVE_HELP = (
-    "Target difficulty curve: a built-in curve (ramp, sawtooth, flat, campaign) or a curve file"
-    " as FILE[:NAME]."
-)
 
 
 def curve_params(text: str, curve: Curve) -> dict[str, Any]:

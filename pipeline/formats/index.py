@@ -28,7 +28,7 @@ import hashlib
 import os
 import re
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -39,10 +39,11 @@ from pipeline.engine.canonical import canonical_key
 from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle, BundleError
 from pipeline.formats.difficulty import Difficulty
+from pipeline.formats.stock_layout import STOCK_DIR as STOCK_DIR  # re-exported
+from pipeline.formats.stock_layout import is_stock_path
 from pipeline.limits import MAX_FILE_BYTES
 
 CACHE_ENV = "NUMBERMATCH_CACHE"
-STOCK_DIR = "stock"
 SCHEMA = 1  # bump when the tables change: an index of another version is rebuilt
 _SUFFIXES = (".yaml", ".yml")
 
@@ -116,21 +117,6 @@ class Refreshed:
     files: int
     read: int
     dropped: int
-
-
-_GROUP = re.compile(r"[0-9]+x[0-9]+", re.ASCII)
-
-
-def is_stock_path(parts: Sequence[str]) -> bool:
-    """Whether a file (given by its path parts) is in the stock's layout,
-    `stock/<ruleset>/<cells>x<adds>/<file>`."""
-    return (
-        len(parts) >= 4
-        and parts[-4] == STOCK_DIR
-        and parts[-3].isascii()
-        and parts[-3].isdigit()
-        and _GROUP.fullmatch(parts[-2]) is not None
-    )
 
 
 def _cells(board: str) -> int:

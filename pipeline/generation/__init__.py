@@ -6,3 +6,7 @@ SCHEDULER_ENV = "NUMBERMATCH_SCHEDULER"
 
 # A score target's half-width when none is given (`generate --score S`; here for --help too).
 DEFAULT_WITHIN = 2.0
+
+# The proposal strategies' names, for --help without loading them (a test checks they are
+# `strategies.STRATEGIES`).
+STRATEGY_NAMES: tuple[str, ...] = ("random", "constructive", "search")

@@ -18,7 +18,6 @@ from typing import Any
 from pipeline.engine.rulesets import SHIPPED
 from pipeline.errors import NumberMatchError
 from pipeline.formats.files import level_files
-from pipeline.formats.index import LevelIndex
 from pipeline.formats.loader import Loaded, find_node, load_file, load_text, position
 from pipeline.limits import MAX_CURVES
 from pipeline.problems import CODES, Problem, ValidationReport, internal_error
@@ -127,6 +126,9 @@ class Validator:
         pre-commit needs when only one file changed. Call after the files were added."""
         if not Path(root).is_dir():
             raise PathError(f"{root}: no such folder to check against")
+        # start-up time: the index (sqlite3) loads for a check against a folder, not for validate FILE
+        from pipeline.formats.index import LevelIndex
+
         with LevelIndex(root) as index:
             index.refresh()
             found = index.by_keys(s.key for s in self.semantics.sightings)

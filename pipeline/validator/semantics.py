@@ -19,9 +19,9 @@ from pipeline.engine.moves import Move
 from pipeline.engine.rulesets import DEFAULT, SHIPPED, Ruleset, ruleset_for
 from pipeline.engine.stage import apply_move
 from pipeline.errors import IllegalMoveError, NumberMatchError
-from pipeline.formats.index import is_stock_path
 from pipeline.formats.loader import Document
 from pipeline.formats.puzzle import puzzle_id
+from pipeline.formats.stock_layout import is_stock_path
 from pipeline.limits import LimitError
 from pipeline.problems import Problem, json_path
 from pipeline.rating.profile import ProfileError, RatingProfile, profile_of
