@@ -8,10 +8,12 @@ STAMP := $(VENV)/.installed
 
 install: $(STAMP)
 
+# pip shows what it fetches and installs (no --quiet: the first install takes about a minute)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	@echo "make: installing numbermatch and its test tools into $(VENV)/ (pip lists each package)"
+	$(BIN)/python -m pip install --upgrade --progress-bar on pip
+	$(BIN)/python -m pip install --progress-bar on -e '.[test]'
 	touch $(STAMP)
 
 test: $(STAMP)
@@ -28,7 +30,8 @@ docs: $(STAMP)
 
 # Rewrite the output of every console example in README.md and docs/ with what it prints now
 # (keeping `...` lines that still match) and the CLI reference (docs/cli.md) from the commands'
-# --help: run after a change of output, then review the diff.
+# --help: run after a change of output, then review the diff. The examples run on generated/ as
+# committed, so the rewrite refuses while a night (or anything) has changed those files.
 docs-examples: $(STAMP)
 	$(BIN)/python -m tests.docs_cli
 	$(BIN)/python -m tests.docs_examples --rewrite
@@ -67,8 +70,10 @@ rating-calibration: $(STAMP)
 telemetry-study: $(STAMP)
 	$(BIN)/python -m research.telemetry_study
 
+# Tonight's night into generated/<date>/; a second run the same day says so and writes nothing.
+# ARGS passes options to `numbermatch nightly`: make nightly ARGS="--force" rebuilds tonight's.
 nightly: $(STAMP)
-	$(BIN)/numbermatch nightly
+	NUMBERMATCH_MAKE="make nightly" $(BIN)/numbermatch nightly --skip-existing $(ARGS)
 
 clean:
 	rm -rf $(VENV) build site *.egg-info .pytest_cache .hypothesis

@@ -5,6 +5,10 @@ in `\\` continues on the next), the lines after a command up to the next one are
 (stdout and stderr together). The blocks of one file run in order, in one scratch copy of the
 repository's tracked files (so the committed night is there and the examples may change it
 freely), with the venv's `numbermatch` first on PATH and a fixed terminal (80 columns, no colour).
+What a night changes (`generated/`: the nights and the stock, which `make nightly` moves puzzles
+out of) is copied as committed, never as the working tree has it, so the examples print the same
+after `make nightly` as before; `--rewrite` refuses while those committed files differ in the
+working tree, since it would write output from files that are not what the checkout holds.
 A run of exactly three dots (`...`) in the shown output matches any text, as doctest's ELLIPSIS
 does: use it where output legitimately varies (seconds, node counts of a timed search, paths).
 
@@ -19,11 +23,13 @@ that still match: the one command that brings the docs up to date after a change
 from __future__ import annotations
 
 import functools
+import io
 import os
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -138,18 +144,67 @@ def run(step: Step, cwd: Path) -> tuple[str, int]:
     return done.stdout, done.returncode
 
 
+# What `make nightly` changes (the night it writes, the stock it draws from): the examples read
+# these folders as HEAD has them.
+COMMITTED = ("generated",)
+
+
 def scratch_copy(target: Path, root: Path = ROOT) -> Path:
-    """A copy of the repository's tracked files (the committed night included) under target."""
+    """A copy of the repository's tracked files under target: the folders in COMMITTED as HEAD
+    holds them (a night run in the checkout changes none of the examples' output), every other
+    file as the working tree has it (the change being made to the code or the docs)."""
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--cached"], cwd=root, capture_output=True, check=True
     ).stdout.decode()
     for name in filter(None, listed.split("\0")):
+        if name.split("/", 1)[0] in COMMITTED:
+            continue
         source = root / name
         if source.is_file():  # a file deleted but not yet committed is not copied
             dest = target / name
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, dest)
+    return committed_copy(target, COMMITTED, root)
+
+
+def committed_copy(target: Path, paths: tuple[str, ...], root: Path = ROOT) -> Path:
+    """The files under `paths` (relative to the repository's top) as HEAD holds them, written
+    under target at the same relative places."""
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", "HEAD", "--", *paths],
+        cwd=root,
+        capture_output=True,
+        check=True,
+    ).stdout
+    target.mkdir(parents=True, exist_ok=True)
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(target, filter="data")
     return target
+
+
+def committed_changes(root: Path = ROOT) -> list[str]:
+    """The committed files under COMMITTED that the working tree (or the index) has changed or
+    deleted, as `git diff --name-status` gives them (`D\tgenerated/stock/...`)."""
+    done = subprocess.run(
+        ["git", "diff", "--name-status", "--no-renames", "HEAD", "--", *COMMITTED],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.splitlines()
+
+
+def refusal(changes: list[str]) -> str:
+    """Why `--rewrite` will not run, in one line, with what to do."""
+    folders = ", ".join(f"{name}/" for name in COMMITTED)
+    first = changes[0].split("\t", 1)[-1]
+    return (
+        f"make docs-examples: {len(changes)} committed file(s) under {folders} differ in the"
+        f" working tree (first: {first}; a `make nightly` moves stock puzzles); the examples run"
+        f" on the committed files: commit the change first, or put them back with"
+        f" `git checkout HEAD -- {folders}`"
+    )
 
 
 def evaluate(example: Example) -> str | None:
@@ -278,6 +333,9 @@ def main(argv: list[str]) -> int:
 
     do_rewrite = "--rewrite" in argv
     names = [arg for arg in argv if arg != "--rewrite"]
+    if do_rewrite and (changes := committed_changes()):
+        print(refusal(changes), file=sys.stderr)
+        return 1
     paths = [Path(name).resolve() for name in names] or doc_files()
     status = 0
     for path in paths:

@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,7 +21,7 @@ from typing import Any
 import yaml
 
 from pipeline.formats.index import CACHE_ENV
-from tests.docs_examples import ROOT, environment
+from tests.docs_examples import ROOT, committed_copy, environment
 from tests.helpers import click_cell, play
 
 NIGHT = "2026-11-29"  # the committed night every docs example runs on
@@ -63,11 +62,8 @@ def studio_pictures(out: Path) -> list[Path]:
 
     written = []
     with tempfile.TemporaryDirectory(prefix="nm-docs-images-") as tmp:
-        root = Path(tmp) / "generated"
-        shutil.copytree(ROOT / "generated" / NIGHT, root / NIGHT)
-        shutil.copytree(
-            ROOT / "generated" / "stock", root / "stock"
-        )  # the night's swaps come from it
+        # the night and the stock its swaps come from, as committed (not as a night left them)
+        root = committed_copy(Path(tmp), (f"generated/{NIGHT}", "generated/stock")) / "generated"
         before = os.environ.get(CACHE_ENV)
         os.environ[CACHE_ENV] = str(
             Path(tmp) / "index"

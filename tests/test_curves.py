@@ -4,8 +4,10 @@ capped, read once, never mistaken for puzzles, and naming each other in a cycle 
 
 from __future__ import annotations
 
+import datetime as dt
 import itertools
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -22,10 +24,12 @@ from pipeline.formats.curves import (
     builtin_curves,
     builtin_names,
     parse_curves,
+    stretched,
 )
 from pipeline.formats.puzzle import Puzzle
 from pipeline.jobs.assembler import AssemblyError, assemble, assign, digit_layout
 from pipeline.jobs.curve_specs import load_curve, targets
+from pipeline.limits import MAX_STAGES
 from pipeline.rating.tiers import tier_for
 from pipeline.validator import validate_paths
 from tests.helpers import one_line_refusal, run
@@ -92,6 +96,56 @@ def test_the_shipped_curve_file_validates_and_names_the_builtins() -> None:
     assert "|".join([*builtin_names(), "FILE[:NAME]"]) == CURVE_METAVAR  # what --help shows
 
 
+@pytest.mark.parametrize("name", sorted(builtin_names()))
+def test_a_builtin_curve_serves_any_level_shape(name: str) -> None:
+    """A built-in curve gives every number of Stages per Level up to the limit, for the first
+    Levels (campaign's written tutorial Level among them) and later ones, within its own
+    constraints; its written Levels keep their first and last targets."""
+    curve = builtin_curves()[name]
+    for stages, first in itertools.product(range(1, MAX_STAGES + 1), (1, 2, 3, 30)):
+        rows = curve.targets(2, stages, first)
+        assert [len(row) for row in rows] == [stages, stages]
+        for row in rows:
+            assert not curve.level_constraints(row[0].level, stages).problems([t.tier for t in row])
+    for level, written in enumerate(curve.levels):
+        scores = [round(p.value, 2) for p in written.stages]
+        for stages in range(2, 40):
+            row = [t.score for t in curve.targets(1, stages, level + 1)[0]]
+            assert (row[0], row[-1]) == (scores[0], scores[-1]), stages
+            assert Counter(t.tier for t in curve.targets(1, stages, level + 1)[0])[
+                tier_for(scores[-1])
+            ] <= max(1, Counter(tier_for(x) for x in scores)[tier_for(scores[-1])])
+
+
+def test_stretching_a_written_level_reads_the_line_and_keeps_a_tier_change_in_place() -> None:
+    easy_to_medium = [at("easy", 0.2), at("easy", 0.6), at("medium", 0.2)]
+    assert stretched(easy_to_medium, 3) == easy_to_medium
+    assert stretched(easy_to_medium, 1) == [easy_to_medium[-1]]
+    five = stretched(easy_to_medium, 5)
+    # inside easy the line between the written targets; across the change the earlier target
+    assert five[:3] == [
+        easy_to_medium[0],
+        (easy_to_medium[0] + easy_to_medium[1]) / 2,
+        easy_to_medium[1],
+    ]
+    assert five[3:] == [easy_to_medium[1], easy_to_medium[2]]
+    assert stretched(easy_to_medium, 5) == five  # deterministic
+
+
+def test_the_default_night_takes_any_stages_and_levels(tmp_path: Path) -> None:
+    """`nightly --levels 2 --stages 4` with the default curve (campaign, whose first Level is
+    written with 6 Stages) plans the night instead of refusing it in setup."""
+    from pipeline.jobs.nightly import NIGHT_CURVE, generation_counts, plan_night
+
+    options = plan_night(
+        dt.date(2026, 1, 15), seed=20260115, levels=2, stages=4, out=tmp_path / "o"
+    )
+    assert options.curve == NIGHT_CURVE == "campaign"
+    rows = targets(options.curve, options.levels, options.stages)
+    assert [len(row) for row in rows] == [4, 4]
+    assert sum(generation_counts(options.curve, 2, 4).values()) >= 8
+
+
 # --- the format -----------------------------------------------------------------------------
 
 
@@ -129,8 +183,12 @@ def test_a_curve_refuses_what_it_cannot_give() -> None:
     only = parse_curves(curve_doc({"name": "short", "levels": [["easy", "hard"]]}))["short"]
     with pytest.raises(CurveError, match="Level 2 was asked for"):
         only.targets(2, 2)
-    with pytest.raises(CurveError, match="Level 1 is written with 2 stage"):
+    with pytest.raises(CurveError, match="Level 1 is written with 2 stage") as refused:
         only.targets(1, 3)
+    # a designer's written Level keeps its shape, and the refusal says so and what to do
+    assert "keep their shape" in str(refused.value) and "only the built-in curves stretch" in str(
+        refused.value
+    )
     boss = parse_curves(
         curve_doc(
             {

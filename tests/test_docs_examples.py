@@ -14,15 +14,18 @@ from pathlib import Path
 import pytest
 from sybil.example import SybilFailure
 
+import tests.docs_examples as docs_examples
 from tests.docs_cli import PAGE, reference
 from tests.docs_examples import (
     ROOT,
+    committed_changes,
     console_regions,
     doc_files,
     examples,
     matches,
     merge,
     parse_block,
+    refusal,
     rewrite,
     scratch_copy,
 )
@@ -201,3 +204,81 @@ def test_rewrite_names_a_command_that_now_fails(tmp_path: Path) -> None:
         "```console\n$ sh -c 'echo numbermatch: error: gone; exit 3'\nnumbermatch: error: gone\n\n"
         "$ sh -c 'echo 1 problem; exit 1'\n1 problem\n$ echo ok\nok\n```\n"
     )
+
+
+# --- the examples run on the committed night and stock, whatever a night left ---------------
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def _repo_after_a_night(repo: Path) -> Path:
+    """A checkout with a committed night and stock, then changed as `make nightly` changes one:
+    a stock puzzle moved out (deleted), a new one written, a new night, and a page in progress."""
+    for name, text in {
+        "generated/stock/a.yaml": "committed a\n",
+        "generated/stock/b.yaml": "committed b\n",
+        "generated/2026-11-29/bundle.yaml": "committed night\n",
+        "docs/page.md": "committed page\n",
+    }.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "night")
+    (repo / "generated/stock/a.yaml").unlink()
+    (repo / "generated/stock/b.yaml").write_text("changed b\n")
+    (repo / "generated/stock/new.yaml").write_text("a night's new puzzle\n")
+    (repo / "generated/2026-12-02").mkdir()
+    (repo / "generated/2026-12-02/bundle.yaml").write_text("tonight\n")
+    (repo / "docs/page.md").write_text("the page being written\n")
+    return repo
+
+
+def _files(folder: Path) -> dict[str, str]:
+    return {
+        p.relative_to(folder).as_posix(): p.read_text()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(folder).parts
+    }
+
+
+def test_the_examples_read_the_committed_night_and_stock_not_what_a_night_left(
+    tmp_path: Path,
+) -> None:
+    """`make nightly` moves puzzles out of the committed stock and writes a night; the examples
+    then still see generated/ as committed (else `make nightly && make test` fails), and the
+    rest of the checkout as the working tree has it (the change being made)."""
+    repo = _repo_after_a_night(tmp_path / "repo")
+    copy = scratch_copy(tmp_path / "copy", root=repo)
+    assert _files(copy) == {
+        "docs/page.md": "the page being written\n",
+        "generated/2026-11-29/bundle.yaml": "committed night\n",
+        "generated/stock/a.yaml": "committed a\n",
+        "generated/stock/b.yaml": "committed b\n",
+    }
+
+
+def test_rewriting_the_docs_refuses_while_committed_files_differ(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`make docs-examples` after a night would write output that the committed files do not
+    give: it refuses in one line saying what to do, and writes nothing."""
+    repo = _repo_after_a_night(tmp_path / "repo")
+    changes = committed_changes(repo)
+    assert sorted(changes) == ["D\tgenerated/stock/a.yaml", "M\tgenerated/stock/b.yaml"]
+    line = refusal(changes)
+    assert "\n" not in line and "2 committed file(s) under generated/" in line
+    assert "commit the change first" in line and "git checkout HEAD -- generated/" in line
+    page = tmp_path / "page.md"
+    page.write_text("```console\n$ echo now\nbefore\n```\n")
+    monkeypatch.setattr(docs_examples, "committed_changes", lambda: changes)
+    assert docs_examples.main(["--rewrite", str(page)]) == 1
+    assert page.read_text() == "```console\n$ echo now\nbefore\n```\n"
+    assert capsys.readouterr().err.strip() == line
+    # a checkout as committed (new files do not count) is rewritten as before
+    _git(repo, "checkout", "HEAD", "--", "generated/")
+    assert committed_changes(repo) == []

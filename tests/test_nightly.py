@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 import fcntl
+import io
 import itertools
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -365,6 +368,163 @@ def test_not_on_a_terminal_a_night_prints_a_line_per_phase_as_it_goes(tmp_path: 
     assert all(
         "\r" not in line and "\x1b" not in line for line in lines
     )  # no terminal control codes
+
+
+def screen(output: str) -> list[str]:
+    """The lines a terminal shows after `output`: a carriage return goes back to the start of
+    the line, ESC [K erases to its end (what the progress counter uses), a newline moves on."""
+    lines, line, col = [], "", 0
+    for part in re.split(r"(\r|\n|\x1b\[K)", output):
+        if part == "\r":
+            col = 0
+        elif part == "\n":
+            lines.append(line)
+            line, col = "", 0
+        elif part == "\x1b[K":
+            line = line[:col]
+        else:
+            line = line[:col] + part + line[col + len(part) :]
+            col += len(part)
+    return [*lines, line] if line else lines
+
+
+def test_on_a_terminal_each_streams_line_stays_after_the_counter(tmp_path: Path) -> None:
+    """On a terminal the counter rewrites one line while a stream runs; the stream's line
+    (`generate easy: 3 of 3 puzzles (... s)`, as in run.log and when piped) is printed after the
+    counter is cleared, so it stays on the screen instead of being erased by the next counter."""
+    import pty
+
+    argv = [
+        sys.executable,
+        *("-m", "pipeline.cli", "nightly", "--date", "2026-01-02", "--levels", "1"),
+        *("--stages", "3", "--curve", "ramp", "--jobs", "1", "--no-stock"),
+        *("--out", str(tmp_path)),
+    ]
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=follower, cwd=REPO)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the process closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(leader)
+    assert proc.wait(timeout=300) == 0
+    output = b"".join(chunks).decode()
+    assert "\x1b[K" in output  # it was a terminal: the counter ran
+    shown = screen(output)
+    streams = [line for line in shown if re.match(r"nightly: generate [a-z+]+: ", line)]
+    assert [line.split(":")[1].strip() for line in streams] == [
+        "generate easy",
+        "generate medium+hard",
+    ], shown
+    assert all(re.search(r": (\d+) of \1 puzzles \(\d+\.\d s\)$", line) for line in streams)
+    assert not any(re.match(r"nightly: .*: \d+/\d+", line) for line in shown)  # no stale counter
+
+
+def test_make_nightly_twice_says_the_night_exists_and_how_to_rebuild_it(published: Path) -> None:
+    """`make nightly` passes --skip-existing: a second run the same day writes nothing, exits 0
+    and says how to rebuild through make (`make nightly ARGS="--force"`, which the target passes
+    on); without it the refusal is an error that says the same."""
+    before = snapshot(published)
+    args = ["nightly", "--date", DATE.isoformat(), "--out", str(published), "--levels", "1"]
+    args += ["--stages", "2", "--curve", "flat", "--jobs", "1"]
+    via_make = {"NUMBERMATCH_MAKE": "make nightly"}
+    again = run(*args, "--skip-existing", env=via_make)
+    assert again.exit_code == 0, again.output
+    assert "is already published; nothing written" in again.output
+    assert 'make nightly ARGS="--force" rebuilds it' in again.output
+    refused = run(*args, env=via_make)
+    assert refused.exit_code == 1 and 'make nightly ARGS="--force" rebuilds it' in refused.output
+    plain = run(*args)
+    assert plain.exit_code == 1 and "(--force rebuilds it" in plain.output
+    assert snapshot(published) == before
+    dry = subprocess.run(
+        ["make", "-n", "-o", ".venv/.installed", "nightly", "ARGS=--force --date 2026-01-02"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert (
+        'NUMBERMATCH_MAKE="make nightly" .venv/bin/numbermatch nightly --skip-existing --force'
+        " --date 2026-01-02" in dry
+    )
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=repo, capture_output=True, text=True, check=True
+    ).stdout
+
+
+def test_a_night_in_a_git_checkout_says_which_committed_files_it_changed(tmp_path: Path) -> None:
+    """A night draws from a committed stock: it says how many committed files it changed and
+    where (`git status` shows them deleted); outside a checkout it says nothing of git."""
+    repo = tmp_path / "game"
+    stock = repo / "generated" / "stock"
+    stock.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "archive", "--format=tar", "HEAD", "generated/stock"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(repo, filter="data")
+    job = repo / "job.yaml"
+    job.write_text(
+        "schema_version: 1\nkind: curves\n"
+        "curves: [{name: mid, shape: {start: medium, finish: medium}}]\n"
+        "job: {curve: mid, levels: 1, stages: 2, keep: {}}\n"  # no refill after the night
+    )
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "stock")
+    args = ["nightly", "--date", "2026-12-02", "--job", str(job), "--jobs", "1"]
+    result = run(*args, "--out", str(repo / "generated"))
+    assert result.exit_code == 0, result.output
+    deleted = [
+        line for line in _git(repo, "status", "--porcelain").splitlines() if line[:2] == " D"
+    ]
+    assert deleted, "the night drew nothing from the committed stock"
+    n = len(deleted)
+    assert f"nightly: {n} committed file{'s' if n != 1 else ''} changed" in result.output
+    folders = {str(Path(line[3:]).parent) for line in deleted}
+    for folder in folders:
+        assert re.search(rf"nightly:   {re.escape(folder)}/: \d+ deleted", result.output)
+    elsewhere = run(*args, "--out", str(tmp_path / "out"), "--no-stock")
+    assert elsewhere.exit_code == 0, elsewhere.output
+    assert "committed file" not in elsewhere.output
+
+
+def test_without_git_a_night_says_nothing_of_committed_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Git is optional at run time: with no git on PATH the watch finds no checkout and says
+    nothing, even over a folder that is one."""
+    from pipeline.jobs.tracked import Watch, checkout, summary
+
+    repo = tmp_path / "repo"
+    (repo / "generated").mkdir(parents=True)
+    (repo / "generated" / "a.yaml").write_text("a\n")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "a")
+    watch = Watch(repo / "generated")
+    (repo / "generated" / "a.yaml").unlink()
+    assert watch.lines() == [
+        "1 committed file changed in the git checkout (`git status` lists them):",
+        "  generated/: 1 deleted",
+    ]
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    assert checkout(repo / "generated") is None and Watch(repo / "generated").lines() == []
+    many = [("D", f"f{i}/x.yaml") for i in range(20)]
+    assert summary(many)[-1] == "and 13 more folders" and len(summary(many)) == 8
 
 
 def test_assemble_writes_a_valid_bundle_from_validated_puzzles(

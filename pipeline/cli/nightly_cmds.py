@@ -26,8 +26,9 @@ _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 
 
 class _Terminal:
-    """Progress on a terminal (one rewritten line); otherwise (a log file, cron's mail) a line
-    as each part of the generation is done, so a long night is never minutes of silence."""
+    """A line as each part of the generation is done, so a long night is never minutes of
+    silence; on a terminal, also a counter (one rewritten line) while a part runs, cleared before
+    each line is printed, so the lines stay on the screen as in a log file or cron's mail."""
 
     def __init__(self) -> None:
         self.tty = sys.stderr.isatty()
@@ -35,14 +36,14 @@ class _Terminal:
         self.since = time.perf_counter()
 
     def progress(self, what: str, done: int, total: int) -> None:
-        if self.tty:
-            sys.stderr.write(f"\r\x1b[Knightly: {what}: {done}/{total}")
-            sys.stderr.flush()
-            self.open = True
-        elif done == total:
+        if done == total:
             self.log(
                 f"{what}: {done} of {total} puzzles ({time.perf_counter() - self.since:.1f} s)"
             )
+        elif self.tty:
+            sys.stderr.write(f"\r\x1b[Knightly: {what}: {done}/{total}")
+            sys.stderr.flush()
+            self.open = True
 
     def log(self, line: str) -> None:
         if self.open:
@@ -127,6 +128,11 @@ def nightly(
         metavar="FILE",
         help="A rating profile (`numbermatch calibrate`): rate the night for that audience (default: the job file's `profile:`).",
     ),
+    skip_existing: bool = typer.Option(
+        False,
+        "--skip-existing",
+        help="A night that exists is not an error: say so, write nothing and exit 0 (what `make nightly` does); --force wins.",
+    ),
     stock: bool = typer.Option(
         True,
         "--stock/--no-stock",
@@ -144,6 +150,7 @@ def nightly(
         plan_night,
         run_nightly,
     )
+    from pipeline.jobs.tracked import Watch
 
     try:
         if date is not None and not _DATE.fullmatch(date):
@@ -177,6 +184,7 @@ def nightly(
             f"nightly failed {'in ' if isinstance(exc, NightlyError) else ''}{error_text(exc)}; previous output left intact"
         )
     previous = signal.signal(signal.SIGTERM, on_sigterm)  # clean up the temp folder on kill
+    watch = Watch(options.out)  # the committed files a night in a git checkout changes
     try:
         terminal.log(
             f"{options.date_text}: seed {options.seed}, {shape_text(options.levels, options.stages)},"
@@ -188,12 +196,31 @@ def nightly(
         terminal.log("interrupted")
         fail("nightly interrupted; previous output left intact", 130)
     except NumberMatchError as exc:
+        if exc.remedy == "force" and skip_existing:
+            said = str(exc).removeprefix(f"{exc.phase}: ") if isinstance(exc, NightlyError) else exc
+            terminal.log(f"{said} ({_force_hint()})")
+            raise typer.Exit(0) from None
         terminal.log("failed")
         where = "in " if isinstance(exc, NightlyError) else ""
-        fail(f"nightly failed {where}{error_text(exc)}; previous output left intact")
+        text = f"{exc} ({_force_hint()})" if exc.remedy == "force" else error_text(exc)
+        fail(f"nightly failed {where}{text}; previous output left intact")
     except OSError as exc:
         fail(f"nightly failed: {exc}; previous output left intact")
     finally:
         signal.signal(signal.SIGTERM, previous)
+    for line in watch.lines():
+        terminal.log(line)
     terminal.log(f"published {result.folder}/")
     typer.echo(str(result.bundle_path))
+
+
+# Set by the Makefile's `nightly` target to the command that runs this one, so that advice names
+# what the user typed (`make nightly ARGS=--force`), not an option make does not pass.
+MAKE_ENV = "NUMBERMATCH_MAKE"
+
+
+def _force_hint() -> str:
+    """How to rebuild a night that exists, as the user would type it."""
+    via = os.environ.get(MAKE_ENV, "").strip()
+    force = f'{via} ARGS="--force"' if via else "--force"
+    return f"{force} rebuilds it: replaces the files the job makes and keeps the others"

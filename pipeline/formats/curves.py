@@ -20,11 +20,17 @@ in the game's sequence: a night that continues at Level 51 asks the curve for Le
 
 The three built-in curves (`ramp`, `sawtooth`, `flat`) and the example `campaign` are curve
 files shipped in the package (`pipeline/formats/curve_files/builtin.yaml`), expanded by the same
-code as any designer's file.
+code as any designer's file, with one difference: a built-in curve serves any Level shape (it
+`stretch`es). A written Level of n Stages asked for with m Stages is resampled (`stretched`):
+Stage j of m sits at position j x (n-1)/(m-1) along the written targets, reading the line
+between its two neighbours inside one tier and the earlier one's score across a tier change;
+a `layouts` minimum above m asks for m. A designer's curve keeps its written Levels exactly as
+written and refuses another number of Stages, saying so.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections import Counter
@@ -254,12 +260,19 @@ class Curve:
     constraints: Constraints = field(default_factory=Constraints)
     description: str = ""
     data: Mapping[str, Any] = field(default_factory=dict, compare=False, hash=False)
+    # serve any number of Stages per Level (the built-in curves): written Levels are resampled
+    # (`stretched`) and a `layouts` minimum is capped at the Stages there are
+    stretch: bool = False
 
-    def level_constraints(self, level: int) -> Constraints:
-        """The constraints (0-based, game-wide) `level` must meet."""
+    def level_constraints(self, level: int, stages: int | None = None) -> Constraints:
+        """The constraints (0-based, game-wide) `level` must meet, in a Level of `stages`
+        Stages (a stretching curve asks for no more layouts than there are Stages)."""
+        found = self.constraints
         if level < len(self.levels):
-            return self.constraints & self.levels[level].constraints
-        return self.constraints
+            found = found & self.levels[level].constraints
+        if self.stretch and stages is not None and found.layouts > stages:
+            found = dataclasses.replace(found, layouts=stages)
+        return found
 
     def targets(self, levels: int, stages: int, first_level: int = 1) -> list[list[Target]]:
         """Targets of `levels` Levels of `stages` Stages starting at game Level `first_level`;
@@ -281,12 +294,15 @@ class Curve:
         for level in range(first_level - 1, first_level - 1 + levels):
             if level < len(self.levels):
                 spec = self.levels[level]
-                if len(spec.stages) != stages:
+                written = len(spec.stages)
+                if written != stages and not self.stretch:
                     raise CurveError(
-                        f"curve {self.name}: Level {level + 1} is written with {len(spec.stages)} stage(s),"
-                        f" but the bundle has {stages} stages per Level"
+                        f"curve {self.name}: Level {level + 1} is written with {written} stage(s),"
+                        f" but the bundle has {stages} stages per Level (a curve file's written"
+                        f" Levels keep their shape: ask for {written} stages per Level, or write"
+                        f" Level {level + 1} with {stages}; only the built-in curves stretch)"
                     )
-                scores = [p.value for p in spec.stages]
+                scores = stretched([p.value for p in spec.stages], stages)
             elif self.shape is not None:
                 scores = [self.shape.score(level, s, stages) for s in range(stages)]
             else:
@@ -297,13 +313,37 @@ class Curve:
             row = [
                 Target(level, s, round(min(100.0, max(0.0, v)), 2)) for s, v in enumerate(scores)
             ]
-            broken = self.level_constraints(level).problems([t.tier for t in row])
+            broken = self.level_constraints(level, stages).problems([t.tier for t in row])
             if broken:
                 raise CurveError(
                     f"curve {self.name}: Level {level + 1}'s targets give {'; '.join(broken)}"
                 )
             rows.append(row)
         return rows
+
+
+def stretched(scores: Sequence[float], stages: int) -> list[float]:
+    """`scores` (a written Level's targets) resampled to `stages` Stages: Stage j sits at
+    position j x (n-1)/(stages-1) along the n written targets and reads the line between its two
+    neighbours when they are in one tier, else keeps the earlier one's score (so a tier change
+    happens where it is written, and a tier written once, as the tutorial Level's last medium
+    Stage, stays once). The first and last targets stay; one Stage takes the last, as a shape's
+    Level of one Stage does. Unchanged when the counts agree."""
+    n = len(scores)
+    if n == stages:
+        return list(scores)
+    out = []
+    for j in range(stages):
+        position = _fraction(j, stages) * (n - 1)
+        below = min(int(position), n - 1)
+        above = min(below + 1, n - 1)
+        share = position - below
+        low, high = scores[below], scores[above]
+        if share and tier_for(round(low, 2)) != tier_for(round(high, 2)):
+            out.append(low)
+        else:
+            out.append(low + (high - low) * share)
+    return out
 
 
 # --- reading curve data -------------------------------------------------------------------
@@ -561,7 +601,10 @@ def builtin_curves() -> dict[str, Curve]:
     import yaml  # start-up time: `--help` shows the curve choices without parsing YAML
 
     data = yaml.safe_load(BUILTIN_FILE.read_text(encoding="utf-8"))
-    return parse_curves(data, str(BUILTIN_FILE))
+    return {
+        name: dataclasses.replace(curve, stretch=True)
+        for name, curve in parse_curves(data, str(BUILTIN_FILE)).items()
+    }
 
 
 def curve_from_data(name: str, data: Mapping[str, Any]) -> Curve:

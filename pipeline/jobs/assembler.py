@@ -359,7 +359,9 @@ def assemble(
     pinned_ids = set(slot_pins.values())
     free_pool = [p for p in pool.values() if p.id not in pinned_ids]
     check_supply(name, levels, stages, free_slots, free_pool)
-    min_layouts = {row[0].level: spec.level_constraints(row[0].level).layouts for row in rows}
+    min_layouts = {
+        row[0].level: spec.level_constraints(row[0].level, stages).layouts for row in rows
+    }
     check_layouts(slots, list(pool.values()), min_layouts, pinned_ids)
     cost, chosen, nodes = assign(
         slots, pool.values(), node_budget=node_budget, pins=slot_pins, min_layouts=min_layouts
