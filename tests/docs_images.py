@@ -4,8 +4,9 @@
   tests/test_docs_examples.py checks each committed file is byte-identical to a fresh render, so
   a change to the drawing or to the night fails `make test` until the pictures are made again.
 - The studio's PNGs are screenshots: the studio serves a copy of `generated/` on a free local
-  port and Playwright drives Debian's Chromium (/usr/bin/chromium) to the bundle page and to a
-  Stage half played with one cell selected. Screenshots depend on the fonts of the machine, so
+  port and Playwright drives Debian's Chromium (/usr/bin/chromium) to the bundle page (at 1280
+  px) and to a Stage half played with one cell selected; docs/report-phone.png is the night's
+  report.html, rendered from the committed bundle, in a 390 px phone window. Screenshots depend on the fonts of the machine, so
   no test compares them byte for byte; the studio's browser tests check what the pages show.
 """
 
@@ -73,7 +74,7 @@ def studio_pictures(out: Path) -> list[Path]:
         solution = [Move.parse(m) for m in stage["puzzle"]["solution"]]
         with Background(root) as studio, sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS)
-            page = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+            page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
             page.set_default_timeout(30_000)
             page.goto(f"{studio.url}/bundle?path={BUNDLE}")
             page.wait_for_selector("#curve svg")
@@ -89,12 +90,31 @@ def studio_pictures(out: Path) -> list[Path]:
             assert first is not None
             click_cell(page, first)
             written.append(_shot(page, out / "studio-stage.png"))
+            written.append(_report_on_a_phone(browser, root / NIGHT, out / "report-phone.png"))
             browser.close()
         if before is None:
             os.environ.pop(CACHE_ENV, None)
         else:
             os.environ[CACHE_ENV] = before
     return written
+
+
+def _report_on_a_phone(browser: Any, night: Path, path: Path) -> Path:
+    """report.html of the night as `report` renders it now, in a 390 px wide phone window."""
+    from pipeline.jobs.report_html import render_report_html
+
+    html = night / "report-now.html"
+    html.write_text(
+        render_report_html(yaml.safe_load((night / "bundle.yaml").read_text(encoding="utf-8"))),
+        encoding="utf-8",
+    )
+    context = browser.new_context(viewport={"width": 390, "height": 844}, device_scale_factor=1)
+    page = context.new_page()
+    page.goto(html.as_uri())
+    page.locator("#level-1").scroll_into_view_if_needed()  # a Level's chart and its first card
+    page.screenshot(path=str(path))
+    context.close()
+    return path
 
 
 def _shot(page: Any, path: Path) -> Path:

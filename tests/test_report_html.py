@@ -44,7 +44,8 @@ def test_report_html_shows_every_stage_and_the_curve_self_contained(
         p = stage["puzzle"]
         assert f"L1.S{stage['stage']}" in page.ids
         card = html.split(f'id="L1.S{stage["stage"]}"')[1].split("</article>")[0]
-        drawn = "".join(re.findall(r'font-weight="bold">(\d)</text>', card))
+        digits = re.search(r'font-weight="bold">(.*?)</g>', card, re.S)
+        drawn = "".join(re.findall(r">(\d)</text>", digits.group(1) if digits else ""))
         assert drawn == p["board"].replace("/", "").replace(
             ".", ""
         )  # the board's picture, digit by digit
@@ -78,3 +79,30 @@ def test_report_refuses_what_is_not_a_valid_bundle_in_one_line(night: Path, tmp_
     result = run("report", str(broken), "--out", str(out))
     assert result.exit_code == 1 and "the report needs a valid bundle" in result.output
     assert not out.exists() and not (tmp_path / "night.txt").exists()
+
+
+def test_report_html_fits_a_phone_width_window(night: Path) -> None:
+    """At 390 px nothing runs off the page: the cards and the Level charts shrink to the
+    window, the night's wide chart scrolls inside its own frame."""
+    import pytest
+
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.skip(f"no Chromium at {chromium} (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(chromium), args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            page = browser.new_context(viewport={"width": 390, "height": 844}).new_page()
+            page.goto((night / "report.html").as_uri())
+            assert page.evaluate("document.scrollingElement.scrollWidth") <= 390
+            for selector in ("#curve-all", "#curve-1 svg", "article.stage", "article.stage svg"):
+                box = page.locator(selector).first.bounding_box()
+                assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 390, (
+                    selector,
+                    box,
+                )
+        finally:
+            browser.close()

@@ -452,3 +452,68 @@ def test_each_card_shows_the_puzzles_facts(client: TestClient, night_copy: Path)
         )
         assert facts["adds"] == str(p["adds"]) and facts["id"] == p["id"]
         assert f'class="tier t-{p["difficulty"]["tier"]}">{p["difficulty"]["tier"]}<' in card
+
+
+@pytest.fixture
+def committed_night(tmp_path: Path) -> Path:
+    """A copy of the repository's committed night (ten Levels of six Stages), as the studio's PATH."""
+    import shutil
+
+    root = tmp_path / "generated"
+    night = Path(__file__).resolve().parent.parent / "generated" / "2026-11-29"
+    shutil.copytree(night, root / night.name)
+    return root
+
+
+def test_the_bundle_page_groups_cards_per_level_under_headings_and_tables_the_stages(
+    committed_night: Path,
+) -> None:
+    rel = "2026-11-29/bundle.yaml"
+    doc = yaml.safe_load((committed_night / rel).read_text())
+    client = TestClient(create_app(committed_night), base_url=ORIGIN, raise_server_exceptions=False)
+    page = client.get("/bundle", params={"path": rel}).text
+    for level in doc["levels"]:
+        n = level["level"] if "level" in level else doc["levels"].index(level) + 1
+        section = re.search(rf'<section class="level" id="level-{n}".*?</section>', page, re.S)
+        assert section and f"<h3>Level {n}</h3>" in section.group(0)
+        at = re.findall(r'<article class="card[^"]*" data-at="([^"]+)"', section.group(0))
+        assert at == [f"{n}.{s + 1}" for s in range(len(level["stages"]))]
+    # the table: a row per Stage, with its deviation; sorted by deviation the worst comes first
+    stages = [(lv, s) for lv, level in enumerate(doc["levels"], 1) for s in level["stages"]]
+    table = re.search(r'<table class="stages".*?</table>', page, re.S).group(0)  # type: ignore[union-attr]
+    heads = re.findall(r"<th[^>]*><a href=\"([^\"]+)\">([^<]+)</a></th>", table)
+    assert [h for _, h in heads] == ["Level", "Stage", "id", "tier", "score", "target", "deviation"]
+    assert "sort=deviation" in dict((h, u) for u, h in heads)["deviation"]
+    assert len(re.findall(r"<tr data-row=", table)) == len(stages)
+
+    def devs(html: str) -> list[float]:
+        return [float(d) for d in re.findall(r'<td class="dev">([0-9.]+)</td>', html)]
+
+    want = [abs(s["puzzle"]["difficulty"]["score"] - s["target_score"]) for _, s in stages]
+    assert devs(table) == [float(f"{d:.1f}") for d in want]
+    worst = client.get("/bundle", params={"path": rel, "sort": "deviation"}).text
+    assert devs(worst) == sorted(devs(table), reverse=True)
+    first = max(range(len(want)), key=lambda k: (want[k], -k))
+    lv, s = stages[first]
+    assert re.search(r'<tr data-row="([^"]+)"', worst).group(1) == f"{lv}.{s['stage']}"  # type: ignore[union-attr]
+    by_id = client.get("/bundle", params={"path": rel, "sort": "id"}).text
+    ids = re.findall(r'<td class="pid">([^<]+)</td>', by_id)
+    assert ids == sorted(ids)
+
+
+def test_the_bundle_page_is_small_and_its_chart_scales_to_the_page(committed_night: Path) -> None:
+    """Sixty boards and their buttons: the pictures share their paint, the buttons one form."""
+    rel = "2026-11-29/bundle.yaml"
+    client = TestClient(create_app(committed_night), base_url=ORIGIN, raise_server_exceptions=False)
+    page = client.get("/bundle", params={"path": rel}).text
+    cards = re.findall(r"<article class=\"card.*?</article>", page, re.S)
+    assert len(cards) == 60 and max(len(c.encode()) for c in cards) < 4500
+    assert page.count("<form") <= 3  # the edit form, the save form (and no form per button)
+    assert 'form="edit" name="do" value="pin:1.1"' in page
+    chart = re.search(r'<div class="chart" id="curve">(<svg[^>]*>)', page).group(1)  # type: ignore[union-attr]
+    assert 'viewBox="0 0 1200 ' in chart
+
+
+def test_a_button_of_the_edit_form_changes_the_draft(client: TestClient) -> None:
+    r = post(client, "/draft", {"path": BUNDLE, "do": "pin:1.2", "draft": ""})
+    assert r.status_code == 200 and "p:1.2" in str(r.url).replace("%3A", ":")

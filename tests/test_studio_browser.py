@@ -413,3 +413,27 @@ def test_a_pin_made_in_the_browser_is_saved_and_still_there_on_a_fresh_page(
     page.goto(f"{studio.url}/bundle?path={BUNDLE}")  # a new tab: no draft in the address
     assert page.locator('article[data-at="1.2"] .pin').count() == 1
     assert "pin L1.S2=" in (studio.root / "2026-01-02" / "bundle.curation.txt").read_text()
+
+
+def test_the_bundle_page_at_1280_px_has_a_full_width_chart_level_headings_and_a_sortable_table(
+    studio: Any, browser: Any, tmp_path: Path
+) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    try:
+        pg.goto(f"{studio.url}/bundle?path={BUNDLE}")
+        panel = pg.locator("#curve").bounding_box()
+        chart = pg.locator("#curve svg").bounding_box()
+        assert panel and chart and chart["width"] >= 0.95 * (panel["width"] - 10)
+        assert pg.locator("#level-1 h3").inner_text() == "Level 1"
+        assert pg.locator("#level-1 article.card").count() == len(stages(studio.root))
+        pg.locator("#stage-table th a", has_text="deviation").click()
+        pg.wait_for_selector('#stage-table th[aria-sort="descending"]')
+        shown = [float(t) for t in pg.locator("#stage-table td.dev").all_inner_texts()]
+        assert shown == sorted(shown, reverse=True) and len(shown) == len(stages(studio.root))
+        assert "sort=deviation" in pg.url
+        pg.locator('article[data-at="1.2"] button', has_text="Pin").click()  # the one edit form
+        pg.wait_for_selector('article[data-at="1.2"] .pin')
+        shot(pg, tmp_path, "studio-bundle-1280.png")
+    finally:
+        context.close()

@@ -99,7 +99,12 @@ def _version(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(
-        False, "--version", "-V", callback=_version, is_eager=True, help="Print the version and exit."
+        False,
+        "--version",
+        "-V",
+        callback=_version,
+        is_eager=True,
+        help="Print the version and exit.",
     ),
 ) -> None:
     """Number Match content pipeline: rules engine, solver, rating, generator, validator, assembler."""

@@ -35,12 +35,15 @@ def board_svg(
     numbers: bool = True,
     cell: int = CELL,
     title: str | None = None,
+    compact: bool = False,
 ) -> str:
     """The board `cells` (bytes in reading order, 0 = gap) as an SVG document string.
 
     `highlight`: flat cell indices to mark (off-board indices are refused with ValueError);
     `numbers`: draw row and column numbers; `cell`: cell size in pixels; `title`: an
-    accessible title (shown as a tooltip by browsers).
+    accessible title (shown as a tooltip by browsers); `compact`: the same picture in fewer
+    bytes, for pages that inline many boards (the cells as one path per paint, a row's digits as
+    one text with a position per digit), instead of an element per cell.
     """
     n = len(cells)
     marked = sorted(set(highlight))
@@ -63,32 +66,41 @@ def board_svg(
     out.append(f"<title>{escape(label)}</title>")
     out.append(f'<rect x="0" y="0" width="{width}" height="{height}" fill="#f5f7fa"/>')
     if numbers:
+        out.append(f'<g font-size="{small}" fill="{LABEL}" text-anchor="middle">')
         for c in range(WIDTH):
-            x = margin + c * cell + cell // 2
-            out.append(
-                f'<text x="{x}" y="{margin - 6}" font-size="{small}" fill="{LABEL}" text-anchor="middle">{c}</text>'
-            )
+            out.append(f'<text x="{margin + c * cell + cell // 2}" y="{margin - 6}">{c}</text>')
+        out.append(f'</g>\n<g font-size="{small}" fill="{LABEL}" text-anchor="end">')
         for r in range(rows if n else 0):
             y = margin + r * cell + cell // 2 + small // 3
-            out.append(
-                f'<text x="{margin - 6}" y="{y}" font-size="{small}" fill="{LABEL}" text-anchor="end">{r}</text>'
-            )
+            out.append(f'<text x="{margin - 6}" y="{y}">{r}</text>')
+        out.append("</g>")
+    # The cells' shared paint sits on the groups (a page inlines dozens of boards): a gap and a
+    # highlighted cell override the fill (and the highlight its edge).
     hl = set(marked)
-    for i, v in enumerate(cells):
-        r, c = divmod(i, WIDTH)
-        x, y = margin + c * cell, margin + r * cell
-        if i in hl:
-            fill, edge, stroke = HIGHLIGHT_FILL, HIGHLIGHT_EDGE, 3
-        else:
-            fill, edge, stroke = (CELL_FILL if v else GAP_FILL), GRID, 1
-        out.append(
-            f'<rect x="{x}" y="{y}" width="{cell}" height="{cell}" fill="{fill}" stroke="{edge}" stroke-width="{stroke}"/>'
-        )
-        if v:
+    if compact:
+        out += _compact_cells(cells, hl, margin, cell, font)
+    else:
+        out.append(f'<g fill="{CELL_FILL}" stroke="{GRID}" stroke-width="1">')
+        for i, v in enumerate(cells):
+            r, c = divmod(i, WIDTH)
+            box = f'x="{margin + c * cell}" y="{margin + r * cell}" width="{cell}" height="{cell}"'
+            if i in hl:
+                out.append(
+                    f'<rect {box} fill="{HIGHLIGHT_FILL}" stroke="{HIGHLIGHT_EDGE}" stroke-width="3"/>'
+                )
+            else:
+                out.append(f"<rect {box}/>" if v else f'<rect {box} fill="{GAP_FILL}"/>')
+        out.append("</g>")
+        if any(cells):
             out.append(
-                f'<text x="{x + cell // 2}" y="{y + cell // 2 + font // 3}" font-size="{font}" fill="{INK}"'
-                f' text-anchor="middle" font-weight="bold">{v}</text>'
+                f'<g font-size="{font}" fill="{INK}" text-anchor="middle" font-weight="bold">'
             )
+            for i, v in enumerate(cells):
+                if v:
+                    r, c = divmod(i, WIDTH)
+                    x, y = margin + c * cell + cell // 2, margin + r * cell + cell // 2 + font // 3
+                    out.append(f'<text x="{x}" y="{y}">{v}</text>')
+            out.append("</g>")
     if not n:
         out.append(
             f'<text x="{margin + WIDTH * cell // 2}" y="{margin + cell // 2 + small // 3}" font-size="{small}"'
@@ -96,3 +108,37 @@ def board_svg(
         )
     out.append("</svg>")
     return "\n".join(out) + "\n"
+
+
+def _compact_cells(cells: bytes, hl: set[int], margin: int, cell: int, font: int) -> list[str]:
+    """`board_svg(compact=True)`'s cells: a path per paint (cells, gaps), highlighted cells as
+    rectangles on top, and per row one text whose digits each have their x."""
+    boxes: dict[bool, list[str]] = {True: [], False: []}
+    for i, v in enumerate(cells):
+        r, c = divmod(i, WIDTH)
+        if i not in hl:
+            x, y = margin + c * cell, margin + r * cell
+            boxes[bool(v)].append(f"M{x} {y}h{cell}v{cell}h-{cell}z")
+    out = [f'<g stroke="{GRID}" stroke-width="1">']
+    for active, fill in ((True, CELL_FILL), (False, GAP_FILL)):
+        if boxes[active]:
+            out.append(f'<path fill="{fill}" d="{"".join(boxes[active])}"/>')
+    for i in sorted(hl):
+        r, c = divmod(i, WIDTH)
+        out.append(
+            f'<rect x="{margin + c * cell}" y="{margin + r * cell}" width="{cell}" height="{cell}"'
+            f' fill="{HIGHLIGHT_FILL}" stroke="{HIGHLIGHT_EDGE}" stroke-width="3"/>'
+        )
+    out.append("</g>")
+    lines = []
+    for s in range(0, len(cells), WIDTH):
+        row = [(i - s, v) for i, v in enumerate(cells[s : s + WIDTH], s) if v]
+        if row:
+            xs = " ".join(str(margin + c * cell + cell // 2) for c, _ in row)
+            y = margin + (s // WIDTH) * cell + cell // 2 + font // 3
+            lines.append(f'<text x="{xs}" y="{y}">{"".join(str(v) for _, v in row)}</text>')
+    if lines:
+        out.append(f'<g font-size="{font}" fill="{INK}" text-anchor="middle" font-weight="bold">')
+        out += lines
+        out.append("</g>")
+    return out

@@ -66,13 +66,17 @@ def favicon_link() -> str:
 
 CSS = """
 body { font-family: Helvetica, Arial, sans-serif; color: #1f2933; margin: 24px; max-width: 1180px; }
+figure.curve { margin: 0; overflow-x: auto; }
+figure.curve svg { max-width: 100%; height: auto; display: block; }
+#curve-all svg { min-width: 560px; }
 h1 { margin-bottom: 4px; } h2 { margin-top: 36px; border-bottom: 2px solid #d9e2ec; padding-bottom: 4px; }
 .meta { color: #52606d; margin-top: 0; }
 .legend span, .tier { display: inline-block; padding: 1px 8px; border-radius: 10px; color: #fff; font-size: 13px; }
 .legend span { margin-right: 6px; }
 nav a { margin-right: 10px; }
 .stages { display: flex; flex-wrap: wrap; gap: 14px; }
-.stage { border: 1px solid #d9e2ec; border-radius: 8px; padding: 10px 12px; width: 340px; background: #fff; }
+.stage { border: 1px solid #d9e2ec; border-radius: 8px; padding: 10px 12px; width: 340px; max-width: 100%; box-sizing: border-box; background: #fff; }
+.stage svg { max-width: 100%; height: auto; }
 .stage h3 { margin: 0 0 6px 0; font-size: 16px; }
 .facts { font-size: 13px; margin: 6px 0; }
 .facts code { font-size: 11px; word-break: break-all; }
@@ -83,6 +87,7 @@ table.metrics th, table.metrics td { padding: 2px 4px; border-bottom: 1px solid 
 table.metrics th:first-child, table.metrics td:first-child { text-align: left; }
 tr.decides td { font-weight: bold; }
 .note { font-size: 12px; color: #52606d; }
+@media (max-width: 600px) { body { margin: 12px; } .stage { width: 100%; } }
 """
 
 
@@ -302,6 +307,7 @@ def render_report_html(doc: Mapping[str, Any]) -> str:
         '<html lang="en">',
         "<head>",
         '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{escape(title)}</title>",
         favicon_link(),
         f"<style>{CSS}</style>",

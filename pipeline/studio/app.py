@@ -73,15 +73,17 @@ from pipeline.studio.curate import (
 )
 from pipeline.studio.guard import LOCAL_HOSTS, Guard, new_token
 from pipeline.studio.library import Library, LibraryError, Offers, content_hash, puzzle_value
+from pipeline.studio.overview import COLUMNS, DEFAULT_SORT, by_level, rows, total_deviation
 from pipeline.studio.paths import PathRefused, inside, relative
 
 log = logging.getLogger("numbermatch.studio")
 STATIC = Path(__file__).resolve().parent / "static"
+CHART_WIDTH = 1200  # the bundle page's curve chart, in its own units (scaled to the page)
 
 
 def board_picture(cells: bytes, highlight: tuple[int, ...] = ()) -> Markup:
     """The designers' board picture (`pipeline.jobs.picture`), inlined in a card."""
-    return Markup(board_svg(cells, highlight=highlight, numbers=False, cell=20))
+    return Markup(board_svg(cells, highlight=highlight, numbers=False, cell=20, compact=True))
 
 
 def explained(difficulty: Difficulty | Mapping[str, Any]) -> Any:
@@ -230,11 +232,19 @@ class Studio:
         pool = {p.id: p for p in offers.puzzles}
         shown = drafted(bundle.stages, draft, pool)
         cards = [card(p, s, old) for s, p, old in shown]
+        sort = request.query_params.get("sort", DEFAULT_SORT)
+        sort = sort if sort in COLUMNS else DEFAULT_SORT
+        table = rows(shown, sort)
         return self.page(
             "bundle.html",
             rel=rel,
             bundle=bundle,
             cards=cards,
+            levels=by_level(cards),
+            table=table,
+            sort=sort,
+            columns=COLUMNS,
+            deviation=total_deviation(table),
             chart=curve((s, p) for s, p, _ in shown),
             draft=draft,
             draft_text=str(draft),
@@ -501,6 +511,8 @@ class Studio:
         path = inside(self.root, rel)
         draft = Draft.parse(q.get("draft", ""))
         op, at, pid = q.get("op", ""), q.get("at", ""), q.get("id", "")
+        if "do" in q:  # a button of the bundle page's one edit form: `op:at:id`
+            op, at, pid = (q["do"].split(":", 2) + ["", ""])[:3]
         msg = ""
         if op == "swap":
             split_at(at)
@@ -630,7 +642,8 @@ def curve(stages: Iterable[tuple[Stage, Puzzle]]) -> Markup:
             breaks.append(k)
         ticks.append(f"L{s.slot.level}" if s.slot.stage == 1 else "")
         points.append((str(s.slot), s.target_score or 0.0, p.rated.score, p.tier))
-    return Markup(curve_svg(points, breaks=breaks, ticks=ticks))
+    # drawn wide (the page scales it to the panel's width): a night's Stages get room apart
+    return Markup(curve_svg(points, breaks=breaks, ticks=ticks, width=CHART_WIDTH))
 
 
 def card(puzzle: Puzzle, stage: Stage | None, replaced: Puzzle | None) -> dict[str, Any]:
