@@ -77,6 +77,9 @@ MAX_STUDIO_MOVES = 1000  # far more than a 36-cell board with a few adds can tak
 # A stock night's swap candidates in the studio, per tier its Stages target: the nearest to
 # their targets (`stock.night.draw`); a stock of 100,000 puzzles is never validated on a page.
 MAX_STOCK_OFFERS = 100
+# The share of the stock one `stock prune` may drop without `--force` (a stock reached some other
+# way than the prune expects must never vanish in one run; `--dry-run` lists what would go).
+MAX_PRUNE_SHARE = 0.10
 # A bundle's curation file (the studio's pins and excludes, read by `assemble --curation`).
 MAX_CURATION_BYTES = 64 * 1024
 # Play telemetry (`observed`, `calibrate`; docs/telemetry.md). Files per run; bytes of one JSON
@@ -139,6 +142,8 @@ def _shown(name: str, value: object) -> str:
             if value >= size and value % size == 0:
                 return f"{value // size:,} {unit}"
         return f"{value:,} bytes"
+    if isinstance(value, float) and name.endswith("_SHARE"):
+        return f"{value:.0%}"
     if isinstance(value, (int, float)) and name.endswith("_S"):
         return f"{value:g} s"
     return f"{value:,}" if isinstance(value, int) else str(value)
@@ -241,6 +246,18 @@ LIMITS: tuple[Limit, ...] = (
         "studio: swap candidates from the stock, per tier a bundle targets",
         ("MAX_STOCK_OFFERS",),
         "the ones nearest the Stages' targets are offered",
+    ),
+    Limit(
+        "generating: attempts of a round in which no board passes the search's screen and every"
+        " estimate stays over 5 points from the target (`generation.generator.SCREEN_BUDGET`)",
+        (),
+        "`generate`, `stock refill`, a night: one line naming the estimates seen and what to change",
+        value="16",
+    ),
+    Limit(
+        "share of the stock one `stock prune` drops",
+        ("MAX_PRUNE_SHARE",),
+        "refused, one line, nothing dropped (the list is printed); `--force` drops them",
     ),
     Limit(
         "a bundle's curation file (`BUNDLE.curation.txt`)",

@@ -213,6 +213,40 @@ def test_unreachable_tier_fails_fast():
         generate(1, params, jobs=1)
 
 
+def test_a_score_the_screen_never_comes_near_ends_after_its_budget_naming_the_estimates():
+    """`generate --cells 27 --adds 2 --score 100 --within 0.001` screened boards for about 22
+    minutes (none was rated, so the pilot's check on rated scores never fired); now it stops
+    after `screen_budget` attempts (a count: the same on any machine) naming the estimates."""
+    params = GenerateParams(cells=27, adds=2, score=100.0, within=0.001, screen_budget=2, seed=1)
+    with pytest.raises(
+        GenerationError,
+        match=r"no board came near 27 cells/2 adds \(search, score 100\+-0.001\) in 2 attempts:"
+        r" the screen's estimates were \d+\.\d-\d+\.\d, the target needs 99.999-100 \(none rated\);"
+        r" aim within \d+-\d+ or widen --within, or another --cells/--adds",
+    ) as info:
+        generate(1, params, jobs=1)
+    assert info.value.partial is not None
+    assert (info.value.partial.attempts, info.value.partial.ratings) == (2, 0)
+
+
+def test_the_reach_check_keeps_going_while_an_estimate_is_near_a_window():
+    from pipeline.generation.generator import NO_CANDIDATE, SCREEN_REACH, Outcome, _Judge
+
+    params = GenerateParams(cells=27, adds=2, score=60.0, within=1.0, screen_budget=3)
+    near = _Judge(1, params, frozenset())
+    for k in range(5):  # the estimates reach within SCREEN_REACH of 59-61: no stop
+        near.take(Outcome(k, reason=NO_CANDIDATE, estimates=(10.0, 59 - SCREEN_REACH)), None)
+    far = _Judge(1, params, frozenset())
+    for k in range(2):
+        far.take(Outcome(k, reason=NO_CANDIDATE, estimates=(10.0, 58.9 - SCREEN_REACH)), None)
+    with pytest.raises(GenerationError, match=r"in 3 attempts: the screen's estimates were 10.0-"):
+        far.take(Outcome(2, reason=NO_CANDIDATE, estimates=(12.0, 20.0)), None)
+    rated = _Judge(1, params, frozenset())  # a board rated in the round: the pilot decides
+    rated.take(Outcome(0, reason="off-score", score=30.0, rated=1, estimates=(10.0, 20.0)), None)
+    for k in range(1, 5):
+        rated.take(Outcome(k, reason=NO_CANDIDATE, estimates=(10.0, 20.0)), None)
+
+
 def test_a_board_the_simplest_player_always_wins_is_rejected_before_its_rating():
     """At 10 cells and no adds every solvable board is one the scanner always wins (or pairs off
     in reading order): rejected as trivial, and none rated in full."""
@@ -307,3 +341,11 @@ def test_the_process_pool_yields_in_order_raises_a_workers_error_and_leaves_no_w
         1,
         4,
     ]  # fewer attempts than workers and more
+
+
+def test_the_documented_screen_budget_is_the_generators():
+    from pipeline.generation.generator import SCREEN_BUDGET, SCREEN_REACH
+    from pipeline.limits import LIMITS
+
+    (row,) = [r for r in LIMITS if "SCREEN_BUDGET" in r.what]
+    assert row.value_text() == str(SCREEN_BUDGET) and f"over {SCREEN_REACH:g} points" in row.what

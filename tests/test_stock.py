@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import errno
+import json
+import os
 import random
 import shutil
 import sqlite3
@@ -189,7 +192,9 @@ def test_prune_says_what_it_drops_and_keeps_the_oldest_copy(
 ) -> None:
     puzzle = _first_puzzle()
     put(tmp_path / "old", [puzzle], DAY)
-    (stale,) = prune(tmp_path / "old")  # the fixture was rated by an older rating version
+    (stale,) = prune(
+        tmp_path / "old", force=True
+    )  # the fixture was rated by an older rating version
     assert "rated by rating version 1; the current version is" in stale.reason
     monkeypatch.setattr("pipeline.stock.store.RATING_VERSION", 1)  # now it is current
     root = tmp_path / "new"
@@ -201,7 +206,7 @@ def test_prune_says_what_it_drops_and_keeps_the_oldest_copy(
     bad = later.parent / "nm1-000000000000.yaml"
     bad.write_text("schema_version: 1\nkind: puzzle\n")
     assert put(root, [copy], DAY) == []
-    dropped = prune(root)
+    dropped = prune(root, force=True)
     reasons = {d.path.name: d.reason for d in dropped}
     assert set(reasons) == {later.name, bad.name}
     assert (
@@ -637,7 +642,10 @@ def test_stock_refill_is_deterministic_and_stock_shows_counts_and_a_histogram(
     again = run(*args, "1", "--out", str(tmp_path / "a"))  # same seed: the same boards, none new
     assert again.exit_code == 0 and "0 new easy puzzle(s)" in again.output
     files[0].write_text(files[0].read_text().replace("adds: 2", "adds: 3"))
-    pruned = run("stock", "prune", "--out", str(tmp_path / "a"))
+    refused = run("stock", "prune", "--out", str(tmp_path / "a"))  # 1 of 3: more than 10%
+    assert refused.exit_code == 1 and f"would drop {files[0]}: invalid: " in refused.stdout
+    assert "would drop 1 of 3 puzzle files, more than 10%" in refused.output and files[0].exists()
+    pruned = run("stock", "prune", "--out", str(tmp_path / "a"), "--force")
     assert (
         pruned.exit_code == 0
         and f"{files[0]}: invalid: " in pruned.stdout
@@ -764,3 +772,131 @@ def test_processes_creating_one_index_at_once_all_get_the_files(tmp_path: Path) 
         seen = [out.get(timeout=10) for _ in procs]
         assert all(isinstance(n, int) and n > 0 for n in seen), seen
         assert len(set(seen)) == 1, seen
+
+
+# --- a stock reached through a symbolic link ----------------------------------------------
+
+REPO_GENERATED = Path(__file__).parent.parent / "generated"
+
+
+def _linked_stock(tmp: Path, source: Path = REPO_GENERATED) -> tuple[Path, Path]:
+    """`tmp/out` holding the nights of `source`, its `stock` a link to `tmp/shared` (a copy of
+    the source's stock kept elsewhere)."""
+    out, shared = tmp / "out", tmp / "shared"
+    shutil.copytree(source, out, ignore=shutil.ignore_patterns("stock"))
+    shutil.copytree(source / "stock", shared)
+    (out / "stock").symlink_to(shared, target_is_directory=True)
+    return out, shared
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(folder.rglob("*.yaml"))}
+
+
+def test_a_linked_stock_is_counted_validated_and_never_pruned_away(tmp_path: Path) -> None:
+    """With `generated/stock` a link, `stock` showed 0 puzzles, `validate` skipped it, and `stock
+    prune` deleted all 82 valid puzzles ("not in the stock's layout"), exit 0."""
+    out, shared = _linked_stock(tmp_path)
+    before = _files(shared)
+    plain = run("stock", "--out", str(REPO_GENERATED), "--json")
+    linked = run("stock", "--out", str(out), "--json")
+    assert linked.exit_code == 0 and '"total": 0' not in linked.stdout
+    assert linked.stdout.replace(str(out), "X") == plain.stdout.replace(str(REPO_GENERATED), "X")
+    assert validate_paths([out]).ok
+    bundle = next(out.glob("*/bundle.yaml"))
+    shipped = Puzzle.from_dict(
+        yaml.safe_load(bundle.read_text())["levels"][0]["stages"][0]["puzzle"]
+    )
+    copy = Puzzle(mirrored(shipped.board), shipped.adds, shipped.solution, shipped.difficulty)
+    planted = stock_path(out, copy)
+    planted.parent.mkdir(parents=True, exist_ok=True)
+    planted.write_text(stock_night.stock_text(copy, DAY, out))
+    found = [p for p in validate_paths([out]).problems if p.code == "NM321"]
+    assert found and str(bundle) in found[0].message
+    dry = run("stock", "prune", "--out", str(out), "--dry-run")
+    assert (
+        dry.exit_code == 0 and dry.stdout.count("\n") == 1 and f"{planted}: already" in dry.stdout
+    )
+    assert planted.exists()
+    pruned = run("stock", "prune", "--out", str(out))
+    assert pruned.exit_code == 0 and "dropped 1 puzzle(s)" in pruned.output
+    assert not planted.exists() and _files(shared) == before  # every valid puzzle kept
+    assert (out / "stock").is_symlink()
+
+
+def test_prune_never_drops_a_valid_puzzle_for_where_it_lies_and_guards_its_share(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(REPO_GENERATED / "stock", out / "stock")
+    stray = out / "stock" / "1" / "elsewhere"  # a valid puzzle outside the layout: kept
+    stray.mkdir()
+    moved = next((out / "stock" / "1" / "27x3").glob("*.yaml"))
+    shutil.move(moved, stray / moved.name)
+    assert prune(out) == [] and (stray / moved.name).is_file()
+    files = sorted((out / "stock").rglob("*.yaml"))
+    for f in files[: len(files) // 5]:  # a fifth of the stock edited badly
+        f.write_text(f.read_text().replace("adds: ", "adds: 1"))
+    before = _files(out)
+    refused = run("stock", "prune", "--out", str(out))
+    assert refused.exit_code == 1 and refused.stdout.count("would drop ") == len(files) // 5
+    assert f"would drop {len(files) // 5} of {len(files)} puzzle files, more than 10%" in (
+        refused.output
+    )
+    assert _files(out) == before
+    forced = run("stock", "prune", "--out", str(out), "--force")
+    assert forced.exit_code == 0 and len(_files(out)) == len(files) - len(files) // 5
+
+
+def test_nights_and_swaps_use_a_linked_stock_as_their_own(
+    tmp_path: Path, two_nights: tuple[Path, Any, Any]
+) -> None:
+    out, shared = _linked_stock(tmp_path, two_nights[0])
+    before = _files(shared)
+    day = DAY + dt.timedelta(days=2)
+    result = run_nightly(_night(out, day, keep=None))  # with a refill: puzzles go in
+    assert result.tiers["medium"].from_stock > 0, "the night did not see the linked stock"
+    taken = {
+        row["id"] + ".yaml"
+        for row in json.loads((out / day.isoformat() / stock_night.TAKEN).read_text())["taken"]
+    }
+    after = set(_files(shared))
+    assert taken <= set(before) and not taken & after  # what it shipped left the linked stock
+    assert after - set(before), result.stock_lines  # the refill went into the linked folder
+    keys = _keys(out)
+    assert len(keys) == len(set(keys)) and validate_paths([out]).ok
+    assert (out / "stock").is_symlink() and not list(out.glob("*/.stock-add"))
+    bundle = out / day.isoformat() / "bundle.yaml"
+    old = yaml.safe_load(bundle.read_text())["levels"][0]["stages"][0]["puzzle"]["id"]
+    stocked = set(_files(shared))
+    done = run("swap", str(bundle), "L1.S1")
+    assert done.exit_code == 0, done.output
+    new = yaml.safe_load(bundle.read_text())["levels"][0]["stages"][0]["puzzle"]["id"]
+    assert set(_files(shared)) == stocked - {f"{new}.yaml"} | {f"{old}.yaml"}
+    assert validate_paths([out]).ok
+
+
+def test_a_night_finishes_its_stock_move_into_a_stock_on_another_file_system(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out, shared = _linked_stock(tmp_path)
+    puzzle = _first_puzzle()
+    night = out / "2026-12-01"
+    staged = night / stock_night.ADDED / stock_path(Path(), puzzle)
+    staged.parent.mkdir(parents=True)
+    staged.write_text(stock_night.stock_text(puzzle, DAY, out))
+    (night / stock_night.MANIFEST).write_text(
+        json.dumps({"take": [], "add": [staged.relative_to(night).as_posix()]})
+    )
+    real = os.replace
+
+    def across_devices(src: Any, dst: Any) -> None:
+        if ".stock-add" in str(src):
+            raise OSError(errno.EXDEV, "Invalid cross-device link")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", across_devices)
+    assert stock_night.finish(out) == ["2026-12-01: 0 puzzle(s) left the stock, 1 went in"]
+    target = shared / stock_path(Path(), puzzle).relative_to("stock")
+    assert target.read_text() == stock_night.stock_text(puzzle, DAY, out)
+    assert not (night / stock_night.ADDED).exists() and not (night / stock_night.MANIFEST).exists()

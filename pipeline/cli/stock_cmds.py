@@ -13,7 +13,7 @@ from pipeline.cli.common import emit_json, fail
 from pipeline.cli.help_text import EXAMPLES
 from pipeline.errors import NumberMatchError
 from pipeline.generation import SCHEDULER_ENV, STRATEGY_NAMES
-from pipeline.limits import MAX_COUNT, MAX_JOBS
+from pipeline.limits import MAX_COUNT, MAX_JOBS, MAX_PRUNE_SHARE
 from pipeline.rating.tiers import TIER_NAMES
 
 stock_app = typer.Typer(
@@ -177,6 +177,12 @@ def refill_cmd(
 def prune_cmd(
     out: Path = typer.Option(Path("generated"), "--out", help=_OUT_HELP),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would go; delete nothing."),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help=f"Drop them even when they are more than {MAX_PRUNE_SHARE:.0%} of the stock's files"
+        " (else refused: nothing dropped, the list printed).",
+    ),
 ) -> None:
     """Drop stock puzzles the pipeline would no longer ship: invalid files (a ruleset no longer
     shipped included), an older rating version, already shipped, a second copy of one puzzle.
@@ -186,15 +192,19 @@ def prune_cmd(
         locked,
     )
     from pipeline.stock.night import finish
-    from pipeline.stock.store import prune
+    from pipeline.stock.store import PruneRefused, StockError, prune
 
     if not out.is_dir():
         fail(f"{out}: no such folder (the nightly job's --out)")
     try:
         with locked(out):
             finish(out)
-            dropped = prune(out, dry_run=dry_run)
-    except PublishError as exc:
+            dropped = prune(out, dry_run=dry_run, force=force)
+    except PruneRefused as exc:
+        for d in exc.dropped:
+            typer.echo(f"would drop {d}")
+        fail(str(exc))
+    except (PublishError, StockError) as exc:
         fail(str(exc))
     for d in dropped:
         typer.echo(str(d))

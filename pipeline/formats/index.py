@@ -39,6 +39,7 @@ from pipeline.engine.canonical import canonical_key
 from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle, BundleError
 from pipeline.formats.difficulty import Difficulty
+from pipeline.formats.files import follow_link
 from pipeline.formats.stock_layout import STOCK_DIR as STOCK_DIR  # re-exported
 from pipeline.formats.stock_layout import is_stock_path
 from pipeline.limits import MAX_FILE_BYTES
@@ -208,8 +209,10 @@ def read_entries(text: str, rel: str) -> list[Entry]:
 
 
 def _walk(root: Path) -> Iterator[tuple[str, int, int, int]]:
-    """(relative path, size, mtime_ns, inode) of every level file under root, hidden folders skipped."""
+    """(relative path, size, mtime_ns, inode) of every level file under root, hidden folders
+    skipped, a linked folder followed when it leads outside root (`files.follow_link`)."""
     stack = [(root, "")]
+    top, followed = os.path.realpath(root), set[str]()
     while stack:
         folder, prefix = stack.pop()
         try:
@@ -221,7 +224,9 @@ def _walk(root: Path) -> Iterator[tuple[str, int, int, int]]:
             if name.startswith("."):
                 continue
             try:
-                if item.is_dir(follow_symlinks=False):
+                if item.is_dir(follow_symlinks=False) or (
+                    item.is_symlink() and follow_link(item.path, top, followed)
+                ):
                     stack.append((Path(item.path), f"{prefix}{name}/"))
                 elif name.endswith(_SUFFIXES) and item.is_file():
                     st = item.stat()

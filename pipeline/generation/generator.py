@@ -58,6 +58,11 @@ from pipeline.rating.tiers import TIER_NAMES, tier_range
 MIN_CELLS, MAX_CELLS = 2, 81
 SCANNER = ScannerPlayer()  # the rating's simplest player: a board it always wins is trivial
 PILOT_ATTEMPTS = 200
+# Attempts of a round in which no board passes the screen and every screened board's estimate
+# stays more than SCREEN_REACH points from every target window: then the target is out of reach
+# at this size, and the run stops saying where the estimates lie (a count, never a clock).
+SCREEN_BUDGET = 16
+SCREEN_REACH = 5.0
 SCORE_SLACK = 10.0  # how far beyond the scores seen a tier may start and still be tried
 
 # rejection reasons (keys of GenerateResult.rejected)
@@ -142,6 +147,7 @@ class GenerateParams:
     solve_nodes: int = DEFAULT_SOLVE_NODES
     playouts: int | None = None
     pilot: int = PILOT_ATTEMPTS
+    screen_budget: int = SCREEN_BUDGET
     ruleset: int = DEFAULT.number
     score: float | None = None
     within: float = DEFAULT_WITHIN
@@ -322,6 +328,7 @@ class Outcome:
     score: float | None = None
     rated: int = 0
     tier: str | None = None  # the accepted puzzle's tier (under the run's profile, if any)
+    estimates: tuple[float, float] | None = None  # the screen's lowest and highest, if it ran
 
 
 @dataclass
@@ -389,15 +396,21 @@ def run_attempt(params: GenerateParams, attempt: int) -> Outcome:
     ruleset = params.rules()
     strategy = params.strategy_record()
     rng = random.Random(f"{params.seed}:{attempt}")
-    outcome, rated = Outcome(attempt, reason=NO_CANDIDATE), 0
-    for proposal in strategy.candidates(
+    outcome, rated, estimates = Outcome(attempt, reason=NO_CANDIDATE), 0, None
+    candidates = strategy.candidates(
         params.cells, params.adds, rng, digits, ruleset, params.windows()
-    ):
+    )
+    while True:
+        try:
+            proposal = next(candidates)
+        except StopIteration as stop:  # a screening strategy returns its estimates' range
+            estimates = stop.value if isinstance(stop.value, tuple) else None
+            break
         outcome = _judge(params, attempt, proposal, ruleset, strategy)
         rated += outcome.rated
         if outcome.puzzle is not None:
             break
-    return replace(outcome, rated=rated)
+    return replace(outcome, rated=rated, estimates=estimates)
 
 
 def _judge(
@@ -568,7 +581,8 @@ class _Judge:
         self.ratings = 0
         self.room = list(quotas) if quotas is not None else []  # puzzles each target still takes
         self.round = 0
-        self.round_attempts = self.round_accepted = 0
+        self.round_attempts = self.round_accepted = self.round_rated = 0
+        self.estimates: tuple[float, float] | None = None  # the screen's range this round
 
     @property
     def done(self) -> bool:
@@ -595,7 +609,8 @@ class _Judge:
 
     def next_round(self) -> None:
         self.round += 1
-        self.round_attempts = self.round_accepted = 0
+        self.round_attempts = self.round_accepted = self.round_rated = 0
+        self.estimates = None
 
     def _place(self, outcome: Outcome) -> bool:
         """Take room for an outcome's puzzle: the first target with room it is on (without quotas,
@@ -613,6 +628,11 @@ class _Judge:
         self.attempts += 1
         self.round_attempts += 1
         self.ratings += outcome.rated
+        self.round_rated += outcome.rated
+        if outcome.estimates is not None:
+            lo, hi = outcome.estimates
+            seen = self.estimates or (lo, hi)
+            self.estimates = (min(seen[0], lo), max(seen[1], hi))
         if outcome.score is not None:
             self.scores.append(outcome.score)
         puzzle = outcome.puzzle
@@ -630,8 +650,34 @@ class _Judge:
             self.round_accepted += 1
             if progress is not None:
                 progress(len(self.puzzles), self.count)
+        if self.round_attempts == self.params.screen_budget and not self.round_rated:
+            self._reach_check()
         if self.round_attempts == self.params.pilot and not self.round_accepted:
             self._pilot_check()
+
+    def _reach_check(self) -> None:
+        """After `screen_budget` attempts of a round with no board rated: stop when every board
+        the screen looked at was estimated more than SCREEN_REACH points from every window
+        (however many attempts are left, none would be)."""
+        p = self.round_params()
+        windows = p.windows()
+        if self.estimates is None or not windows:
+            return
+        lo, hi = self.estimates
+        if any(w.low - SCREEN_REACH <= hi and lo <= w.high + SCREEN_REACH for w in windows):
+            return
+        low, high = min(w.low for w in windows), max(w.high for w in windows)
+        change = (
+            f"aim within {lo:.0f}-{hi:.0f} or widen --within"
+            if p.score is not None or p.targets
+            else "ask for another tier"
+        )
+        raise GenerationError(
+            f"no board came near {_target(p)} in {self.attempts} attempts: the screen's estimates"
+            f" were {lo:.1f}-{hi:.1f}, the target needs {low:g}-{high:g} (none rated); {change},"
+            " or another --cells/--adds",
+            partial=self.result(0.0),
+        )
 
     def _pilot_check(self) -> None:
         """After the pilot with nothing accepted: fail fast when the target looks out of reach."""

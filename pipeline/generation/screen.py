@@ -63,7 +63,7 @@ as often as random's.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Mapping
 from dataclasses import dataclass
 
 from pipeline.engine.rulesets import Ruleset
@@ -188,6 +188,7 @@ class _Games:
         self.games: dict[str, Games] = {}
         self.lost: dict[str, int] = {}
         self.last = 0.0  # the last stage's estimate, once all its games are played
+        self.most = 0.0  # the highest the estimate could reach when the board was dropped
 
     def _of(self, name: str) -> Games:
         if name not in self.games:
@@ -216,7 +217,7 @@ class _Games:
             most = stage.estimate(
                 {name: self.lost[name] + max(0, k) for name, k in left.items()}, self.adds
             )
-            self.last = least
+            self.last, self.most = least, most
             if all(w.outside(least, stage.error, stage.below, most, reach) for w in windows):
                 return True
             name = next((name for name, k in left.items() if k > 0), None)
@@ -226,17 +227,26 @@ class _Games:
 
 
 def passes(
-    cells: bytes, adds: int, ruleset: Ruleset, windows: tuple[Window, ...]
+    cells: bytes,
+    adds: int,
+    ruleset: Ruleset,
+    windows: tuple[Window, ...],
+    estimates: list[float] | None = None,
 ) -> tuple[Games, ...] | None:
     """The games played when a board goes to the full rating (not trivial, and no stage's estimate
-    clearly outside every window of `windows`; for a score, the last one in its aim), else None."""
+    clearly outside every window of `windows`; for a score, the last one in its aim), else None.
+    `estimates`: gets the lowest and highest the board's estimate could be when the screen was
+    done with it (one number once every stage was played)."""
     if ruleset.stack_certificate and not reading_order_reduction(cells, adds, ruleset.class_of):
         return None
     # a board the solver proves unsolvable looks hard to the players: it goes before any game
     if solve(cells, adds, ruleset=ruleset, budget_nodes=DEFAULT_SOLVE_NODES).status == UNSOLVABLE:
         return None
     games = _Games(cells, adds, ruleset)
-    if any(games.dropped(stage, windows) for stage in STAGES):
+    dropped = any(games.dropped(stage, windows) for stage in STAGES)
+    if estimates is not None and games.games:
+        estimates += (games.last, games.most)
+    if dropped:
         return None
     return tuple(games.games.values()) if any(w.last_call(games.last) for w in windows) else None
 
@@ -248,21 +258,25 @@ def screen(
     digits: DigitDistribution,
     ruleset: Ruleset,
     windows: tuple[Window, ...],
-) -> Iterator[Proposal]:
+) -> Generator[Proposal, None, tuple[float, float] | None]:
     """Candidates for one attempt: the random boards of up to DRAWS that pass the screen for any
-    of `windows` (none: the first, as drawn)."""
+    of `windows` (none: the first, as drawn). Returns (as the generator's value) the lowest and
+    highest estimate the boards it screened could have (each board's bounds when the screen
+    dropped it), so a run whose target no board comes near can say where the boards are
+    (`generator`); None when it screened none."""
     if not windows:
         yield Proposal(bytes(digits.draw(rng, cells)))
-        return
-    offered = 0
+        return None
+    offered, seen = 0, list[float]()
     for _ in range(DRAWS):
         board = bytes(digits.draw(rng, cells))
-        played = passes(board, adds, ruleset, windows)
+        played = passes(board, adds, ruleset, windows, seen)
         if played is not None:
             yield Proposal(board, played=played)
             offered += 1
             if offered >= CANDIDATES:
-                return
+                break
+    return (min(seen), max(seen)) if seen else None
 
 
 def settings() -> dict[str, object]:

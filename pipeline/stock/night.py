@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as _dt
+import errno
 import json
 import os
 import re
@@ -299,6 +300,19 @@ def stage_aside(source: Path, target: Path, names: Sequence[str] = (ADDED, MANIF
     return moved
 
 
+def _move(source: Path, target: Path) -> None:
+    """Rename a staged stock file into the stock; a stock linked to another file system gets an
+    atomic copy, then the staged file goes (a kill in between: the next `finish` sees the
+    target there and drops the staged copy)."""
+    try:
+        os.replace(source, target)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        write_atomic(target, source.read_bytes())
+        source.unlink()
+
+
 def finish(root: Path) -> list[str]:
     """Complete the stock move of every published night under `root` that still has one pending
     (idempotent: safe to run again after a kill). Returns one line per night finished."""
@@ -322,7 +336,7 @@ def finish(root: Path) -> list[str]:
                 source.unlink()
             else:
                 target.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(source, target)
+                _move(source, target)
                 moved += 1
         removed = 0
         for rel in take:

@@ -20,10 +20,12 @@ import yaml
 from pipeline.atomic import write_atomic
 from pipeline.engine.canonical import canonical_key
 from pipeline.errors import NumberMatchError
+from pipeline.formats.files import level_files
 from pipeline.formats.index import STOCK_DIR, Entry, LevelIndex
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.generation import DEFAULT_WITHIN
 from pipeline.generation.generator import GenerateParams, GenerationError, generate
+from pipeline.limits import MAX_PRUNE_SHARE
 from pipeline.problems import first_problem
 from pipeline.rating.tiers import RATING_VERSION
 from pipeline.schemas import schema_hint
@@ -222,11 +224,22 @@ class Dropped:
         return f"{self.path}: {self.reason}"
 
 
-def prune(root: Path, *, dry_run: bool = False) -> list[Dropped]:
+class PruneRefused(StockError):
+    """A prune that would drop more of the stock than `limits.MAX_PRUNE_SHARE` without `force`;
+    `dropped` is what it would have dropped (nothing was)."""
+
+    def __init__(self, message: str, dropped: list[Dropped]) -> None:
+        super().__init__(message)
+        self.dropped = dropped
+
+
+def prune(root: Path, *, dry_run: bool = False, force: bool = False) -> list[Dropped]:
     """Drop stock files the pipeline would no longer ship: files the validator refuses (a
     ruleset no longer shipped included), puzzles rated by an older rating version than the
     current one, puzzles already shipped in a bundle, and second copies of one canonical key
-    (the oldest stays). Returns what was dropped (or would be, with `dry_run`)."""
+    (the oldest stays). A file the validator accepts is never dropped for where it lies. More
+    than `MAX_PRUNE_SHARE` of the stock's files is refused (PruneRefused) unless `force`.
+    Returns what was dropped (or would be, with `dry_run`)."""
     dropped: list[Dropped] = []
     with LevelIndex(root) as index:
         index.refresh()
@@ -236,13 +249,13 @@ def prune(root: Path, *, dry_run: bool = False) -> list[Dropped]:
     run = Validator()
     indexed = {e.path for e in stocked}
     folder = root / STOCK_DIR
-    for path in sorted(folder.rglob("*.y*ml")) if folder.is_dir() else ():
-        # files the index could not read
+    files = level_files([folder]) if folder.is_dir() else []  # links followed as the index does
+    for path in files:  # files the index could not read
         rel = path.relative_to(root)
-        if rel.as_posix() not in indexed and not any(part.startswith(".") for part in rel.parts):
+        if rel.as_posix() not in indexed:
             problems = run.add_file(path)
-            what = first_problem(problems) if problems else "not in the stock's layout"
-            dropped.append(Dropped(path, f"invalid: {what}"))
+            if problems:  # a valid puzzle is kept wherever it lies: prune deletes only the bad
+                dropped.append(Dropped(path, f"invalid: {first_problem(problems)}"))
     kept: dict[str, Path] = {}
     for entry in stocked:
         path = root / entry.path
@@ -266,6 +279,14 @@ def prune(root: Path, *, dry_run: bool = False) -> list[Dropped]:
             )
         else:
             kept[entry.key] = path
+    total = len(files)
+    if not dry_run and not force and len(dropped) > MAX_PRUNE_SHARE * total:
+        raise PruneRefused(
+            f"{folder}: stock prune would drop {len(dropped)} of {total} puzzle files, more than"
+            f" {MAX_PRUNE_SHARE:.0%} of the stock; nothing dropped (check the list above, then"
+            " pass --force; docs/limits.md)",
+            dropped,
+        )
     if not dry_run:
         for d in dropped:
             d.path.unlink(missing_ok=True)
