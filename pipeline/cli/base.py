@@ -20,6 +20,7 @@ except ImportError:  # pragma: no cover - depends on the typer version
 
 from pipeline import __version__
 from pipeline.cli import coercion
+from pipeline.engine import backend
 from pipeline.engine.rulesets import SHIPPED
 from pipeline.errors import NumberMatchError, os_error_line, shorten
 
@@ -92,7 +93,10 @@ app = typer.Typer(
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"numbermatch {__version__} (rulesets: {', '.join(map(str, sorted(SHIPPED)))})")
+        typer.echo(
+            f"numbermatch {__version__} (rulesets: {', '.join(map(str, sorted(SHIPPED)))};"
+            f" {backend.describe()})"
+        )
         raise typer.Exit()
 
 

@@ -5,10 +5,16 @@ through a `Ruleset` instead of importing them.
 
 These functions are the hot path of the solver and generator: they take and return plain
 `bytes` and flat indices (row * 9 + col), and use the precomputed ray tables of `board.rays`.
+When the compiled core is built (`pipeline.engine.backend`), `scan_pairs`, `pairs_ordered`,
+`legal_pairs`, `has_legal_pair`, `remove_pair` and `add_numbers` are its functions, which give
+the same results; the Python ones stay here as the reference (`PURE`).
 """
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+from pipeline.engine.backend import core
 from pipeline.engine.board import CLASS, WIDTH, actives, cell_name, rays
 
 CLASS_OF = bytes(CLASS) + bytes(256 - len(CLASS))  # translate table: value -> class, gap -> 0
@@ -125,3 +131,21 @@ def remove_pair(cells: bytes, i: int, j: int) -> bytes:
 def add_numbers(cells: bytes) -> bytes:
     """Append copies of the active values, in reading order, after the last existing cell."""
     return cells + actives(cells)
+
+
+# The Python functions, whichever backend runs: the reference the compiled core is tested against.
+PURE = SimpleNamespace(
+    scan_pairs=scan_pairs,
+    pairs_ordered=pairs_ordered,
+    legal_pairs=legal_pairs,
+    has_legal_pair=has_legal_pair,
+    remove_pair=remove_pair,
+    add_numbers=add_numbers,
+)
+if core is not None:  # the compiled core's functions: the same results, faster
+    scan_pairs = core.scan_pairs  # type: ignore[assignment]
+    pairs_ordered = core.pairs_ordered  # type: ignore[assignment]
+    legal_pairs = core.legal_pairs  # type: ignore[assignment]
+    has_legal_pair = core.has_legal_pair  # type: ignore[assignment]
+    remove_pair = core.remove_pair  # type: ignore[assignment]
+    add_numbers = core.add_numbers  # type: ignore[assignment]

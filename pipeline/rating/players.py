@@ -24,20 +24,29 @@ pass through many of the same positions. That tracking knows
 ruleset 1's lines, so it runs only for a ruleset whose `tracked_pairs` flag is set; otherwise the
 players recompute the pairs with the ruleset's own functions. The games are the same either way
 (tests check it with a copy of ruleset 1 whose flag is off).
+
+When the compiled core is built (`pipeline.engine.backend`), the seven players' whole games are
+played there instead, a batch per call, for ruleset 1 (`_compiled`): the same games from the same
+`random.Random` draws (its Mersenne Twister state is handed over and back), so every result is
+byte-identical; this Python code is the reference and the fallback (`NUMBERMATCH_PUREPYTHON=1`).
+A compiled game keeps its path packed until it is read, and its positions are replayed from it
+when asked for.
 """
 
 from __future__ import annotations
 
 import gc
+import struct
 from bisect import insort
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from random import Random
 from typing import NamedTuple, Protocol, TypeVar
 
+from pipeline.engine.backend import core
 from pipeline.engine.board import CLASS, WIDTH, crossing_lines
 from pipeline.engine.moves import ADD, Move
-from pipeline.engine.rules import legal_pairs, remove_pair
+from pipeline.engine.rules import add_numbers, legal_pairs, remove_pair
 from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.limits import MAX_MEMO_ENTRIES, MAX_PLAYER_MOVES
 
@@ -449,20 +458,175 @@ PLAYERS: tuple[Player, ...] = PLAYERS_V3
 # --- playing a game out -----------------------------------------------------------------------
 
 
-@dataclass
 class Playout:
-    """One game: won or stuck, moves played (adds included), and what the board did on the way."""
+    """One game: won or stuck, moves played (adds included), and what the board did on the way.
 
-    won: bool
-    moves: int
-    adds_used: int
-    pair_counts: list[int] = field(default_factory=list)  # legal pairs before each step
-    collapses: int = 0
-    openings: int = 0  # collapses that opened a new pair
-    positions: list[tuple[bytes, int, list[Pair]]] = field(
-        default_factory=list
-    )  # (cells, adds left, pairs)
-    path: list[Move] = field(default_factory=list)  # the moves played
+    `pair_counts`: legal pairs before each step; `positions`: (cells, adds left, pairs) before
+    each pair removal (both only for a recorded game); `path`: the moves played. A game played
+    by the compiled core keeps its path packed until it is read and replays its positions from
+    the start when they are asked for (the same values)."""
+
+    __slots__ = (
+        "_code",
+        "_path",
+        "_positions",
+        "_start",
+        "adds_used",
+        "collapses",
+        "moves",
+        "openings",
+        "pair_counts",
+        "won",
+    )
+
+    def __init__(
+        self,
+        won: bool,
+        moves: int,
+        adds_used: int,
+        pair_counts: list[int] | None = None,
+        collapses: int = 0,
+        openings: int = 0,
+        positions: list[tuple[bytes, int, list[Pair]]] | None = None,
+        path: list[Move] | None = None,
+    ) -> None:
+        self.won, self.moves, self.adds_used = won, moves, adds_used
+        self.pair_counts: list[int] = [] if pair_counts is None else pair_counts
+        self.collapses, self.openings = collapses, openings
+        self._positions: list[tuple[bytes, int, list[Pair]]] | None = (
+            [] if positions is None else positions
+        )
+        self._path: list[Move] | None = [] if path is None else path
+        self._code = b""
+        self._start: tuple[bytes, int] | None = None
+
+    @property
+    def path(self) -> list[Move]:
+        """The moves played (a won game's is a certificate)."""
+        if self._path is None:
+            self._path = [
+                ADD if i < 0 else _move(i, j) for i, j in struct.iter_unpack("<ii", self._code)
+            ]
+        return self._path
+
+    @property
+    def positions(self) -> list[tuple[bytes, int, list[Pair]]]:
+        """(cells, adds left, legal pairs) before each pair removal of a recorded game."""
+        if self._positions is None:
+            assert self._start is not None
+            cells, adds_left = self._start
+            self._positions = []
+            for move in self.path:
+                if move.first is None or move.second is None:
+                    cells, adds_left = add_numbers(cells), adds_left - 1
+                else:
+                    self._positions.append((cells, adds_left, legal_pairs(cells)))
+                    cells = remove_pair(cells, move.first, move.second)
+        return self._positions
+
+    def _fields(self) -> tuple:
+        return (
+            self.won,
+            self.moves,
+            self.adds_used,
+            self.pair_counts,
+            self.collapses,
+            self.openings,
+            self.positions,
+            self.path,
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Playout):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
+
+    def __repr__(self) -> str:
+        return (
+            f"Playout(won={self.won!r}, moves={self.moves!r}, adds_used={self.adds_used!r}, "
+            f"collapses={self.collapses!r}, openings={self.openings!r}, path={self.path!r})"
+        )
+
+    def __getstate__(self) -> tuple:
+        return (*self._fields(),)
+
+    def __setstate__(self, state: tuple) -> None:
+        won, moves, adds_used, counts, collapses, openings, positions, path = state
+        self.__init__(won, moves, adds_used, counts, collapses, openings, positions, path)  # type: ignore[misc]
+
+
+def _move(i: int, j: int) -> Move:
+    """The shared Move of pair (i, j) (see `_MOVES`)."""
+    pick = (i, j)
+    move = _MOVES.get(pick)
+    if move is None:
+        move = Move(i, j)
+        if j < _SHARED_MOVES:
+            _MOVES[pick] = move
+    return move
+
+
+def _compiled_playout(result: tuple, start: tuple[bytes, int] | None) -> Playout:
+    """A Playout from one game of `core.play` (`start`: (cells, adds) of a recorded game)."""
+    out = _new_playout(Playout)
+    out.won, out.moves, out.adds_used, out.collapses, out.openings, out._code, counts = result
+    out.pair_counts = [] if counts is None else counts
+    out._path = None
+    out._positions = None if start is not None else []
+    out._start = start
+    return out
+
+
+_new_playout = object.__new__
+
+
+def _compiled(
+    player: Player, ruleset: Ruleset, cells: bytes, adds: int, max_moves: int
+) -> tuple[int, int] | None:
+    """(kind, parameter) of `core.play` for a game the compiled core plays exactly as this module
+    would: one of the seven players (its own class, parameters in range), ruleset 1's rules,
+    input within the core's limits; None otherwise (or when it is not built)."""
+    if core is None or not (
+        ruleset.tracked_pairs
+        and ruleset.width == WIDTH
+        and ruleset.legal_pairs is legal_pairs
+        and ruleset.remove_pair is remove_pair
+        and ruleset.add_numbers is add_numbers
+        and ruleset.value_class == CLASS
+        and type(cells) is bytes
+        and len(cells) <= core.MAX_INPUT_CELLS
+        and type(adds) is int
+        and 0 <= adds <= _CORE_MAX_ADDS
+        and type(max_moves) is int
+        and 0 <= max_moves <= _CORE_MAX_MOVES
+    ):
+        return None
+    kind = type(player)
+    if kind is RandomPlayer:
+        return core.RANDOM, 0
+    if kind is ScannerPlayer:
+        return core.SCANNER, 0
+    if kind is LookaheadPlayer:
+        return core.LOOKAHEAD, 0
+    if kind is ProximityPlayer:
+        return core.PROXIMITY, 0
+    param = getattr(player, _PARAMS.get(kind, ""), None)
+    if type(param) is not int or not (kind is not PlannerPlayer or param >= 1) or param < 0:
+        return None
+    if param > _CORE_MAX_PARAM:
+        return None
+    if kind is OpenerPlayer:
+        return core.OPENER, param
+    if kind is LocalPlayer:
+        return core.LOCAL, param
+    return core.PLANNER, param
+
+
+_PARAMS: dict[type, str] = {OpenerPlayer: "threshold", LocalPlayer: "reach", PlannerPlayer: "width"}
+# what `core.play` accepts (it refuses anything else with a ValueError)
+_CORE_MAX_ADDS, _CORE_MAX_MOVES, _CORE_MAX_PARAM = 64, 1_000_000, 64
 
 
 def play(
@@ -482,7 +646,17 @@ def play(
     garbage collector pauses during the game: a game makes no reference cycles (what it drops
     goes by reference counting), yet the collector's passes over its many short-lived positions
     cost about a tenth of a rating. Only when it collects changes, never a result.
+
+    A game the compiled core can play (`_compiled`) is played there, from `rng`'s state, which it
+    hands back advanced by the same draws.
     """
+    kind = _compiled(player, ruleset, cells, adds, max_moves) if type(rng) is Random else None
+    if kind is not None and core is not None:
+        version, state, gauss = rng.getstate()
+        mt = core.MT(state)
+        (result,) = core.play(*kind, cells, adds, 1, mt, record, max_moves)
+        rng.setstate((version, mt.state(), gauss))
+        return _compiled_playout(result, (cells, adds) if record else None)
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -552,6 +726,8 @@ def _play(
     return out
 
 
+_PLAY = play  # `Games` plays in the compiled core only while `play` is this one
+
 # Moves are frozen values: the games share one per pair of cells (below `_SHARED_MOVES`)
 _MOVES: dict[Pair, Move] = {}
 _SHARED_MOVES = 256
@@ -577,7 +753,10 @@ class PlayerStats:
 class Games:
     """One player's games from one board so far, in its one sequence seeded by (seed, player name),
     and the `Random` that plays on. Whoever plays a board's first games (the search's screen) hands
-    them to the rating, which plays only the rest: the same games, so the same rating."""
+    them to the rating, which plays only the rest: the same games, so the same rating.
+
+    With the compiled core, the games are played there in batches and the random stream stays in
+    the core between batches (`_mt`); reading `rng` brings it back into the `Random`."""
 
     player: Player
     cells: bytes
@@ -586,24 +765,68 @@ class Games:
     ruleset: Ruleset = DEFAULT
     record: bool = False
     played: list[Playout] = field(default_factory=list)
-    rng: Random = field(init=False)
+    _random: Random = field(init=False, repr=False, compare=False)
+    _mt: object | None = field(init=False, default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        self.rng = Random(f"{self.seed}:{self.player.name}")
+        self._random = Random(f"{self.seed}:{self.player.name}")
+
+    @property
+    def rng(self) -> Random:
+        """The `Random` the next game draws from (in step with the compiled core's draws)."""
+        if self._mt is not None and core is not None:
+            version, _, gauss = self._random.getstate()
+            self._random.setstate((version, self._mt.state(), gauss))  # type: ignore[attr-defined]
+            self._mt = None
+        return self._random
+
+    def __getstate__(self) -> dict:
+        self.rng  # noqa: B018 - brings the stream back from the core, which does not pickle
+        return dict(self.__dict__)
 
     def play(self) -> Playout:
         """The next game."""
-        game = play(
-            self.player, self.cells, self.adds, self.rng, record=self.record, ruleset=self.ruleset
-        )
-        self.played.append(game)
-        return game
+        self._more(1)
+        return self.played[-1]
 
     def first(self, n: int) -> list[Playout]:
         """The first `n` games (played now if not yet)."""
-        while len(self.played) < n:
-            self.play()
+        if len(self.played) < n:
+            self._more(n - len(self.played))
         return self.played[:n]
+
+    def _more(self, count: int) -> None:
+        """Play `count` more games: one batch in the compiled core when it can play them (and no
+        one has swapped `play` for another, as the reference players do), else one by one."""
+        kind = _compiled(self.player, self.ruleset, self.cells, self.adds, MAX_PLAYER_MOVES)
+        if kind is None or core is None or play is not _PLAY:
+            rng = self.rng
+            for _ in range(count):
+                self.played.append(
+                    play(
+                        self.player,
+                        self.cells,
+                        self.adds,
+                        rng,
+                        record=self.record,
+                        ruleset=self.ruleset,
+                    )
+                )
+            return
+        mt = self._mt
+        if mt is None:
+            mt = self._mt = core.MT(self._random.getstate()[1])
+        start = (self.cells, self.adds) if self.record else None
+        results = core.play(
+            *kind,
+            self.cells,
+            self.adds,
+            count,
+            mt,  # type: ignore[arg-type]
+            self.record,
+            MAX_PLAYER_MOVES,
+        )
+        self.played.extend([_compiled_playout(r, start) for r in results])
 
     def serves(self, cells: bytes, adds: int, seed: int, ruleset: Ruleset, record: bool) -> bool:
         """Whether these are the games a rating of (cells, adds) with `seed` plays."""

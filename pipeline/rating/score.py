@@ -354,7 +354,8 @@ def rate(
         trap_density, trap_sampled, trap_unknown, sampled_unknown, trap_nodes = traps
 
     # 5. shape of the work (from the random player's games)
-    counts = [c for g in games_random for c in g.pair_counts]
+    steps = sum(len(g.pair_counts) for g in games_random)
+    pairs_offered = sum(sum(g.pair_counts) for g in games_random)
     collapses = sum(g.collapses for g in games_random)
     openings = sum(g.openings for g in games_random)
 
@@ -363,7 +364,7 @@ def rate(
         "trap_density": None if trap_density is None else round(trap_density, 4),
         "trap_density_sampled": None if trap_sampled is None else round(trap_sampled, 4),
         "certificate_length": len(certificate) if certificate is not None else None,
-        "mean_branching": round(sum(counts) / len(counts), 2) if counts else 0.0,
+        "mean_branching": round(pairs_offered / steps, 2) if steps else 0.0,
         "collapse_openings": round(openings / collapses, 4) if collapses else 0.0,
         "trap_unknown": trap_unknown,
         "trap_unknown_sampled": sampled_unknown,

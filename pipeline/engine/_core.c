@@ -1,0 +1,1435 @@
+/* The compiled core: ruleset 1's rules over cell bytes and the rating's simulated players'
+ * whole game loop, byte-identical to the Python they stand in for (pipeline/engine/rules.py,
+ * pipeline/rating/players.py: the reference, and the fallback when this is not built).
+ *
+ * The players draw from Python's random.Random: `MT` is its Mersenne Twister (MT19937, the
+ * state `Random.getstate()` gives), and choice/randrange are drawn as CPython's
+ * `_randbelow_with_getrandbits` draws them, so a game here consumes the very same numbers.
+ *
+ * Every entry point checks its own input (cell values 0-9, lengths within MAX_INPUT_CELLS,
+ * indices on the board, pairs legal) and raises ValueError otherwise; boards that grow by Add
+ * numbers during a game live in buffers sized as they grow.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WIDTH 9
+#define MAX_INPUT_CELLS 4000 /* limits.MAX_CELLS (a test checks they agree) */
+#define MT_N 624
+#define MT_M 397
+
+static const unsigned char CLASS[10] = {0, 1, 2, 3, 4, 5, 4, 3, 2, 1};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Python's Mersenne Twister                                                                 */
+
+typedef struct {
+    PyObject_HEAD
+    uint32_t mt[MT_N];
+    int index;
+} MTObject;
+
+static uint32_t
+genrand_uint32(MTObject *self)
+{
+    static const uint32_t mag01[2] = {0x0U, 0x9908b0dfU};
+    uint32_t y;
+    uint32_t *mt = self->mt;
+    if (self->index >= MT_N) {
+        int kk;
+        for (kk = 0; kk < MT_N - MT_M; kk++) {
+            y = (mt[kk] & 0x80000000U) | (mt[kk + 1] & 0x7fffffffU);
+            mt[kk] = mt[kk + MT_M] ^ (y >> 1) ^ mag01[y & 0x1U];
+        }
+        for (; kk < MT_N - 1; kk++) {
+            y = (mt[kk] & 0x80000000U) | (mt[kk + 1] & 0x7fffffffU);
+            mt[kk] = mt[kk + (MT_M - MT_N)] ^ (y >> 1) ^ mag01[y & 0x1U];
+        }
+        y = (mt[MT_N - 1] & 0x80000000U) | (mt[0] & 0x7fffffffU);
+        mt[MT_N - 1] = mt[MT_M - 1] ^ (y >> 1) ^ mag01[y & 0x1U];
+        self->index = 0;
+    }
+    y = mt[self->index++];
+    y ^= (y >> 11);
+    y ^= (y << 7) & 0x9d2c5680U;
+    y ^= (y << 15) & 0xefc60000U;
+    y ^= (y >> 18);
+    return y;
+}
+
+/* random.Random._randbelow(n) for 1 <= n < 2**32: getrandbits(n.bit_length()) until below n */
+static uint32_t
+randbelow(MTObject *self, uint32_t n)
+{
+    int k = 0;
+    uint32_t v = n;
+    if (n == 0)
+        return 0; /* never asked: every caller draws among one or more */
+    while (v) {
+        k++;
+        v >>= 1;
+    }
+    uint32_t r = genrand_uint32(self) >> (32 - k);
+    while (r >= n)
+        r = genrand_uint32(self) >> (32 - k);
+    return r;
+}
+
+static int
+mt_set(MTObject *self, PyObject *state)
+{
+    if (!PyTuple_Check(state) || PyTuple_GET_SIZE(state) != MT_N + 1) {
+        PyErr_SetString(PyExc_ValueError, "MT state must be a tuple of 625 ints");
+        return -1;
+    }
+    uint32_t mt[MT_N];
+    for (int i = 0; i < MT_N; i++) {
+        PyObject *item = PyTuple_GET_ITEM(state, i);
+        if (!PyLong_Check(item)) {
+            PyErr_SetString(PyExc_ValueError, "MT state: every word must be an int");
+            return -1;
+        }
+        unsigned long w = PyLong_AsUnsignedLong(item);
+        if (w == (unsigned long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ValueError, "MT state: a word is not in 0..2**32-1");
+            return -1;
+        }
+        if (w > 0xffffffffUL) {
+            PyErr_SetString(PyExc_ValueError, "MT state: a word is not in 0..2**32-1");
+            return -1;
+        }
+        mt[i] = (uint32_t)w;
+    }
+    PyObject *last = PyTuple_GET_ITEM(state, MT_N);
+    long index = PyLong_Check(last) ? PyLong_AsLong(last) : -1;
+    if (index == -1 && PyErr_Occurred())
+        PyErr_Clear();
+    if (index < 0 || index > MT_N) {
+        PyErr_SetString(PyExc_ValueError, "MT state: the index must be in 0..624");
+        return -1;
+    }
+    memcpy(self->mt, mt, sizeof mt);
+    self->index = (int)index;
+    return 0;
+}
+
+static int
+MT_init(MTObject *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *state;
+    if (kwds != NULL && PyDict_GET_SIZE(kwds) != 0) {
+        PyErr_SetString(PyExc_TypeError, "MT() takes no keyword arguments");
+        return -1;
+    }
+    if (!PyArg_ParseTuple(args, "O:MT", &state))
+        return -1;
+    return mt_set(self, state);
+}
+
+static PyObject *
+MT_state(MTObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *out = PyTuple_New(MT_N + 1);
+    if (out == NULL)
+        return NULL;
+    for (int i = 0; i < MT_N; i++) {
+        PyObject *w = PyLong_FromUnsignedLong(self->mt[i]);
+        if (w == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(out, i, w);
+    }
+    PyObject *ix = PyLong_FromLong(self->index);
+    if (ix == NULL) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(out, MT_N, ix);
+    return out;
+}
+
+static PyObject *
+MT_randbelow(MTObject *self, PyObject *arg)
+{
+    long long n = PyLong_AsLongLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 1 || n > 0xffffffffLL) {
+        PyErr_SetString(PyExc_ValueError, "randbelow: n must be in 1..2**32-1");
+        return NULL;
+    }
+    return PyLong_FromUnsignedLong(randbelow(self, (uint32_t)n));
+}
+
+static PyMethodDef MT_methods[] = {
+    {"state", (PyCFunction)MT_state, METH_NOARGS,
+     "The 625-int state tuple (`Random.getstate()[1]`) after the draws made so far."},
+    {"randbelow", (PyCFunction)MT_randbelow, METH_O,
+     "`Random._randbelow(n)`: a number in 0..n-1, drawn as CPython draws it."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject MTType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pipeline.engine._core.MT",
+    .tp_basicsize = sizeof(MTObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Python's random.Random Mersenne Twister: MT(Random().getstate()[1]).",
+    .tp_methods = MT_methods,
+    .tp_init = (initproc)MT_init,
+    .tp_new = PyType_GenericNew,
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Boards                                                                                    */
+
+typedef struct {
+    int a, b;
+} Pair;
+
+/* A growable board with its legal pairs (sorted) and scratch space for the players. */
+typedef struct {
+    unsigned char *cells;
+    Py_ssize_t n, cap;
+    Pair *pairs;
+    Py_ssize_t np, pcap;
+} Board;
+
+static int
+ensure_cells(unsigned char **buf, Py_ssize_t *cap, Py_ssize_t need)
+{
+    if (need <= *cap)
+        return 0;
+    Py_ssize_t c = *cap ? *cap : 64;
+    while (c < need) {
+        if (c > PY_SSIZE_T_MAX / 2) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        c *= 2;
+    }
+    unsigned char *p = PyMem_Realloc(*buf, (size_t)c);
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *buf = p;
+    *cap = c;
+    return 0;
+}
+
+static int
+ensure_pairs(Pair **buf, Py_ssize_t *cap, Py_ssize_t need)
+{
+    if (need <= *cap)
+        return 0;
+    Py_ssize_t c = *cap ? *cap : 64;
+    while (c < need) {
+        if (c > PY_SSIZE_T_MAX / 2 / (Py_ssize_t)sizeof(Pair)) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        c *= 2;
+    }
+    Pair *p = PyMem_Realloc(*buf, (size_t)c * sizeof(Pair));
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *buf = p;
+    *cap = c;
+    return 0;
+}
+
+/* The legal pairs of cells[0..n) into out (room for 4n), sorted by first then second cell.
+ * Per active cell: the next active cell in reading order, and the first active cell along the
+ * column, the down-right and the down-left diagonal (rules.scan_pairs' rays). */
+static Py_ssize_t
+scan(const unsigned char *cells, Py_ssize_t n, Pair *out)
+{
+    Py_ssize_t np = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char k = CLASS[cells[i]];
+        if (!k)
+            continue;
+        int js[4];
+        int m = 0;
+        Py_ssize_t j = i + 1;
+        while (j < n && !cells[j])
+            j++;
+        if (j < n && CLASS[cells[j]] == k)
+            js[m++] = (int)j;
+        int col = (int)(i % WIDTH);
+        for (j = i + WIDTH; j < n; j += WIDTH) {
+            if (cells[j]) {
+                if (CLASS[cells[j]] == k)
+                    js[m++] = (int)j;
+                break;
+            }
+        }
+        j = i;
+        for (int s = 0; s < WIDTH - 1 - col; s++) {
+            j += WIDTH + 1;
+            if (j >= n)
+                break;
+            if (cells[j]) {
+                if (CLASS[cells[j]] == k)
+                    js[m++] = (int)j;
+                break;
+            }
+        }
+        j = i;
+        for (int s = 0; s < col; s++) {
+            j += WIDTH - 1;
+            if (j >= n)
+                break;
+            if (cells[j]) {
+                if (CLASS[cells[j]] == k)
+                    js[m++] = (int)j;
+                break;
+            }
+        }
+        /* sort the (at most 4) partners, dropping repeats */
+        for (int x = 1; x < m; x++) {
+            int v = js[x], y = x - 1;
+            while (y >= 0 && js[y] > v) {
+                js[y + 1] = js[y];
+                y--;
+            }
+            js[y + 1] = v;
+        }
+        for (int x = 0; x < m; x++) {
+            if (x && js[x] == js[x - 1])
+                continue;
+            out[np].a = (int)i;
+            out[np].b = js[x];
+            np++;
+        }
+    }
+    return np;
+}
+
+static int
+board_rescan(Board *bd)
+{
+    if (ensure_pairs(&bd->pairs, &bd->pcap, 4 * bd->n + 4) < 0)
+        return -1;
+    bd->np = scan(bd->cells, bd->n, bd->pairs);
+    return 0;
+}
+
+static int
+row_empty(const unsigned char *cells, Py_ssize_t n, Py_ssize_t start)
+{
+    Py_ssize_t end = start + WIDTH < n ? start + WIDTH : n;
+    for (Py_ssize_t x = start; x < end; x++)
+        if (cells[x])
+            return 0;
+    return 1;
+}
+
+/* rules.remove_pair in place: i and j become gaps, then an emptied row of either goes (the
+ * higher row first). Returns 1 when a row went. */
+static int
+remove_in_place(unsigned char *cells, Py_ssize_t *n, Py_ssize_t i, Py_ssize_t j)
+{
+    cells[i] = 0;
+    cells[j] = 0;
+    Py_ssize_t ri = i / WIDTH, rj = j / WIDTH;
+    Py_ssize_t rows[2];
+    int nr = 0;
+    if (ri != rj) {
+        rows[nr++] = rj > ri ? rj : ri;
+        rows[nr++] = rj > ri ? ri : rj;
+    }
+    else
+        rows[nr++] = ri;
+    int gone = 0;
+    for (int r = 0; r < nr; r++) {
+        Py_ssize_t s = rows[r] * WIDTH;
+        if (s >= *n)
+            continue;
+        if (row_empty(cells, *n, s)) {
+            Py_ssize_t e = s + WIDTH < *n ? s + WIDTH : *n;
+            memmove(cells + s, cells + e, (size_t)(*n - e));
+            *n -= e - s;
+            gone = 1;
+        }
+    }
+    return gone;
+}
+
+/* players._opened_across for one gap x: the pairs seeing across x (cells a < b) into out. */
+static int
+opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out)
+{
+    int m = 0;
+    Py_ssize_t a = x - 1;
+    while (a >= 0 && !cells[a])
+        a--;
+    if (a >= 0) {
+        Py_ssize_t b = x + 1;
+        while (b < n && !cells[b])
+            b++;
+        if (b < n && CLASS[cells[a]] == CLASS[cells[b]]) {
+            out[m].a = (int)a;
+            out[m].b = (int)b;
+            m++;
+        }
+    }
+    int col = (int)(x % WIDTH);
+    /* (back step, back room, forward step, forward room): column, down-right, down-left */
+    const int back_step[3] = {WIDTH, WIDTH + 1, WIDTH - 1};
+    const int back_room[3] = {1 << 30, col, WIDTH - 1 - col};
+    const int fwd_step[3] = {WIDTH, WIDTH + 1, WIDTH - 1};
+    const int fwd_room[3] = {1 << 30, WIDTH - 1 - col, col};
+    for (int line = 0; line < 3; line++) {
+        Py_ssize_t p = x;
+        int found = 0;
+        for (int s = 0; s < back_room[line]; s++) {
+            p -= back_step[line];
+            if (p < 0)
+                break;
+            if (cells[p]) {
+                found = 1;
+                break;
+            }
+        }
+        if (!found)
+            continue;
+        Py_ssize_t q = x;
+        for (int s = 0; s < fwd_room[line]; s++) {
+            q += fwd_step[line];
+            if (q >= n)
+                break;
+            if (cells[q]) {
+                if (CLASS[cells[p]] == CLASS[cells[q]]) {
+                    out[m].a = (int)p;
+                    out[m].b = (int)q;
+                    m++;
+                }
+                break;
+            }
+        }
+    }
+    return m;
+}
+
+static int
+pair_in(const Pair *pairs, Py_ssize_t np, int a, int b)
+{
+    Py_ssize_t lo = 0, hi = np;
+    while (lo < hi) {
+        Py_ssize_t mid = (lo + hi) / 2;
+        const Pair *p = &pairs[mid];
+        if (p->a < a || (p->a == a && p->b < b))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < np && pairs[lo].a == a && pairs[lo].b == b;
+}
+
+/* Scratch space shared by one call's games. */
+typedef struct {
+    int *deg;
+    Py_ssize_t dcap;
+    int *row_actives;
+    Py_ssize_t rcap;
+    unsigned char *work;
+    Py_ssize_t wcap;
+    Pair *wpairs;
+    Py_ssize_t wpcap;
+    int *counts;
+    Py_ssize_t ccap;
+} Scratch;
+
+static void
+scratch_free(Scratch *s)
+{
+    PyMem_Free(s->deg);
+    PyMem_Free(s->row_actives);
+    PyMem_Free(s->work);
+    PyMem_Free(s->wpairs);
+    PyMem_Free(s->counts);
+    memset(s, 0, sizeof *s);
+}
+
+static int
+ensure_ints(int **buf, Py_ssize_t *cap, Py_ssize_t need)
+{
+    if (need <= *cap)
+        return 0;
+    Py_ssize_t c = *cap ? *cap : 64;
+    while (c < need)
+        c *= 2;
+    int *p = PyMem_Realloc(*buf, (size_t)c * sizeof(int));
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    *buf = p;
+    *cap = c;
+    return 0;
+}
+
+/* players.pair_counts_after: for each legal pair, the legal pairs left after removing it.
+ * counts gets np entries; uses the scratch's work buffers (not the caller's board). */
+static int
+counts_after(Scratch *sc, const unsigned char *cells, Py_ssize_t n, const Pair *pairs,
+             Py_ssize_t np, int *counts)
+{
+    Py_ssize_t nrows = (n + WIDTH - 1) / WIDTH;
+    if (ensure_ints(&sc->deg, &sc->dcap, n + 1) < 0 ||
+        ensure_ints(&sc->row_actives, &sc->rcap, nrows + 1) < 0 ||
+        ensure_cells(&sc->work, &sc->wcap, n + 1) < 0 ||
+        ensure_pairs(&sc->wpairs, &sc->wpcap, 4 * n + 4) < 0)
+        return -1;
+    int *deg = sc->deg;
+    memset(deg, 0, (size_t)n * sizeof(int));
+    for (Py_ssize_t k = 0; k < np; k++) {
+        deg[pairs[k].a]++;
+        deg[pairs[k].b]++;
+    }
+    for (Py_ssize_t r = 0; r < nrows; r++) {
+        int c = 0;
+        Py_ssize_t end = r * WIDTH + WIDTH < n ? r * WIDTH + WIDTH : n;
+        for (Py_ssize_t x = r * WIDTH; x < end; x++)
+            c += cells[x] != 0;
+        sc->row_actives[r] = c;
+    }
+    unsigned char *work = sc->work;
+    memcpy(work, cells, (size_t)n);
+    for (Py_ssize_t k = 0; k < np; k++) {
+        int i = pairs[k].a, j = pairs[k].b;
+        Py_ssize_t ri = i / WIDTH, rj = j / WIDTH;
+        if (sc->row_actives[ri] == 1 || sc->row_actives[rj] == 1 ||
+            (ri == rj && sc->row_actives[ri] == 2)) {
+            Py_ssize_t m = n;
+            remove_in_place(work, &m, i, j);
+            counts[k] = (int)scan(work, m, sc->wpairs);
+            memcpy(work, cells, (size_t)n);
+            continue;
+        }
+        unsigned char vi = work[i], vj = work[j];
+        work[i] = work[j] = 0;
+        Pair found[8];
+        int m = opened_through(work, n, i, found);
+        m += opened_through(work, n, j, found + m);
+        work[i] = vi;
+        work[j] = vj;
+        int extra = 0;
+        for (int x = 0; x < m; x++) {
+            int dup = 0;
+            for (int y = 0; y < x; y++)
+                if (found[y].a == found[x].a && found[y].b == found[x].b) {
+                    dup = 1;
+                    break;
+                }
+            if (!dup && !pair_in(pairs, np, found[x].a, found[x].b))
+                extra++;
+        }
+        counts[k] = (int)np - deg[i] - deg[j] + 1 + extra;
+    }
+    return 0;
+}
+
+/* players.pairs_after_gaps: i and j are gaps now (rows kept); the pairs through them go, and
+ * the cells that now see each other across them pair (inserted in order, once). */
+static int
+pairs_after_gaps(Board *bd, int i, int j)
+{
+    Pair *pairs = bd->pairs;
+    Py_ssize_t np = 0;
+    for (Py_ssize_t k = 0; k < bd->np; k++) {
+        Pair p = pairs[k];
+        if (p.a != i && p.b != i && p.a != j && p.b != j)
+            pairs[np++] = p;
+    }
+    Pair found[8];
+    int m = opened_through(bd->cells, bd->n, i, found);
+    m += opened_through(bd->cells, bd->n, j, found + m);
+    for (int x = 0; x < m; x++) {
+        int a = found[x].a, b = found[x].b;
+        Py_ssize_t lo = 0, hi = np;
+        while (lo < hi) {
+            Py_ssize_t mid = (lo + hi) / 2;
+            if (pairs[mid].a < a || (pairs[mid].a == a && pairs[mid].b < b))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < np && pairs[lo].a == a && pairs[lo].b == b)
+            continue;
+        if (np + 1 > bd->pcap) { /* never: a board of n cells has at most 4n pairs */
+            PyErr_SetString(PyExc_ValueError, "pair table overflow");
+            return -1;
+        }
+        memmove(pairs + lo + 1, pairs + lo, (size_t)(np - lo) * sizeof(Pair));
+        pairs[lo].a = a;
+        pairs[lo].b = b;
+        np++;
+    }
+    bd->np = np;
+    return 0;
+}
+
+/* One pair removal as players.remove_and_track sees it: `bd` becomes the board after (i, j)
+ * with its legal pairs; *collapsed and *opened as in `Step`. `gap` is scratch room for n cells
+ * and `gpairs` for 4n pairs. */
+static int
+track(Board *bd, int i, int j, unsigned char **gap, Py_ssize_t *gcap, Pair **gpairs,
+      Py_ssize_t *gpcap, int *collapsed, int *opened)
+{
+    Py_ssize_t n = bd->n;
+    unsigned char *cells = bd->cells;
+    cells[i] = 0;
+    cells[j] = 0;
+    Py_ssize_t si = i - i % WIDTH, sj = j - j % WIDTH;
+    int gone_i = row_empty(cells, n, si);
+    int gone_j = sj != si && row_empty(cells, n, sj);
+    *collapsed = 0;
+    *opened = 0;
+    if (!(gone_i || gone_j))
+        return pairs_after_gaps(bd, i, j);
+    /* the gapped board's pairs, then the collapsed board's */
+    if (ensure_cells(gap, gcap, n + 1) < 0 || ensure_pairs(gpairs, gpcap, 4 * n + 4) < 0)
+        return -1;
+    Py_ssize_t nkept = scan(cells, n, *gpairs);
+    memcpy(*gap, cells, (size_t)n);
+    Py_ssize_t s1 = n, s2 = n;
+    if (gone_i && gone_j) {
+        s1 = si < sj ? si : sj;
+        s2 = si < sj ? sj : si;
+    }
+    else
+        s1 = gone_i ? si : sj;
+    Py_ssize_t m = n;
+    Py_ssize_t hi = gone_j ? sj : -1, lo = gone_i ? si : -1;
+    if (hi >= 0) {
+        Py_ssize_t e = hi + WIDTH < m ? hi + WIDTH : m;
+        memmove(cells + hi, cells + e, (size_t)(m - e));
+        m -= e - hi;
+    }
+    if (lo >= 0) {
+        Py_ssize_t e = lo + WIDTH < m ? lo + WIDTH : m;
+        memmove(cells + lo, cells + e, (size_t)(m - e));
+        m -= e - lo;
+    }
+    bd->n = m;
+    if (board_rescan(bd) < 0)
+        return -1;
+    *collapsed = 1;
+    /* opened: a pair of the collapsed board that no pair of the gapped board becomes */
+    Pair *kept = *gpairs;
+    for (Py_ssize_t k = 0; k < nkept; k++) {
+        int a = kept[k].a, b = kept[k].b;
+        kept[k].a = a - WIDTH * ((a > s1) + (a > s2));
+        kept[k].b = b - WIDTH * ((b > s1) + (b > s2));
+    }
+    for (Py_ssize_t k = 0; k < bd->np; k++) {
+        if (!pair_in(kept, nkept, bd->pairs[k].a, bd->pairs[k].b)) {
+            *opened = 1;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Argument checks                                                                           */
+
+/* cells as a bytes-like object of values 0-9, at most `most` long */
+static int
+get_cells_max(PyObject *obj, Py_buffer *view, Py_ssize_t most)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "cells must be bytes, got %.100s", Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    if (view->len > most) {
+        PyErr_Format(PyExc_ValueError, "cells: %zd cells, more than the limit of %zd", view->len,
+                     most);
+        PyBuffer_Release(view);
+        return -1;
+    }
+    const unsigned char *c = view->buf;
+    for (Py_ssize_t x = 0; x < view->len; x++) {
+        if (c[x] > 9) {
+            PyErr_Format(PyExc_ValueError, "cells: value %d at %zd is not 0-9", c[x], x);
+            PyBuffer_Release(view);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* the rules take any board length (their work is linear in it): only the pair table's size
+ * is kept from overflowing */
+static int
+get_cells(PyObject *obj, Py_buffer *view)
+{
+    return get_cells_max(obj, view, PY_SSIZE_T_MAX / 64);
+}
+
+static int
+board_from(Board *bd, const Py_buffer *view, Py_ssize_t extra)
+{
+    memset(bd, 0, sizeof *bd);
+    if (ensure_cells(&bd->cells, &bd->cap, view->len + extra + 1) < 0)
+        return -1;
+    memcpy(bd->cells, view->buf, (size_t)view->len);
+    bd->n = view->len;
+    return board_rescan(bd);
+}
+
+static void
+board_free(Board *bd)
+{
+    PyMem_Free(bd->cells);
+    PyMem_Free(bd->pairs);
+    memset(bd, 0, sizeof *bd);
+}
+
+static PyObject *
+pairs_list(const Pair *pairs, Py_ssize_t np)
+{
+    PyObject *out = PyList_New(np);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t k = 0; k < np; k++) {
+        PyObject *t = Py_BuildValue("(ii)", pairs[k].a, pairs[k].b);
+        if (t == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        PyList_SET_ITEM(out, k, t);
+    }
+    return out;
+}
+
+/* the index of legal pair (i, j) on the board, or -1 with ValueError set */
+static Py_ssize_t
+legal_index(const Board *bd, long i, long j)
+{
+    if (i >= 0 && j >= 0 && i < bd->n && j < bd->n) {
+        if (i > j) {
+            long t = i;
+            i = j;
+            j = t;
+        }
+        Py_ssize_t lo = 0, hi = bd->np;
+        while (lo < hi) {
+            Py_ssize_t mid = (lo + hi) / 2;
+            const Pair *p = &bd->pairs[mid];
+            if (p->a < i || (p->a == i && p->b < j))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo < bd->np && bd->pairs[lo].a == i && bd->pairs[lo].b == j)
+            return lo;
+    }
+    PyErr_Format(PyExc_ValueError, "(%ld, %ld) is not a legal pair of the board", i, j);
+    return -1;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The rules                                                                                 */
+
+static PyObject *
+core_legal_pairs(PyObject *Py_UNUSED(mod), PyObject *arg)
+{
+    Py_buffer view;
+    if (get_cells(arg, &view) < 0)
+        return NULL;
+    Pair *pairs = PyMem_Malloc((size_t)(4 * view.len + 4) * sizeof(Pair));
+    if (pairs == NULL) {
+        PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t np = scan(view.buf, view.len, pairs);
+    PyBuffer_Release(&view);
+    PyObject *out = pairs_list(pairs, np);
+    PyMem_Free(pairs);
+    return out;
+}
+
+/* rules.scan_pairs: (ray pairs, reading-order pairs), each in scan order; a pair joined in
+ * reading order is only a reading pair. geo and read have room for 3n and n pairs. */
+static void
+scan_split(const unsigned char *cells, Py_ssize_t n, Pair *geo, Py_ssize_t *ngeo, Pair *read,
+           Py_ssize_t *nread)
+{
+    Py_ssize_t ng = 0, nr = 0, prev = -1;
+    unsigned char prev_class = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned char k = CLASS[cells[i]];
+        if (!k)
+            continue;
+        if (prev_class == k) {
+            read[nr].a = (int)prev;
+            read[nr].b = (int)i;
+            nr++;
+        }
+        prev = i;
+        prev_class = k;
+        int col = (int)(i % WIDTH);
+        const int step[3] = {WIDTH, WIDTH + 1, WIDTH - 1};
+        const int room[3] = {1 << 30, WIDTH - 1 - col, col};
+        for (int line = 0; line < 3; line++) {
+            Py_ssize_t j = i;
+            for (int s = 0; s < room[line]; s++) {
+                j += step[line];
+                if (j >= n)
+                    break;
+                if (cells[j]) {
+                    if (CLASS[cells[j]] == k) {
+                        geo[ng].a = (int)i;
+                        geo[ng].b = (int)j;
+                        ng++;
+                    }
+                    break;
+                }
+            }
+        }
+    }
+    if (nr && ng) {
+        Py_ssize_t w = 0;
+        for (Py_ssize_t x = 0; x < ng; x++)
+            if (!pair_in(read, nr, geo[x].a, geo[x].b))
+                geo[w++] = geo[x];
+        ng = w;
+    }
+    *ngeo = ng;
+    *nread = nr;
+}
+
+/* scan_pairs (as_tuple) or pairs_ordered (the two lists joined) */
+static PyObject *
+split_pairs(PyObject *arg, int as_tuple)
+{
+    Py_buffer view;
+    if (get_cells(arg, &view) < 0)
+        return NULL;
+    Pair *geo = PyMem_Malloc((size_t)(4 * view.len + 4) * sizeof(Pair));
+    if (geo == NULL) {
+        PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    Pair *read = geo + 3 * view.len + 2;
+    Py_ssize_t ng, nr;
+    scan_split(view.buf, view.len, geo, &ng, read, &nr);
+    PyBuffer_Release(&view);
+    PyObject *out = NULL;
+    if (as_tuple) {
+        PyObject *g = pairs_list(geo, ng);
+        PyObject *r = g ? pairs_list(read, nr) : NULL;
+        if (g && r)
+            out = PyTuple_Pack(2, g, r);
+        Py_XDECREF(g);
+        Py_XDECREF(r);
+    }
+    else {
+        memmove(geo + ng, read, (size_t)nr * sizeof(Pair));
+        out = pairs_list(geo, ng + nr);
+    }
+    PyMem_Free(geo);
+    return out;
+}
+
+static PyObject *
+core_scan_pairs(PyObject *Py_UNUSED(mod), PyObject *arg)
+{
+    return split_pairs(arg, 1);
+}
+
+static PyObject *
+core_pairs_ordered(PyObject *Py_UNUSED(mod), PyObject *arg)
+{
+    return split_pairs(arg, 0);
+}
+
+static PyObject *
+core_has_legal_pair(PyObject *Py_UNUSED(mod), PyObject *arg)
+{
+    Py_buffer view;
+    if (get_cells(arg, &view) < 0)
+        return NULL;
+    Pair *pairs = PyMem_Malloc((size_t)(4 * view.len + 4) * sizeof(Pair));
+    if (pairs == NULL) {
+        PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t np = scan(view.buf, view.len, pairs);
+    PyBuffer_Release(&view);
+    PyMem_Free(pairs);
+    return PyBool_FromLong(np > 0);
+}
+
+static PyObject *
+core_remove_pair(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    PyObject *obj;
+    Py_ssize_t i, j;
+    if (!PyArg_ParseTuple(args, "Onn:remove_pair", &obj, &i, &j))
+        return NULL;
+    Py_buffer view;
+    if (get_cells(obj, &view) < 0)
+        return NULL;
+    if (i < 0 || j < 0 || i >= view.len || j >= view.len || i == j) {
+        PyErr_Format(PyExc_ValueError, "remove_pair: cells %zd and %zd are not two cells of a "
+                     "board of %zd", i, j, view.len);
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(view.buf, view.len);
+    PyBuffer_Release(&view);
+    if (out == NULL)
+        return NULL;
+    Py_ssize_t n = PyBytes_GET_SIZE(out);
+    remove_in_place((unsigned char *)PyBytes_AS_STRING(out), &n, i, j);
+    if (n != PyBytes_GET_SIZE(out) && _PyBytes_Resize(&out, n) < 0)
+        return NULL;
+    return out;
+}
+
+static PyObject *
+core_add_numbers(PyObject *Py_UNUSED(mod), PyObject *arg)
+{
+    Py_buffer view;
+    if (get_cells(arg, &view) < 0)
+        return NULL;
+    const unsigned char *c = view.buf;
+    Py_ssize_t act = 0;
+    for (Py_ssize_t x = 0; x < view.len; x++)
+        act += c[x] != 0;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, view.len + act);
+    if (out == NULL) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    unsigned char *o = (unsigned char *)PyBytes_AS_STRING(out);
+    memcpy(o, c, (size_t)view.len);
+    Py_ssize_t w = view.len;
+    for (Py_ssize_t x = 0; x < view.len; x++)
+        if (c[x])
+            o[w++] = c[x];
+    PyBuffer_Release(&view);
+    return out;
+}
+
+static PyObject *
+core_pair_counts_after(PyObject *Py_UNUSED(mod), PyObject *arg)
+{
+    Py_buffer view;
+    if (get_cells(arg, &view) < 0)
+        return NULL;
+    Board bd;
+    Scratch sc = {0};
+    PyObject *out = NULL;
+    if (board_from(&bd, &view, 0) < 0)
+        goto done;
+    if (ensure_ints(&sc.counts, &sc.ccap, bd.np + 1) < 0)
+        goto done;
+    if (counts_after(&sc, bd.cells, bd.n, bd.pairs, bd.np, sc.counts) < 0)
+        goto done;
+    out = PyList_New(bd.np);
+    if (out == NULL)
+        goto done;
+    for (Py_ssize_t k = 0; k < bd.np; k++) {
+        PyObject *v = PyLong_FromLong(sc.counts[k]);
+        if (v == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, k, v);
+    }
+done:
+    PyBuffer_Release(&view);
+    board_free(&bd);
+    scratch_free(&sc);
+    return out;
+}
+
+static PyObject *
+core_track(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    PyObject *obj;
+    long i, j;
+    if (!PyArg_ParseTuple(args, "Oll:track", &obj, &i, &j))
+        return NULL;
+    Py_buffer view;
+    if (get_cells(obj, &view) < 0)
+        return NULL;
+    Board bd;
+    unsigned char *gap = NULL;
+    Py_ssize_t gcap = 0, gpcap = 0;
+    Pair *gpairs = NULL;
+    PyObject *out = NULL;
+    int collapsed, opened;
+    if (board_from(&bd, &view, 0) < 0)
+        goto done;
+    Py_ssize_t k = legal_index(&bd, i, j);
+    if (k < 0)
+        goto done;
+    if (track(&bd, bd.pairs[k].a, bd.pairs[k].b, &gap, &gcap, &gpairs, &gpcap, &collapsed,
+              &opened) < 0)
+        goto done;
+    PyObject *pl = pairs_list(bd.pairs, bd.np);
+    if (pl == NULL)
+        goto done;
+    out = Py_BuildValue("(y#NOO)", (const char *)bd.cells, bd.n, pl,
+                        collapsed ? Py_True : Py_False, opened ? Py_True : Py_False);
+done:
+    PyBuffer_Release(&view);
+    board_free(&bd);
+    PyMem_Free(gap);
+    PyMem_Free(gpairs);
+    return out;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The players                                                                               */
+
+enum { P_RANDOM, P_SCANNER, P_LOOKAHEAD, P_OPENER, P_LOCAL, P_PLANNER, P_PROXIMITY, P_KINDS };
+
+typedef struct {
+    Scratch sc;
+    Board one;    /* the planner's board one move ahead */
+    int *idx;     /* candidate indices */
+    Py_ssize_t icap;
+    int *ocounts; /* the planner's counts one move ahead */
+    Py_ssize_t ocap;
+    unsigned char *gap;
+    Py_ssize_t gcap;
+    Pair *gpairs;
+    Py_ssize_t gpcap;
+} Work;
+
+static void
+work_free(Work *w)
+{
+    scratch_free(&w->sc);
+    board_free(&w->one);
+    PyMem_Free(w->idx);
+    PyMem_Free(w->ocounts);
+    PyMem_Free(w->gap);
+    PyMem_Free(w->gpairs);
+    memset(w, 0, sizeof *w);
+}
+
+static Py_ssize_t
+active_count(const unsigned char *cells, Py_ssize_t n)
+{
+    Py_ssize_t c = 0;
+    for (Py_ssize_t x = 0; x < n; x++)
+        c += cells[x] != 0;
+    return c;
+}
+
+/* LookaheadPlayer's choice (also the opener's): the index of the pair to take, or -1 on error */
+static Py_ssize_t
+choose_lookahead(Work *w, const Board *bd, MTObject *rng)
+{
+    if (active_count(bd->cells, bd->n) == 2)
+        return 0;
+    if (ensure_ints(&w->sc.counts, &w->sc.ccap, bd->np + 1) < 0 ||
+        ensure_ints(&w->idx, &w->icap, bd->np + 1) < 0)
+        return -1;
+    int *counts = w->sc.counts;
+    if (counts_after(&w->sc, bd->cells, bd->n, bd->pairs, bd->np, counts) < 0)
+        return -1;
+    int top = counts[0];
+    for (Py_ssize_t k = 1; k < bd->np; k++)
+        if (counts[k] > top)
+            top = counts[k];
+    Py_ssize_t nb = 0;
+    for (Py_ssize_t k = 0; k < bd->np; k++)
+        if (counts[k] == top)
+            w->idx[nb++] = (int)k;
+    return nb == 1 ? w->idx[0] : w->idx[randbelow(rng, (uint32_t)nb)];
+}
+
+static Py_ssize_t
+choose_planner(Work *w, const Board *bd, MTObject *rng, int width)
+{
+    if (active_count(bd->cells, bd->n) == 2 || bd->np == 1)
+        return 0;
+    Py_ssize_t np = bd->np;
+    if (ensure_ints(&w->sc.counts, &w->sc.ccap, np + 1) < 0 ||
+        ensure_ints(&w->idx, &w->icap, 2 * np + 2) < 0)
+        return -1;
+    int *counts = w->sc.counts;
+    if (counts_after(&w->sc, bd->cells, bd->n, bd->pairs, np, counts) < 0)
+        return -1;
+    /* sorted(range(np), key=-count)[:width]: stable, so ties keep index order */
+    int *ranked = w->idx;
+    Py_ssize_t nr = 0;
+    for (Py_ssize_t k = 0; k < np; k++) {
+        /* insert k after every earlier index with a count >= its count */
+        Py_ssize_t pos = nr;
+        while (pos > 0 && counts[ranked[pos - 1]] < counts[k])
+            pos--;
+        if (pos >= width)
+            continue;
+        if (nr < width)
+            nr++;
+        for (Py_ssize_t y = nr - 1; y > pos; y--)
+            ranked[y] = ranked[y - 1];
+        ranked[pos] = (int)k;
+    }
+    int rank_copy[64];
+    int nrank = (int)nr;
+    for (int r = 0; r < nrank; r++)
+        rank_copy[r] = ranked[r];
+    int *best = w->idx + np + 1;
+    Py_ssize_t nb = 0;
+    int top = -1;
+    for (int r = 0; r < nrank; r++) {
+        int k = rank_copy[r];
+        Board *one = &w->one;
+        if (ensure_cells(&one->cells, &one->cap, bd->n + 1) < 0)
+            return -1;
+        if (ensure_pairs(&one->pairs, &one->pcap, 4 * bd->n + 4) < 0)
+            return -1;
+        memcpy(one->cells, bd->cells, (size_t)bd->n);
+        one->n = bd->n;
+        memcpy(one->pairs, bd->pairs, (size_t)bd->np * sizeof(Pair));
+        one->np = bd->np;
+        int collapsed, opened;
+        if (track(one, bd->pairs[k].a, bd->pairs[k].b, &w->gap, &w->gcap, &w->gpairs, &w->gpcap,
+                  &collapsed, &opened) < 0)
+            return -1;
+        if (one->n == 0)
+            return k;
+        int value = 0;
+        if (one->np) {
+            if (ensure_ints(&w->ocounts, &w->ocap, one->np + 1) < 0)
+                return -1;
+            if (counts_after(&w->sc, one->cells, one->n, one->pairs, one->np, w->ocounts) < 0)
+                return -1;
+            int mx = w->ocounts[0];
+            for (Py_ssize_t y = 1; y < one->np; y++)
+                if (w->ocounts[y] > mx)
+                    mx = w->ocounts[y];
+            value = mx + 1;
+        }
+        if (value > top) {
+            top = value;
+            nb = 0;
+            best[nb++] = k;
+        }
+        else if (value == top)
+            best[nb++] = k;
+    }
+    return nb == 1 ? best[0] : best[randbelow(rng, (uint32_t)nb)];
+}
+
+typedef struct {
+    int kind, param;
+    Py_ssize_t cursor; /* scanner's eyes */
+    Py_ssize_t focus;  /* local's row */
+} PlayerState;
+
+/* The index of the pair to take, -2 to add now, -1 on error. */
+static Py_ssize_t
+choose(PlayerState *ps, Work *w, const Board *bd, int adds_left, MTObject *rng)
+{
+    Py_ssize_t np = bd->np;
+    switch (ps->kind) {
+    case P_RANDOM:
+        return randbelow(rng, (uint32_t)np);
+    case P_SCANNER: {
+        Py_ssize_t at = ps->cursor, k = 0;
+        for (Py_ssize_t x = 0; x < np; x++)
+            if (bd->pairs[x].a >= at) {
+                k = x;
+                break;
+            }
+        int a = bd->pairs[k].a, b = bd->pairs[k].b;
+        Py_ssize_t row_start = a - a % WIDTH;
+        Py_ssize_t end = row_start + WIDTH < bd->n ? row_start + WIDTH : bd->n;
+        int vanishes = 1;
+        for (Py_ssize_t x = row_start; x < end; x++)
+            if (bd->cells[x] && x != a && x != b) {
+                vanishes = 0;
+                break;
+            }
+        ps->cursor = vanishes ? row_start : a;
+        return k;
+    }
+    case P_OPENER:
+        if (adds_left > 0 && np <= ps->param && active_count(bd->cells, bd->n) > 2)
+            return -2;
+        return choose_lookahead(w, bd, rng);
+    case P_LOOKAHEAD:
+        return choose_lookahead(w, bd, rng);
+    case P_LOCAL: {
+        Py_ssize_t f = ps->focus, reach = ps->param;
+        Py_ssize_t low = (f - reach) * WIDTH, high = (f + reach + 1) * WIDTH;
+        if (ensure_ints(&w->idx, &w->icap, np + 1) < 0)
+            return -1;
+        Py_ssize_t nn = 0;
+        for (Py_ssize_t x = 0; x < np; x++) {
+            int a = bd->pairs[x].a, b = bd->pairs[x].b;
+            if ((low <= a && a < high) || (low <= b && b < high))
+                w->idx[nn++] = (int)x;
+        }
+        Py_ssize_t k = nn ? (Py_ssize_t)w->idx[randbelow(rng, (uint32_t)nn)]
+                          : (Py_ssize_t)randbelow(rng, (uint32_t)np);
+        ps->focus = bd->pairs[k].a / WIDTH;
+        return k;
+    }
+    case P_PLANNER:
+        return choose_planner(w, bd, rng, ps->param);
+    case P_PROXIMITY: {
+        int low = bd->pairs[0].b - bd->pairs[0].a;
+        for (Py_ssize_t x = 1; x < np; x++)
+            if (bd->pairs[x].b - bd->pairs[x].a < low)
+                low = bd->pairs[x].b - bd->pairs[x].a;
+        if (ensure_ints(&w->idx, &w->icap, np + 1) < 0)
+            return -1;
+        Py_ssize_t nc = 0;
+        for (Py_ssize_t x = 0; x < np; x++)
+            if (bd->pairs[x].b - bd->pairs[x].a == low)
+                w->idx[nc++] = (int)x;
+        return nc == 1 ? w->idx[0] : w->idx[randbelow(rng, (uint32_t)nc)];
+    }
+    }
+    PyErr_SetString(PyExc_ValueError, "unknown player kind");
+    return -1;
+}
+
+/* A game's path: 8 bytes a move (two little-endian int32 cells; an add is -1, -1). */
+typedef struct {
+    unsigned char *buf;
+    Py_ssize_t len, cap;
+} Bytes;
+
+static int
+bytes_put(Bytes *b, int32_t x, int32_t y)
+{
+    if (ensure_cells(&b->buf, &b->cap, b->len + 8) < 0)
+        return -1;
+    unsigned char *p = b->buf + b->len;
+    uint32_t ux = (uint32_t)x, uy = (uint32_t)y;
+    for (int s = 0; s < 4; s++) {
+        p[s] = (unsigned char)(ux >> (8 * s));
+        p[4 + s] = (unsigned char)(uy >> (8 * s));
+    }
+    b->len += 8;
+    return 0;
+}
+
+/* One game (players._play); returns the result tuple or NULL. */
+static PyObject *
+play_one(PlayerState *ps, Work *w, Board *bd, const Py_buffer *start, int adds, MTObject *rng,
+         int record, long max_moves, Bytes *path)
+{
+    /* begin: the scanner's eyes and the local player's row are drawn first */
+    ps->cursor = 0;
+    ps->focus = 0;
+    if (ps->kind == P_SCANNER && start->len)
+        ps->cursor = randbelow(rng, (uint32_t)start->len);
+    if (ps->kind == P_LOCAL) {
+        Py_ssize_t rows = (start->len + WIDTH - 1) / WIDTH;
+        ps->focus = randbelow(rng, (uint32_t)(rows > 1 ? rows : 1));
+    }
+    if (ensure_cells(&bd->cells, &bd->cap, start->len + 1) < 0)
+        return NULL;
+    memcpy(bd->cells, start->buf, (size_t)start->len);
+    bd->n = start->len;
+    if (board_rescan(bd) < 0)
+        return NULL;
+    PyObject *counts = NULL;
+    if (record && (counts = PyList_New(0)) == NULL)
+        return NULL;
+    path->len = 0;
+    int adds_left = adds, adds_used = 0;
+    long moves = 0, collapses = 0, openings = 0;
+    while (bd->n && moves < max_moves) {
+        if (record) {
+            PyObject *c = PyLong_FromSsize_t(bd->np);
+            if (c == NULL || PyList_Append(counts, c) < 0) {
+                Py_XDECREF(c);
+                goto fail;
+            }
+            Py_DECREF(c);
+        }
+        Py_ssize_t k = bd->np ? choose(ps, w, bd, adds_left, rng) : -2;
+        if (k == -1)
+            goto fail;
+        if (k == -2) {
+            if (adds_left <= 0) {
+                if (bd->np) {
+                    PyErr_SetString(PyExc_ValueError, "a player chose to add with no add left");
+                    goto fail;
+                }
+                break;
+            }
+            Py_ssize_t act = active_count(bd->cells, bd->n);
+            if (act > PY_SSIZE_T_MAX / 8 - bd->n) {
+                PyErr_NoMemory();
+                goto fail;
+            }
+            if (ensure_cells(&bd->cells, &bd->cap, bd->n + act + 1) < 0)
+                goto fail;
+            Py_ssize_t wpos = bd->n;
+            for (Py_ssize_t x = 0; x < bd->n; x++)
+                if (bd->cells[x])
+                    bd->cells[wpos++] = bd->cells[x];
+            bd->n = wpos;
+            if (board_rescan(bd) < 0)
+                goto fail;
+            adds_left--;
+            adds_used++;
+            moves++;
+            if (bytes_put(path, -1, -1) < 0)
+                goto fail;
+            continue;
+        }
+        int i = bd->pairs[k].a, j = bd->pairs[k].b;
+        if (bytes_put(path, i, j) < 0)
+            goto fail;
+        int collapsed, opened;
+        if (track(bd, i, j, &w->gap, &w->gcap, &w->gpairs, &w->gpcap, &collapsed, &opened) < 0)
+            goto fail;
+        if (collapsed) {
+            collapses++;
+            openings += opened;
+        }
+        moves++;
+    }
+    PyObject *code = PyBytes_FromStringAndSize((const char *)path->buf, path->len);
+    if (code == NULL)
+        goto fail;
+    if (counts == NULL) {
+        Py_INCREF(Py_None);
+        counts = Py_None;
+    }
+    return Py_BuildValue("(OlillNN)", bd->n == 0 ? Py_True : Py_False, moves, adds_used,
+                         collapses, openings, code, counts);
+fail:
+    Py_XDECREF(counts);
+    return NULL;
+}
+
+static PyObject *
+core_play(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    int kind, param, adds, record;
+    Py_ssize_t games;
+    long max_moves;
+    PyObject *obj, *rngobj;
+    if (!PyArg_ParseTuple(args, "iiOinO!pl:play", &kind, &param, &obj, &adds, &games, &MTType,
+                          &rngobj, &record, &max_moves))
+        return NULL;
+    if (kind < 0 || kind >= P_KINDS) {
+        PyErr_Format(PyExc_ValueError, "play: unknown player kind %d", kind);
+        return NULL;
+    }
+    if (param < 0 || param > 64 || (kind == P_PLANNER && param < 1)) {
+        PyErr_Format(PyExc_ValueError, "play: player parameter %d out of range", param);
+        return NULL;
+    }
+    if (adds < 0 || adds > 64) {
+        PyErr_Format(PyExc_ValueError, "play: adds %d out of range 0-64", adds);
+        return NULL;
+    }
+    if (games < 0 || games > 1000000) {
+        PyErr_Format(PyExc_ValueError, "play: games %zd out of range", games);
+        return NULL;
+    }
+    if (max_moves < 0 || max_moves > 1000000) {
+        PyErr_Format(PyExc_ValueError, "play: max_moves %ld out of range", max_moves);
+        return NULL;
+    }
+    Py_buffer view;
+    if (get_cells_max(obj, &view, MAX_INPUT_CELLS) < 0)
+        return NULL;
+    MTObject *rng = (MTObject *)rngobj;
+    PlayerState ps = {kind, param, 0, 0};
+    Work w;
+    memset(&w, 0, sizeof w);
+    Board bd;
+    memset(&bd, 0, sizeof bd);
+    Bytes path = {NULL, 0, 0};
+    PyObject *out = PyList_New(games);
+    if (out == NULL)
+        goto done;
+    for (Py_ssize_t g = 0; g < games; g++) {
+        PyObject *r = play_one(&ps, &w, &bd, &view, adds, rng, record, max_moves, &path);
+        if (r == NULL) {
+            Py_CLEAR(out);
+            goto done;
+        }
+        PyList_SET_ITEM(out, g, r);
+    }
+done:
+    PyBuffer_Release(&view);
+    work_free(&w);
+    board_free(&bd);
+    PyMem_Free(path.buf);
+    return out;
+}
+
+static PyMethodDef core_methods[] = {
+    {"legal_pairs", core_legal_pairs, METH_O,
+     "rules.legal_pairs: every legal pair (i, j), i < j, sorted."},
+    {"has_legal_pair", core_has_legal_pair, METH_O, "rules.has_legal_pair."},
+    {"scan_pairs", core_scan_pairs, METH_O,
+     "rules.scan_pairs: (ray pairs, reading-order pairs), each in scan order."},
+    {"pairs_ordered", core_pairs_ordered, METH_O,
+     "rules.pairs_ordered: ray-only pairs first, then reading-order ones."},
+    {"remove_pair", core_remove_pair, METH_VARARGS,
+     "rules.remove_pair(cells, i, j): both cells become gaps, emptied rows go."},
+    {"add_numbers", core_add_numbers, METH_O,
+     "rules.add_numbers: the active values appended in reading order."},
+    {"pair_counts_after", core_pair_counts_after, METH_O,
+     "players.pair_counts_after(cells, legal_pairs(cells)): pairs left after each pair."},
+    {"track", core_track, METH_VARARGS,
+     "players.remove_and_track(cells, pairs, i, j) as (cells, pairs, collapsed, opened); "
+     "ValueError unless (i, j) is legal."},
+    {"play", core_play, METH_VARARGS,
+     "play(kind, param, cells, adds, games, mt, record, max_moves): a batch of games, each "
+     "(won, moves, adds_used, collapses, openings, path, pair_counts or None); the path is 8 "
+     "bytes a move (two little-endian int32 cells, -1 -1 for an add)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT, "pipeline.engine._core",
+    "The compiled core of the rules engine and the simulated players (see pipeline.engine.backend).",
+    -1, core_methods,
+};
+
+PyMODINIT_FUNC
+PyInit__core(void)
+{
+    if (PyType_Ready(&MTType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&core_module);
+    if (m == NULL)
+        return NULL;
+    Py_INCREF(&MTType);
+    if (PyModule_AddObject(m, "MT", (PyObject *)&MTType) < 0 ||
+        PyModule_AddIntConstant(m, "MAX_INPUT_CELLS", MAX_INPUT_CELLS) < 0 ||
+        PyModule_AddIntConstant(m, "RANDOM", P_RANDOM) < 0 ||
+        PyModule_AddIntConstant(m, "SCANNER", P_SCANNER) < 0 ||
+        PyModule_AddIntConstant(m, "LOOKAHEAD", P_LOOKAHEAD) < 0 ||
+        PyModule_AddIntConstant(m, "OPENER", P_OPENER) < 0 ||
+        PyModule_AddIntConstant(m, "LOCAL", P_LOCAL) < 0 ||
+        PyModule_AddIntConstant(m, "PLANNER", P_PLANNER) < 0 ||
+        PyModule_AddIntConstant(m, "PROXIMITY", P_PROXIMITY) < 0) {
+        Py_DECREF(&MTType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}
