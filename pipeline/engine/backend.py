@@ -12,6 +12,11 @@ from __future__ import annotations
 import os
 from types import ModuleType
 
+try:
+    from pipeline.engine import _core as _built
+except ImportError:  # not built: no compiler at install, or a failed build
+    _built = None  # type: ignore[assignment]
+
 PURE_ENV = "NUMBERMATCH_PUREPYTHON"
 
 
@@ -19,11 +24,9 @@ def _load() -> tuple[ModuleType | None, str]:
     """(the compiled core or None, why it is not used)."""
     if os.environ.get(PURE_ENV, "").strip() not in ("", "0"):
         return None, f"{PURE_ENV} is set"
-    try:
-        from pipeline.engine import _core
-    except ImportError:
+    if _built is None:
         return None, "the compiled core is not built"
-    return _core, ""
+    return _built, ""
 
 
 core, why_pure = _load()
