@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test docs docs-examples docs-images bench rating-study rating-calibration nightly fuzz schemas clean
+.PHONY: install test sanitize docs docs-examples docs-images bench rating-study rating-calibration nightly fuzz schemas clean
 
 install: $(STAMP)
 
@@ -22,6 +22,23 @@ test: $(STAMP)
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
+	NUMBERMATCH_PUREPYTHON=1 $(BIN)/python -m pytest -m backends
+
+# The compiled core (pipeline/engine/_core.c) built with AddressSanitizer and UndefinedBehavior-
+# Sanitizer into build/sanitize (the installed one is untouched), then the differential tests
+# and NM_FUZZ_CALLS hostile calls of every entry point (tests/sanitize_core.py) with it; the
+# sanitizer runtimes are preloaded into Python, whose allocations go through malloc so they see
+# every buffer. Needs gcc.
+SANITIZE := build/sanitize
+sanitize: $(STAMP)
+	rm -rf $(SANITIZE)
+	CC=gcc CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer -g" \
+		LDFLAGS="-fsanitize=address,undefined" \
+		$(BIN)/python setup.py -q build_ext --build-lib $(SANITIZE) --build-temp $(SANITIZE)/tmp
+	LD_PRELOAD="$$(gcc -print-file-name=libasan.so) $$(gcc -print-file-name=libubsan.so)" \
+		ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+		PYTHONMALLOC=malloc $(BIN)/python -m tests.sanitize_core \
+		$$(ls $(SANITIZE)/pipeline/engine/_core*.so) --calls $${NM_FUZZ_CALLS:-1000000}
 
 # The documentation site into site/ (not committed); --strict turns every warning (a broken link,
 # a page missing from the nav) into a failure, as in `make test`.

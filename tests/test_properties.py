@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -12,6 +13,9 @@ from pipeline.engine.board import WIDTH, format_board, parse
 from pipeline.engine.rules import add_numbers, legal_pairs, pair_problem, remove_pair
 from pipeline.engine.stage import status_of
 from tests import reference
+
+# the engine and the players in whichever backend runs: `make test` runs them in both
+pytestmark = pytest.mark.backends
 
 cell = st.sampled_from(".123456789")
 

@@ -34,6 +34,9 @@ from pipeline.rating.versions import (
 )
 from tests.helpers import run
 
+# the engine and the players in whichever backend runs: `make test` runs them in both
+pytestmark = pytest.mark.backends
+
 PLAYOUTS = 200
 
 

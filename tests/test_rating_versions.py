@@ -30,6 +30,9 @@ from pipeline.rating.tiers import tier_for
 from pipeline.rating.versions import WEIGHTS_V3, score_from_metrics
 from pipeline.validator import validate_texts
 
+# the engine and the players in whichever backend runs: `make test` runs them in both
+pytestmark = pytest.mark.backends
+
 PUZZLE = Path(__file__).parent / "fixtures" / "validator" / "valid" / "puzzle.yaml"
 
 

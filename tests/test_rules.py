@@ -14,6 +14,9 @@ from pipeline.engine.rules import (
     remove_pair,
 )
 
+# the engine and the players in whichever backend runs: `make test` runs them in both
+pytestmark = pytest.mark.backends
+
 
 def pairs(board: str) -> list[str]:
     return [pair_text(i, j) for i, j in legal_pairs(parse(board))]

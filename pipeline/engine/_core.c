@@ -23,6 +23,27 @@
 
 static const unsigned char CLASS[10] = {0, 1, 2, 3, 4, 5, 4, 3, 2, 1};
 
+/* A bad call is a ValueError, whatever the argument parser raised (TypeError, OverflowError). */
+static PyObject *
+bad_call(void)
+{
+    if (PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_OverflowError)) {
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyObject *text = value ? PyObject_Str(value) : NULL;
+        PyErr_Clear();
+        if (text != NULL && PyUnicode_Check(text))
+            PyErr_SetObject(PyExc_ValueError, text);
+        else
+            PyErr_SetString(PyExc_ValueError, "bad arguments");
+        Py_XDECREF(text);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+    }
+    return NULL;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Python's Mersenne Twister                                                                 */
 
@@ -122,11 +143,13 @@ MT_init(MTObject *self, PyObject *args, PyObject *kwds)
 {
     PyObject *state;
     if (kwds != NULL && PyDict_GET_SIZE(kwds) != 0) {
-        PyErr_SetString(PyExc_TypeError, "MT() takes no keyword arguments");
+        PyErr_SetString(PyExc_ValueError, "MT() takes no keyword arguments");
         return -1;
     }
-    if (!PyArg_ParseTuple(args, "O:MT", &state))
+    if (!PyArg_ParseTuple(args, "O:MT", &state)) {
+        bad_call();
         return -1;
+    }
     return mt_set(self, state);
 }
 
@@ -156,9 +179,9 @@ MT_state(MTObject *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 MT_randbelow(MTObject *self, PyObject *arg)
 {
-    long long n = PyLong_AsLongLong(arg);
+    long long n = PyLong_Check(arg) ? PyLong_AsLongLong(arg) : -1;
     if (n == -1 && PyErr_Occurred())
-        return NULL;
+        return bad_call();
     if (n < 1 || n > 0xffffffffLL) {
         PyErr_SetString(PyExc_ValueError, "randbelow: n must be in 1..2**32-1");
         return NULL;
@@ -878,7 +901,7 @@ core_remove_pair(PyObject *Py_UNUSED(mod), PyObject *args)
     PyObject *obj;
     Py_ssize_t i, j;
     if (!PyArg_ParseTuple(args, "Onn:remove_pair", &obj, &i, &j))
-        return NULL;
+        return bad_call();
     Py_buffer view;
     if (get_cells(obj, &view) < 0)
         return NULL;
@@ -963,7 +986,7 @@ core_track(PyObject *Py_UNUSED(mod), PyObject *args)
     PyObject *obj;
     long i, j;
     if (!PyArg_ParseTuple(args, "Oll:track", &obj, &i, &j))
-        return NULL;
+        return bad_call();
     Py_buffer view;
     if (get_cells(obj, &view) < 0)
         return NULL;
@@ -1329,7 +1352,7 @@ core_play(PyObject *Py_UNUSED(mod), PyObject *args)
     PyObject *obj, *rngobj;
     if (!PyArg_ParseTuple(args, "iiOinO!pl:play", &kind, &param, &obj, &adds, &games, &MTType,
                           &rngobj, &record, &max_moves))
-        return NULL;
+        return bad_call();
     if (kind < 0 || kind >= P_KINDS) {
         PyErr_Format(PyExc_ValueError, "play: unknown player kind %d", kind);
         return NULL;

@@ -1,0 +1,315 @@
+"""The compiled core (`pipeline/engine/_core.c`) against the Python it stands in for: every
+function and every player, exactly, over random boards, positions and seeds (hypothesis); its
+own checks of bad calls; and the backend switch (`pipeline.engine.backend`).
+
+The differential tests need the core and skip, saying why, when it is not built or
+`NUMBERMATCH_PUREPYTHON=1` is set; the tests marked `backends` run under both backends (`make
+test` runs them again in pure Python). `NM_CORE_EXAMPLES` raises the examples per test (`make
+sanitize` runs these under AddressSanitizer and UndefinedBehaviorSanitizer).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import pickle
+import random
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pipeline.engine import rules
+from pipeline.engine.backend import PURE_ENV, core, why_pure
+from pipeline.engine.rulesets import DEFAULT, Ruleset
+from pipeline.limits import MAX_CELLS, MAX_PLAYER_MOVES
+from pipeline.rating import players
+from pipeline.rating.score import rate
+from tests.helpers import run
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = int(os.environ.get("NM_CORE_EXAMPLES", "0")) or None
+needs_core = pytest.mark.skipif(core is None, reason=f"the compiled core is not in use: {why_pure}")
+
+boards = st.one_of(
+    st.lists(st.integers(1, 9), max_size=60),
+    st.lists(st.sampled_from([0, 0, 0, 1, 2, 3, 5, 7, 8, 9]), max_size=80),
+    st.lists(st.sampled_from([0] * 8 + [1, 3, 5, 7, 9]), max_size=50),  # gap-heavy: collapses
+).map(bytes)
+PLAYERS = {p.name: p for p in players.PLAYERS}
+
+
+def _examples(n: int) -> int:
+    return EXAMPLES or n
+
+
+@contextmanager
+def pure_python() -> Iterator[Ruleset]:
+    """The players and rules as pure Python, for this block: yields ruleset 1 built from the
+    Python rule functions (`rules.PURE`)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(players, "core", None)
+        for name in ("legal_pairs", "remove_pair", "add_numbers"):
+            mp.setattr(players, name, getattr(rules.PURE, name))
+        yield dataclasses.replace(
+            DEFAULT,
+            legal_pairs=rules.PURE.legal_pairs,
+            remove_pair=rules.PURE.remove_pair,
+            add_numbers=rules.PURE.add_numbers,
+            has_legal_pair=rules.PURE.has_legal_pair,
+            pair_order=rules.PURE.pairs_ordered,
+        )
+
+
+# --- the random stream -----------------------------------------------------------------------
+
+
+@needs_core
+@settings(max_examples=_examples(100), deadline=None)
+@given(
+    seed=st.one_of(st.integers(0, 2**64), st.text(max_size=20)),
+    skip=st.integers(0, 1500),
+    ns=st.lists(st.integers(1, 2**32 - 1) | st.integers(1, 300), max_size=60),
+)
+def test_mt_draws_what_random_draws(seed: int | str, skip: int, ns: list[int]) -> None:
+    rng = random.Random(seed)
+    for _ in range(skip):
+        rng.random()
+    assert core is not None
+    mt = core.MT(rng.getstate()[1])
+    assert [mt.randbelow(n) for n in ns] == [rng._randbelow(n) for n in ns]  # type: ignore[attr-defined]
+    assert mt.state() == rng.getstate()[1]
+
+
+# --- the rules -------------------------------------------------------------------------------
+
+
+@needs_core
+@settings(max_examples=_examples(400), deadline=None)
+@given(cells=boards)
+def test_rules_are_the_python_rules(cells: bytes) -> None:
+    assert core is not None
+    pure = rules.PURE
+    pairs = pure.legal_pairs(cells)
+    assert core.legal_pairs(cells) == pairs
+    assert core.scan_pairs(cells) == pure.scan_pairs(cells)
+    assert core.pairs_ordered(cells) == pure.pairs_ordered(cells)
+    assert core.has_legal_pair(cells) is pure.has_legal_pair(cells)
+    assert core.add_numbers(cells) == pure.add_numbers(cells)
+    for i, j in pairs:
+        assert core.remove_pair(cells, i, j) == pure.remove_pair(cells, i, j)
+
+
+@needs_core
+@settings(max_examples=_examples(300), deadline=None)
+@given(cells=boards)
+def test_tracking_is_the_python_tracking(cells: bytes) -> None:
+    """The incremental pairs after a removal (and whether a collapse opened a pair), and the
+    lookahead's pair counts after each pair."""
+    assert core is not None
+    with pure_python():
+        pairs = rules.PURE.legal_pairs(cells)
+        counts = players.pair_counts_after(cells, pairs)
+        steps = [tuple(players._track(cells, pairs, i, j)) for i, j in pairs]
+    assert core.pair_counts_after(cells) == counts
+    assert [core.track(cells, i, j) for i, j in pairs] == steps
+
+
+# --- the players -----------------------------------------------------------------------------
+
+
+def _board(seed: int, n: int, gappy: bool) -> bytes:
+    draw = random.Random(seed)
+    values = [0, 0, 0, 1, 3, 5, 7, 9] if gappy else list(range(1, 10))
+    return bytes(draw.choice(values) for _ in range(n))
+
+
+@needs_core
+@settings(max_examples=_examples(60), deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    n=st.sampled_from([1, 2, 9, 18, 27, 30, 35, 36, 45, 60]),
+    adds=st.integers(0, 4),
+    gappy=st.booleans(),
+    record=st.booleans(),
+    name=st.sampled_from(sorted(PLAYERS)),
+)
+def test_every_player_plays_the_python_games(
+    seed: int, n: int, adds: int, gappy: bool, record: bool, name: str
+) -> None:
+    """A batch of games in the core: every result, path, pair count and position, and the random
+    stream where it leaves off, as the Python players play them."""
+    cells = _board(seed, n, gappy)
+    compiled = players.Games(PLAYERS[name], cells, adds, seed, record=record)
+    games = compiled.first(4)
+    compiled.play()
+    with pure_python() as pure:
+        reference = players.Games(PLAYERS[name], cells, adds, seed, pure, record)
+        expected = reference.first(5)
+    assert games + compiled.played[4:] == expected
+    assert compiled.rng.getstate() == reference.rng.getstate()
+
+
+@needs_core
+@settings(max_examples=_examples(40), deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    adds=st.integers(0, 3),
+    cap=st.integers(0, 30),
+    threshold=st.integers(0, 5),
+    reach=st.integers(0, 3),
+    width=st.integers(1, 6),
+)
+def test_player_parameters_and_move_cap(
+    seed: int, adds: int, cap: int, threshold: int, reach: int, width: int
+) -> None:
+    """`play` with a `Random` (handed back advanced by the same draws), players with other
+    parameters than the rating's, and a cap on the moves."""
+    cells = _board(seed, 36, seed % 2 == 0)
+    population = [
+        players.OpenerPlayer(threshold=threshold),
+        players.LocalPlayer(reach=reach),
+        players.PlannerPlayer(width=width),
+    ]
+    for player in population:
+        got_rng, want_rng = random.Random(seed), random.Random(seed)
+        got = players.play(player, cells, adds, got_rng, record=True, max_moves=cap)
+        with pure_python() as pure:
+            want = players.play(
+                player, cells, adds, want_rng, record=True, ruleset=pure, max_moves=cap
+            )
+        assert got == want and got_rng.getstate() == want_rng.getstate()
+
+
+@needs_core
+def test_games_pickle_with_their_stream() -> None:
+    """The core's stream is brought back into the `Random` when Games travel to another process."""
+    cells = _board(7, 27, False)
+    games = players.Games(PLAYERS["random"], cells, 2, 0, record=True)
+    games.first(10)
+    copy = pickle.loads(pickle.dumps(games))
+    assert copy.first(20) == games.first(20)
+    assert copy.played[0].positions == games.played[0].positions
+
+
+@needs_core
+def test_ratings_are_those_of_a_pure_python_process() -> None:
+    """Whole ratings (versions 2 and 3: traps from replayed positions, certificates from packed
+    paths), in this process and in one with NUMBERMATCH_PUREPYTHON=1."""
+    script = (
+        "import json, random, sys\n"
+        "from pipeline.rating.score import rate\n"
+        "out = []\n"
+        "for n, adds in ((27, 2), (36, 1), (30, 3)):\n"
+        "    b = bytes(random.Random(n).randint(1, 9) for _ in range(n))\n"
+        "    out += [rate(b, adds).to_json(), rate(b, adds, version=2, playouts=16).to_json()]\n"
+        "print(json.dumps(out, sort_keys=True))\n"
+    )
+    env = {**os.environ, PURE_ENV: "1"}
+    pure = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    here = []
+    for n, adds in ((27, 2), (36, 1), (30, 3)):
+        b = bytes(random.Random(n).randint(1, 9) for _ in range(n))
+        here += [rate(b, adds).to_json(), rate(b, adds, version=2, playouts=16).to_json()]
+    assert json.dumps(here, sort_keys=True) == pure.stdout.strip()
+
+
+# --- bad calls -------------------------------------------------------------------------------
+
+
+@needs_core
+def test_the_core_refuses_bad_calls_with_value_errors() -> None:
+    assert core is not None
+    mt = core.MT(random.Random(0).getstate()[1])
+    bad = [
+        lambda: core.legal_pairs(b"\x0a"),
+        lambda: core.legal_pairs("123"),
+        lambda: core.add_numbers(b"12\xff"),
+        lambda: core.remove_pair(b"11", 0, 2),
+        lambda: core.remove_pair(b"11", -1, 1),
+        lambda: core.remove_pair(b"11", 1, 1),
+        lambda: core.remove_pair(b"11", "0", 1),
+        lambda: core.remove_pair(b"11", 2**70, 1),
+        lambda: core.track(b"12", 0, 1),  # not a pair
+        lambda: core.track(b"11", 0, 5),
+        lambda: core.pair_counts_after(None),
+        lambda: core.MT(()),
+        lambda: core.MT((0,) * 624 + (625,)),
+        lambda: core.MT((-1,) + (0,) * 624),
+        lambda: core.MT((2**32,) + (0,) * 624),
+        lambda: core.MT(("x",) * 625),
+        lambda: mt.randbelow(0),
+        lambda: mt.randbelow(2**32),
+        lambda: mt.randbelow("3"),
+        lambda: core.play(99, 0, b"11", 0, 1, mt, False, 10),
+        lambda: core.play(core.PLANNER, 0, b"11", 0, 1, mt, False, 10),
+        lambda: core.play(core.RANDOM, 0, b"11", -1, 1, mt, False, 10),
+        lambda: core.play(core.RANDOM, 0, b"11", 0, -1, mt, False, 10),
+        lambda: core.play(core.RANDOM, 0, b"11", 0, 1, mt, False, -1),
+        lambda: core.play(core.RANDOM, 0, b"1" * (MAX_CELLS + 1), 0, 1, mt, False, 10),
+        lambda: core.play(core.RANDOM, 0, b"1\x0c", 0, 1, mt, False, 10),
+        lambda: core.play(core.RANDOM, 0, b"11", 0, 1, object(), False, 10),
+    ]
+    for call in bad:
+        with pytest.raises(ValueError):
+            call()
+
+
+@needs_core
+def test_the_core_knows_the_limits() -> None:
+    assert core is not None
+    assert core.MAX_INPUT_CELLS == MAX_CELLS
+    assert MAX_PLAYER_MOVES <= players._CORE_MAX_MOVES
+
+
+# --- the switch (both backends) --------------------------------------------------------------
+
+
+@pytest.mark.backends
+def test_version_names_the_backend() -> None:
+    result = run("--version")
+    assert result.exit_code == 0
+    expected = "backend: compiled (C core)" if core is not None else "backend: pure Python"
+    assert expected in result.stdout
+
+
+@pytest.mark.backends
+def test_pure_python_is_forced_at_run_time() -> None:
+    script = "from pipeline.engine import backend, rules; print(backend.COMPILED, rules.legal_pairs is rules.PURE.legal_pairs)"
+    env = {**os.environ, PURE_ENV: "1"}
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.backends
+def test_players_outside_the_core_play_in_python() -> None:
+    """A player the core does not know (a subclass), or one of its players on another ruleset,
+    plays the Python code, with the same games as the plain players there."""
+
+    class Blind(players.RandomPlayer):
+        pass
+
+    cells = _board(3, 27, False)
+    assert players._compiled(Blind(), DEFAULT, cells, 2, 100) is None
+    plain = players.Games(Blind(), cells, 2, 0).first(5)
+    assert plain == players.Games(PLAYERS["random"], cells, 2, 0).first(5)
