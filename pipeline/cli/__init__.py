@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "calibrate": "telemetry_cmds",
     "rescore": "telemetry_cmds",
     "stock": "stock_cmds",
+    "conformance": "conformance_cmds",
 }
 MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 _FAST = frozenset(

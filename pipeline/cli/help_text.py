@@ -37,6 +37,7 @@ EXAMPLES: dict[str, str] = {
     "calibrate": "numbermatch calibrate night.jsonl --levels generated/2026-11-29/bundle.yaml --out casual.yaml",
     "rescore": "numbermatch rescore --profile casual.yaml generated/2026-11-29/",
     "stock": "numbermatch stock --out generated   (also: stock refill --tier hard --cells 30 --adds 1 --count 20; stock prune)",
+    "conformance": 'numbermatch conformance check --engine "node examples/conformance-js/engine.mjs"   (also: conformance export --out DIR; conformance serve)',
 }
 
 _NAMES = {
