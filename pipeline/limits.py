@@ -94,6 +94,19 @@ MAX_TELEMETRY_MOVES = 100_000
 TELEMETRY_MEMORY = "1GB"
 # Attempts per puzzle `telemetry simulate` plays.
 MAX_SIMULATE_ATTEMPTS = 1_000_000
+# The conformance kit (docs/conformance.md): an engine under test answers each request within
+# ENGINE_TIMEOUT_S seconds (`check --timeout`), in one line of at most MAX_ENGINE_ANSWER_BYTES,
+# in an address space of ENGINE_MEMORY_MB MiB (`check --memory-mb`); the reference server reads
+# request lines of at most MAX_PROTOCOL_REQUEST_BYTES and expands at most MAX_PERFT_NODES
+# positions for one `count`; a shrink asks the engine at most MAX_SHRINK_ASKS requests; an
+# exported case file read back by `check --suite` is at most MAX_SUITE_FILE_BYTES.
+ENGINE_TIMEOUT_S = 10.0
+MAX_ENGINE_ANSWER_BYTES = 1024 * 1024
+ENGINE_MEMORY_MB = 2048
+MAX_PROTOCOL_REQUEST_BYTES = 4 * 1024 * 1024
+MAX_PERFT_NODES = 2_000_000
+MAX_SHRINK_ASKS = 3_000
+MAX_SUITE_FILE_BYTES = 64 * 1024 * 1024
 
 
 class LimitError(NumberMatchError):
@@ -275,6 +288,21 @@ LIMITS: tuple[Limit, ...] = (
         "telemetry: attempts per puzzle `telemetry simulate` plays",
         ("MAX_SIMULATE_ATTEMPTS",),
         "one line",
+    ),
+    Limit(
+        "conformance: an engine's time to answer one request / its answer line / its memory (MiB)",
+        ("ENGINE_TIMEOUT_S", "MAX_ENGINE_ANSWER_BYTES", "ENGINE_MEMORY_MB"),
+        "`conformance check`: the engine is killed, one line naming the request, exit 3 (`--timeout`, `--memory-mb`)",
+    ),
+    Limit(
+        "conformance: a request line the reference reads / positions one `count` expands",
+        ("MAX_PROTOCOL_REQUEST_BYTES", "MAX_PERFT_NODES"),
+        "the answer is the refusal `bad-request` / `limit`",
+    ),
+    Limit(
+        "conformance: requests one shrink sends / a case file `check --suite` reads",
+        ("MAX_SHRINK_ASKS", "MAX_SUITE_FILE_BYTES"),
+        "the shrink stops at the smallest found so far / one line naming the file",
     ),
 )
 

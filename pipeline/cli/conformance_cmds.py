@@ -14,6 +14,7 @@ from pipeline.cli.base import app
 from pipeline.cli.common import fail, writable_folder
 from pipeline.cli.help_text import EXAMPLES
 from pipeline.errors import NumberMatchError
+from pipeline.limits import ENGINE_MEMORY_MB, ENGINE_TIMEOUT_S
 
 conformance_app = typer.Typer(
     name="conformance",
@@ -46,17 +47,17 @@ def export_cmd(
     (version, rules, files with their SHA-256). The same version writes the same bytes."""
     from pipeline.atomic import WriteRefused  # start-up time: the kit loads to export
     from pipeline.conformance import SUITE_VERSION
-    from pipeline.conformance.export import MANIFEST, export, folder_name
+    from pipeline.conformance.export import SUITE_MANIFEST, export, folder_name
 
     writable_folder(out, "--out")
     try:
         written = export(out)
     except WriteRefused as exc:
         fail(str(exc))
-    cases = sum(1 for p in written if p.name != MANIFEST for _ in p.read_bytes().splitlines())
+    cases = sum(1 for p in written if p.name != SUITE_MANIFEST for _ in p.read_bytes().splitlines())
     typer.echo(
         f"{out / folder_name()}: suite {SUITE_VERSION}, {cases} cases in {len(written) - 1} files"
-        f" and {MANIFEST}"
+        f" and {SUITE_MANIFEST}"
     )
 
 
@@ -98,10 +99,16 @@ def check_cmd(
         help="Also stop the search after this many seconds (makes the report machine-dependent).",
     ),
     timeout: float = typer.Option(
-        10.0, "--timeout", min=0.001, help="Seconds the engine may take to answer one request."
+        ENGINE_TIMEOUT_S,
+        "--timeout",
+        min=0.001,
+        help="Seconds the engine may take to answer one request.",
     ),
     memory_mb: int = typer.Option(
-        2048, "--memory-mb", min=0, help="The engine's address-space limit in MiB (0: none)."
+        ENGINE_MEMORY_MB,
+        "--memory-mb",
+        min=0,
+        help="The engine's address-space limit in MiB (0: none).",
     ),
     json_out: bool = typer.Option(False, "--json", help="Print the report as one JSON document."),
     junit: Path | None = typer.Option(

@@ -24,10 +24,8 @@ from typing import Any, Protocol
 from pipeline.conformance.protocol import Answer, Request, answer, dumps
 from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.errors import NumberMatchError, clip
+from pipeline.limits import ENGINE_MEMORY_MB, ENGINE_TIMEOUT_S, MAX_ENGINE_ANSWER_BYTES
 
-TIMEOUT_S = 10.0  # seconds an engine may take to answer one request
-MAX_ANSWER_BYTES = 1024 * 1024  # one answer line
-MEMORY_MB = 2048  # the engine's address space (0: no limit)
 _STDERR_KEEP = 4096
 
 
@@ -73,9 +71,9 @@ class CommandEngine:
         self,
         command: str,
         *,
-        timeout: float = TIMEOUT_S,
-        max_bytes: int = MAX_ANSWER_BYTES,
-        memory_mb: int = MEMORY_MB,
+        timeout: float = ENGINE_TIMEOUT_S,
+        max_bytes: int = MAX_ENGINE_ANSWER_BYTES,
+        memory_mb: int = ENGINE_MEMORY_MB,
         cwd: str | None = None,
     ) -> None:
         self.name = command

@@ -24,11 +24,11 @@ from pipeline.conformance.cases import KINDS, Case, build, by_kind
 from pipeline.conformance.protocol import ERRORS, OPS, dumps
 from pipeline.conformance.rule_ids import RULES
 from pipeline.errors import NumberMatchError, clip
+from pipeline.limits import MAX_SUITE_FILE_BYTES
 from pipeline.schemas import schema_dir
 
 SCHEMA_FILE = "conformance-case.schema.json"
-MANIFEST = "suite.json"
-MAX_SUITE_FILE_BYTES = 64 * 1024 * 1024  # one case file read back
+SUITE_MANIFEST = "suite.json"
 
 
 class SuiteError(NumberMatchError):
@@ -64,7 +64,9 @@ def render(cases: list[Case] | None = None) -> dict[str, bytes]:
         f"{kind}.jsonl": "".join(dumps(c.to_json()) + "\n" for c in groups[kind]).encode("ascii")
         for kind in KINDS
     }
-    files[MANIFEST] = (json.dumps(manifest(files), indent=2, ensure_ascii=True) + "\n").encode()
+    files[SUITE_MANIFEST] = (
+        json.dumps(manifest(files), indent=2, ensure_ascii=True) + "\n"
+    ).encode()
     return files
 
 
@@ -82,9 +84,12 @@ def case_schema() -> dict[str, Any]:
 
 def read_suite(folder: Path) -> tuple[str, int, list[Case]]:
     """(suite version, ruleset, cases) of an exported suite: `folder` is ruleset-N/ or holds it."""
-    if not (folder / MANIFEST).is_file() and (folder / folder_name() / MANIFEST).is_file():
+    if (
+        not (folder / SUITE_MANIFEST).is_file()
+        and (folder / folder_name() / SUITE_MANIFEST).is_file()
+    ):
         folder = folder / folder_name()
-    path = folder / MANIFEST
+    path = folder / SUITE_MANIFEST
     try:
         head = json.loads(path.read_text(encoding="utf-8"))
         version, ruleset, files = str(head["suite"]), int(head["ruleset"]), head["files"]

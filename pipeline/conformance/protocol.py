@@ -31,7 +31,7 @@ from pipeline.engine.moves import ADD_TEXT, Move
 from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.engine.stage import status_of
 from pipeline.errors import NumberMatchError, shorten
-from pipeline.limits import MAX_ADDS, MAX_CELLS
+from pipeline.limits import MAX_ADDS, MAX_CELLS, MAX_PERFT_NODES
 
 Answer = dict[str, Any]
 Request = dict[str, Any]
@@ -51,7 +51,6 @@ ERRORS = {
     "limit": "past the engine's own bound on work (the reference: 4,000 cells, perft nodes)",
 }
 COUNT_DEPTH = 3  # the deepest `count` the protocol asks for
-COUNT_NODES = 2_000_000  # positions the reference expands for one `count` before refusing
 _PAIR_TEXT = re.compile(r"([0-9]{1,6}),([0-9]{1,6})-([0-9]{1,6}),([0-9]{1,6})", re.ASCII)
 
 
@@ -173,7 +172,7 @@ def moves_of(ruleset: Ruleset, cells: bytes, adds_left: int) -> list[tuple[int, 
 
 
 def perft(
-    ruleset: Ruleset, cells: bytes, adds: int, depth: int, cap: int = COUNT_NODES
+    ruleset: Ruleset, cells: bytes, adds: int, depth: int, cap: int = MAX_PERFT_NODES
 ) -> list[int]:
     """Move sequences of each length 1..depth from a position (chess's perft); Refusal `limit`
     past `cap` expanded positions."""

@@ -12,20 +12,19 @@ from typing import BinaryIO
 
 from pipeline.conformance.protocol import answer_line, dumps
 from pipeline.engine.rulesets import DEFAULT, Ruleset
-
-MAX_REQUEST_BYTES = 4 * 1024 * 1024  # one request line; a longer one is answered bad-request
+from pipeline.limits import MAX_PROTOCOL_REQUEST_BYTES
 
 
 def serve(stdin: BinaryIO, stdout: BinaryIO, ruleset: Ruleset = DEFAULT) -> int:
     """Answer every request line until the input ends; returns the number answered."""
     answered = 0
     while True:
-        line = stdin.readline(MAX_REQUEST_BYTES + 1)
+        line = stdin.readline(MAX_PROTOCOL_REQUEST_BYTES + 1)
         if not line:
             return answered
-        if len(line) > MAX_REQUEST_BYTES and not line.endswith(b"\n"):
+        if len(line) > MAX_PROTOCOL_REQUEST_BYTES and not line.endswith(b"\n"):
             while line and not line.endswith(b"\n"):  # skip the rest of the long line
-                line = stdin.readline(MAX_REQUEST_BYTES)
+                line = stdin.readline(MAX_PROTOCOL_REQUEST_BYTES)
             out = dumps({"error": "bad-request", "message": "the request line is too long"})
         elif not line.strip():
             continue

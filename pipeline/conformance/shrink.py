@@ -21,8 +21,7 @@ from pipeline.conformance.protocol import Answer, Request, answer, divergence
 from pipeline.engine.board import WIDTH, format_board, parse
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.errors import NumberMatchError
-
-MAX_SHRINK_ASKS = 3_000  # engine requests one shrink may make
+from pipeline.limits import MAX_SHRINK_ASKS
 
 
 @dataclass(frozen=True)
