@@ -900,3 +900,45 @@ def test_a_night_finishes_its_stock_move_into_a_stock_on_another_file_system(
     target = shared / stock_path(Path(), puzzle).relative_to("stock")
     assert target.read_text() == stock_night.stock_text(puzzle, DAY, out)
     assert not (night / stock_night.ADDED).exists() and not (night / stock_night.MANIFEST).exists()
+
+
+def test_stock_puzzles_a_night_finds_invalid_are_set_aside_and_the_shortfall_generated(
+    tmp_path: Path, two_nights: tuple[Path, Any, Any]
+) -> None:
+    """Stock scores edited by hand (NM310) stopped every night: "generate: nothing: the stock
+    covered every tier", "validate: 0 of 3", then assemble failed, naming neither the files nor
+    what to do. Now the night moves them out of the draw, names them, and generates instead."""
+    import re
+
+    out = tmp_path / "out"
+    shutil.copytree(two_nights[0], out)
+    edited = sorted((out / "stock").rglob("*.yaml"))
+    assert edited
+    for f in edited:
+        f.write_text(
+            re.sub(
+                r"^  score: ([0-9.]+)$",
+                lambda m: f"  score: {float(m.group(1)) + 0.5:.2f}",
+                f.read_text(),
+                count=1,
+                flags=re.M,
+            )
+        )
+    before = {f.name: f.read_bytes() for f in edited}
+    day = DAY + dt.timedelta(days=2)
+    result = run_nightly(_night(out, day))
+    asides = [line for line in result.log_lines if line.startswith("set aside ")]
+    assert asides and all("NM310" in line for line in asides)
+    assert result.tiers["medium"].from_stock == 0 and result.tiers["medium"].generated >= 2
+    log = (out / day.isoformat() / "run.log").read_text()
+    report = (out / day.isoformat() / "report.md").read_text()
+    aside = out / "stock" / ".aside"
+    moved = {f.name: f.read_bytes() for f in aside.rglob("*.yaml")}
+    assert moved and set(moved) <= set(before)  # moved, never deleted, bytes kept
+    assert all(moved[name] == before[name] for name in moved)
+    for name in moved:
+        assert name in log and name in report and "out of the stock's draw" in report
+    assert validate_paths([out]).ok
+    again = run_nightly(_night(out, day + dt.timedelta(days=1)))  # and the next night runs
+    assert not [line for line in again.log_lines if line.startswith("set aside ")]
+    assert {f.name for f in aside.rglob("*.yaml")} == set(moved)

@@ -546,6 +546,9 @@ def _build(
             + (f" ({per_tier({t: len(v) for t, v in drawn.puzzles.items()})})" if count else ""),
             started,
         )
+        for aside in map(str, drawn.aside):  # invalid stock files, moved out of the draw
+            lines.append(aside)
+            log(aside)
 
     started = time.perf_counter()
     stats, puzzles = _generate(options, curve, progress, drawn)
@@ -602,7 +605,8 @@ def _build(
     if problems:
         raise NightlyError("write", f"the bundle fails validation: {first_problem(problems)}")
     write_atomic(
-        staging / REPORT_FILE, render_report(options, stats, assembly, len(valid), drawn_ids)
+        staging / REPORT_FILE,
+        render_report(options, stats, assembly, len(valid), drawn_ids, drawn.aside),
     )
     if options.stock:  # the unused go to the stock (with the publish), where swap also looks
         placed = [p.puzzle for p in assembly.placements]
@@ -697,6 +701,7 @@ def _draw(options: NightlyOptions, curve: Curve) -> Drawn:
             night=options.date_text,
             within=TOLERANCE if options.profile is None else None,
             taken_back=back,
+            set_invalid_aside=True,
         )
     except NumberMatchError as exc:
         raise NightlyError("stock", str(exc)) from exc

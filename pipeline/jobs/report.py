@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Set
+from collections.abc import Mapping, Sequence, Set
 from typing import Protocol
 
 from pipeline import __version__
@@ -65,14 +65,18 @@ def render_report(
     assembly: Assembly,
     valid: int,
     from_stock: Set[str] = frozenset(),
+    aside: Sequence[object] = (),
 ) -> str:
     """The Markdown report; deterministic (no clock), so reruns give the same bytes.
-    `from_stock`: the ids of the puzzles the night drew from the stock."""
+    `from_stock`: the ids of the puzzles the night drew from the stock; `aside`: the stock files
+    it found invalid and moved out of the draw (one line each)."""
     generated = sum(s.generated for s in stats.values())
     attempts = sum(s.attempts for s in stats.values())
     out = _heading(options, assembly)
     if options.stock:
         out += _stock(stats, assembly, from_stock)
+        if aside:
+            out[-1:-1] = [f"- {line}." for line in map(str, aside)]
     drawn = sum(s.from_stock for s in stats.values())
     out += _tier_table(stats, assembly, valid, generated, attempts, options.stock)
     out += _work_per_phase(assembly, valid, generated + drawn, attempts, generated)

@@ -37,7 +37,14 @@ from pipeline.atomic import write_atomic
 from pipeline.formats.bundle import Bundle, BundleError
 from pipeline.formats.index import STOCK_DIR, Candidate, Entry, LevelIndex
 from pipeline.formats.puzzle import Puzzle
-from pipeline.stock.store import read_puzzle, stock_path, stock_text
+from pipeline.stock.store import (
+    SetAside,
+    check_drawn,
+    read_puzzle,
+    set_aside,
+    stock_path,
+    stock_text,
+)
 
 Choice = TypeVar("Choice", Candidate, Entry)  # what choose() picks from: the index's rows
 MANIFEST = ".stock-move.json"
@@ -59,6 +66,7 @@ class Drawn:
     back: dict[str, Puzzle] = field(
         default_factory=dict
     )  # id -> a puzzle the night being rerun took
+    aside: list[SetAside] = field(default_factory=list)  # drawn, invalid, moved out of the draw
 
     def count(self, tier: str) -> int:
         return len(self.puzzles.get(tier, ()))
@@ -151,25 +159,37 @@ def draw(
     *,
     within: float | None = None,
     taken_back: Sequence[Puzzle] = (),
+    set_invalid_aside: bool = False,
 ) -> Drawn:
     """The stock puzzles a night takes per tier (see the module docstring): only puzzles stocked
     before the night's date (`night`), each within `within` of the target it is taken for. Keys
     repeated inside the stock are taken once; the bundle of `night` (the folder a rerun replaces)
     does not count as shipped, and `taken_back` (what that night took at its first run) is in
-    the stock again. `index`: root's index, already refreshed (else it is opened and refreshed)."""
+    the stock again. `index`: root's index, already refreshed (else it is opened and refreshed).
+    `set_invalid_aside` (a night, under the nights' lock): each picked stock file is validated,
+    and an invalid one is moved out of the draw (`Drawn.aside`) and another picked instead."""
     if not (root / STOCK_DIR).is_dir() and not taken_back:
         return Drawn({}, {}, {t: sorted(v) for t, v in targets.items() if wanted.get(t)})
     if index is None:
         with LevelIndex(root) as own:
             own.refresh()
             return draw(
-                root, targets, wanted, ruleset, night, own, within=within, taken_back=taken_back
+                root,
+                targets,
+                wanted,
+                ruleset,
+                night,
+                own,
+                within=within,
+                taken_back=taken_back,
+                set_invalid_aside=set_invalid_aside,
             )
     back = {p.id: p for p in taken_back if p.ruleset == ruleset}
     puzzles: dict[str, list[Puzzle]] = {}
     files: dict[str, Path] = {}
     uncovered: dict[str, list[float]] = {}
     returned: dict[str, Puzzle] = {}
+    aside: list[SetAside] = []
     for tier, count in wanted.items():
         seen: set[str] = set()
         candidates = []
@@ -191,7 +211,11 @@ def draw(
             if e.key not in seen:
                 seen.add(e.key)
                 candidates.append(e)
-        chosen, uncovered[tier] = pick(candidates, targets.get(tier, ()), count, within)
+        chosen, uncovered[tier] = (
+            _valid_pick(root, candidates, targets.get(tier, ()), count, within, aside)
+            if set_invalid_aside
+            else pick(candidates, targets.get(tier, ()), count, within)
+        )
         for e in chosen:
             if (root / e.path).is_file():
                 puzzles.setdefault(tier, []).append(read_puzzle(root / e.path))
@@ -199,7 +223,31 @@ def draw(
             else:  # taken at the first run of the night being rerun: back in play
                 puzzles.setdefault(tier, []).append(back[e.id])
                 returned[e.id] = back[e.id]
-    return Drawn(puzzles, files, {t: v for t, v in uncovered.items() if v}, returned)
+    return Drawn(puzzles, files, {t: v for t, v in uncovered.items() if v}, returned, aside)
+
+
+def _valid_pick(
+    root: Path,
+    candidates: list[Candidate],
+    targets: Sequence[float],
+    count: int,
+    within: float | None,
+    aside: list[SetAside],
+) -> tuple[list[Candidate], list[float]]:
+    """`pick`, with every stock file it picks checked as the validator checks it: an invalid one
+    is set aside (`store.set_aside`, appended to `aside`) and the pick made again without it,
+    so the night takes the next nearest or generates the shortfall."""
+    while True:
+        chosen, uncovered = pick(candidates, targets, count, within)
+        bad = set()
+        for e in chosen:
+            path = root / e.path
+            if path.is_file() and (reason := check_drawn(path)) is not None:
+                aside.append(set_aside(root, path, reason))
+                bad.add(e.path)
+        if not bad:
+            return chosen, uncovered
+        candidates = [e for e in candidates if e.path not in bad]
 
 
 def taken_record(taken: Iterable[Puzzle]) -> str:

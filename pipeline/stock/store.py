@@ -103,6 +103,52 @@ def read_puzzle(path: Path) -> Puzzle:
         raise StockError(f"{path}: cannot be read as a puzzle ({type(exc).__name__})") from exc
 
 
+ASIDE_DIR = ".aside"  # OUT/stock/.aside/<ruleset>/<group>/: puzzles a night set aside
+
+
+@dataclass(frozen=True)
+class SetAside:
+    """A stock file a night found invalid when it drew it, and where it was moved."""
+
+    path: Path
+    reason: str
+    moved: Path
+
+    def __str__(self) -> str:
+        return (
+            f"set aside {self.path} ({self.reason}): moved to {self.moved}, out of the stock's"
+            " draw; fix it and move it back, or delete it"
+        )
+
+
+def check_drawn(path: Path) -> str | None:
+    """Why a stock file drawn for a night cannot be shipped (the validator's first problem, a
+    file that no longer reads as a puzzle), or None when it can."""
+    problems = [p for p in Validator().add_file(path) if p.code not in ("NM304", "NM321")]
+    if problems:
+        return first_problem(problems)
+    try:
+        read_puzzle(path)
+    except StockError as exc:
+        return str(exc)
+    return None
+
+
+def set_aside(root: Path, path: Path, reason: str) -> SetAside:
+    """Move a stock file out of the stock's draw (into `OUT/stock/.aside/`, which the index, the
+    validator and prune skip as a hidden folder), never deleting it; a name already taken there
+    gets a number."""
+    rel = path.relative_to(root / STOCK_DIR)
+    target = root / STOCK_DIR / ASIDE_DIR / rel
+    n = 1
+    while os.path.lexists(target):
+        target = target.with_name(f"{path.stem}.{n}{path.suffix}")
+        n += 1
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.replace(path, target)
+    return SetAside(path, reason, target)
+
+
 # --- counts -------------------------------------------------------------------------------
 
 
