@@ -34,9 +34,9 @@ PUZZLES: tuple[Path, ...] = (
 AUDIENCES: dict[str, dict[str, float]] = {
     # several of the rating's players left out (random, local, lookahead, planner)
     "narrow": {"scanner": 0.4, "proximity": 0.4, "opener": 0.2},
-    # strong players: planning, careful and early adders
+    # strong players: planner, lookahead, opener
     "strong": {"planner": 0.5, "lookahead": 0.3, "opener": 0.2},
-    # weak players: blind and hasty
+    # weak players: random, scanner, proximity
     "weak": {"random": 0.4, "scanner": 0.3, "proximity": 0.3},
 }
 ATTEMPT_STEPS = (1, 2, 3, 5, 10, 20, 40, 80, 160)

@@ -139,3 +139,25 @@ def test_a_name_over_255_bytes_on_the_fast_path_is_one_line(tmp_path: Path) -> N
             and err.count("\n") == 1
             and "longer than the file system allows" in err
         ), err
+
+
+def test_a_stage_given_as_its_own_argument_is_shown_written_with_a_colon(tmp_path: Path) -> None:
+    bundle = tmp_path / "night.yaml"
+    bundle.write_text("kind: bundle\n")
+    result = run("rate", str(bundle), "L3.S2")
+    assert result.exit_code == 2
+    assert f"a bundle's Stage is one argument, written after a colon: {bundle}:L3.S2" in (
+        one_line_error(result)
+    )
+    assert "colon" not in one_line_error(run("rate", "19", "19"))  # not a level file: no hint
+
+
+def test_validate_names_a_file_that_is_not_yaml_as_not_a_level_file(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("# Title\n\nSome text: with a colon\nand: more: colons\n")
+    result = run("validate", str(readme))
+    assert result.exit_code == 1
+    assert "NM105: not a YAML level file (level files are .yaml or .yml)" in result.output
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("a: b: c\n")
+    assert "not a YAML level file" not in run("validate", str(broken)).output

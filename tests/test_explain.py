@@ -93,8 +93,8 @@ def test_rate_explain_text_and_json() -> None:
 
 
 def _named(e: Explanation) -> set[str]:
-    """The metrics the summary names (by their plain label)."""
-    return {p.name for p in e.parts if p.label in e.summary}
+    """The metrics the summary names (a player as `the NAME player`, another metric by its label)."""
+    return {p.name for p in e.parts if f"the {p.name} player" in e.summary or p.label in e.summary}
 
 
 def test_summary_names_exactly_the_metrics_that_decide_the_tier(rated) -> None:
@@ -105,9 +105,9 @@ def test_summary_names_exactly_the_metrics_that_decide_the_tier(rated) -> None:
             assert _named(e) == set(e.decide), (e.summary, e.decide)
 
 
-def test_an_easy_tier_decided_by_the_blind_player_says_so() -> None:
-    """Random decides easy (the table's mark) while the careful player and the
-    early adder win every game and score 0 points; the sentence named those two."""
+def test_an_easy_tier_decided_by_the_random_player_says_so() -> None:
+    """Random decides easy (the table's mark) while lookahead and opener win every game and
+    score 0 points; the sentence named those two. Players are named as the tables name them."""
     d = {
         "version": 3,
         "tier": "easy",
@@ -125,8 +125,8 @@ def test_an_easy_tier_decided_by_the_blind_player_says_so() -> None:
     }
     e = explain(d)
     assert e.decide == ("random",)
-    assert e.summary == "Easy because a blind player (random pairs) wins 81% of games."
-    assert "careful player" not in e.summary and "early adder" not in e.summary
+    assert e.summary == "Easy because the random player wins 81% of games."
+    assert "lookahead" not in e.summary and "opener" not in e.summary
 
 
 def _committed_blocks() -> list[dict]:
@@ -162,3 +162,23 @@ def test_the_report_and_the_studio_show_the_same_sentence() -> None:
             summary = explain(stage["puzzle"]["difficulty"]).summary
             assert f'<p class="summary">{escape(summary)}</p>' in html
             assert explained(stage["puzzle"]["difficulty"]).summary == summary
+
+
+def test_each_player_has_one_name_in_sentences_and_tables() -> None:
+    """A sentence calls a player by the name the tables give it (`the local player`), never by
+    a description; the description is the table's, once."""
+    from pipeline.rating.versions import LABELS, WEIGHTS_V3
+
+    for name in WEIGHTS_V3:
+        d = {
+            "version": 3,
+            "tier": "expert",
+            "score": 100.0,
+            "min_adds": 0,
+            "players": {n: {"win_rate": 0.0 if n == name else 1.0} for n in WEIGHTS_V3},
+        }
+        part = next(p for p in explain(d).parts if p.name == name)
+        from pipeline.rating.explain import _phrase
+
+        assert _phrase(part) == f"the {name} player loses every game"
+        assert name not in LABELS[name] or name == "random"  # a description, not a second name

@@ -37,10 +37,7 @@ def test_play_piped_reaches_won_with_the_certificate(night: Path) -> None:
 def test_play_shows_the_engines_reason_and_goes_on() -> None:
     result = run("play", "1.......9/3.5", input="0,0-2,2\n0,0 0,1\nzz\n0,8 0,0\nq\n")
     assert result.exit_code == 0
-    assert (
-        "move 1: illegal move 0,0-2,2 on board '1.......9/3.5': cell 2,2 is off the board"
-        in result.output
-    )
+    assert "move 1: illegal move 0,0-2,2: cell 2,2 is off the board" in result.output
     assert "cell 0,1 is a gap" in result.output
     assert "cannot read 'zz'" in result.output
     assert "move 1: 0,0-0,8" in result.output  # two cells in either order
@@ -201,3 +198,24 @@ def test_play_messages_cut_a_long_command() -> None:
 
     reply = Game(parse("1.......9/3...7"), 0).command("x" * 190)
     assert len(reply) < 200 and "(190 characters)" in reply
+
+
+def test_an_illegal_move_gives_the_reason_without_the_boards_notation_and_long_lines_wrap(
+    monkeypatch,  # type: ignore[no-untyped-def]
+) -> None:
+    import os as _os
+
+    from pipeline.cli import play_cmds
+
+    board = "1.......9/3.3.....5/9"
+    reply = Game(parse(board), 0).command("0,0-2,0")
+    assert reply == (
+        "move 1: illegal move 0,0-2,0: no clear path: in reading order the 9 at 0,8 is between"
+        " them; in their column the 3 at 1,0 is between them"
+    )
+    assert board not in reply
+    monkeypatch.setattr("shutil.get_terminal_size", lambda *a, **k: _os.terminal_size((60, 24)))
+    wrapped = play_cmds._wrapped(reply + "\n  0   1  .  9")
+    lines = wrapped.splitlines()
+    assert all(len(line) <= 59 for line in lines) and lines[-1] == "  0   1  .  9"
+    assert " ".join(w for line in lines[:-1] for w in line.split()) == " ".join(reply.split())

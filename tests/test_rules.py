@@ -145,7 +145,7 @@ def test_active_cell_blocks_diagonal() -> None:
 
 def test_blocked_pair_reports_its_blockers() -> None:
     problem = pair_problem(parse("3.2.7"), 0, 4)
-    assert problem == "no clear path: reading order by 2 at 0,2"
+    assert problem == "no clear path: in reading order the 2 at 0,2 is between them"
 
 
 # --- removal and collapse ---------------------------------------------------------------------

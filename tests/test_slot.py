@@ -16,9 +16,7 @@ def test_every_spelling_reads_the_same_stage(text: str) -> None:
     assert str(Slot.parse(text)) == "L3.S2" and Slot.parse(text).short == "3.2"
 
 
-@pytest.mark.parametrize(
-    "text", ["", "L0.S1", "L1.S0", "L1", "1.2.3", "L1-S2", "L12345.S1", "L１.S2", "x1.2"]
-)
+@pytest.mark.parametrize("text", ["", "L1", "1.2.3", "L1-S2", "L12345.S1", "L１.S2", "x1.2"])
 def test_anything_else_is_refused_naming_the_form(text: str) -> None:
     with pytest.raises(SlotError, match=r"write it as L<level>\.S<stage>, both from 1"):
         Slot.parse(text)
@@ -44,3 +42,14 @@ def test_the_commands_share_the_grammar(tmp_path) -> None:  # type: ignore[no-un
     bundle.write_text("kind: bundle\n", encoding="utf-8")
     with pytest.raises(SourceError, match=r"is not of the form L<level>\.S<stage>"):
         resolve(f"{bundle}:L1.X")
+
+
+@pytest.mark.parametrize("text", ["L0.S1", "L1.S0", "0.1", "l0.s0"])
+def test_a_stage_numbered_from_zero_is_told_that_numbering_starts_at_1(text: str) -> None:
+    from pipeline.formats.slot import SlotFromZero
+
+    with pytest.raises(SlotFromZero, match=r"numbered from 1 \(the first Stage is L1.S1\)"):
+        Slot.parse(text)
+    with pytest.raises(SourceError, match="numbered from 1") as got:
+        resolve(f"my-levels.yaml:{text}")
+    assert "is not of the form" not in str(got.value)

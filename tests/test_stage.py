@@ -15,7 +15,7 @@ from pipeline.errors import IllegalMoveError
     "board, move, reason",
     [
         ("12", "0,0-0,1", "values 1 and 2 are neither equal nor sum to 10"),
-        ("3.2.7", "0,0-0,4", "no clear path: reading order by 2 at 0,2"),
+        ("3.2.7", "0,0-0,4", "no clear path: in reading order the 2 at 0,2 is between them"),
         ("1.1", "0,0-0,1", "cell 0,1 is a gap"),
         ("11", "0,0-3,0", "cell 3,0 is off the board"),
         ("123456789/11", "1,0-1,5", "cell 1,5 is off the board"),

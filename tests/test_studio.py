@@ -517,3 +517,15 @@ def test_the_bundle_page_is_small_and_its_chart_scales_to_the_page(committed_nig
 def test_a_button_of_the_edit_form_changes_the_draft(client: TestClient) -> None:
     r = post(client, "/draft", {"path": BUNDLE, "do": "pin:1.2", "draft": ""})
     assert r.status_code == 200 and "p:1.2" in str(r.url).replace("%3A", ":")
+
+
+def test_the_cli_outside_a_checkout_says_generated_is_the_default_path(tmp_path: Path) -> None:
+    from tests.helpers import one_line_refusal, run
+
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        result = run("studio")
+    finally:
+        os.chdir(cwd)
+    one_line_refusal(result, "generated: no such folder here (it is the default PATH")

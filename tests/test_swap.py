@@ -206,3 +206,28 @@ def test_a_long_exclude_is_not_echoed_in_full(night_to_edit: Path) -> None:
     )
     one_line_refusal(result, "no such puzzle among the")
     assert len(result.output) < 300
+
+
+def test_swap_with_a_puzzle_another_night_or_this_bundle_ships_says_where(tmp_path: Path) -> None:
+    """From the stock: a shipped puzzle is not in it any more; say where it is shipped."""
+    import shutil
+
+    repo = Path(__file__).resolve().parent.parent / "generated"
+    root = tmp_path / "generated"
+    for name in ("2026-11-29", "2026-11-30", "stock"):
+        shutil.copytree(repo / name, root / name)
+    bundle = root / "2026-11-29" / "bundle.yaml"
+    before = bundle.read_bytes()
+    other = yaml.safe_load((root / "2026-11-30" / "bundle.yaml").read_text())
+    theirs = other["levels"][0]["stages"][0]["puzzle"]["id"]
+    first = other.get("first_level", 1)
+    ours = yaml.safe_load(before)["levels"][0]["stages"][0]["puzzle"]["id"]
+    shipped = run("swap", str(bundle), "L3.S2", "--with", theirs)
+    one_line_refusal(
+        shipped,
+        f"--with {theirs}: not in the stock: it is shipped at"
+        f" {root / '2026-11-30' / 'bundle.yaml'}:L{first}.S1",
+    )
+    mine = run("swap", str(bundle), "L3.S2", "--with", ours)
+    one_line_refusal(mine, f"--with {ours}: already in this bundle at L1.S1")
+    assert bundle.read_bytes() == before

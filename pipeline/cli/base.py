@@ -6,6 +6,7 @@ show` loads the engine's commands only, not the validator, generator or assemble
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from typing import Any
@@ -28,6 +29,25 @@ coercion.install()
 
 # A signed whole number written with digits other than ASCII 0-9 (int() and click read ٣ as 3).
 _FOREIGN_NUMBER = re.compile(r"(?:--[\w-]+=)?[+-]?\d+(?:\.\d*)?")
+
+
+_STAGE = re.compile(r"[Ll]?[0-9]+\.[Ss]?[0-9]+", re.ASCII)
+
+
+def _stage_hint(argv: list[str], message: str) -> str:
+    """`rate BUNDLE L3.S2`: a Stage given as its own argument after a level file is one SOURCE
+    written with a colon; say so (typer only says the argument is extra)."""
+    if "unexpected extra argument" not in message:
+        return ""
+    for before, arg in itertools.pairwise(argv):
+        if (
+            _STAGE.fullmatch(arg)
+            and before.lower().endswith((".yaml", ".yml"))
+            and before.isprintable()
+            and len(before) <= 200
+        ):
+            return f"; a bundle's Stage is one argument, written after a colon: {before}:{arg}"
+    return ""
 
 
 class _OneLineErrors(TyperGroup):
@@ -62,6 +82,7 @@ class _OneLineErrors(TyperGroup):
             where = ctx.command_path if ctx is not None else "numbermatch"
             message = exc.format_message().replace("\n", " ")
             message = message if len(message) <= 300 else message[:280] + "... (cut)"
+            message += _stage_hint(argv, message)
             typer.echo(f"numbermatch: error: {message} (see `{where} --help`)", err=True)
             sys.exit(exc.exit_code)
         except typer.Abort:

@@ -276,6 +276,8 @@ def swap(
                 if with_id is not None
                 else None
             )
+            if named is None and with_id is not None:
+                _say_where_shipped(with_id, nights, bundle, "pool" if stock is None else "stock")
             if named is not None and named.key in elsewhere:
                 fail(
                     f"--with {with_id}: the puzzle or a relabelled copy is already shipped at {elsewhere[named.key]}"
@@ -323,6 +325,30 @@ def swap(
             )
         for line in lines:
             typer.echo(f"{bundle.parent / line}")
+
+
+def _say_where_shipped(pid: str, nights: Path, bundle: Path, source: str) -> None:
+    """`swap --with ID` of a puzzle that is not a candidate because a bundle ships it (this one
+    or another night's): say where, instead of only that the pool or stock lacks it."""
+    from pipeline.formats.index import LevelIndex  # start-up time: read when swapping
+
+    if not nights.is_dir():
+        return
+    with LevelIndex(nights) as index:
+        index.refresh()
+        hits = [e for e in index.entries("bundle") if e.id == pid]
+    mine = bundle.resolve()
+    for e in hits:
+        at = (nights / e.path).resolve()
+        if at == mine:
+            fail(
+                f"--with {pid}: already in this bundle at {e.place}; a bundle uses each puzzle once"
+            )
+    if hits:
+        fail(
+            f"--with {pid}: not in the {source}: it is shipped at {nights / hits[0].where}"
+            " (a puzzle ships once; pick another, or swap without --with)"
+        )
 
 
 @app.command()

@@ -120,7 +120,8 @@ class Game:
         try:
             self.stage.play(move)
         except NumberMatchError as exc:
-            return f"move {self.moves_played + 1}: {exc}"
+            # the board is on the screen: the reason alone, not the board's notation again
+            return f"move {self.moves_played + 1}: {_BOARD_TEXT.sub('', str(exc))}"
         self.undo.append((before[0], before[1], move))
         self.last = None if move.is_add else (move.first, move.second)  # type: ignore[assignment]
         self.hint = None
@@ -257,12 +258,30 @@ def play(
             continue
         reply = game.command(line)
         if reply:
-            typer.echo(reply)
+            typer.echo(_wrapped(reply) if tty else reply)
     typer.echo(
         f"final: {game.stage.status}, {game.moves_played} moves, adds left {game.stage.adds_left}"
     )
     if interrupted:
         fail("interrupted", 130)
+
+
+_BOARD_TEXT = re.compile(r" on (?:board '[^']*'|the empty board)")
+
+
+def _wrapped(reply: str) -> str:
+    """A reply's long lines broken between words to the terminal's width (the boards' lines are
+    short and kept as they are), so a terminal never cuts a word in two."""
+    import shutil  # start-up time: only at a terminal
+    import textwrap
+
+    width = max(40, shutil.get_terminal_size().columns - 1)
+    return "\n".join(
+        textwrap.fill(line, width, subsequent_indent="  ", break_on_hyphens=False)
+        if len(line) > width
+        else line
+        for line in reply.split("\n")
+    )
 
 
 def read_command() -> tuple[str, int]:

@@ -51,6 +51,11 @@ def studio(
             f"the studio needs its web packages ({exc.name} is missing): pip install 'numbermatch[studio]'"
         )
     if not path.is_dir():
+        if path == Path("generated"):  # the default: `numbermatch studio` outside a checkout
+            fail(
+                "generated: no such folder here (it is the default PATH, the nights' folder of a"
+                " checkout); run `numbermatch studio PATH` with a folder of level files"
+            )
         fail(f"{path}: no such folder")
     profile = read_profile_option(profile_file)
     observed = _observed(path, telemetry, profile) if telemetry else None

@@ -111,8 +111,18 @@ def pair_problem(cells: bytes, i: int, j: int) -> str | None:
         blocker = next((x for x in range(i + step, j, step) if cells[x]), None)
         if blocker is None:
             return None
-        blocked.append(f"{kind} by {cells[blocker]} at {cell_name(blocker)}")
+        blocked.append(
+            f"{_ALONG[kind]} the {cells[blocker]} at {cell_name(blocker)} is between them"
+        )
     return "no clear path: " + "; ".join(blocked)
+
+
+# how a message names each straight path between two cells
+_ALONG = {
+    "reading order": "in reading order",
+    "vertical": "in their column",
+    "diagonal": "on their diagonal",
+}
 
 
 def remove_pair(cells: bytes, i: int, j: int) -> bytes:

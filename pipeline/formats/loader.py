@@ -283,6 +283,8 @@ def _yaml_error(name: str, text: str, exc: yaml.YAMLError) -> Problem:
         if exc.context_mark is not None and exc.problem_mark is not None and exc.context:
             message += f" (started at line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1})"
         line, col = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+        if not name.lower().endswith((".yaml", ".yml", ">")):  # `validate README.md`
+            message = f"not a YAML level file (level files are .yaml or .yml): {message}"
         return Problem(name, line, col, "NM105", message, "$")
     if isinstance(exc, yaml.reader.ReaderError):
         line, col = _line_col(text, exc.position) if isinstance(exc.position, int) else (None, None)

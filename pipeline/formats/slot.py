@@ -18,8 +18,15 @@ _SLOT = re.compile(PATTERN + r"\Z", re.ASCII)
 FORM = "L<level>.S<stage>"
 
 
+_NUMBERED = re.compile(r"[Ll]?([0-9]{1,5})\.[Ss]?([0-9]{1,5})\Z", re.ASCII)
+
+
 class SlotError(NumberMatchError):
     """Text that does not name a Stage; the message quotes it and says the form."""
+
+
+class SlotFromZero(SlotError):
+    """A Stage written in the form but numbered from 0 (`L0.S1`): numbering starts at 1."""
 
 
 @dataclass(frozen=True, order=True)
@@ -33,6 +40,12 @@ class Slot:
     def parse(cls, text: str) -> Slot:
         """`L3.S2`, `l3.s2` or `3.2` -> Slot(level=3, stage=2); SlotError otherwise."""
         m = _SLOT.match(text.strip())
+        zero = _NUMBERED.match(text.strip()) if m is None else None
+        if zero is not None and 0 in (int(zero.group(1)), int(zero.group(2))):
+            raise SlotFromZero(
+                f"stage {text[:40]!r}: Levels and Stages are numbered from 1 (the first Stage is"
+                " L1.S1)"
+            )
         if m is None:
             raise SlotError(f"stage {text[:40]!r}: write it as {FORM}, both from 1 (e.g. L3.S2)")
         return cls(int(m.group(1)), int(m.group(2)))
@@ -46,4 +59,4 @@ class Slot:
         return f"L{self.level}.S{self.stage}"
 
 
-__all__ = ["FORM", "PATTERN", "Slot", "SlotError"]
+__all__ = ["FORM", "PATTERN", "Slot", "SlotError", "SlotFromZero"]

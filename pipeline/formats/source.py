@@ -30,7 +30,7 @@ from pipeline.engine.rulesets import DEFAULT, SHIPPED, ruleset_for
 from pipeline.engine.stage import replay
 from pipeline.errors import NumberMatchError, clip
 from pipeline.formats.night import NIGHTS_FOLDER
-from pipeline.formats.slot import FORM, Slot, SlotError
+from pipeline.formats.slot import FORM, Slot, SlotError, SlotFromZero
 from pipeline.problems import first_problem
 
 ID_PATTERN = re.compile(r"nm\d+-[0-9a-f]{12}\Z")
@@ -116,6 +116,8 @@ def _split_stage(text: str) -> tuple[Path, int, int] | None:
         return None
     try:
         slot = Slot.parse(tail)
+    except SlotFromZero as exc:
+        raise SourceError(f"{text!r}: {exc}") from None
     except SlotError:
         if Path(head).suffix in (".yaml", ".yml"):
             raise SourceError(

@@ -133,7 +133,7 @@ def _phrase(p: Part) -> str:
         if share == 0.0:
             return f"no {where} are fatal"
         return f"{share:.0%} of {where} are fatal"
-    loss, who = p.share, LABELS.get(p.name, p.name)
+    loss, who = p.share, f"the {p.name} player"  # the name the tables give it
     if loss == 0.0:
         return f"{who} wins every game"
     if loss == 1.0:

@@ -9,7 +9,7 @@ no add left). Version 1's players differ only in which legal pair they take:
 - `scanner`: reads the grid in reading order from where its eyes are, and takes the first pair
   it comes to (the pair whose first cell comes first, then the nearer second cell). Its eyes
   start on a random cell and then stay where it last matched, wrapping to the top at the end.
-- `lookahead`: a careful player who looks one move ahead: it takes a pair that empties the
+- `lookahead`: looks one move ahead: it takes a pair that empties the
   board if there is one, otherwise the pair after which the board has the most legal pairs
   (keeping its options open); ties broken at random.
 

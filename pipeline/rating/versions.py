@@ -127,15 +127,16 @@ DIFFICULTY_KEYS = (
     "collapse_openings",
 )
 
-# How `rate --explain` and the studio name each hardness term.
+# What each hardness term measures, in a few words: the description a table gives once beside
+# the term's name (a player is called by its name, `random` ... `proximity`, everywhere else).
 LABELS: dict[str, str] = {
-    "random": "a blind player (random pairs)",
-    "scanner": "a hasty reader (first pair in reading order)",
-    "lookahead": "a careful player (one move ahead)",
-    "opener": "an early adder (adds when pairs run low)",
-    "local": "a narrow-sighted player (rows near its last move)",
-    "planner": "a planning player (two moves ahead)",
-    "proximity": "a near-sighted reader (closest pair in reading order)",
+    "random": "random pairs",
+    "scanner": "first pair in reading order",
+    "lookahead": "looks one move ahead",
+    "opener": "adds when pairs run low",
+    "local": "pairs near its last move",
+    "planner": "looks two moves ahead",
+    "proximity": "closest pair in reading order",
     "trap_density": "fatal first pairs",
     "trap_density_sampled": "fatal pairs along the way",
     "min_adds": "adds the board needs",
