@@ -234,6 +234,25 @@ def test_check_against_the_reference_reports_no_divergence(tmp_path: Path) -> No
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("backend", ["compiled", "pure"])
+def test_both_backends_of_the_engine_conform(backend: str) -> None:
+    from pipeline.engine.backend import core, why_pure
+
+    if backend == "compiled" and core is None:
+        pytest.skip(f"the compiled core is not in use: {why_pure}")
+    result = run(
+        "conformance", "check", "--engine", f"{REFERENCE} {backend}", "--search-boards", "40"
+    )
+    assert result.exit_code == 0, result.output
+    assert result.stdout.endswith("0 divergences in the search\n")
+
+
+def test_serve_refuses_a_backend_it_cannot_give() -> None:
+    result = run("conformance", "serve", "--backend", "fortran")
+    assert result.exit_code == 1 and "unknown backend 'fortran'" in result.stderr
+
+
+@pytest.mark.slow
 def test_the_javascript_example_conforms() -> None:
     node = shutil.which("node")
     if node is None:

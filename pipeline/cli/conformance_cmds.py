@@ -173,12 +173,26 @@ def check_cmd(
     "serve",
     epilog='Example: echo \'{"op": "pairs", "board": "19"}\' | numbermatch conformance serve',
 )
-def serve_cmd() -> None:
+def serve_cmd(
+    backend: str = typer.Option(
+        "auto",
+        "--backend",
+        metavar="auto|compiled|pure",
+        help="The engine's hot path: the compiled core, the pure Python, or whichever is in use.",
+    ),
+) -> None:
     """The reference engine behind the protocol: one JSON request a line on stdin, one answer a
     line on stdout, until stdin ends (also: python -m pipeline.conformance.reference)."""
-    from pipeline.conformance.reference import serve  # start-up time: the kit loads to serve
+    from pipeline.conformance.reference import (  # start-up time: the kit loads to serve
+        backend_ruleset,
+        serve,
+    )
 
     try:
-        serve(sys.stdin.buffer, sys.stdout.buffer)
+        ruleset = backend_ruleset(backend)
+    except NumberMatchError as exc:
+        fail(str(exc))
+    try:
+        serve(sys.stdin.buffer, sys.stdout.buffer, ruleset)
     except BrokenPipeError:
         raise typer.Exit(141) from None
