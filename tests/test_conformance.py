@@ -180,6 +180,7 @@ def test_divergence_takes_pairs_in_any_order_and_names_what_differs() -> None:
 def test_the_reference_server_answers_garbage_with_bad_request() -> None:
     lines = [
         "not json",
+        "[" * 100_000,
         "[1]",
         '{"op": "fly", "board": "19"}',
         '{"op": "pairs", "board": 19}',
@@ -197,7 +198,7 @@ def test_the_reference_server_answers_garbage_with_bad_request() -> None:
         timeout=60,
     )
     answers = [json.loads(line) for line in proc.stdout.splitlines()]
-    assert [a.get("error") for a in answers] == ["bad-request"] * 6 + [None]
+    assert [a.get("error") for a in answers] == ["bad-request"] * 7 + [None]
     assert answers[-1] == {"pairs": ["0,0-0,1"]}
     assert proc.returncode == 0 and proc.stderr == ""
     assert json.loads(answer_line('{"op": "pairs", "board": "19", "ruleset": true}')) == {
@@ -349,6 +350,7 @@ _HOSTILE = {
         "answered [1, 2], not a JSON object",
     ),
     "memory": ("x = bytearray(3 * 1024 ** 3)", "exited with status 1"),
+    "nested": ("print('[' * 500_000); import time; time.sleep(5)", "not JSON: '[[["),
 }
 
 

@@ -85,7 +85,7 @@ class CommandEngine:
         try:
             argv = shlex.split(command)
         except ValueError as exc:
-            raise EngineError(f"--engine {clip(command)!r}: {exc}") from None
+            raise EngineError(f"--engine {clip(command)!r}: {exc}") from exc
         if not argv:
             raise EngineError("--engine is empty: give the command that runs the engine")
         try:
@@ -101,7 +101,7 @@ class CommandEngine:
         except OSError as exc:
             raise EngineError(
                 f"engine {clip(command)!r} could not start: {exc.strerror or exc}"
-            ) from None
+            ) from exc
         assert self._proc.stdout is not None and self._proc.stderr is not None
         os.set_blocking(self._proc.stdout.fileno(), False)
         self._selector = selectors.DefaultSelector()
@@ -159,7 +159,7 @@ class CommandEngine:
         line = self._read_line(request)
         try:
             got: Any = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, or nested past any real answer
             shown = line.decode("utf-8", "replace")
             raise self._fail(
                 f"answered with a line that is not JSON: {clip(shown)!r}", request

@@ -95,9 +95,9 @@ def read_suite(folder: Path) -> tuple[str, int, list[Case]]:
         version, ruleset, files = str(head["suite"]), int(head["ruleset"]), head["files"]
         names = [str(f["file"]) for f in files]
     except OSError as exc:
-        raise SuiteError(f"{clip(str(path))}: {exc.strerror or exc}") from None
+        raise SuiteError(f"{clip(str(path))}: {exc.strerror or exc}") from exc
     except (ValueError, KeyError, TypeError) as exc:
-        raise SuiteError(f"{clip(str(path))}: not a suite manifest ({clip(str(exc))})") from None
+        raise SuiteError(f"{clip(str(path))}: not a suite manifest ({clip(str(exc))})") from exc
     validator = Draft202012Validator(case_schema())
     cases: list[Case] = []
     for name in names:
@@ -111,7 +111,7 @@ def read_suite(folder: Path) -> tuple[str, int, list[Case]]:
                 )
             lines = case_file.read_bytes().decode("utf-8").splitlines()
         except OSError as exc:
-            raise SuiteError(f"{clip(str(case_file))}: {exc.strerror or exc}") from None
+            raise SuiteError(f"{clip(str(case_file))}: {exc.strerror or exc}") from exc
         except UnicodeDecodeError:
             raise SuiteError(f"{clip(str(case_file))}: not UTF-8") from None
         for number, line in enumerate(lines, 1):
@@ -119,7 +119,9 @@ def read_suite(folder: Path) -> tuple[str, int, list[Case]]:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise SuiteError(f"{where}: not JSON ({exc.msg})") from None
+                raise SuiteError(f"{where}: not JSON ({exc.msg})") from exc
+            except RecursionError as exc:
+                raise SuiteError(f"{where}: nested too deep to be a case") from exc
             error = next(iter(validator.iter_errors(obj)), None)
             if error is not None:
                 at = "".join(f"[{p!r}]" for p in error.absolute_path) or "(the case)"

@@ -138,7 +138,7 @@ def _board(request: Request, key: str = "board") -> bytes:
     try:
         return parse(text)
     except NumberMatchError as exc:
-        raise Refusal("invalid-board", str(exc)) from None
+        raise Refusal("invalid-board", str(exc)) from exc
 
 
 def _count_field(request: Request, key: str, low: int, high: int) -> int:
@@ -290,7 +290,7 @@ def answer_line(line: str | bytes, ruleset: Ruleset = DEFAULT) -> str:
     """One protocol line in, one out (without the newline)."""
     try:
         request = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):
         return dumps({"error": "bad-request", "message": "the line is not JSON"})
     return dumps(answer(request, ruleset))
 
