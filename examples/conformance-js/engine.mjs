@@ -1,9 +1,9 @@
 // A Number Match engine (ruleset 1) behind the conformance protocol, in plain JavaScript.
 //
 // A worked example for client teams: a whole engine in one file, written from docs/rules.md,
-// sharing no code with the pipeline. Run it with Node.js 18 or later (no npm packages, no build
-// step); the types are JSDoc comments, so a TypeScript project can check this file as it is
-// (`tsc --allowJs --checkJs --noEmit`) or port it line by line.
+// sharing no code with the pipeline. Run it with Node.js (tested with 20; no npm packages, no build
+// step; Node cannot run TypeScript itself, hence JavaScript); the types are JSDoc comments,
+// which TypeScript's checkJs reads, so a TypeScript team can port it line by line.
 //
 //   numbermatch conformance check --engine "node examples/conformance-js/engine.mjs"
 //
