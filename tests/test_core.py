@@ -31,6 +31,7 @@ from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.limits import MAX_CELLS, MAX_PLAYER_MOVES
 from pipeline.rating import players
 from pipeline.rating.score import rate
+from pipeline.solver.search import solve
 from tests.helpers import run
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -313,3 +314,23 @@ def test_players_outside_the_core_play_in_python() -> None:
     assert players._compiled(Blind(), DEFAULT, cells, 2, 100) is None
     plain = players.Games(Blind(), cells, 2, 0).first(5)
     assert plain == players.Games(PLAYERS["random"], cells, 2, 0).first(5)
+
+
+@needs_core
+@settings(max_examples=_examples(60), deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    n=st.sampled_from([9, 18, 27, 30, 36]),
+    adds=st.integers(0, 3),
+    budget=st.sampled_from([1, 30, 300, 3000, 20_000]),
+    gappy=st.booleans(),
+)
+def test_the_solver_s_playouts_are_the_python_playouts(
+    seed: int, n: int, adds: int, budget: int, gappy: bool
+) -> None:
+    """The solver's random playouts in the core: the same status, certificate and nodes."""
+    cells = _board(seed, n, gappy)
+    got = solve(cells, adds, budget_nodes=budget)
+    with pure_python() as pure:
+        want = solve(cells, adds, ruleset=pure, budget_nodes=budget)
+    assert (got.status, got.moves, got.nodes) == (want.status, want.moves, want.nodes)

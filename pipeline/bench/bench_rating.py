@@ -1,5 +1,10 @@
 """Rating benchmark: what the current rating version costs against the earlier ones, same run.
 
+Backends first: CPU per rating at 27 cells / 2 adds, 30/2, 36/1 and 35/5 (random boards) with the
+compiled core and in pure Python (`NUMBERMATCH_PUREPYTHON=1`), each in a fresh process, taking
+turns, the least of two runs each counting; the ratio, the players' moves per CPU second, the
+machine and its load, and whether every rating came out the same.
+
 0. Time per rating (27 cells / 2 adds and 36 cells / 1 add, the nightly's sizes, random boards)
    with the simulated players as they are and as they were before they remembered positions
    (`baseline_players.reference_players`), the ratio, and whether every rating came out the same.
@@ -16,12 +21,19 @@ Whether the score orders boards for players it does not use is `make rating-stud
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import random
+import subprocess
+import sys
 import time
 from functools import partial
 
 import pipeline.rating.score as score_module
 from pipeline.bench.baseline_players import reference_players
+from pipeline.bench.bench_nightly import machine
+from pipeline.engine.backend import PURE_ENV, describe
 from pipeline.generation.generator import GenerateParams, GenerationError, generate
 from pipeline.jobs.nightly import TIER_PLANS
 from pipeline.rating.score import rate
@@ -29,6 +41,69 @@ from pipeline.rating.tiers import RATING_VERSION
 
 TIMING_BOARDS = 10
 GENERATE_COUNT = 3
+BACKEND_SIZES = ((27, 2), (30, 2), (36, 1), (35, 5))
+_CHILD = (
+    "import json, sys; from pipeline.bench.bench_rating import ratings_cpu; "
+    "print(json.dumps(ratings_cpu(int(sys.argv[1]), int(sys.argv[2]))))"
+)
+
+
+def ratings_cpu(cells_n: int, adds: int) -> dict:
+    """CPU per rating (seconds) and the players' moves per rating over TIMING_BOARDS random
+    boards, the backend, and a digest of the ratings (run in a child process per backend)."""
+    rng = random.Random(cells_n * 10 + adds)
+    boards = [bytes(rng.randint(1, 9) for _ in range(cells_n)) for _ in range(TIMING_BOARDS)]
+    rate(boards[0], adds)  # warm: the ray tables, the first imports of the solver
+    cpu = moves = 0.0
+    digest = hashlib.sha256()
+    for cells in boards:
+        start = time.process_time()
+        rating = rate(cells, adds).to_json()
+        cpu += time.process_time() - start
+        moves += sum(p["playouts"] * p["mean_moves"] for p in rating["players"].values())
+        digest.update(json.dumps(rating, sort_keys=True).encode())
+    return {
+        "cpu": cpu / len(boards),
+        "moves": moves / len(boards),
+        "backend": describe(),
+        "digest": digest.hexdigest(),
+    }
+
+
+def _child(cells_n: int, adds: int, pure: bool) -> dict:
+    env = {k: v for k, v in os.environ.items() if k != PURE_ENV}
+    if pure:
+        env[PURE_ENV] = "1"
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(cells_n), str(adds)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout)
+
+
+def backends() -> None:
+    """The compiled core against pure Python, per size, same run."""
+    print(
+        f"   backends: CPU per rating, {TIMING_BOARDS} random boards a size, a fresh process per"
+        f" backend, the least of 2 runs each, taking turns; machine: {machine()};"
+        f" load average {os.getloadavg()[0]:.1f} before"
+    )
+    for cells_n, adds in BACKEND_SIZES:
+        runs = [(_child(cells_n, adds, False), _child(cells_n, adds, True)) for _ in range(2)]
+        fast = min((r[0] for r in runs), key=lambda r: r["cpu"])
+        slow = min((r[1] for r in runs), key=lambda r: r["cpu"])
+        same = len({r["digest"] for pair in runs for r in pair}) == 1
+        print(
+            f"   rate {cells_n} cells / {adds} add{'s' if adds != 1 else ''}:"
+            f" {fast['backend']} {fast['cpu'] * 1000:.1f} ms ({fast['moves'] / fast['cpu'] / 1e6:.2f} M moves/s);"
+            f" {slow['backend']} {slow['cpu'] * 1000:.0f} ms ({slow['moves'] / slow['cpu'] / 1e6:.2f} M moves/s):"
+            f" x{slow['cpu'] / fast['cpu']:.1f} (target 30); ratings {'identical' if same else 'DIFFER'}",
+            flush=True,
+        )
+    print(f"   load average {os.getloadavg()[0]:.1f} after")
 
 
 def _time(boards: list[tuple[bytes, int]], version: int) -> float:
@@ -82,6 +157,7 @@ def players_against_reference() -> None:
 
 
 def main() -> None:
+    backends()
     players_against_reference()
     for cells_n, adds in ((27, 1), (35, 3)):
         rng = random.Random(cells_n * 10 + adds)

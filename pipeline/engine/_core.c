@@ -619,11 +619,13 @@ track(Board *bd, int i, int j, unsigned char **gap, Py_ssize_t *gcap, Pair **gpa
     *opened = 0;
     if (!(gone_i || gone_j))
         return pairs_after_gaps(bd, i, j);
-    /* the gapped board's pairs, then the collapsed board's */
+    /* the gapped board's pairs (tracked), then the collapsed board's (scanned) */
     if (ensure_cells(gap, gcap, n + 1) < 0 || ensure_pairs(gpairs, gpcap, 4 * n + 4) < 0)
         return -1;
-    Py_ssize_t nkept = scan(cells, n, *gpairs);
-    memcpy(*gap, cells, (size_t)n);
+    if (pairs_after_gaps(bd, i, j) < 0)
+        return -1;
+    Py_ssize_t nkept = bd->np;
+    memcpy(*gpairs, bd->pairs, (size_t)nkept * sizeof(Pair));
     Py_ssize_t s1 = n, s2 = n;
     if (gone_i && gone_j) {
         s1 = si < sj ? si : sj;
@@ -1033,6 +1035,10 @@ typedef struct {
     Py_ssize_t gcap;
     Pair *gpairs;
     Py_ssize_t gpcap;
+    Pair *start_pairs; /* the start board's pairs, scanned once a batch */
+    Py_ssize_t start_np;
+    int *rec; /* a recorded game's pair counts */
+    Py_ssize_t rcap;
 } Work;
 
 static void
@@ -1044,6 +1050,8 @@ work_free(Work *w)
     PyMem_Free(w->ocounts);
     PyMem_Free(w->gap);
     PyMem_Free(w->gpairs);
+    PyMem_Free(w->start_pairs);
+    PyMem_Free(w->rec);
     memset(w, 0, sizeof *w);
 }
 
@@ -1264,26 +1272,23 @@ play_one(PlayerState *ps, Work *w, Board *bd, const Py_buffer *start, int adds, 
         Py_ssize_t rows = (start->len + WIDTH - 1) / WIDTH;
         ps->focus = randbelow(rng, (uint32_t)(rows > 1 ? rows : 1));
     }
-    if (ensure_cells(&bd->cells, &bd->cap, start->len + 1) < 0)
+    if (ensure_cells(&bd->cells, &bd->cap, start->len + 1) < 0 ||
+        ensure_pairs(&bd->pairs, &bd->pcap, 4 * start->len + 4) < 0)
         return NULL;
     memcpy(bd->cells, start->buf, (size_t)start->len);
     bd->n = start->len;
-    if (board_rescan(bd) < 0)
-        return NULL;
+    memcpy(bd->pairs, w->start_pairs, (size_t)w->start_np * sizeof(Pair));
+    bd->np = w->start_np;
     PyObject *counts = NULL;
-    if (record && (counts = PyList_New(0)) == NULL)
-        return NULL;
+    Py_ssize_t ncounts = 0;
     path->len = 0;
     int adds_left = adds, adds_used = 0;
     long moves = 0, collapses = 0, openings = 0;
     while (bd->n && moves < max_moves) {
         if (record) {
-            PyObject *c = PyLong_FromSsize_t(bd->np);
-            if (c == NULL || PyList_Append(counts, c) < 0) {
-                Py_XDECREF(c);
+            if (ensure_ints(&w->rec, &w->rcap, ncounts + 1) < 0)
                 goto fail;
-            }
-            Py_DECREF(c);
+            w->rec[ncounts++] = (int)bd->np;
         }
         Py_ssize_t k = bd->np ? choose(ps, w, bd, adds_left, rng) : -2;
         if (k == -1)
@@ -1328,6 +1333,16 @@ play_one(PlayerState *ps, Work *w, Board *bd, const Py_buffer *start, int adds, 
             openings += opened;
         }
         moves++;
+    }
+    if (record) {
+        if ((counts = PyList_New(ncounts)) == NULL)
+            goto fail;
+        for (Py_ssize_t x = 0; x < ncounts; x++) {
+            PyObject *v = PyLong_FromLong(w->rec[x]);
+            if (v == NULL)
+                goto fail;
+            PyList_SET_ITEM(counts, x, v);
+        }
     }
     PyObject *code = PyBytes_FromStringAndSize((const char *)path->buf, path->len);
     if (code == NULL)
@@ -1383,7 +1398,14 @@ core_play(PyObject *Py_UNUSED(mod), PyObject *args)
     Board bd;
     memset(&bd, 0, sizeof bd);
     Bytes path = {NULL, 0, 0};
-    PyObject *out = PyList_New(games);
+    PyObject *out = NULL;
+    w.start_pairs = PyMem_Malloc((size_t)(4 * view.len + 4) * sizeof(Pair));
+    if (w.start_pairs == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    w.start_np = scan(view.buf, view.len, w.start_pairs);
+    out = PyList_New(games);
     if (out == NULL)
         goto done;
     for (Py_ssize_t g = 0; g < games; g++) {
@@ -1398,6 +1420,128 @@ done:
     PyBuffer_Release(&view);
     work_free(&w);
     board_free(&bd);
+    PyMem_Free(path.buf);
+    return out;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The solver's random playouts (solver.search._playouts)                                    */
+
+/* random.Random.random(): 53 bits from two words */
+static double
+random_double(MTObject *rng)
+{
+    uint32_t a = genrand_uint32(rng) >> 5;
+    uint32_t b = genrand_uint32(rng) >> 6;
+    return (a * 67108864.0 + b) * (1.0 / 9007199254740992.0);
+}
+
+/* whether cancelling adjacent equal classes of the active cells leaves nothing (a stack) */
+static int
+stack_cancels(const unsigned char *cells, Py_ssize_t n, unsigned char *stack)
+{
+    Py_ssize_t top = 0;
+    for (Py_ssize_t x = 0; x < n; x++) {
+        unsigned char k = CLASS[cells[x]];
+        if (!k)
+            continue;
+        if (top && stack[top - 1] == k)
+            top--;
+        else
+            stack[top++] = k;
+    }
+    return top == 0;
+}
+
+enum { PO_NONE, PO_WON, PO_STACK, PO_OUT };
+
+static PyObject *
+core_playouts(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    PyObject *obj, *rngobj;
+    int adds, stack;
+    Py_ssize_t count, left, max_cells;
+    if (!PyArg_ParseTuple(args, "OinO!pnn:playouts", &obj, &adds, &count, &MTType, &rngobj, &stack,
+                          &left, &max_cells))
+        return bad_call();
+    if (adds < 0 || adds > 64 || count < 0 || count > 1000000 || left < -1 || max_cells < 0 ||
+        max_cells > 1000000) {
+        PyErr_SetString(PyExc_ValueError, "playouts: adds, count, nodes or cell cap out of range");
+        return NULL;
+    }
+    Py_buffer view;
+    if (get_cells_max(obj, &view, MAX_INPUT_CELLS) < 0)
+        return NULL;
+    MTObject *rng = (MTObject *)rngobj;
+    Py_ssize_t cap = max_cells > view.len ? max_cells : view.len;
+    unsigned char *c = PyMem_Malloc((size_t)cap + 1);
+    unsigned char *scratch = PyMem_Malloc((size_t)cap + 1);
+    Pair *geo = PyMem_Malloc((size_t)(4 * cap + 4) * sizeof(Pair));
+    Bytes path = {NULL, 0, 0};
+    PyObject *out = NULL;
+    if (c == NULL || scratch == NULL || geo == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Pair *read = geo + 3 * cap + 2;
+    Py_ssize_t ticks = 0;
+    int status = PO_NONE;
+    Py_ssize_t n = 0;
+    for (Py_ssize_t g = 0; g < count && status == PO_NONE; g++) {
+        memcpy(c, view.buf, (size_t)view.len);
+        n = view.len;
+        int a = adds;
+        path.len = 0;
+        while (n) {
+            ticks++;
+            if (left >= 0 && ticks == left + 1) {
+                status = PO_OUT;
+                break;
+            }
+            if (stack && stack_cancels(c, n, scratch)) {
+                status = PO_STACK;
+                break;
+            }
+            Py_ssize_t ng, nr;
+            scan_split(c, n, geo, &ng, read, &nr);
+            if (ng + nr) {
+                memmove(geo + ng, read, (size_t)nr * sizeof(Pair));
+                Py_ssize_t k = random_double(rng) < 0.7 ? (Py_ssize_t)randbelow(rng, (uint32_t)(ng + nr))
+                                                        : 0;
+                int i = geo[k].a, j = geo[k].b;
+                if (bytes_put(&path, i, j) < 0)
+                    goto done;
+                remove_in_place(c, &n, i, j);
+            }
+            else if (a) {
+                if (bytes_put(&path, -1, -1) < 0)
+                    goto done;
+                Py_ssize_t act = active_count(c, n);
+                if (n + act > max_cells) {
+                    status = PO_OUT;
+                    break;
+                }
+                Py_ssize_t w = n;
+                for (Py_ssize_t x = 0; x < n; x++)
+                    if (c[x])
+                        c[w++] = c[x];
+                n = w;
+                a--;
+            }
+            else
+                break;
+        }
+        if (status == PO_NONE && n == 0)
+            status = PO_WON;
+    }
+    out = Py_BuildValue("(iy#ny#)", status, (const char *)(path.buf ? path.buf : (unsigned char *)""),
+                        status == PO_NONE ? (Py_ssize_t)0 : path.len, ticks, (const char *)c,
+                        status == PO_STACK ? n : (Py_ssize_t)0);
+done:
+    PyBuffer_Release(&view);
+    PyMem_Free(c);
+    PyMem_Free(scratch);
+    PyMem_Free(geo);
     PyMem_Free(path.buf);
     return out;
 }
@@ -1423,6 +1567,10 @@ static PyMethodDef core_methods[] = {
      "play(kind, param, cells, adds, games, mt, record, max_moves): a batch of games, each "
      "(won, moves, adds_used, collapses, openings, path, pair_counts or None); the path is 8 "
      "bytes a move (two little-endian int32 cells, -1 -1 for an add)."},
+    {"playouts", core_playouts, METH_VARARGS,
+     "solver.search._playouts: playouts(cells, adds, count, mt, stack, nodes_left, max_cells) "
+     "-> (status, path, nodes, cells): status 0 none won, 1 won (path), 2 the stack cancels "
+     "on cells (path so far), 3 out of budget."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1449,7 +1597,11 @@ PyInit__core(void)
         PyModule_AddIntConstant(m, "OPENER", P_OPENER) < 0 ||
         PyModule_AddIntConstant(m, "LOCAL", P_LOCAL) < 0 ||
         PyModule_AddIntConstant(m, "PLANNER", P_PLANNER) < 0 ||
-        PyModule_AddIntConstant(m, "PROXIMITY", P_PROXIMITY) < 0) {
+        PyModule_AddIntConstant(m, "PROXIMITY", P_PROXIMITY) < 0 ||
+        PyModule_AddIntConstant(m, "PLAYOUTS_NONE", PO_NONE) < 0 ||
+        PyModule_AddIntConstant(m, "PLAYOUTS_WON", PO_WON) < 0 ||
+        PyModule_AddIntConstant(m, "PLAYOUTS_STACK", PO_STACK) < 0 ||
+        PyModule_AddIntConstant(m, "PLAYOUTS_OUT", PO_OUT) < 0) {
         Py_DECREF(&MTType);
         Py_DECREF(m);
         return NULL;

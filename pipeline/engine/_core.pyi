@@ -32,3 +32,19 @@ def play(
     max_moves: int,
     /,
 ) -> list[tuple[bool, int, int, int, int, bytes, list[int] | None]]: ...
+
+PLAYOUTS_NONE: int
+PLAYOUTS_WON: int
+PLAYOUTS_STACK: int
+PLAYOUTS_OUT: int
+
+def playouts(
+    cells: bytes,
+    adds: int,
+    count: int,
+    mt: MT,
+    stack: bool,
+    nodes_left: int,
+    max_cells: int,
+    /,
+) -> tuple[int, bytes, int, bytes]: ...

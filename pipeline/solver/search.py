@@ -30,11 +30,14 @@ keyed by their value classes (`_Search.stretch`).
 from __future__ import annotations
 
 import random
+import struct
 import sys
 import time
 from dataclasses import dataclass
 from enum import StrEnum
 
+from pipeline.engine import rules
+from pipeline.engine.backend import core
 from pipeline.engine.board import WIDTH, Board, cells_of
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
@@ -434,9 +437,22 @@ def _moves(path: list[Move | tuple[Stretch, int, int, int]]) -> list[Move]:
 
 
 def _playouts(cells: bytes, adds: int, count: int, search: _Search) -> list[Move] | None:
-    """Seeded random games (pairs at random, an add when stuck); a win is a certificate."""
+    """Seeded random games (pairs at random, an add when stuck); a win is a certificate.
+
+    For ruleset 1 without a deadline, the compiled core plays them (`_compiled_playouts`)."""
     rng = random.Random(cells + bytes([adds]))
     ruleset = search.ruleset
+    if (
+        core is not None
+        and search.deadline is None
+        and ruleset.pair_order is rules.pairs_ordered
+        and ruleset.remove_pair is rules.remove_pair
+        and ruleset.add_numbers is rules.add_numbers
+        and ruleset.class_of == rules.CLASS_OF
+        and len(cells) <= core.MAX_INPUT_CELLS
+        and 0 <= adds <= 64
+    ):
+        return _compiled_playouts(cells, adds, count, search, rng)
     stack = ruleset.stack_certificate
     # the ruleset's own pair order where it has one (ruleset 1: fragile vertical/diagonal pairs first)
     pairs_of = ruleset.pair_order or ruleset.legal_pairs
@@ -463,6 +479,35 @@ def _playouts(cells: bytes, adds: int, count: int, search: _Search) -> list[Move
         else:
             return moves
     return None
+
+
+def _compiled_playouts(
+    cells: bytes, adds: int, count: int, search: _Search, rng: random.Random
+) -> list[Move] | None:
+    """`_playouts`' games in the compiled core, from `rng`'s state: the same draws, the same
+    nodes counted (raising `_OutOfBudget` where the Python would), the same certificate."""
+    assert core is not None
+    left = search.limit - search.nodes if search.limit >= 0 else -1
+    status, code, nodes, rest = core.playouts(
+        cells,
+        adds,
+        count,
+        core.MT(rng.getstate()[1]),
+        search.ruleset.stack_certificate,
+        left,
+        MAX_SOLVE_CELLS,
+    )
+    search.nodes += nodes
+    if status == core.PLAYOUTS_OUT:
+        raise _OutOfBudget
+    if status == core.PLAYOUTS_NONE:
+        return None
+    moves = [ADD if i < 0 else Move(i, j) for i, j in struct.iter_unpack("<ii", code)]
+    if status == core.PLAYOUTS_STACK:
+        tail = stack_certificate(rest, search.class_of)
+        assert tail is not None
+        return moves + tail
+    return moves
 
 
 def _plain(search: _Search, cells: bytes, adds: int) -> list[Move] | None:
