@@ -8,6 +8,9 @@ job and its worker processes, the cores it had, the load the machine was under (
 shared machine slows a night down), and the phases from its run.log. The baseline in the same run
 is the bare interpreter's start (`python -c pass`), which the wall time is printed against.
 
+Then the same night again with the compiled core and in pure Python (`NUMBERMATCH_PUREPYTHON=1`):
+the CPU ratio, and whether the two bundles are byte-identical.
+
 Then the night on the shipped `campaign` curve (`--no-stock`, the night issue 25 asks to make 3
 times cheaper), as it runs and as the code of `BEFORE` (the commit the issue was filed on,
 checked out from this repository's history into a temporary worktree, run with this
@@ -30,6 +33,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from pipeline.engine.backend import PURE_ENV, describe
 
 DATE = "2026-11-29"  # the committed night's date and seed
 NIGHT = ["--levels", "10", "--stages", "6", "--curve", "ramp", "--no-stock"]  # everything generated
@@ -61,11 +66,15 @@ def machine() -> str:
     return f"{model}, {os.cpu_count()} cores{memory}, {platform.system()} {platform.release()}, Python {platform.python_version()}"
 
 
-def _timed(argv: list[str], cwd: str | None = None) -> tuple[float, float]:
+def _timed(
+    argv: list[str], cwd: str | None = None, env: dict[str, str] | None = None
+) -> tuple[float, float]:
     """(wall seconds, CPU seconds of the process and its children) for one run."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+    subprocess.run(
+        argv, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd, env=env
+    )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -86,7 +95,30 @@ def main() -> None:
     )
     for line in log[1:]:
         print(f"     {line}")
+    backends(command)
     campaign(command)
+
+
+def backends(command: Path) -> None:
+    """The same night with the compiled core and in pure Python (`NUMBERMATCH_PUREPYTHON=1`)."""
+    load = os.getloadavg()[0]
+    pure_env = {**os.environ, PURE_ENV: "1"}
+    compiled_env = {k: v for k, v in os.environ.items() if k != PURE_ENV}
+    with tempfile.TemporaryDirectory(prefix="nm-bench-backends-") as tmp:
+        fast = _timed(
+            [str(command), "nightly", "--date", DATE, *NIGHT, "--out", f"{tmp}/c"], env=compiled_env
+        )
+        slow = _timed(
+            [str(command), "nightly", "--date", DATE, *NIGHT, "--out", f"{tmp}/py"], env=pure_env
+        )
+        same = (Path(tmp) / "c" / DATE / "bundle.yaml").read_bytes() == (
+            Path(tmp) / "py" / DATE / "bundle.yaml"
+        ).read_bytes()
+    print(
+        f"   the same night (load {load:.1f} before): {describe()} CPU {fast[1]:.1f} s (wall"
+        f" {fast[0]:.1f} s); pure Python CPU {slow[1]:.1f} s (wall {slow[0]:.1f} s):"
+        f" x{slow[1] / fast[1]:.2f} less CPU; bundles {'byte-identical' if same else 'DIFFER'}"
+    )
 
 
 def _night(

@@ -96,10 +96,11 @@ def backends() -> None:
         fast = min((r[0] for r in runs), key=lambda r: r["cpu"])
         slow = min((r[1] for r in runs), key=lambda r: r["cpu"])
         same = len({r["digest"] for pair in runs for r in pair}) == 1
+        label = "compiled" if "compiled" in fast["backend"] else "NOT COMPILED (pure Python)"
         print(
             f"   rate {cells_n} cells / {adds} add{'s' if adds != 1 else ''}:"
-            f" {fast['backend']} {fast['cpu'] * 1000:.1f} ms ({fast['moves'] / fast['cpu'] / 1e6:.2f} M moves/s);"
-            f" {slow['backend']} {slow['cpu'] * 1000:.0f} ms ({slow['moves'] / slow['cpu'] / 1e6:.2f} M moves/s):"
+            f" {label} {fast['cpu'] * 1000:.1f} ms ({fast['moves'] / fast['cpu'] / 1e6:.2f} M moves/s),"
+            f" pure Python {slow['cpu'] * 1000:.0f} ms ({slow['moves'] / slow['cpu'] / 1e6:.2f} M moves/s):"
             f" x{slow['cpu'] / fast['cpu']:.1f} (target 30); ratings {'identical' if same else 'DIFFER'}",
             flush=True,
         )
