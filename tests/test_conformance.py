@@ -380,6 +380,15 @@ def test_a_hostile_engine_gets_one_line_and_exit_3(kind: str, tmp_path: Path) ->
         assert lines[0].endswith("its last line on stderr: boom")
 
 
+def test_a_broken_engine_still_gets_a_junit_report(tmp_path: Path) -> None:
+    junit = tmp_path / "report.xml"
+    engine = f"{sys.executable} -c 'import sys; sys.exit(5)'"
+    result = run("conformance", "check", "--engine", engine, "--junit", str(junit))
+    assert result.exit_code == 3
+    error = ET.parse(junit).getroot().find("testsuite/testcase/error")
+    assert error is not None and "exited with status 5" in (error.get("message") or "")
+
+
 def test_an_engine_that_cannot_start_is_one_line() -> None:
     result = run("conformance", "check", "--engine", "/no/such/engine --flag")
     assert result.exit_code == 3

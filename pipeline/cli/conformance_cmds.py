@@ -156,6 +156,13 @@ def check_cmd(
     except EngineError as exc:
         if progress is not None:
             sys.stderr.write("\r\x1b[K")
+        if junit is not None:
+            try:
+                write_guarded(
+                    junit, report.junit_error(version, engine, str(exc)), kinds=("other",)
+                )
+            except NumberMatchError as refused:
+                fail(f"{exc}; and {refused}", ENGINE_BROKEN)
         fail(str(exc), ENGINE_BROKEN)
     if progress is not None:
         sys.stderr.write("\r\x1b[K")

@@ -143,3 +143,15 @@ def junit(result: CheckResult) -> str:
     root.set("failures", str(failures))
     ET.indent(root)
     return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def junit_error(suite: str, engine: str, message: str) -> str:
+    """JUnit XML for a check the engine broke off: one test case in error, saying why."""
+    root = ET.Element(
+        "testsuites", name=f"numbermatch conformance {suite}", tests="1", failures="0", errors="1"
+    )
+    group = ET.SubElement(root, "testsuite", name="protocol", tests="1", failures="0", errors="1")
+    tc = ET.SubElement(group, "testcase", classname="conformance.protocol", name=engine)
+    ET.SubElement(tc, "error", message=message, type="engine")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
