@@ -124,11 +124,13 @@ def snapshot(path: str | os.PathLike[str]) -> Snapshot:
 
 def file_kind(data: bytes, name: str) -> str:
     """What an existing file is, for refusing to overwrite it: a level file's `kind` (bundle,
-    puzzle, curves), `html`/`svg` by content, else `other`."""
+    puzzle, curves), `html`/`svg`/`png` by content, else `other`."""
     head = data[:65536]
     found = _KIND.search(head)
     if found:
         return found.group(1).decode("ascii")
+    if head.startswith(b"\x89PNG\r\n\x1a\n"):
+        return "png"
     lowered = head.lstrip().lower()
     if lowered.startswith((b"<!doctype html", b"<html")):
         return "html"
@@ -175,6 +177,7 @@ def write_guarded(
                     "other": "a file of another kind",
                     "html": "an HTML file",
                     "svg": "an SVG file",
+                    "png": "a PNG file",
                 }.get(kind, f"a {kind} file")
                 raise WriteRefused(
                     f"{shown}: exists and is {described}; nothing written (--force replaces it)"

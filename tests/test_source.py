@@ -143,3 +143,17 @@ def test_without_generated_an_id_asks_for_in(
         "there is no generated/ folder here to look in; say where to look with --in PATH"
         in result.stderr
     )
+
+
+def test_a_board_pasted_over_several_lines_reads_its_lines_as_rows() -> None:
+    from pipeline.formats.source import resolve as resolved
+    from tests.helpers import run
+
+    for pasted in ("123456789\n987654321\n1\n", "123456789/\r\n  987654321\r\n1", "\n1234\n"):
+        src = resolved(pasted)
+        assert src.label == "/".join(r.strip().strip("/") for r in pasted.split() if r.strip())
+    assert resolved("123456789\n987654321\n1").cells == resolved("123456789/987654321/1").cells
+    shown = run("show", "123456789\n987654321\n1")
+    assert shown.exit_code == 0 and shown.stdout == run("show", "123456789/987654321/1").stdout
+    bad = run("show", "12x\n3")
+    assert bad.exit_code == 1 and "'x' at column 2" in bad.output

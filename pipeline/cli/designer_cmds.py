@@ -357,15 +357,20 @@ def render(
     out: Path = typer.Option(
         ...,
         "--out",
-        help="SVG file to write (atomically); - writes the picture to standard output.",
+        help="Picture file to write (atomically): .svg, or .png for chat and slides; - writes the SVG to standard output.",
     ),
     next_move: bool = typer.Option(
         False,
         "--next",
         help="Highlight the next move of the certificate (the puzzle's, else the solver's).",
     ),
-    numbers: bool = typer.Option(
-        True, "--numbers/--no-numbers", help="Draw row and column numbers."
+    labels: bool = typer.Option(
+        True,
+        "--labels/--no-labels",
+        help="Draw the row and column numbers along the edges (the cells' digits are always drawn).",
+    ),
+    no_numbers: bool = typer.Option(
+        False, "--no-numbers", hidden=True, help="Deprecated: --no-labels."
     ),
     adds: int | None = typer.Option(
         None,
@@ -376,13 +381,17 @@ def render(
     ),
     search: list[Path] | None = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:
-    """Draw a board as the game shows it, as an SVG picture."""
+    """Draw a board as the game shows it, as an SVG (or PNG) picture."""
     from pipeline.atomic import write_guarded  # start-up time: not for --help
     from pipeline.jobs.picture import board_svg
 
     to_stdout = str(out) == "-"
-    if not to_stdout and out.suffix.lower() != ".svg":
-        fail(f"--out {out}: name an .svg file (or - for standard output)")
+    kind = out.suffix.lower().lstrip(".")
+    if not to_stdout and kind not in ("svg", "png"):
+        fail(f"--out {out}: name an .svg or .png file (or - for standard output)")
+    if no_numbers:
+        typer.echo("numbermatch: warning: --no-numbers is deprecated: use --no-labels", err=True)
+        labels = False
     if not to_stdout:
         writable_folder(out.parent, "--out")
     src = load_source(source, search)
@@ -390,14 +399,19 @@ def render(
     note = ""
     if next_move and src.cells:
         highlight, note = _next_pair(src, src.adds_or(adds))
-    svg = board_svg(src.cells, highlight=highlight, numbers=numbers, title=src.label)
+    if kind == "png" and not to_stdout:
+        from pipeline.jobs.board_png import board_png  # start-up time: only for a PNG
+
+        picture: str | bytes = board_png(src.cells, highlight=highlight, numbers=labels)
+    else:
+        picture = board_svg(src.cells, highlight=highlight, numbers=labels, title=src.label)
     if to_stdout:
-        sys.stdout.write(svg)
+        sys.stdout.write(str(picture))
         if note:  # stdout carries the picture alone
             typer.echo(f"{src.label}{note}", err=True)
         return
     try:
-        write_guarded(out, svg, kinds=("svg",))
+        write_guarded(out, picture, kinds=(kind,))
     except NumberMatchError as exc:
         fail(error_text(exc))
     typer.echo(f"{out}: {src.label}" + note)

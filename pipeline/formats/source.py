@@ -77,11 +77,21 @@ class Source:
         return None if left else self.solution
 
 
+def _rows_joined(text: str) -> str:
+    """A board pasted over several lines (a grid copied from `show` or a chat): its lines are
+    its rows, so they join with `/`; any other text is returned as it is."""
+    if "\n" not in text and "\r" not in text:
+        return text
+    rows = [r.strip().strip("/") for r in text.splitlines()]
+    joined = "/".join(r for r in rows if r)
+    return joined if _NOTATION.match(joined) else text
+
+
 def resolve(text: str, search: Sequence[str | Path] = ()) -> Source:
     """Resolve a SOURCE (see the module docstring); raises SourceError or NotationError."""
     if not isinstance(text, str):
         raise SourceError(f"source must be a string, got {type(text).__name__}")
-    text = text.strip()
+    text = _rows_joined(text.strip())
     if ID_PATTERN.match(text):
         return find_id(text, search)
     stage = _split_stage(text)
