@@ -80,7 +80,8 @@ def schema_hint(kind: str, folder: str | os.PathLike[str]) -> str | None:
 def load_schema(kind: str) -> dict[str, Any]:
     """The parsed schema for `kind`; read once per process."""
     try:
-        return json.loads(schema_path(kind).read_text(encoding="utf-8"))
+        schema: dict[str, Any] = json.loads(schema_path(kind).read_text(encoding="utf-8"))
+        return schema
     except (OSError, ValueError) as exc:
         raise SchemaNotFoundError(f"cannot read the {kind} schema: {exc}") from exc
 
@@ -150,7 +151,8 @@ def inlined(kind: str) -> dict[str, Any]:
             if k != "$defs"
         }
 
-    return walk(load_schema(kind), kind, 0)
+    schema: dict[str, Any] = walk(load_schema(kind), kind, 0)
+    return schema
 
 
 def _strict_integer(checker: Any, instance: Any) -> bool:

@@ -53,7 +53,7 @@ from pipeline.engine.rules import add_numbers, legal_pairs
 from pipeline.engine.rulesets import Ruleset
 from pipeline.generation.proposals import DigitDistribution, reading_order_reduction
 from pipeline.generation.strategies import propose
-from pipeline.rating import DEFAULT_SEED
+from pipeline.rating import DEFAULT_PLAYOUTS, DEFAULT_SEED
 from pipeline.rating.players import (
     Chooser,
     Pair,
@@ -63,7 +63,7 @@ from pipeline.rating.players import (
     play_many,
     remove_and_track,
 )
-from pipeline.rating.score import DEFAULT_PLAYOUTS, PLAYERS_BY_VERSION, games_for
+from pipeline.rating.score import PLAYERS_BY_VERSION, games_for
 from pipeline.rating.tiers import TIER_NAMES, tier_for
 from pipeline.rating.versions import score_from_metrics
 from pipeline.solver.search import SOLVED, solve

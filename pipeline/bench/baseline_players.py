@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from random import Random
 from typing import Any, Protocol
 
-from pipeline.engine.board import CLASS, WIDTH, crossing_lines
+from pipeline.engine.board import CLASS, WIDTH, Line, crossing_lines
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rules import legal_pairs, remove_pair
 from pipeline.engine.rulesets import DEFAULT, Ruleset
@@ -42,7 +42,9 @@ Chooser = Callable[[bytes, list[Pair], int], "Pair | None"]
 # --- incremental legal pairs ---------------------------------------------------------------
 
 
-def _opened_through(cells: bytes | bytearray, x: int, found: set[Pair], lines: tuple) -> None:
+def _opened_through(
+    cells: bytes | bytearray, x: int, found: set[Pair], lines: tuple[tuple[Line, ...], ...]
+) -> None:
     """Add to `found` each pair that sees across gap x: on each straight line through x
     (reading order, vertical, both diagonals) the nearest active cells on either side, when
     their values pair. (Cells already gaps, like x, are transparent.)"""
@@ -385,8 +387,8 @@ def reference_players() -> Iterator[None]:
     def baseline_play(player: Player, *args: Any, **kwargs: Any) -> Any:
         return play(by_name.get(player.name, player), *args, **kwargs)
 
-    current.play = baseline_play  # type: ignore[assignment]
+    current.play = baseline_play
     try:
         yield
     finally:
-        current.play = original  # type: ignore[assignment]
+        current.play = original

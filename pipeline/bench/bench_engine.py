@@ -11,6 +11,7 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 from pipeline.engine.backend import describe
 from pipeline.engine.board import CLASS, format_board
@@ -45,7 +46,7 @@ def midgame_boards(count: int, cells: int, seed: int, adds: int = 0) -> list[byt
     return out
 
 
-def timed(fn, boards: list[bytes], repeat: int = 3) -> float:
+def timed(fn: Callable[[bytes], object], boards: list[bytes], repeat: int = 3) -> float:
     best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()

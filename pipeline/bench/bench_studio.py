@@ -30,6 +30,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 import yaml
@@ -67,10 +68,10 @@ def _night(tmp: Path) -> tuple[Path, str]:
     return tmp, result.bundle_path.relative_to(tmp).as_posix()
 
 
-def _boards_36(root: Path, count: int) -> list[tuple[str, dict]]:
+def _boards_36(root: Path, count: int) -> list[tuple[str, dict[str, Any]]]:
     """Solvable random 36-cell boards with 1 add, written as puzzle files under `root`."""
     rng = random.Random(36)
-    out: list[tuple[str, dict]] = []
+    out: list[tuple[str, dict[str, Any]]] = []
     while len(out) < count:
         cells = bytes(rng.randint(1, 9) for _ in range(36))
         result = solve(cells, 1, budget_nodes=HINT_BUDGET_NODES)
@@ -174,7 +175,7 @@ def main() -> None:
         _swap_pages(root, bundle, doc)
 
 
-def _swap_pages(root: Path, bundle: str, doc: dict) -> None:
+def _swap_pages(root: Path, bundle: str, doc: dict[str, Any]) -> None:
     """GET /swap per Stage against `choose_replacement` in-process, and the old way's cost."""
     pool_dir = root / Path(bundle).parent / POOL_DIR
     if not pool_dir.is_dir():  # a night drawn from the stock: the page offers the nights' stock

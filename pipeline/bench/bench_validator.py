@@ -13,6 +13,7 @@ import pstats
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from random import Random
 from typing import Any
@@ -21,7 +22,7 @@ import yaml
 
 from pipeline.engine.board import format_board
 from pipeline.engine.moves import ADD, Move
-from pipeline.formats.loader import Loader
+from pipeline.formats.loader import Loader  # type: ignore[attr-defined]
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.rating.tiers import tier_for
 from pipeline.rating.versions import score_from_metrics
@@ -105,7 +106,7 @@ def bundle_text(puzzles: list[Puzzle]) -> str:
     return dump_yaml(doc)
 
 
-def _best(fn, repeat: int = 3) -> float:
+def _best(fn: Callable[[], object], repeat: int = 3) -> float:
     times = []
     for _ in range(repeat):
         start = time.perf_counter()

@@ -15,7 +15,7 @@ import typer
 from typer.core import TyperGroup
 
 try:  # typer >= 0.2x carries its own copy of click; older ones use click itself
-    from typer import _click as click  # type: ignore[attr-defined]
+    from typer import _click as click
 except ImportError:  # pragma: no cover - depends on the typer version
     import click  # type: ignore[no-redef]
 

@@ -138,4 +138,4 @@ def install() -> None:
     def build(descriptor: Any) -> PlainParam:
         return PlainParam(descriptor, original)
 
-    core.build_runtime_param = build  # type: ignore[assignment]  # duck-typed: typer only calls .coerce()
+    core.build_runtime_param = build  # type: ignore[assignment,attr-defined]  # duck-typed: typer only calls .coerce()

@@ -8,7 +8,7 @@ import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 
@@ -16,6 +16,9 @@ from pipeline.cli.engine_run import stdin_lines
 from pipeline.engine.board import parse
 from pipeline.errors import NumberMatchError, clip, shorten
 from pipeline.limits import MAX_ADDS, check_adds
+
+if TYPE_CHECKING:
+    from pipeline.formats.source import Source
 
 _ADDS = re.compile(r"[0-9]{1,6}", re.ASCII)
 
@@ -68,7 +71,7 @@ SOURCE_HELP = (
 IN_HELP = "Where to look up a puzzle id SOURCE instead of generated/: puzzle files, bundles or folders (repeatable)."
 
 
-def load_source(text: str, search: list[Path] | None = None):  # -> pipeline.formats.source.Source
+def load_source(text: str, search: list[Path] | None = None) -> Source:
     """Resolve a SOURCE argument (`pipeline.formats.source`); a bad one exits 1 with one line."""
     from pipeline.formats.source import resolve  # start-up time: not for --help
 

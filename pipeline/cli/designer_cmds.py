@@ -7,6 +7,7 @@ import contextlib
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -22,11 +23,14 @@ from pipeline.cli.common import (
     writable_folder,
 )
 from pipeline.engine.moves import Move
-from pipeline.errors import NumberMatchError
+from pipeline.errors import NumberMatchError, os_message
 from pipeline.formats.night import POOL_DIR
 from pipeline.formats.slot import Slot, SlotError
 from pipeline.limits import MAX_ADDS
 from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
+
+if TYPE_CHECKING:
+    from pipeline.formats.source import Source
 
 _PUZZLE_SOURCES = (
     "The board to author: "
@@ -180,8 +184,7 @@ def _bundle_stage(name: str) -> tuple[Path, int, int] | None:
 
 def _refresh_stage(name: str, bundle: Path, level: int, stage: int, budget: int | None) -> int:
     """Refresh one Stage of a bundle in place; 1 if it failed (said on stderr), else 0."""
-    from pipeline.atomic import os_message  # start-up time (see `puzzle`)
-    from pipeline.jobs.swap import refresh_stage
+    from pipeline.jobs.swap import refresh_stage  # start-up time (see `puzzle`)
 
     try:
         before = bundle.read_text(encoding="utf-8")
@@ -222,7 +225,6 @@ def swap(
 ) -> None:
     """Replace one Stage of a bundle by a pool puzzle; every other Stage stays byte-identical."""
     # start-up time: the loaders, the validator and the stock load when swapping, not for --help
-    from pipeline.atomic import os_message
     from pipeline.formats.loader import load_text
     from pipeline.jobs.inputs import load_puzzles
     from pipeline.jobs.publish import locked
@@ -417,8 +419,7 @@ def render(
     typer.echo(f"{out}: {src.label}" + note)
 
 
-def _next_pair(src, adds: int) -> tuple[tuple[int, ...], str]:
-    # src: pipeline.formats.source.Source
+def _next_pair(src: Source, adds: int) -> tuple[tuple[int, ...], str]:
     from pipeline.solver.search import (  # start-up time: the search loads only with --next
         SOLVED,
         solve,

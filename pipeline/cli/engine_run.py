@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pipeline.engine.board import WIDTH, Board, format_board, parse
 from pipeline.engine.moves import Move
@@ -18,6 +19,9 @@ from pipeline.engine.stage import Stage
 from pipeline.errors import NumberMatchError, clip
 from pipeline.formats.difficulty import Difficulty
 from pipeline.limits import MAX_CELLS
+
+if TYPE_CHECKING:
+    from pipeline.formats.source import Source
 
 _NAMES = [f"{i // WIDTH},{i % WIDTH}" for i in range(WIDTH * 512)]
 
@@ -28,7 +32,7 @@ def _emit(obj: object) -> None:
     sys.stdout.write(json.dumps(obj, separators=(", ", ": ")) + "\n")
 
 
-def _source(text: str, search: Sequence[Path] | None):  # -> pipeline.formats.source.Source
+def _source(text: str, search: Sequence[Path] | None) -> Source:
     from pipeline.formats.source import resolve  # start-up time: not for --help
 
     return resolve(text, search or ())

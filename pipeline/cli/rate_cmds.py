@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -105,7 +105,7 @@ def rate_cmd(
     def rated(cells: object, a: int, **kw: object) -> Rating:
         return rated_under(rate(cells, a, playouts=playouts, seed=seed, **kw), profile)  # type: ignore[arg-type]
 
-    def as_json(r: Rating) -> dict:
+    def as_json(r: Rating) -> dict[str, Any]:
         out = r.to_json()
         if explain_out:
             out["explain"] = explain(r.to_dict()).to_dict()

@@ -10,6 +10,7 @@ import datetime as _dt
 import sys
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -17,6 +18,10 @@ from pipeline.cli.base import app
 from pipeline.cli.common import PROFILE_HELP, fail, read_profile_option
 from pipeline.cli.help_text import EXAMPLES
 from pipeline.errors import NumberMatchError
+
+if TYPE_CHECKING:
+    from pipeline.telemetry.catalogue import Catalogue
+    from pipeline.telemetry.records import Telemetry
 
 telemetry_app = typer.Typer(
     help="Play telemetry: simulate it with the rating's player models.", no_args_is_help=True
@@ -39,7 +44,9 @@ class ObservedFormat(str, Enum):
     html = "html"
 
 
-def _inputs(telemetry: list[Path], levels: list[Path], strict: bool):  # -> (Catalogue, Telemetry)
+def _inputs(
+    telemetry: list[Path], levels: list[Path], strict: bool
+) -> tuple[Catalogue, Telemetry]:
     # start-up time: DuckDB and the loaders load to read, not for --help
     from pipeline.telemetry.catalogue import load_catalogue
     from pipeline.telemetry.records import read_telemetry
@@ -51,7 +58,7 @@ def _inputs(telemetry: list[Path], levels: list[Path], strict: bool):  # -> (Cat
         fail(str(exc))
 
 
-def _report_bad(data) -> None:  # data: Telemetry
+def _report_bad(data: Telemetry) -> None:
     for bad in data.bad:
         typer.echo(f"numbermatch: skipped {bad}", err=True)
 

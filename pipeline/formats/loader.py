@@ -19,7 +19,7 @@ import math
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -56,7 +56,7 @@ _PLAIN_INT = re.compile(r"-?(?:0|[1-9][0-9]*)", re.ASCII)
 _T = "tag:yaml.org,2002:"
 STR, SEQ, MAP = _T + "str", _T + "seq", _T + "map"
 _CTOR = SafeConstructor()
-_SCALARS = {
+_SCALARS: dict[str, Callable[[ScalarNode], Any]] = {
     _T + "int": lambda n: SafeConstructor.construct_yaml_int(_CTOR, n),
     _T + "float": lambda n: SafeConstructor.construct_yaml_float(_CTOR, n),
     _T + "bool": lambda n: SafeConstructor.construct_yaml_bool(_CTOR, n),

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.engine.board import parse
 from pipeline.engine.rulesets import DEFAULT, SHIPPED, ruleset_for
@@ -32,6 +32,10 @@ from pipeline.errors import NumberMatchError, clip
 from pipeline.formats.night import NIGHTS_FOLDER
 from pipeline.formats.slot import FORM, Slot, SlotError, SlotFromZero
 from pipeline.problems import first_problem
+
+if TYPE_CHECKING:
+    from pipeline.atomic import Snapshot
+    from pipeline.formats.loader import Document
 
 ID_PATTERN = re.compile(r"nm\d+-[0-9a-f]{12}\Z")
 _NOTATION = re.compile(r"[1-9./]*\Z")
@@ -137,7 +141,7 @@ def _split_stage(text: str) -> tuple[Path, int, int] | None:
     return Path(head), slot.level, slot.stage
 
 
-def load_document(path: Path):  # -> pipeline.formats.loader.Document (data and node tree)
+def load_document(path: Path) -> Document:
     """A file's YAML document, read safely; SourceError names the file, line and problem."""
     # start-up time: YAML loads only when a file is read
     from pipeline.formats.loader import load_file
@@ -150,8 +154,7 @@ def load_document(path: Path):  # -> pipeline.formats.loader.Document (data and 
     return loaded.document
 
 
-def snapshot_document(path: Path):
-    # -> (pipeline.atomic.Snapshot, pipeline.formats.loader.Document)
+def snapshot_document(path: Path) -> tuple[Snapshot, Document]:
     """A file read for an edit: its bytes (which the guarded write re-checks) and the YAML
     document parsed from those same bytes; SourceError names the file, line and problem."""
     from pipeline.atomic import snapshot  # start-up time: YAML loads only when a file is read

@@ -50,9 +50,10 @@ from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
 
 if TYPE_CHECKING:
     from pipeline.rating.score import Rating
+from pipeline.rating import DEFAULT_PLAYOUTS
 from pipeline.rating.players import Games, ScannerPlayer
 from pipeline.rating.profile import RatingProfile, rated_under
-from pipeline.rating.score import DEFAULT_PLAYOUTS, games_for, rate
+from pipeline.rating.score import games_for, rate
 from pipeline.rating.tiers import TIER_NAMES, tier_range
 
 MIN_CELLS, MAX_CELLS = 2, 81

@@ -907,9 +907,8 @@ def _shares(total: int, weights: Sequence[int]) -> list[int]:
 def cpu_seconds() -> float:
     """CPU seconds of this process and its finished workers (for the log only, never the output)."""
     return sum(
-        getattr(resource.getrusage(who), field)
-        for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
-        for field in ("ru_utime", "ru_stime")
+        usage.ru_utime + usage.ru_stime
+        for usage in map(resource.getrusage, (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     )
 
 

@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.atomic import Snapshot, WriteRefused, os_message, snapshot, write_guarded
+from pipeline.atomic import Snapshot, WriteRefused, snapshot, write_guarded
 from pipeline.engine.rulesets import DEFAULT
-from pipeline.errors import NumberMatchError
+from pipeline.errors import NumberMatchError, os_message
 from pipeline.formats.bundle import Bundle, BundleError, Stage
 from pipeline.formats.difficulty import Difficulty
 from pipeline.formats.puzzle import PUZZLE_KIND, SCHEMA_VERSION, Puzzle, dump_yaml

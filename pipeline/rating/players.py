@@ -44,7 +44,7 @@ from random import Random
 from typing import NamedTuple, Protocol, TypeVar
 
 from pipeline.engine.backend import core
-from pipeline.engine.board import CLASS, WIDTH, crossing_lines
+from pipeline.engine.board import CLASS, WIDTH, Line, crossing_lines
 from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rules import add_numbers, legal_pairs, remove_pair
 from pipeline.engine.rulesets import DEFAULT, Ruleset
@@ -53,13 +53,16 @@ from pipeline.limits import MAX_MEMO_ENTRIES, MAX_PLAYER_MOVES
 Pair = tuple[int, int]
 # A chooser returns the pair to remove, or None to use Add numbers now (only when an add is left).
 Chooser = Callable[[bytes, list[Pair], int], "Pair | None"]
+_K = TypeVar("_K")
 _V = TypeVar("_V")
 
 
 # --- incremental legal pairs ---------------------------------------------------------------
 
 
-def _opened_across(cells: bytes | bytearray, i: int, j: int, lines: tuple) -> list[Pair]:
+def _opened_across(
+    cells: bytes | bytearray, i: int, j: int, lines: tuple[tuple[Line, ...], ...]
+) -> list[Pair]:
     """The pairs that see across gap i or gap j (a pair may come twice): on each straight line
     through either (reading order, vertical, both diagonals) the nearest active cells on either
     side, when their values pair. (Cells already gaps, like i and j, are transparent.)"""
@@ -224,7 +227,7 @@ class _Memo:
             self.clear()
             self.board = cells
 
-    def keep(self, table: dict, key: object, value: _V) -> _V:
+    def keep(self, table: dict[_K, _V], key: _K, value: _V) -> _V:
         if len(table) >= MAX_MEMO_ENTRIES:
             table.clear()
         table[key] = value
@@ -741,7 +744,7 @@ class PlayerStats:
     mean_moves: float
     playouts: int
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, float | int]:
         return {
             "win_rate": round(self.win_rate, 4),
             "mean_moves": round(self.mean_moves, 2),

@@ -62,7 +62,7 @@ from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.engine.stage import replay
 from pipeline.limits import MAX_RATE_CELLS, check_adds, check_cells, check_playouts
 from pipeline.rating import DEFAULT_PLAYOUTS, DEFAULT_SEED
-from pipeline.rating.players import PLAYERS, Games, Player, Playout, play_many
+from pipeline.rating.players import PLAYERS, Games, Pair, Player, Playout, play_many
 from pipeline.rating.tiers import RATING_VERSION, tier_for
 from pipeline.rating.tiers import UNSOLVABLE as TIER_UNSOLVABLE
 from pipeline.rating.versions import (
@@ -199,7 +199,7 @@ def _trap_share(
 
 def _sample_positions(
     games: Sequence[Playout], count: int, rng: Random
-) -> list[tuple[bytes, int, list, bool]]:
+) -> list[tuple[bytes, int, list[Pair], bool]]:
     """`count` distinct positions (cells, adds left, pairs, known winnable) after the first move."""
     pool = []
     seen: set[tuple[bytes, int]] = set()

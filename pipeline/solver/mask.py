@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 from itertools import combinations
+from typing import Any
 
 from pipeline.engine.board import CLASS, WIDTH, lines_through
 
@@ -262,14 +263,16 @@ class Stretch:
 
     def ways(self, q: int, mask: int, rows: int) -> tuple[int, ...] | None:
         """`lines(u, v, mask, rows, every=True)` for the active pair q, or None if a way needs nothing."""
-        return self._memoized(self._ways, q, mask, rows, True)
+        found: tuple[int, ...] | None = self._memoized(self._ways, q, mask, rows, True)
+        return found
 
     def line2(self, q: int, mask: int, rows: int) -> tuple[int, int] | None:
         """`lines(u, v, mask, rows)` for the active pair q as (first, second or -1), None if one needs nothing."""
-        return self._memoized(self._line2, q, mask, rows, False)
+        found: tuple[int, int] | None = self._memoized(self._line2, q, mask, rows, False)
+        return found
 
-    def _memoized(self, memo: dict, q: int, mask: int, rows: int, every: bool):
-        # -> ways or line2 form
+    def _memoized(self, memo: dict[int, Any], q: int, mask: int, rows: int, every: bool) -> Any:
+        """The `ways` form (`every`) or the `line2` form of the lines of pair q, memoized."""
         lo = q & -q
         key = mask & ((q ^ lo) - (lo << 1)) | q
         try:

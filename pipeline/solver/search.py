@@ -95,7 +95,7 @@ class SolveResult:
     nodes: int
     seconds: float
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {
             "status": self.status,
             "moves": None if self.moves is None else [str(m) for m in self.moves],

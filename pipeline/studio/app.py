@@ -19,6 +19,7 @@ passes `guard.Guard` first (own origin, per-run token, a small urlencoded body):
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -759,7 +760,7 @@ def create_app(
     if not folder.is_dir():
         raise LibraryError(f"{root}: no such folder")
     studio = Studio(folder, observed, profile)
-    g = lambda h: _guard(studio, h)  # noqa: E731
+    g = functools.partial(_guard, studio)
     routes = [
         Route("/", g(studio.index)),
         Route("/bundle", g(studio.bundle_page)),

@@ -49,10 +49,10 @@ def address(sock: socket.socket) -> str:
 def slow_client_protocol(header_timeout: float) -> type:
     """uvicorn's h11 protocol, closing a connection whose request takes over `header_timeout` s."""
 
-    class SlowClientProtocol(H11Protocol):  # type: ignore[misc]
+    class SlowClientProtocol(H11Protocol):
         _request_timer: Any = None
 
-        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+        def connection_made(self, transport: Any) -> None:
             super().connection_made(transport)
             self._arm()
 

@@ -74,7 +74,7 @@ class _Offsets:
             if ch == "\n":
                 self.starts.append(k + 1)
 
-    def at(self, mark: Any) -> int:
+    def at(self, mark: yaml.Mark) -> int:
         return self.starts[mark.line] + mark.column
 
 

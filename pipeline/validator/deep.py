@@ -14,9 +14,9 @@ from typing import Any
 
 from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.errors import NumberMatchError
-from pipeline.rating import DEFAULT_SEED
+from pipeline.rating import DEFAULT_PLAYOUTS, DEFAULT_SEED
 from pipeline.rating.profile import profile_of, rated_under
-from pipeline.rating.score import DEFAULT_PLAYOUTS, rate, stored_playouts
+from pipeline.rating.score import rate, stored_playouts
 from pipeline.rating.tiers import TIERS_BY_VERSION, tier_range
 from pipeline.rating.versions import stored_score, stored_tier
 from pipeline.solver.search import UNSOLVABLE, solve

@@ -238,7 +238,7 @@ def _describe(
 
 
 def _pattern_problem(
-    name: str, line: int | None, col: int | None, path: str, schema: dict, value: Any
+    name: str, line: int | None, col: int | None, path: str, schema: dict[str, Any], value: Any
 ) -> Problem:
     """A pattern mismatch, explained by the engine's parser where there is one."""
     defs = schemas.load_schema("puzzle")["$defs"]
