@@ -44,9 +44,7 @@ class ObservedFormat(str, Enum):
     html = "html"
 
 
-def _inputs(
-    telemetry: list[Path], levels: list[Path], strict: bool
-) -> tuple[Catalogue, Telemetry]:
+def _inputs(telemetry: list[Path], levels: list[Path], strict: bool) -> tuple[Catalogue, Telemetry]:
     # start-up time: DuckDB and the loaders load to read, not for --help
     from pipeline.telemetry.catalogue import load_catalogue
     from pipeline.telemetry.records import read_telemetry
