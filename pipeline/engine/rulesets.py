@@ -166,5 +166,4 @@ DEFAULT = register(
         pair_order=rules.pairs_ordered,
     )
 )
-RULESET_1 = DEFAULT
 SHIPPED: frozenset[int] = frozenset({1})  # what the CLI and the validator accept

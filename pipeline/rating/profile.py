@@ -108,10 +108,6 @@ class RatingProfile:
         return cls("default", tuple(WEIGHTS_V3.items()), TIERS)
 
     @property
-    def weight_map(self) -> dict[str, float]:
-        return dict(self.weights)
-
-    @property
     def digest(self) -> str:
         """`sha256:` and the hex digest of what decides scores and tiers (canonical JSON)."""
         core = {

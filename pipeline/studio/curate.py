@@ -107,10 +107,6 @@ class Draft:
     def empty(self) -> bool:
         return not (self.swaps or self.pins or self.excludes)
 
-    @property
-    def changes_file(self) -> bool:
-        return bool(self.swaps)
-
     def swap_for(self, at: str) -> str | None:
         return dict(self.swaps).get(at)
 
