@@ -12,7 +12,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.bench import baseline_players as reference
 from pipeline.engine.board import format_board, parse
 from pipeline.engine.rules import legal_pairs, remove_pair
 from pipeline.engine.rulesets import Ruleset
@@ -32,6 +31,7 @@ from pipeline.rating.versions import (
     WEIGHTS_V1,
     score_from_metrics,
 )
+from tests import reference_players as reference
 from tests.helpers import run
 
 # the engine and the players in whichever backend runs: `make test` runs them in both
@@ -316,7 +316,7 @@ def test_players_play_the_games_the_reference_players_play(
     seed: int, n: int, adds: int, gappy: bool
 ) -> None:
     """The players remember positions (`_Memo`) and update pairs in place; the reference copy of
-    the players before that (`pipeline.bench.baseline_players`) must play every game the same:
+    the players before that (`tests/reference_players.py`) must play every game the same:
     the same pairs, the same random draws, the same recorded positions."""
     draw = random.Random(seed)
     values = [0, 0, 0, 1, 3, 5, 7, 9] if gappy else list(range(1, 10))

@@ -11,14 +11,12 @@ is the bare interpreter's start (`python -c pass`), which the wall time is print
 Then the same night again with the compiled core and in pure Python (`NUMBERMATCH_PUREPYTHON=1`):
 the CPU ratio, and whether the two bundles are byte-identical.
 
-Then the night on the shipped `campaign` curve (`--no-stock`, the night issue 25 asks to make 3
-times cheaper), as it runs and as the code of `BEFORE` (the commit the issue was filed on,
-checked out from this repository's history into a temporary worktree, run with this
-interpreter) ran it, same run: the CPU of each, their ratio, and each one's total deviation from
+Then the night on the shipped `campaign` curve (`--no-stock`), as it runs and as the code of
+`checkout.NIGHTLY_BASELINE` (checked out from this repository's history into a temporary
+worktree, run with this interpreter) ran it, same run: the CPU of each, their ratio, and each one's total deviation from
 the curve (it must be no larger now); each twice, taking turns, the least CPU of each counting.
 Then once more with the simulated players as they were
-before they remembered positions (`baseline_players.reference_players`, also in the forked
-workers): the CPU ratio, and whether the two bundles are byte-identical (they must be: the
+before they remembered positions (`tests/reference_players.py`, also in the forked workers): the CPU ratio, and whether the two bundles are byte-identical (they must be: the
 players play the same games).
 """
 
@@ -27,22 +25,21 @@ from __future__ import annotations
 import os
 import platform
 import resource
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from pipeline.bench.checkout import NIGHTLY_BASELINE, commit_checked_out, reference_players_module
 from pipeline.engine.backend import PURE_ENV, describe
 
 DATE = "2026-11-29"  # the committed night's date and seed
 NIGHT = ["--levels", "10", "--stages", "6", "--curve", "ramp", "--no-stock"]  # everything generated
 CAMPAIGN = ["--levels", "10", "--stages", "6", "--curve", "campaign", "--no-stock"]
-BEFORE = "96cd43c"  # the code when issue 25 was filed (its nightly had no stock, so no --no-stock)
 # the same command line, with the reference players swapped in (they reach the forked workers)
 WITH_REFERENCE = (
-    "import sys; from pipeline.bench.baseline_players import reference_players; from pipeline.cli import main\n"
+    "import sys; from pipeline.bench.checkout import reference_players; from pipeline.cli import main\n"
     "with reference_players(): sys.argv[0] = 'numbermatch'; main()"
 )
 
@@ -143,7 +140,7 @@ def _deviation(assemble: str) -> str:
 
 
 def campaign(command: Path) -> None:
-    """The campaign night now, as `BEFORE` ran it, and with the reference players, same run."""
+    """The campaign night now, as `NIGHTLY_BASELINE` ran it, and with the reference players, same run."""
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="nm-bench-campaign-") as tmp:
         # each twice, taking turns, and the one with the least CPU of each: a shared machine's
@@ -155,18 +152,27 @@ def campaign(command: Path) -> None:
         now = min((r[0] for r in runs), key=lambda r: r[1])
         found = [r[1] for r in runs if r[1] is not None]
         then = min(found, key=lambda r: r[1]) if found else None
-        reference = _night([sys.executable, "-c", WITH_REFERENCE], f"{tmp}/reference")
+        reference = (
+            _night([sys.executable, "-c", WITH_REFERENCE], f"{tmp}/reference")
+            if reference_players_module() is not None
+            else None
+        )
     print(
         f"   nightly --date {DATE} {' '.join(CAMPAIGN)} (all cores, load {load:.1f} before; the least CPU of 2"
         f" runs, each way): CPU {now[1]:.1f} s (wall {now[0]:.1f} s), total deviation {_deviation(now[3])}"
     )
     if then is None:
-        print(f"     as {BEFORE} ran it: skipped (no git history here to check it out from)")
+        print(
+            f"     as {NIGHTLY_BASELINE} ran it: skipped (no git history here to check it out from)"
+        )
     else:
         print(
-            f"     as {BEFORE} ran it (the day issue 25 was filed): CPU {then[1]:.1f} s (wall {then[0]:.1f} s),"
+            f"     as {NIGHTLY_BASELINE} ran it (the day issue 25 was filed): CPU {then[1]:.1f} s (wall {then[0]:.1f} s),"
             f" total deviation {_deviation(then[3])}: x{then[1] / now[1]:.2f} less CPU now (target: 3)"
         )
+    if reference is None:
+        print("     with the reference players: skipped (tests/reference_players.py is not here)")
+        return
     print(
         f"     with the reference players: CPU {reference[1]:.1f} s: x{reference[1] / now[1]:.2f} less CPU now;"
         f" bundles {'byte-identical' if now[2] == reference[2] else 'DIFFER'}"
@@ -174,27 +180,12 @@ def campaign(command: Path) -> None:
 
 
 def _before(out: str, code: str) -> tuple[float, float, bytes, str] | None:
-    """The campaign night as `BEFORE` made it (its code checked out into `code`), or None without git history."""
-    repo = Path(__file__).resolve().parents[2]
-    git = shutil.which("git")
-    if git is None or not (repo / ".git").exists():
-        return None
-    added = subprocess.run(
-        [git, "-C", str(repo), "worktree", "add", "--detach", code, BEFORE],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    if added.returncode != 0:
-        return None
-    try:
+    """The campaign night as `NIGHTLY_BASELINE` made it (its code checked out into `code`), or None without git history."""
+    with commit_checked_out(NIGHTLY_BASELINE, code) as checked_out:
+        if checked_out is None:
+            return None
         options = [o for o in CAMPAIGN if o != "--no-stock"]
         return _night([sys.executable, "-m", "pipeline.cli"], out, options, cwd=code)
-    finally:
-        subprocess.run(
-            [git, "-C", str(repo), "worktree", "remove", "--force", code],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
 
 
 if __name__ == "__main__":

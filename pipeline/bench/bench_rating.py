@@ -7,7 +7,7 @@ machine and its load, and whether every rating came out the same.
 
 0. Time per rating (27 cells / 2 adds and 36 cells / 1 add, the nightly's sizes, random boards)
    with the simulated players as they are and as they were before they remembered positions
-   (`baseline_players.reference_players`), the ratio, and whether every rating came out the same.
+   (`tests/reference_players.py`, from the checkout), the ratio, and whether every rating came out the same.
 1. Time per rating at the defaults (27 cells / 1 add and 35 cells / 3 adds, random boards):
    versions 1 (three players, traps), 2 (six players, traps) and 3 (seven players, more games for
    the cheap ones, no traps), with the ratio of the current version to version 2.
@@ -31,8 +31,8 @@ import time
 from functools import partial
 
 import pipeline.rating.score as score_module
-from pipeline.bench.baseline_players import reference_players
 from pipeline.bench.bench_nightly import machine
+from pipeline.bench.checkout import reference_players, reference_players_module
 from pipeline.engine.backend import PURE_ENV, describe
 from pipeline.generation.generator import GenerateParams, GenerationError, generate
 from pipeline.jobs.nightly import TIER_PLANS
@@ -135,6 +135,11 @@ def _throughput(tier: str, version: int) -> tuple[float, int, int]:
 
 def players_against_reference() -> None:
     """The current players against the reference players, one rating after the other."""
+    if reference_players_module() is None:
+        print(
+            "   rate with the reference players: skipped (tests/reference_players.py is not here)"
+        )
+        return
     for cells_n, adds in ((27, 2), (36, 1)):
         rng = random.Random(cells_n * 10 + adds)
         boards = [bytes(rng.randint(1, 9) for _ in range(cells_n)) for _ in range(TIMING_BOARDS)]

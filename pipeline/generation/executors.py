@@ -46,13 +46,13 @@ CONNECT_TIMEOUT = (
 WORKER_WAIT = 60.0  # seconds to wait for a first worker to join the scheduler
 POLL = 0.5  # seconds between checks that the scheduler is still there while waiting
 # aim for batches of about this much work per task: a batch's outcomes arrive when it ends, so
-# the batches finished ahead of the one being judged are lost when the stream closes (0.5 s
-# cost bench dask at 12 puzzles a tier 12% more CPU than 0.1 s); a task costs Dask a few ms
+# the batches finished ahead of the one being judged are lost when the stream closes (the larger
+# the batch, the more is lost; docs/nightly.md has the measurement), and a task costs Dask a few ms
 BATCH_SECONDS = 0.1
 MAX_BATCH = 256
 # attempts handed to a process pool beyond one per worker: a worker done before the attempt being
 # judged starts the next at once, yet when the run ends (a target met) at most this many more run for
-# nothing (an unbounded queue cost a campaign night about 15% more CPU with 2 workers than with 1)
+# nothing (an unbounded queue would run many for nothing; docs/nightly.md has the measurement)
 POOL_AHEAD = 1
 INFLIGHT_PER_THREAD = 2  # batches in flight per worker thread: one running, one queued
 

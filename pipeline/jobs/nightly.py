@@ -96,8 +96,8 @@ DEFAULT_OUT = NIGHTS_FOLDER  # where a puzzle id is looked up without --in, too
 SPARE = 0.25  # generate this share more than the curve needs per tier, so the assignment can choose
 BAND = 6.0  # each band of Stage targets asks the generator for scores within this of its middle
 # a stock puzzle serves a Stage only this close to its target, the window the generator takes
-# around a target (wider, the nearest-first draw and the missing spare left nights 45% further
-# from their curve than generated ones)
+# around a target (wider, the nearest-first draw and the missing spare leave nights further from
+# their curve than generated ones; docs/stock.md)
 TOLERANCE = BAND
 DEFAULT_REFILL_SECONDS = (
     600.0  # the refill after a night starts no new batch past this many seconds
@@ -115,13 +115,9 @@ class TierPlan:
 
 
 # Chosen from what the rating gives: for each tier, a size and adds allocation whose generated
-# boards often land in it. Shares under rating version 3 (the rating study's accepted candidates,
-# `make rating-study`): 27/3 easy 51%; 30/2 medium 21% (medium is the narrowest tier, 13 points;
-# only 27/3 gives more, 29%); 36/1 expert 24%. Hard shares 30/2 with medium (30/1 gives hard 41%,
-# but the curves' hard targets, 54-75, are where 30/2 boards land most: 52% of solvable 30/2
-# boards against 30% of 30/1's, `python -m research.fit_screen`'s sample), so one generator stream
-# serves both and a board rated for one tier's band serves the other's. Re-measure when the
-# rating changes. More cells and fewer adds make a Stage harder.
+# boards often land in it (the measured shares are in docs/nightly.md: re-measure them when the
+# rating changes). Hard shares medium's size, so one generator stream serves both and a board
+# rated for one tier's band serves the other's. More cells and fewer adds make a Stage harder.
 TIER_PLANS: dict[str, TierPlan] = {
     "easy": TierPlan(cells=27, adds=3),
     "medium": TierPlan(cells=30, adds=2),

@@ -27,9 +27,9 @@ Metrics (the `difficulty` mapping, `Rating.to_dict()`):
   that was not there before the rows moved up.
 
 The score (`score_from_metrics`) is 100 times a weighted sum of hardness terms, each 0-1 and
-higher when harder, with the weights of the block's rating version (`WEIGHTS_BY_VERSION`):
-The weights, game counts, tier tables and stored keys of each version are one record each in
-`pipeline.rating.versions`, with the formula (`score_from_metrics`):
+higher when harder, with the weights of the block's rating version (`WEIGHTS_BY_VERSION`). The
+weights, game counts, tier tables and stored keys of each version are one record each in
+`pipeline.rating.versions`, with the formula:
 - version 3 (current, `WEIGHTS_V3`): the share of games a player drawn from the stated mix of
   seven players loses (one minus each player's win rate, weighted). Each player plays the games
   `PLAYOUT_SHARE_BY_VERSION` gives it (cheap players more, costly ones fewer; counts stored).

@@ -132,7 +132,8 @@ class StageSource:
 
 
 class Studio:
-    """The application's state: the folder it serves and the scan cache. Nothing else."""
+    """The studio's state (the folder it serves, the scan cache, the telemetry and profile it was
+    started with) and its request handlers, one method per page or form."""
 
     def __init__(
         self,
