@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test sanitize docs docs-examples docs-images bench rating-study rating-calibration nightly fuzz schemas clean
+.PHONY: install test test-fast sanitize docs docs-examples docs-images bench rating-study rating-calibration nightly fuzz schemas clean
 
 install: $(STAMP)
 
@@ -39,6 +39,14 @@ sanitize: $(STAMP)
 		ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
 		PYTHONMALLOC=malloc $(BIN)/python -m tests.sanitize_core \
 		$$(ls $(SANITIZE)/pipeline/engine/_core*.so) --calls $${NM_FUZZ_CALLS:-1000000}
+
+# The edit-test loop: the formatter and the linter, then every test but the slow kinds (markers
+# in pyproject.toml: slow, browser, dask, docs, nightly), in under a minute; `make test` runs all.
+FAST := not slow and not browser and not dask and not docs and not nightly
+test-fast: $(STAMP)
+	$(BIN)/ruff format --check pipeline tests research
+	$(BIN)/ruff check pipeline tests research
+	$(BIN)/python -m pytest -m "$(FAST)"
 
 # The documentation site into site/ (not committed); --strict turns every warning (a broken link,
 # a page missing from the nav) into a failure, as in `make test`.

@@ -202,3 +202,14 @@ def night(tmp_path_factory: pytest.TempPathFactory) -> Path:
         )
     )
     return out / DESIGNERS_DATE.isoformat()
+
+
+# the fixtures that run the nightly job to make a test night: a test using one (directly or
+# through another fixture) is a `nightly` test, left out of `make test-fast`
+NIGHT_FIXTURES = frozenset({"studio_night", "night"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if NIGHT_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.nightly)

@@ -36,6 +36,8 @@ from pipeline.jobs.nightly import (
 )
 from tests.helpers import one_line_refusal, run
 
+pytestmark = pytest.mark.dask
+
 DATE = dt.date(2026, 1, 2)
 TINY = {"levels": 1, "stages": 2, "curve": "flat"}
 # random boards: some rejected as unsolvable, trivial or too easy, so the judge's order matters

@@ -31,6 +31,8 @@ from tests.docs_examples import (
 )
 from tests.docs_images import SVGS, render_svg
 
+pytestmark = pytest.mark.docs
+
 REGENERATE = "the docs are out of date: run `make docs-examples` and review the diff"
 
 

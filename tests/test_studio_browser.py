@@ -25,6 +25,8 @@ from pipeline.engine.rules import legal_pairs, pair_problem, remove_pair
 from pipeline.solver import SOLVED, solve
 from tests.helpers import click_cell, play
 
+pytestmark = pytest.mark.browser
+
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
     "--headless",
