@@ -28,11 +28,11 @@ ALLOWED = {
 }
 ALLOWED_EXPRESSIONS = {
     (
-        "pipeline/jobs/nightly.py",
+        "pipeline/jobs/nightly/options.py",
         "settings.get('levels')",
     ): "the nightly's settings: a count, not a bundle",
     (
-        "pipeline/jobs/nightly.py",
+        "pipeline/jobs/nightly/options.py",
         "settings.get('stages')",
     ): "the nightly's settings: a count, not a bundle",
 }

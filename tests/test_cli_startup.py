@@ -15,6 +15,8 @@ from pipeline.cli import COMMANDS, app
 from pipeline.cli.help_text import EXAMPLES
 from tests.helpers import run
 
+pytestmark = pytest.mark.slow
+
 
 def test_the_command_table_names_every_command_and_its_module() -> None:
     group = typer.main.get_command(app)

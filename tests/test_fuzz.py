@@ -32,6 +32,8 @@ from pipeline.rating.tiers import TIERS_BY_VERSION
 from tests import reference
 from tests.helpers import run
 
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).parent / "fixtures" / "validator" / "valid"
 SEEDS = {
     "puzzle": (FIXTURES / "puzzle.yaml").read_text(encoding="utf-8"),

@@ -22,6 +22,8 @@ pytest.importorskip(
 from pipeline.validator import validate_paths
 from tests.conftest import STUDIO_ORIGIN
 
+pytestmark = pytest.mark.slow
+
 BUNDLE = "2026-01-02/bundle.yaml"
 CAMPAIGN = int(os.environ.get("NM_FUZZ_EXAMPLES", "0"))
 SETTINGS = settings(

@@ -22,6 +22,8 @@ from pipeline.jobs.swap import SwapError, commit_swap, swap_stage
 from pipeline.validator import validate_paths
 from tests.helpers import numbermatch_argv
 
+pytestmark = pytest.mark.slow
+
 TRIALS = int(os.environ.get("NM_WRITER_TRIALS", "4"))
 REFUSED = "changed on disk since it was read; nothing written"
 

@@ -32,6 +32,8 @@ from pipeline.solver.search import UNSOLVABLE, solve
 from pipeline.validator import validate_texts
 from tests.helpers import run
 
+pytestmark = pytest.mark.slow
+
 EXPERT = GenerateParams(cells=27, adds=2, tier="expert", seed=1)
 
 

@@ -34,6 +34,8 @@ from pipeline.schemas import validator
 from tests import reference
 from tests.helpers import run
 
+pytestmark = pytest.mark.slow
+
 SMALL = GenerateParams(cells=12, adds=0, strategy="constructive", seed=5)
 
 

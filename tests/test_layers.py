@@ -85,7 +85,7 @@ def test_the_graph_sees_imports_inside_functions_and_type_checking(tmp_path: Pat
 
 def test_the_real_graph_has_the_expected_edges() -> None:
     graph = import_graph()
-    assert graph.has_edge("pipeline.jobs.nightly", "pipeline.jobs.assembler")
+    assert graph.has_edge("pipeline.jobs.nightly.build", "pipeline.jobs.assembler")
     assert graph.has_edge(
         "pipeline.validator.semantics", "pipeline.validator.deep"
     )  # inside a function

@@ -20,13 +20,20 @@ import pytest
 import yaml
 
 import pipeline.jobs.nightly as nightly
+from pipeline.formats.curves import builtin_curves
+from pipeline.generation import requests
+from pipeline.generation.requests import TierPlan
 from pipeline.jobs.assembler import AssemblyError
-from pipeline.jobs.nightly import NightlyError, NightlyOptions, TierPlan, run_nightly
+from pipeline.jobs.nightly import NightlyError, NightlyOptions, run_nightly
+from pipeline.jobs.nightly import build as nightly_build
+from pipeline.jobs.nightly import run as nightly_run
 from pipeline.jobs.publish import sweep
 from pipeline.problems import Problem
 from pipeline.validator import validate_paths
 from tests import reference
-from tests.helpers import run
+from tests.helpers import one_line_error, run
+
+pytestmark = pytest.mark.nightly  # most of these run the nightly job
 
 DATE = dt.date(2026, 1, 2)
 REPO = Path(__file__).resolve().parent.parent
@@ -147,15 +154,15 @@ def test_already_published_is_checked_once_under_the_lock(
     """The nightly asked "already published?" before taking the lock and again under
     it; the check under the lock is the one that holds (another run may publish meanwhile)."""
     calls: list[Path] = []
-    real = nightly._refuse_rerun
+    real = nightly_run._refuse_rerun
 
     def counted(final: Path, options: NightlyOptions) -> None:
         calls.append(final)
         real(final, options)
 
-    monkeypatch.setattr(nightly, "_refuse_rerun", counted)
+    monkeypatch.setattr(nightly_run, "_refuse_rerun", counted)
     monkeypatch.setattr(
-        nightly, "sweep", lambda out: calls.append(out)
+        nightly_run, "sweep", lambda out: calls.append(out)
     )  # runs under the lock, before the check
     with pytest.raises(NightlyError, match="is already published"):
         run_nightly(night(published))
@@ -174,7 +181,7 @@ def test_a_failure_after_generation_leaves_the_previous_output_intact(
     def broken(*args: object, **kwargs: object) -> None:
         raise AssemblyError("injected failure")
 
-    monkeypatch.setattr(nightly, "assemble", broken)
+    monkeypatch.setattr(nightly_build, "assemble", broken)
     with pytest.raises(NightlyError, match="assemble: injected failure"):
         run_nightly(night(tmp_path, force=True))
     assert snapshot(tmp_path / DATE.isoformat()) == before
@@ -187,7 +194,7 @@ def test_an_invalid_bundle_is_never_published(
     shutil.copytree(published / DATE.isoformat(), tmp_path / DATE.isoformat())
     before = snapshot(tmp_path / DATE.isoformat())
     injected = Problem("bundle.yaml", 3, 1, "NM303", "injected problem", "$.id")
-    monkeypatch.setattr(nightly, "_validate_files", lambda paths: [injected])
+    monkeypatch.setattr(nightly_build, "_validate_files", lambda paths: [injected])
     with pytest.raises(NightlyError, match="write: the bundle fails validation"):
         run_nightly(night(tmp_path, force=True))
     assert snapshot(tmp_path / DATE.isoformat()) == before
@@ -196,7 +203,7 @@ def test_an_invalid_bundle_is_never_published(
 def test_an_unreachable_generation_fails_with_the_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(nightly.TIER_PLANS, "medium", TierPlan(cells=3, adds=0))
+    monkeypatch.setitem(requests.TIER_PLANS, "medium", TierPlan(cells=3, adds=0))
     with pytest.raises(NightlyError, match=r"generate: medium: .*can never be won"):
         run_nightly(night(tmp_path))
     assert not (tmp_path / DATE.isoformat()).exists() and hidden(tmp_path) == []
@@ -711,20 +718,22 @@ def test_the_night_asks_for_each_stage_near_its_target() -> None:
     its band's middle, in the target's tier), then the tier's spare anywhere in the tier."""
     from pipeline.jobs.curve_specs import targets, tier_needs
 
-    bands = nightly.generation_bands("campaign", 10, 6)
+    bands = requests.generation_bands(builtin_curves()["campaign"], 10, 6)
     slots = [t for row in targets("campaign", 10, 6) for t in row]
     aimed = [b for b in bands if b.score is not None]
     assert sum(b.count for b in aimed) == len(slots)
     for t in slots:
         assert any(
-            b.tier == t.tier and abs(t.score - b.score) <= nightly.BAND
+            b.tier == t.tier and abs(t.score - b.score) <= requests.BAND
             for b in aimed
             if b.score is not None
         ), t
     spare = {b.tier: b.count for b in bands if b.score is None}
     needs = tier_needs("campaign", 10, 6)
     assert set(spare) == set(needs) and all(spare[t] >= 1 for t in needs)
-    assert nightly.generation_counts("campaign", 10, 6) == {t: needs[t] + spare[t] for t in needs}
+    assert requests.generation_counts(builtin_curves()["campaign"], 10, 6) == {
+        t: needs[t] + spare[t] for t in needs
+    }
 
 
 def test_a_nights_puzzles_rebuild_from_their_provenance(published: Path, tmp_path: Path) -> None:
@@ -734,7 +743,7 @@ def test_a_nights_puzzles_rebuild_from_their_provenance(published: Path, tmp_pat
     see the phase lines in `test_not_on_a_terminal_a_night_prints_a_line_per_phase_as_it_goes`.)"""
     from pipeline.formats.puzzle import Puzzle, dump_yaml
 
-    assert nightly.TIER_PLANS["medium"] == nightly.TIER_PLANS["hard"]
+    assert requests.TIER_PLANS["medium"] == requests.TIER_PLANS["hard"]
     pool = sorted(
         (published / DATE.isoformat() / "pool").glob("*.yaml")
     )  # the unused, with their provenance
@@ -761,3 +770,29 @@ def test_a_nights_puzzles_rebuild_from_their_provenance(published: Path, tmp_pat
         result = run(*args)
         assert result.exit_code == 0, result.output
         assert (tmp_path / p.id / f"{p.id}.yaml").read_text() == dump_yaml(p.to_document())
+
+
+def test_one_rule_says_which_folders_are_nights(published: Path, tmp_path: Path) -> None:
+    """A folder is a night when its name is a real day written YYYY-MM-DD: `20261128/` or
+    `2026-W48-6/` holding a bundle (which `date.fromisoformat` reads as dates) is no night to
+    continue from, to date the stock by, or to find a bundle's nights in."""
+    from pipeline.formats.night import BUNDLE_FILE, night_date
+    from pipeline.stock.store import nights_folder, stock_day
+
+    bundle = (published / DATE.isoformat() / BUNDLE_FILE).read_bytes()
+    for name in ("20261128", "2026-W48-6", "2026-02-30", "２０２６-１１-２８"):
+        assert night_date(name) is None, name
+        (tmp_path / name).mkdir()
+        (tmp_path / name / BUNDLE_FILE).write_bytes(bundle)
+        assert nights_folder(tmp_path / name / BUNDLE_FILE) == tmp_path / name
+    assert nightly.previous_night(tmp_path, dt.date(2027, 1, 1)) is None
+    assert stock_day(tmp_path, DATE) == DATE
+    (tmp_path / "2026-01-01").mkdir()
+    (tmp_path / "2026-01-01" / BUNDLE_FILE).write_bytes(bundle)
+    found = nightly.previous_night(tmp_path, dt.date(2027, 1, 1))
+    assert found is not None and found.date == dt.date(2026, 1, 1)
+    assert stock_day(tmp_path, DATE) == dt.date(2026, 1, 1)
+    assert nights_folder(tmp_path / "2026-01-01" / BUNDLE_FILE) == tmp_path
+    assert one_line_error(run("nightly", "--date", "20261128", "--out", str(tmp_path))) == (
+        "numbermatch: error: --date '20261128' is not a date: expected YYYY-MM-DD"
+    )

@@ -15,7 +15,7 @@ from pipeline.engine.stage import status_of
 from tests import reference
 
 # the engine and the players in whichever backend runs: `make test` runs them in both
-pytestmark = pytest.mark.backends
+pytestmark = [pytest.mark.backends, pytest.mark.slow]
 
 cell = st.sampled_from(".123456789")
 

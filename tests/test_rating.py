@@ -35,7 +35,7 @@ from tests import reference_players as reference
 from tests.helpers import run
 
 # the engine and the players in whichever backend runs: `make test` runs them in both
-pytestmark = pytest.mark.backends
+pytestmark = [pytest.mark.backends, pytest.mark.slow]
 
 PLAYOUTS = 200
 

@@ -31,7 +31,7 @@ from pipeline.rating.versions import WEIGHTS_V3, score_from_metrics
 from pipeline.validator import validate_texts
 
 # the engine and the players in whichever backend runs: `make test` runs them in both
-pytestmark = pytest.mark.backends
+pytestmark = [pytest.mark.backends, pytest.mark.slow]
 
 PUZZLE = Path(__file__).parent / "fixtures" / "validator" / "valid" / "puzzle.yaml"
 

@@ -21,14 +21,19 @@ from pipeline.engine.board import format_board, parse
 from pipeline.engine.canonical import canonical_key, class_layout
 from pipeline.engine.rules import legal_pairs
 from pipeline.formats.index import LevelIndex, index_file, is_stock_path
+from pipeline.formats.night import STOCK_MOVE
 from pipeline.formats.puzzle import Puzzle, dump_yaml, puzzle_id
+from pipeline.generation import requests
 from pipeline.jobs import nightly
 from pipeline.jobs.nightly import NightlyOptions, run_nightly
+from pipeline.jobs.nightly import run as nightly_run
 from pipeline.stock import night as stock_night
 from pipeline.stock.store import counts, prune, put, stock_path
 from pipeline.validator import validate_paths
 from tests import reference
 from tests.helpers import run
+
+pytestmark = pytest.mark.nightly  # most of these run the nightly job
 
 FIXTURES = Path(__file__).parent / "fixtures" / "validator" / "valid"
 DAY = dt.date(2026, 3, 1)
@@ -299,7 +304,7 @@ def test_a_night_takes_a_stock_puzzle_only_within_its_stages_band_and_only_one_s
     boards = [format_board(bytes(random.Random(k).choices(range(1, 10), k=18))) for k in range(5)]
     near, far, later = (
         _rated(base, 40.0, boards[0]),
-        _rated(base, 41.0 + nightly.TOLERANCE, boards[1]),
+        _rated(base, 41.0 + requests.TOLERANCE, boards[1]),
         _rated(base, 41.0, boards[2]),
     )
     put(tmp_path, [near, far], DAY)
@@ -311,7 +316,7 @@ def test_a_night_takes_a_stock_puzzle_only_within_its_stages_band_and_only_one_s
         {tier: 3},
         1,
         (DAY + dt.timedelta(days=1)).isoformat(),
-        within=nightly.TOLERANCE,
+        within=requests.TOLERANCE,
     )
     assert [p.id for p in drawn.puzzles[tier]] == [near.id]
     assert drawn.uncovered == {tier: [40.5]}  # the second Stage: generated, aimed at its target
@@ -369,7 +374,7 @@ def test_the_second_night_draws_from_the_stock_and_generates_only_the_shortfall(
     st1, st2 = first.tiers["medium"], second.tiers["medium"]
     assert (st1.from_stock, st1.generated) == (0, 3)  # need 2 + spare 1, all made
     # the one left over if it is near enough a Stage's target (none refilled), then the rest
-    assert st2.from_stock == 2 - st2.short and st2.generated == nightly.shortfall(st2.short) > 0
+    assert st2.from_stock == 2 - st2.short and st2.generated == requests.shortfall(st2.short) > 0
     report = (out / (DAY + dt.timedelta(days=1)).isoformat() / "report.md").read_text()
     assert (
         "## Stock" in report
@@ -417,7 +422,7 @@ def test_the_refill_makes_what_the_next_night_needs_so_it_generates_nothing_and_
     assert (st.generated, st.attempts) == (0, 0) and st.from_stock >= 2
     for placement in second.assembly.placements:
         # every Stage as close to its target as the generator makes it
-        assert abs(placement.puzzle.rated.score - placement.target.score) <= nightly.TOLERANCE
+        assert abs(placement.puzzle.rated.score - placement.target.score) <= requests.TOLERANCE
     keys = _keys(out)
     assert len(keys) == len(set(keys)) == 4 and validate_paths([out]).ok
 
@@ -526,7 +531,7 @@ def test_a_night_killed_before_its_publish_leaves_the_stock_as_it_was(
     def killed(*args: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(nightly, "publish", killed)
+    monkeypatch.setattr(nightly_run, "publish", killed)
     with pytest.raises(KeyboardInterrupt):
         run_nightly(_night(out, DAY + dt.timedelta(days=2)))
     assert _stock_files(out) == before
@@ -538,24 +543,24 @@ def test_a_night_killed_after_its_publish_has_its_stock_move_finished_by_the_nex
 ) -> None:
     out = tmp_path / "out"
     shutil.copytree(two_nights[0], out)
-    real = nightly.publish
+    real = nightly_run.publish
 
     def killed_after(staging: Path, final: Path) -> None:
         real(staging, final)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(nightly, "publish", killed_after)
+    monkeypatch.setattr(nightly_run, "publish", killed_after)
     day = DAY + dt.timedelta(days=2)
     with pytest.raises(KeyboardInterrupt):
         run_nightly(_night(out, day))
-    assert (out / day.isoformat() / stock_night.MANIFEST).is_file()  # published, stock move pending
+    assert (out / day.isoformat() / STOCK_MOVE).is_file()  # published, stock move pending
     with LevelIndex(out) as index:  # meanwhile the stock offers nothing the night ships
         index.refresh()
         assert not {e.key for e in index.stock()} & index.shipped_keys(), (
             "pending night still offered"
         )
     assert stock_night.finish(out) and stock_night.finish(out) == []
-    assert validate_paths([out]).ok and not (out / day.isoformat() / stock_night.MANIFEST).exists()
+    assert validate_paths([out]).ok and not (out / day.isoformat() / STOCK_MOVE).exists()
 
 
 def test_two_nights_racing_on_one_stock_never_take_the_same_puzzle(

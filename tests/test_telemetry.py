@@ -15,6 +15,8 @@ from pipeline.rating.profile import PLAYER_NAMES, ProfileError, RatingProfile, r
 from pipeline.rating.score import score_from_metrics
 from tests.helpers import run
 
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent
 NIGHT = REPO / "generated" / "2026-11-29"
 BUNDLE = NIGHT / "bundle.yaml"

@@ -19,7 +19,7 @@ import time
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.generation.executors import DaskExecutor, Executor, PoolExecutor, connect
 from pipeline.generation.generator import GenerateParams, generate
-from pipeline.jobs.nightly import TIER_PLANS, tier_seed
+from pipeline.generation.requests import TIER_PLANS, stream_seed
 from pipeline.validator import validate_texts
 
 WORKERS = 2
@@ -37,7 +37,7 @@ def _mix(round_: int) -> list[GenerateParams]:
             adds=plan.adds,
             tier=tier,
             strategy=plan.strategy,
-            seed=tier_seed(SEED + round_, tier),
+            seed=stream_seed(SEED + round_, tier),
         )
         for tier, plan in TIER_PLANS.items()
     ]

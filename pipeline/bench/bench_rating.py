@@ -35,7 +35,7 @@ from pipeline.bench.bench_nightly import machine
 from pipeline.bench.checkout import reference_players, reference_players_module
 from pipeline.engine.backend import PURE_ENV, describe
 from pipeline.generation.generator import GenerateParams, GenerationError, generate
-from pipeline.jobs.nightly import TIER_PLANS
+from pipeline.generation.requests import TIER_PLANS
 from pipeline.rating.score import rate
 from pipeline.rating.tiers import RATING_VERSION
 

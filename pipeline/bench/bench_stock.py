@@ -19,10 +19,12 @@ from random import Random
 import yaml
 
 from pipeline.engine.canonical import canonical_key
+from pipeline.formats.curves import builtin_curves
 from pipeline.formats.index import LevelIndex
 from pipeline.formats.puzzle import puzzle_id
+from pipeline.generation.requests import generation_counts
 from pipeline.jobs.curve_specs import load_curve
-from pipeline.jobs.nightly import DEFAULT_LEVELS, DEFAULT_STAGES, NIGHT_CURVE, generation_counts
+from pipeline.jobs.nightly import DEFAULT_LEVELS, DEFAULT_STAGES, NIGHT_CURVE
 from pipeline.stock.night import draw
 from pipeline.validator import Validator
 
@@ -160,7 +162,7 @@ def main() -> None:
         for level in curve.targets(DEFAULT_LEVELS, DEFAULT_STAGES, 1):
             for t in level:
                 targets.setdefault(t.tier, []).append(t.score)
-        wanted = generation_counts(NIGHT_CURVE, DEFAULT_LEVELS, DEFAULT_STAGES, 1)
+        wanted = generation_counts(builtin_curves()[NIGHT_CURVE], DEFAULT_LEVELS, DEFAULT_STAGES, 1)
         with LevelIndex(root) as index:
             index.refresh()  # as the night has it (the refresh is the figure above)
             started = time.perf_counter()

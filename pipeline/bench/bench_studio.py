@@ -38,9 +38,9 @@ import yaml
 from pipeline.engine.board import format_board, parse
 from pipeline.engine.moves import Move
 from pipeline.formats.bundle import Bundle
-from pipeline.formats.index import STOCK_DIR
 from pipeline.formats.night import POOL_DIR
 from pipeline.formats.puzzle import Puzzle, dump_yaml
+from pipeline.formats.stock_layout import STOCK_DIR
 from pipeline.jobs.inputs import load_puzzles
 from pipeline.jobs.nightly import NightlyOptions, run_nightly
 from pipeline.jobs.swap import SwapError, choose_replacement, swap_stage

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import datetime as _dt
 import os
-import re
 import signal
 import sys
 import time
@@ -18,11 +17,9 @@ from pipeline.cli.base import app
 from pipeline.cli.common import error_text, fail
 from pipeline.errors import NumberMatchError, Terminated, shorten
 from pipeline.formats.curve_names import CURVE_HELP, CURVE_METAVAR, shape_text
-from pipeline.formats.night import NIGHTS_FOLDER
+from pipeline.formats.night import NIGHTS_FOLDER, night_date
 from pipeline.generation import SCHEDULER_ENV
 from pipeline.limits import MAX_JOBS, MAX_LEVELS, MAX_STAGES
-
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 
 
 class _Terminal:
@@ -152,14 +149,9 @@ def nightly(
     )
     from pipeline.jobs.tracked import Watch
 
-    try:
-        if date is not None and not _DATE.fullmatch(date):
-            # fromisoformat also takes 2026-W09-1, 20260302
-            raise ValueError
-        night = (
-            _dt.date.fromisoformat(date) if date is not None else _dt.datetime.now(_dt.UTC).date()
-        )
-    except ValueError:
+    # a night's date is its folder's name: one rule (formats.night) for both
+    night = night_date(date) if date is not None else _dt.datetime.now(_dt.UTC).date()
+    if night is None:
         fail(f"--date {shorten(date)} is not a date: expected YYYY-MM-DD")
     terminal = _Terminal()
     try:

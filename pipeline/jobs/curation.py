@@ -24,7 +24,8 @@ from pipeline.formats.slot import Slot, SlotError
 from pipeline.limits import MAX_CURATION_BYTES
 
 CURATION_SUFFIX = ".curation.txt"
-_ID = re.compile(r"[A-Za-z0-9_.-]{1,80}\Z")
+PUZZLE_ID = r"[A-Za-z0-9_.-]{1,80}"  # what a pin, an exclude or a swap may name
+_ID = re.compile(PUZZLE_ID + r"\Z")
 
 
 class CurationError(NumberMatchError):

@@ -24,13 +24,12 @@ from pathlib import Path
 
 from pipeline.atomic import Snapshot, current_umask, snapshot, write_guarded
 from pipeline.errors import NumberMatchError
-from pipeline.jobs.report import BUNDLE_FILE
+from pipeline.formats.night import BUNDLE_FILE, NIGHT_NAME
 
 STAGING_MARKER = ".numbermatch-staging"  # inside a staging folder
 ASIDE_MARKER = ".numbermatch"  # suffix of the file beside a folder renamed aside: `.<date>.old-<pid>.numbermatch`
-_DATE = r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
-_STAGING = re.compile(rf"\.({_DATE})\.tmp-[A-Za-z0-9_]{{8}}")  # tempfile.mkdtemp's 8 characters
-_ASIDE = re.compile(rf"\.({_DATE})\.old-([0-9]+)")
+_STAGING = re.compile(rf"\.({NIGHT_NAME.pattern})\.tmp-[A-Za-z0-9_]{{8}}", re.ASCII)  # mkdtemp's 8
+_ASIDE = re.compile(rf"\.({NIGHT_NAME.pattern})\.old-([0-9]+)", re.ASCII)
 
 
 class PublishError(NumberMatchError):

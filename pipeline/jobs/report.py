@@ -8,6 +8,7 @@ from typing import Protocol
 
 from pipeline import __version__
 from pipeline.formats.curves import shape_text
+from pipeline.formats.night import BUNDLE_FILE, LOG_FILE
 from pipeline.jobs.assembler import Assembly, digit_layout
 from pipeline.rating.tiers import TIER_NAMES
 
@@ -54,9 +55,6 @@ class TierStats(Protocol):
     def from_stock(self) -> int: ...
     @property
     def short(self) -> int: ...
-
-
-BUNDLE_FILE, REPORT_FILE, LOG_FILE = "bundle.yaml", "report.md", "run.log"
 
 
 def render_report(

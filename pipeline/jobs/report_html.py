@@ -26,12 +26,10 @@ from pipeline.engine.board import parse
 from pipeline.engine.moves import Move
 from pipeline.formats.bundle import Bundle, Stage
 from pipeline.formats.difficulty import Difficulty
+from pipeline.formats.night import BUNDLE_FILE, REPORT_FILE, REPORT_HTML
 from pipeline.jobs.picture import board_svg
-from pipeline.jobs.report import BUNDLE_FILE, REPORT_FILE
 from pipeline.rating.explain import explain
 from pipeline.rating.tiers import TIERS, tier_for
-
-REPORT_HTML = "report.html"
 
 TIER_COLOURS = {
     "easy": "#2f9e44",

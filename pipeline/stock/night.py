@@ -24,7 +24,6 @@ import datetime as _dt
 import errno
 import json
 import os
-import re
 import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,8 +34,16 @@ import yaml
 
 from pipeline.atomic import write_atomic
 from pipeline.formats.bundle import Bundle, BundleError
-from pipeline.formats.index import STOCK_DIR, Candidate, Entry, LevelIndex
+from pipeline.formats.index import Candidate, Entry, LevelIndex
+from pipeline.formats.night import (
+    BUNDLE_FILE,
+    STOCK_ADD,
+    STOCK_MOVE,
+    STOCK_TAKEN,
+    night_date,
+)
 from pipeline.formats.puzzle import Puzzle
+from pipeline.formats.stock_layout import STOCK_DIR
 from pipeline.stock.store import (
     SetAside,
     check_drawn,
@@ -47,10 +54,6 @@ from pipeline.stock.store import (
 )
 
 Choice = TypeVar("Choice", Candidate, Entry)  # what choose() picks from: the index's rows
-MANIFEST = ".stock-move.json"
-TAKEN = ".stock-taken.json"  # kept in the night: what it took (for a rerun)
-ADDED = ".stock-add"
-_NIGHT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -264,11 +267,11 @@ def taken_back(folder: Path) -> list[Puzzle]:
     """What the published night in `folder` took from the stock (its record, the boards read
     from its bundle); empty when it has no record or the bundle no longer holds them."""
     try:
-        rows = json.loads((folder / TAKEN).read_text(encoding="utf-8"))["taken"]
+        rows = json.loads((folder / STOCK_TAKEN).read_text(encoding="utf-8"))["taken"]
         data = yaml.load(
-            (folder / "bundle.yaml").read_text(encoding="utf-8"), Loader=yaml.CSafeLoader
+            (folder / BUNDLE_FILE).read_text(encoding="utf-8"), Loader=yaml.CSafeLoader
         )
-        bundle = Bundle.from_dict(data, str(folder / "bundle.yaml"))
+        bundle = Bundle.from_dict(data, str(folder / BUNDLE_FILE))
     except (
         OSError,
         UnicodeDecodeError,
@@ -316,14 +319,15 @@ def stage_move(
     added = []
     for p, when in [(p, day) for p in unused_made] + [(p, _stocked(p, day)) for p in back]:
         target = stock_path(
-            Path(ADDED), p
+            Path(STOCK_ADD), p
         )  # relative: .stock-add/stock/<ruleset>/<group>/<id>.yaml
         write_atomic(staging / target, stock_text(p, when, root))
         added.append(target.as_posix())
     taken_files = sorted(os.path.relpath(path, root) for path in used)
-    write_atomic(staging / TAKEN, taken_record(taken))
+    write_atomic(staging / STOCK_TAKEN, taken_record(taken))
     write_atomic(
-        staging / MANIFEST, json.dumps({"take": taken_files, "add": sorted(added)}, indent=1) + "\n"
+        staging / STOCK_MOVE,
+        json.dumps({"take": taken_files, "add": sorted(added)}, indent=1) + "\n",
     )
 
 
@@ -334,7 +338,9 @@ def _stocked(puzzle: Puzzle, default: _dt.date) -> _dt.date:
         return default
 
 
-def stage_aside(source: Path, target: Path, names: Sequence[str] = (ADDED, MANIFEST)) -> list[str]:
+def stage_aside(
+    source: Path, target: Path, names: Sequence[str] = (STOCK_ADD, STOCK_MOVE)
+) -> list[str]:
     """Move a staged stock move (`.stock-add/`, then the manifest) from one folder to another by
     renames: how `nightly --force`, which replaces a night's files one by one, keeps it apart
     from them and hands it to the published night last. Returns the names moved."""
@@ -366,8 +372,8 @@ def finish(root: Path) -> list[str]:
     (idempotent: safe to run again after a kill). Returns one line per night finished."""
     lines = []
     for night in sorted(root.iterdir()) if root.is_dir() else ():
-        manifest = night / MANIFEST
-        if not _NIGHT.fullmatch(night.name) or not manifest.is_file():
+        manifest = night / STOCK_MOVE
+        if night_date(night.name) is None or not manifest.is_file():
             continue
         try:
             plan = json.loads(manifest.read_text(encoding="utf-8"))
@@ -377,7 +383,7 @@ def finish(root: Path) -> list[str]:
         moved = 0
         for rel in add:
             source = night / rel
-            target = root / Path(rel).relative_to(ADDED)
+            target = root / Path(rel).relative_to(STOCK_ADD)
             if not source.is_file() or ".." in Path(rel).parts:
                 continue
             if target.exists():
@@ -396,7 +402,7 @@ def finish(root: Path) -> list[str]:
                 removed += 1
             except FileNotFoundError:
                 pass
-        shutil.rmtree(night / ADDED, ignore_errors=True)
+        shutil.rmtree(night / STOCK_ADD, ignore_errors=True)
         manifest.unlink(missing_ok=True)
         lines.append(f"{night.name}: {removed} puzzle(s) left the stock, {moved} went in")
     return lines

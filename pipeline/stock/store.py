@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -21,8 +20,10 @@ from pipeline.atomic import write_atomic
 from pipeline.engine.canonical import canonical_key
 from pipeline.errors import NumberMatchError
 from pipeline.formats.files import level_files
-from pipeline.formats.index import STOCK_DIR, Entry, LevelIndex
+from pipeline.formats.index import Entry, LevelIndex
+from pipeline.formats.night import night_date
 from pipeline.formats.puzzle import Puzzle, dump_yaml
+from pipeline.formats.stock_layout import STOCK_DIR
 from pipeline.generation import DEFAULT_WITHIN
 from pipeline.generation.generator import GenerateParams, GenerationError, generate
 from pipeline.limits import MAX_PRUNE_SHARE
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from pipeline.generation.executors import Executor
 
 HISTOGRAM_BIN = 10  # score points per histogram bin in `numbermatch stock`
-_NIGHT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 
 
 class StockError(NumberMatchError):
@@ -364,27 +364,19 @@ def stock_day(root: Path, today: _dt.date) -> _dt.date:
     """The date a puzzle stocked now is stamped with: that of the latest night under `root`
     (today when there is none). A night of date D draws only puzzles stocked before D, so a
     night published before this stocking, rerun, never sees it, and the next night does."""
-    nights = (
-        [child.name for child in root.iterdir() if _NIGHT.fullmatch(child.name) and child.is_dir()]
-        if root.is_dir()
-        else []
-    )
-    return max((_dt.date.fromisoformat(n) for n in nights if _valid_date(n)), default=today)
-
-
-def _valid_date(text: str) -> bool:
-    try:
-        _dt.date.fromisoformat(text)
-    except ValueError:
-        return False
-    return True
+    days = [
+        day
+        for child in (root.iterdir() if root.is_dir() else ())
+        if (day := night_date(child.name)) is not None and child.is_dir()
+    ]
+    return max(days, default=today)
 
 
 def nights_folder(bundle: Path) -> Path:
     """The folder of nights a bundle belongs to: `<out>` for `<out>/<YYYY-MM-DD>/bundle.yaml`,
     else the bundle's own folder (whose other bundles and stock are then its neighbours)."""
     night = bundle.parent
-    return night.parent if _NIGHT.fullmatch(night.name) else night
+    return night.parent if night_date(night.name) is not None else night
 
 
 def shipped_places(root: Path, besides: Path | None = None) -> dict[str, str]:

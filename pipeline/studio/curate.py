@@ -35,12 +35,12 @@ from typing import Any
 from pipeline.atomic import snapshot, write_guarded
 from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle
+from pipeline.formats.night import REPORT_FILE, REPORT_HTML
 from pipeline.formats.puzzle import Puzzle
 from pipeline.formats.slot import Slot, SlotError
-from pipeline.jobs.curation import Curation, curation_path
+from pipeline.jobs.curation import PUZZLE_ID, Curation, curation_path
 from pipeline.jobs.publish import PublishError, locked
-from pipeline.jobs.report import REPORT_FILE
-from pipeline.jobs.report_html import REPORT_HTML, refresh_reports
+from pipeline.jobs.report_html import refresh_reports
 from pipeline.jobs.swap import SwapError, choose_replacement, commit_swap, swap_stage
 from pipeline.limits import MAX_DRAFT_EDITS
 from pipeline.stock.swap import commit_from_stock
@@ -53,7 +53,7 @@ from pipeline.studio.library import (
     read_document,
 )
 
-_ID = r"[A-Za-z0-9_.-]{1,80}"
+_ID = PUZZLE_ID
 # a Stage in the address form `1.2`, read by `split_at` (Slot.parse, the one grammar)
 _PART = re.compile(
     rf"(?:s:(?P<swap_at>[^=;]{{1,20}})=(?P<swap_id>{_ID})|p:(?P<pin>[^;]{{1,20}})|x:(?P<exclude>{_ID}))\Z"

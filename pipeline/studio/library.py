@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,10 +18,10 @@ from typing import Any
 from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle, BundleError
 from pipeline.formats.files import YAML_SUFFIXES
-from pipeline.formats.index import STOCK_DIR
 from pipeline.formats.loader import MAX_BYTES, load_bytes
-from pipeline.formats.night import POOL_DIR
+from pipeline.formats.night import POOL_DIR, night_date
 from pipeline.formats.puzzle import BUNDLE_KIND, PUZZLE_KIND, Puzzle
+from pipeline.formats.stock_layout import STOCK_DIR
 from pipeline.limits import MAX_STOCK_OFFERS
 from pipeline.problems import first_problem
 from pipeline.rating.tiers import TIER_NAMES, UNSOLVABLE, tier_for
@@ -33,7 +32,6 @@ from pipeline.validator import Validator
 
 SUFFIXES = YAML_SUFFIXES
 TIER_ORDER = (*TIER_NAMES, UNSOLVABLE)
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 class LibraryError(NumberMatchError):
@@ -192,8 +190,9 @@ class Library:
             if not yaml_files:
                 continue
             rel = relative(self.root, here) if here != self.root else "."
-            dated = _DATE.search(rel)
-            folder = Folder(rel, (dated.group(0) if dated else "", here.stat().st_mtime))
+            # the night's date when a folder on the way is a night
+            dated = max((p for p in Path(rel).parts if night_date(p) is not None), default="")
+            folder = Folder(rel, (dated, here.stat().st_mtime))
             puzzle_tiers: list[str] = []
             problems: list[str] = []
             for f in yaml_files:
