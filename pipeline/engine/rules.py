@@ -153,9 +153,9 @@ PURE = SimpleNamespace(
     add_numbers=add_numbers,
 )
 if core is not None:  # the compiled core's functions: the same results, faster
-    scan_pairs = core.scan_pairs  # type: ignore[assignment]
-    pairs_ordered = core.pairs_ordered  # type: ignore[assignment]
-    legal_pairs = core.legal_pairs  # type: ignore[assignment]
-    has_legal_pair = core.has_legal_pair  # type: ignore[assignment]
-    remove_pair = core.remove_pair  # type: ignore[assignment]
-    add_numbers = core.add_numbers  # type: ignore[assignment]
+    scan_pairs = core.scan_pairs
+    pairs_ordered = core.pairs_ordered
+    legal_pairs = core.legal_pairs
+    has_legal_pair = core.has_legal_pair
+    remove_pair = core.remove_pair
+    add_numbers = core.add_numbers

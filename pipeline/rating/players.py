@@ -41,7 +41,7 @@ from bisect import insort
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from random import Random
-from typing import NamedTuple, Protocol, TypeVar
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 from pipeline.engine.backend import core
 from pipeline.engine.board import CLASS, WIDTH, Line, crossing_lines
@@ -527,7 +527,7 @@ class Playout:
                     cells = remove_pair(cells, move.first, move.second)
         return self._positions
 
-    def _fields(self) -> tuple:
+    def _fields(self) -> tuple[Any, ...]:
         return (
             self.won,
             self.moves,
@@ -552,10 +552,10 @@ class Playout:
             f"collapses={self.collapses!r}, openings={self.openings!r}, path={self.path!r})"
         )
 
-    def __getstate__(self) -> tuple:
+    def __getstate__(self) -> tuple[Any, ...]:
         return (*self._fields(),)
 
-    def __setstate__(self, state: tuple) -> None:
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
         won, moves, adds_used, counts, collapses, openings, positions, path = state
         self.__init__(won, moves, adds_used, counts, collapses, openings, positions, path)  # type: ignore[misc]
 
@@ -571,7 +571,7 @@ def _move(i: int, j: int) -> Move:
     return move
 
 
-def _compiled_playout(result: tuple, start: tuple[bytes, int] | None) -> Playout:
+def _compiled_playout(result: tuple[Any, ...], start: tuple[bytes, int] | None) -> Playout:
     """A Playout from one game of `core.play` (`start`: (cells, adds) of a recorded game)."""
     out = _new_playout(Playout)
     out.won, out.moves, out.adds_used, out.collapses, out.openings, out._code, counts = result
@@ -783,7 +783,7 @@ class Games:
             self._mt = None
         return self._random
 
-    def __getstate__(self) -> dict:
+    def __getstate__(self) -> dict[str, Any]:
         self.rng  # noqa: B018 - brings the stream back from the core, which does not pickle
         return dict(self.__dict__)
 
@@ -825,7 +825,7 @@ class Games:
             self.cells,
             self.adds,
             count,
-            mt,  # type: ignore[arg-type]
+            mt,
             self.record,
             MAX_PLAYER_MOVES,
         )
