@@ -21,7 +21,7 @@ from pipeline.engine.board import format_board, parse
 from pipeline.engine.canonical import canonical_key, class_layout
 from pipeline.engine.rules import legal_pairs
 from pipeline.formats.index import LevelIndex, index_file, is_stock_path
-from pipeline.formats.night import STOCK_MOVE
+from pipeline.formats.night import STOCK_ADD, STOCK_MOVE, STOCK_TAKEN
 from pipeline.formats.puzzle import Puzzle, dump_yaml, puzzle_id
 from pipeline.generation import requests
 from pipeline.jobs import nightly
@@ -863,7 +863,7 @@ def test_nights_and_swaps_use_a_linked_stock_as_their_own(
     assert result.tiers["medium"].from_stock > 0, "the night did not see the linked stock"
     taken = {
         row["id"] + ".yaml"
-        for row in json.loads((out / day.isoformat() / stock_night.TAKEN).read_text())["taken"]
+        for row in json.loads((out / day.isoformat() / STOCK_TAKEN).read_text())["taken"]
     }
     after = set(_files(shared))
     assert taken <= set(before) and not taken & after  # what it shipped left the linked stock
@@ -887,10 +887,10 @@ def test_a_night_finishes_its_stock_move_into_a_stock_on_another_file_system(
     out, shared = _linked_stock(tmp_path)
     puzzle = _first_puzzle()
     night = out / "2026-12-01"
-    staged = night / stock_night.ADDED / stock_path(Path(), puzzle)
+    staged = night / STOCK_ADD / stock_path(Path(), puzzle)
     staged.parent.mkdir(parents=True)
     staged.write_text(stock_night.stock_text(puzzle, DAY, out))
-    (night / stock_night.MANIFEST).write_text(
+    (night / STOCK_MOVE).write_text(
         json.dumps({"take": [], "add": [staged.relative_to(night).as_posix()]})
     )
     real = os.replace
@@ -904,7 +904,7 @@ def test_a_night_finishes_its_stock_move_into_a_stock_on_another_file_system(
     assert stock_night.finish(out) == ["2026-12-01: 0 puzzle(s) left the stock, 1 went in"]
     target = shared / stock_path(Path(), puzzle).relative_to("stock")
     assert target.read_text() == stock_night.stock_text(puzzle, DAY, out)
-    assert not (night / stock_night.ADDED).exists() and not (night / stock_night.MANIFEST).exists()
+    assert not (night / STOCK_ADD).exists() and not (night / STOCK_MOVE).exists()
 
 
 def test_stock_puzzles_a_night_finds_invalid_are_set_aside_and_the_shortfall_generated(
