@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 from pipeline.engine.backend import describe
 from pipeline.engine.board import CLASS, format_board
@@ -56,7 +57,7 @@ def timed(fn: Callable[[bytes], object], boards: list[bytes], repeat: int = 3) -
     return best
 
 
-def _per_call(fn, cases: list[tuple], repeat: int = 3) -> float:
+def _per_call(fn: Callable[..., object], cases: list[tuple[Any, ...]], repeat: int = 3) -> float:
     """The least time per call over `repeat` passes."""
     best = float("inf")
     for _ in range(repeat):

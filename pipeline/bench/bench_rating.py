@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 from functools import partial
+from typing import Any
 
 import pipeline.rating.score as score_module
 from pipeline.bench.bench_nightly import machine
@@ -48,7 +49,7 @@ _CHILD = (
 )
 
 
-def ratings_cpu(cells_n: int, adds: int) -> dict:
+def ratings_cpu(cells_n: int, adds: int) -> dict[str, Any]:
     """CPU per rating (seconds) and the players' moves per rating over TIMING_BOARDS random
     boards, the backend, and a digest of the ratings (run in a child process per backend)."""
     rng = random.Random(cells_n * 10 + adds)
@@ -70,7 +71,7 @@ def ratings_cpu(cells_n: int, adds: int) -> dict:
     }
 
 
-def _child(cells_n: int, adds: int, pure: bool) -> dict:
+def _child(cells_n: int, adds: int, pure: bool) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k != PURE_ENV}
     if pure:
         env[PURE_ENV] = "1"
@@ -81,7 +82,8 @@ def _child(cells_n: int, adds: int, pure: bool) -> dict:
         text=True,
         check=True,
     )
-    return json.loads(out.stdout)
+    found: dict[str, Any] = json.loads(out.stdout)
+    return found
 
 
 def backends() -> None:
