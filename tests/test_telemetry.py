@@ -619,3 +619,42 @@ def test_the_fast_and_the_line_reader_agree(
             ("duplicate-attempt", 1, ["11"]),
         ]
     )
+
+
+def test_observed_html_says_what_its_charts_draw_and_json_gives_points_as_the_text(
+    catalogue: Any, simulated: Path
+) -> None:
+    import re
+
+    from pipeline.telemetry.observed import observe, render_html
+    from pipeline.telemetry.records import read_telemetry
+
+    obs = observe(catalogue, read_telemetry([simulated], catalogue))
+    html = render_html(obs)
+    levels = html.split("<h2>Per-Level curves</h2>")[1].split("<h2>Puzzles</h2>")[0]
+    charts = re.findall(r"<svg.*?</svg>", levels, re.S)
+    assert len(charts) == 10
+    for (
+        chart
+    ) in charts:  # the legend under each chart is the caption's: rated dashed, observed solid
+        assert (
+            ">rated loss rate</text>" in chart
+            and "observed loss rate (dot: its rated tier)" in chart
+        )
+        assert ">target</text>" not in chart and "actual score" not in chart
+    plot = re.search(r'<figure class="calibration" id="calibration">(<svg.*?</svg>)', html, re.S)
+    assert plot and 'viewBox="0 0 1100 ' in plot.group(1)
+    assert "figure.calibration svg { width: 100%;" in html  # scaled to the page's width
+    title_x = float(re.search(r'<text x="([0-9.]+)"[^>]*rotate\(-90', plot.group(1)).group(1))  # type: ignore[union-attr]
+    ticks_end = min(
+        float(x) for x in re.findall(r'<text x="([0-9.]+)"[^>]*text-anchor="end">', plot.group(1))
+    )
+    assert title_x + 8 < ticks_end - 4 * 7  # the title's line clears "100%" (4 glyphs ~7 px)
+    for tier in {p.tier for p in obs.measured()}:  # a colour legend for the dots
+        assert f">{tier}</text>" in plot.group(1)
+    data = json.loads(
+        run("observed", str(simulated), "--levels", str(BUNDLE), "--format", "json").output
+    )
+    text = run("observed", str(simulated), "--levels", str(BUNDLE)).output
+    shown = re.search(r"mean absolute error ([0-9.]+) points", text).group(1)  # type: ignore[union-attr]
+    assert f"{data['summary']['mae']:.1f}" == shown and data["summary"]["mae"] > 1

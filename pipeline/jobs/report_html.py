@@ -110,11 +110,13 @@ def curve_svg(
     breaks: Sequence[int] = (),
     ticks: Sequence[str] | None = None,
     width: int = 720,
+    legend: tuple[str, str] = ("target", "actual score (dot: its tier)"),
 ) -> str:
     """A line chart over the tier bands: per point (label, target, score, tier), the target
     (dashed) and the actual score (solid, dots in the tier's colour). `breaks`: indices before
     which a vertical separator is drawn (Level boundaries); `ticks`: the x-axis text per point
-    (default: the labels; empty strings are skipped)."""
+    (default: the labels; empty strings are skipped); `legend`: what the dashed and the solid
+    line show, as the legend under the chart says it."""
     height, left, right, top, bottom = 240, 44, 60, 14, 34
     plot_w, plot_h = width - left - right, height - top - bottom
     n = len(points)
@@ -128,7 +130,7 @@ def curve_svg(
     out = [
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}"'
         ' role="img" font-family="Helvetica, Arial, sans-serif" font-size="11">',
-        "<title>difficulty curve: target (dashed) and actual score (solid)</title>",
+        f"<title>{escape(legend[0])} (dashed) and {escape(legend[1])} (solid)</title>",
     ]
     for name, low, high in TIERS:
         out.append(
@@ -183,13 +185,12 @@ def curve_svg(
     out.append(
         f'<line x1="{lx}" y1="{height - 8}" x2="{lx + 24}" y2="{height - 8}" stroke="#616e7c" stroke-dasharray="5 4"/>'
     )
-    out.append(f'<text x="{lx + 30}" y="{height - 4}" fill="#52606d">target</text>')
+    out.append(f'<text x="{lx + 30}" y="{height - 4}" fill="#52606d">{escape(legend[0])}</text>')
+    solid = max(lx + 80, lx + 40 + round(6.2 * len(legend[0])))  # after the first entry's text
     out.append(
-        f'<line x1="{lx + 80}" y1="{height - 8}" x2="{lx + 104}" y2="{height - 8}" stroke="#1f2933" stroke-width="2"/>'
+        f'<line x1="{solid}" y1="{height - 8}" x2="{solid + 24}" y2="{height - 8}" stroke="#1f2933" stroke-width="2"/>'
     )
-    out.append(
-        f'<text x="{lx + 110}" y="{height - 4}" fill="#52606d">actual score (dot: its tier)</text>'
-    )
+    out.append(f'<text x="{solid + 30}" y="{height - 4}" fill="#52606d">{escape(legend[1])}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 

@@ -173,7 +173,7 @@ class Observation:
             "summary": {
                 "puzzles": len(self.measured()),
                 "spearman": None if sp is None else round(sp, 4),
-                "mae": round(self.mae(), 4),
+                "mae": round(self.mae() * 100, 2),  # points, as the text and the page say
                 "flagged": sum(p.flag is not None for p in self.puzzles),
                 "bands": [b.to_dict() for b in self.bands()],
             },
@@ -284,30 +284,38 @@ def render_text(obs: Observation) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _calibration_svg(obs: Observation, size: int = 420) -> str:
-    """Observed (y) against rated (x) loss rate, each puzzle a dot with its 90% interval."""
-    pad = 40
-    span = size - 2 * pad
+CALIBRATION_WIDTH = 1100  # the calibration plot's own units; the page scales it to its width
+CALIBRATION_HEIGHT = 440
+
+
+def _calibration_svg(obs: Observation) -> str:
+    """Observed (y) against rated (x) loss rate, each puzzle a dot with its 90% interval, coloured
+    by its rated tier (the legend on the right says which colour is which). Drawn wide, in a
+    viewBox the page scales to its width; the y-axis title sits left of the tick labels."""
+    width, height = CALIBRATION_WIDTH, CALIBRATION_HEIGHT
+    left, right, top, bottom = 78, 190, 16, 46
+    span_x, span_y = width - left - right, height - top - bottom
 
     def x(v: float) -> float:
-        return pad + v * span
+        return left + v * span_x
 
     def y(v: float) -> float:
-        return size - pad - v * span
+        return top + (1 - v) * span_y
 
     parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{size}" height="{size}" role="img" '
-        'aria-label="observed against rated loss rate">',
-        f'<rect x="{pad}" y="{pad}" width="{span}" height="{span}" fill="#f8f9fa" stroke="#d9e2ec"/>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}"'
+        f' viewBox="0 0 {width} {height}" role="img" font-family="Helvetica, Arial, sans-serif"'
+        ' aria-label="observed against rated loss rate">',
+        f'<rect x="{left}" y="{top}" width="{span_x}" height="{span_y}" fill="#f8f9fa" stroke="#d9e2ec"/>',
         f'<line x1="{x(0):.1f}" y1="{y(0):.1f}" x2="{x(1):.1f}" y2="{y(1):.1f}" stroke="#9aa5b1" stroke-dasharray="4 3"/>',
     ]
     for k in range(0, 101, 20):
         v = k / 100
         parts.append(
-            f'<text x="{x(v):.1f}" y="{size - pad + 16}" font-size="11" text-anchor="middle">{k}%</text>'
+            f'<text x="{x(v):.1f}" y="{top + span_y + 16}" font-size="11" text-anchor="middle">{k}%</text>'
         )
         parts.append(
-            f'<text x="{pad - 6}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end">{k}%</text>'
+            f'<text x="{left - 6}" y="{y(v) + 4:.1f}" font-size="11" text-anchor="end">{k}%</text>'
         )
     for p in obs.measured():
         colour = TIER_COLOURS.get(p.tier, "#495057")
@@ -320,14 +328,43 @@ def _calibration_svg(obs: Observation, size: int = 420) -> str:
             f"<title>{escape(p.puzzle)}: rated {p.rated:.0%}, lost {p.observed or 0.0:.0%}</title></circle>"
         )
     parts.append(
-        f'<text x="{size / 2}" y="{size - 6}" font-size="12" text-anchor="middle">rated loss rate (score / 100)</text>'
+        f'<text x="{left + span_x / 2}" y="{height - 8}" font-size="12" text-anchor="middle">'
+        "rated loss rate (score / 100)</text>"
     )
-    parts.append(
-        f'<text x="12" y="{size / 2}" font-size="12" text-anchor="middle" transform="rotate(-90 12 {size / 2})">'
+    mid = top + span_y / 2
+    parts.append(  # left of the tick labels ("100%" ends at left - 6): no overlap
+        f'<text x="18" y="{mid}" font-size="12" text-anchor="middle" transform="rotate(-90 18 {mid})">'
         "observed loss rate</text>"
+    )
+    lx = left + span_x + 24
+    parts.append(
+        f'<text x="{lx}" y="{top + 12}" font-size="12" font-weight="bold">dot: rated tier</text>'
+    )
+    tiers = dict.fromkeys(p.tier for p in obs.measured())
+    names = [n for n in (*TIER_COLOURS,) if n in tiers] + [
+        n for n in tiers if n not in TIER_COLOURS
+    ]
+    for k, name in enumerate(names):
+        ty = top + 34 + 20 * k
+        parts.append(
+            f'<circle cx="{lx + 5}" cy="{ty - 4}" r="4" fill="{TIER_COLOURS.get(name, "#495057")}"/>'
+            f'<text x="{lx + 16}" y="{ty}" font-size="12">{escape(name)}</text>'
+        )
+    ty = top + 34 + 20 * len(names) + 6
+    parts.append(
+        f'<line x1="{lx}" y1="{ty - 4}" x2="{lx + 10}" y2="{ty - 4}" stroke="#9aa5b1" stroke-dasharray="4 3"/>'
+        f'<text x="{lx + 16}" y="{ty}" font-size="12">perfect calibration</text>'
     )
     parts.append("</svg>")
     return "".join(parts)
+
+
+# what a Level chart's two lines are here (report.html's say target and actual score)
+LEVEL_LEGEND = ("rated loss rate", "observed loss rate (dot: its rated tier)")
+PAGE_CSS = """
+figure.calibration { margin: 0; }
+figure.calibration svg { width: 100%; height: auto; display: block; }
+"""
 
 
 def render_html(obs: Observation) -> str:
@@ -342,7 +379,8 @@ def render_html(obs: Observation) -> str:
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         "<title>Observed difficulty</title>",
-        f"<style>{CSS}</style></head><body>",
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<style>{CSS}{PAGE_CSS}</style></head><body>",
         "<h1>Observed difficulty</h1>",
         f'<p class="meta">{escape(t.summary())}'
         + ("" if obs.profile is None else f"; rated under profile {escape(obs.profile.name)}")
@@ -352,7 +390,7 @@ def render_html(obs: Observation) -> str:
     ]
     body = [
         "<h2>Calibration</h2>",
-        _calibration_svg(obs),
+        f'<figure class="calibration" id="calibration">{_calibration_svg(obs)}</figure>',
         '<p class="note">Each dot is a puzzle: its rated loss rate against the share of finished games its players lost, '
         "with the 90% Wilson interval; the dashed line is perfect calibration.</p>",
         "<h2>By tier</h2>",
@@ -396,9 +434,8 @@ def render_html(obs: Observation) -> str:
                         "unsolvable" if p is None else p.tier,
                     )
                 )
-            body.append(
-                f"<h3>{escape(c['bundle'])} Level {c['level']}</h3>{curve_svg(pts, width=560)}"
-            )
+            chart = curve_svg(pts, width=560, legend=LEVEL_LEGEND)
+            body.append(f"<h3>{escape(c['bundle'])} Level {c['level']}</h3>{chart}")
     body.append("<h2>Puzzles</h2>")
     body.append(
         '<table class="metrics"><tr><th>puzzle</th><th>stages</th><th>games</th><th>abandoned</th><th>lost</th>'
