@@ -4,12 +4,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-fast sanitize docs docs-examples docs-images bench rating-study rating-calibration nightly fuzz schemas clean
+.PHONY: install test test-fast sanitize nox docs docs-examples docs-images bench rating-study rating-calibration nightly fuzz schemas clean
 
 install: $(STAMP)
 
 # pip shows what it fetches and installs (no --quiet: the first install takes about a minute)
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml pipeline/__init__.py
 	$(PYTHON) -m venv $(VENV)
 	@echo "make: installing numbermatch and its test tools into $(VENV)/ (pip lists each package)"
 	$(BIN)/python -m pip install --upgrade --progress-bar on pip
@@ -47,6 +47,11 @@ test-fast: $(STAMP)
 	$(BIN)/ruff format --check pipeline tests research
 	$(BIN)/ruff check pipeline tests research
 	$(BIN)/python -m pytest -m "$(FAST)"
+
+# The tests on each supported Python (3.11, 3.12, 3.13: noxfile.py; pyenv's are found too), one venv
+# each under .nox/, `make test-fast`'s lane on each; NOX_ARGS goes to nox (-s tests-3.13, -- FILES).
+nox: $(STAMP)
+	$(BIN)/nox $(NOX_ARGS)
 
 # The documentation site into site/ (not committed); --strict turns every warning (a broken link,
 # a page missing from the nav) into a failure, as in `make test`.
@@ -101,4 +106,4 @@ nightly: $(STAMP)
 	NUMBERMATCH_MAKE="make nightly" $(BIN)/numbermatch nightly --skip-existing $(ARGS)
 
 clean:
-	rm -rf $(VENV) build site *.egg-info .pytest_cache .hypothesis
+	rm -rf $(VENV) .nox build site *.egg-info .pytest_cache .hypothesis
