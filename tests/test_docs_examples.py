@@ -57,6 +57,15 @@ def test_console_examples_print_what_they_show(path: Path, tmp_path: Path) -> No
     assert not failures, "\n\n".join([*failures, REGENERATE])
 
 
+def test_the_tutorial_follows_the_readme_tour_in_the_same_folder(tmp_path: Path) -> None:
+    """A reader who types the README's tour and then docs/tutorial.md in one folder sees what the
+    tutorial shows: the tour puts back the Stage it swapped and keeps its files apart."""
+    cwd = scratch_copy(tmp_path / "repo")
+    assert not _failures(ROOT / "README.md", cwd)
+    failures = _failures(ROOT / "docs" / "tutorial.md", cwd)
+    assert not failures, "\n\n".join(["after the README's tour:", *failures])
+
+
 def test_the_cli_reference_is_what_the_commands_print() -> None:
     assert PAGE.read_text(encoding="utf-8") == reference(), REGENERATE
 
@@ -91,12 +100,12 @@ def test_mkdocs_builds_strict(tmp_path: Path) -> None:
 
 
 def test_the_readme_is_a_front_door() -> None:
-    """At most about 200 lines; the set-up Debian needs; the night's time as `make bench`
-    measured it, not a guess; and no pointer to a rules file the repository does not have."""
+    """At most about 200 lines; the set-up Debian needs; a link to the night's cost as `make
+    bench` measured it, not a guess; and no pointer to a rules file the repository does not have."""
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert len(text.splitlines()) <= 200
     assert "python3-venv" in text
-    assert "make bench" in text and "wall" in text and "10 s on 2 cores" not in text
+    assert "make bench" in text and "(docs/nightly.md#what-a-night-costs)" in text
     assert "RULES.md" not in text and (ROOT / "docs" / "rules.md").is_file()
     links = set(re.findall(r"\]\((docs/[^)#]+)", text))
     for link in links:
@@ -105,6 +114,26 @@ def test_the_readme_is_a_front_door() -> None:
     assert not pages - links, (
         f"add these pages to the README's Documentation table: {sorted(pages - links)}"
     )
+
+
+def test_what_a_night_costs_is_said_in_one_place() -> None:
+    """The night's cost is one measurement of `make bench`, with the machine and its load, in
+    docs/nightly.md; the README and docs/stock.md link to it and state no timings of their own
+    (they had three that contradicted each other)."""
+    nightly = (ROOT / "docs" / "nightly.md").read_text(encoding="utf-8")
+    section = nightly.split("\n## What a night costs\n", 1)[1].split("\n## ", 1)[0]
+    assert "make bench" in section and "load average" in section and "cores" in section
+    assert re.search(r"\| in all \| [\d.]+ s \| [\d.]+ s \|", section)
+    timing = re.compile(r"\b\d+(?:\.\d+)?(?:-\d+(?:\.\d+)?)? s\b(?! *\))")
+    for name, link in (
+        ("README.md", "docs/nightly.md#what-a-night-costs"),
+        ("docs/stock.md", "nightly.md#what-a-night-costs"),
+    ):
+        text = (ROOT / name).read_text(encoding="utf-8")
+        assert f"]({link})" in text, name
+        prose = re.sub(r"(?s)```.*?```", "", text)  # console output elides its seconds anyway
+        part = prose.split("## What a night costs", 1)[-1] if name != "README.md" else prose
+        assert not timing.findall(part.split("\n## ", 1)[0]), (name, timing.findall(part))
 
 
 def test_the_test_map_names_every_test_module() -> None:

@@ -161,6 +161,19 @@ def test_folders_are_searched_recursively_skipping_hidden(tmp_path: Path) -> Non
     ]
 
 
+def test_a_wrong_tier_names_the_rating_version_whose_table_it_checks_against() -> None:
+    """A stored block is checked against its own rating version's tier table (an old file's
+    table is not today's): NM309 says which version's table it shows."""
+    from pipeline.rating.tiers import RATING_VERSION, TIERS_BY_VERSION
+
+    broken = run("validate", str(BROKEN / "wrong_tier.yaml"))  # a block without `version`: 1
+    v1 = ", ".join(f"{n} {lo:g}-{hi:g}" for n, lo, hi in TIERS_BY_VERSION[1])
+    assert f"which is 'medium' by rating version 1's tiers ({v1})" in broken.output
+    block = yaml.safe_load((BROKEN / "wrong_tier.yaml").read_text(encoding="utf-8"))["difficulty"]
+    assert "version" not in block  # so the table shown is not today's
+    assert TIERS_BY_VERSION[RATING_VERSION] != TIERS_BY_VERSION[1]
+
+
 def test_cli_text_json_and_github_formats() -> None:
     ok = run(*["validate", str(VALID)])
     assert ok.exit_code == 0 and ok.stdout == "" and "3 files checked: all valid" in ok.output

@@ -11,6 +11,11 @@ is the bare interpreter's start (`python -c pass`), which the wall time is print
 Then the same night again with the compiled core and in pure Python (`NUMBERMATCH_PUREPYTHON=1`):
 the CPU ratio, and whether the two bundles are byte-identical.
 
+Then the night `make nightly` runs in a fresh clone: the default night (the `campaign` curve from
+the committed stock, continuing the committed nights, with the stock's refill after it), on a
+copy of the committed `generated/`: its wall time, and its CPU split into the night and the
+refill, as the job prints them. docs/nightly.md quotes this run; the README links there.
+
 Then the night on the shipped `campaign` curve (`--no-stock`), as it runs and as the code of
 `checkout.NIGHTLY_BASELINE` (checked out from this repository's history into a temporary
 worktree, run with this interpreter) ran it, same run: the CPU of each, their ratio, and each one's total deviation from
@@ -92,8 +97,47 @@ def main() -> None:
     )
     for line in log[1:]:
         print(f"     {line}")
+    make_nightly(command)
     backends(command)
     campaign(command)
+
+
+NEXT = "2026-12-01"  # the night after the committed ones: what `make nightly` makes next
+
+
+def make_nightly(command: Path) -> None:
+    """The default night from the committed stock, with its refill, as `make nightly` runs it in
+    a fresh clone (its date fixed to the one after the committed nights, so runs compare)."""
+    repo = Path(__file__).resolve().parents[2]
+    load = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="nm-bench-make-nightly-") as tmp:
+        archive = subprocess.run(
+            ["git", "-C", str(repo), "archive", "--format=tar", "HEAD", "generated"],
+            capture_output=True,
+        )
+        if archive.returncode != 0:
+            print("   make nightly: skipped (no git history here to take the committed stock from)")
+            return
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        done = subprocess.run(
+            [str(command), "nightly", "--date", NEXT, "--out", f"{tmp}/generated"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    lines = done.stderr.splitlines()
+    split = next((ln.split("stock: CPU: ", 1)[1] for ln in lines if "stock: CPU: " in ln), "?")
+    refill = next((ln.split(": ", 1)[1] for ln in lines if "refill took" in ln), "no refill")
+    print(
+        f"   make nightly (= nightly --date {NEXT}: campaign, from the committed stock, then the"
+        f" refill; all cores; load {load:.1f} before): wall {wall:.1f} s, CPU {cpu:.1f} s ({split};"
+        f" {refill.removeprefix('stock: ')})"
+    )
 
 
 def backends(command: Path) -> None:

@@ -408,11 +408,17 @@ def _difficulty(
         if tier != expected:
             table = TIERS_BY_VERSION[version] if profile is None else profile.tiers
             ranges = ", ".join(f"{name} {low:g}-{high:g}" for name, low, high in table)
-            under = "" if profile is None else f" under profile {profile.name!r}"
+            # name whose table it is: a block of an older rating version has that version's tiers
+            table_of = (
+                f"rating version {version}'s tiers"
+                if profile is None
+                else f"the tiers of profile {profile.name!r}"
+            )
             ctx.add(
                 parts + ("tier",),
                 "NM309",
-                f"tier {tier!r} does not match score {score}, which is {expected!r}{under} ({ranges})",
+                f"tier {tier!r} does not match score {score}, which is {expected!r} by {table_of}"
+                f" ({ranges})",
             )
     if score is not None and math.isfinite(score) and 0 <= score <= 100:
         try:
