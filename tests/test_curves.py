@@ -4,7 +4,6 @@ capped, read once, never mistaken for puzzles, and naming each other in a cycle 
 
 from __future__ import annotations
 
-import datetime as dt
 import itertools
 import os
 from collections import Counter
@@ -134,16 +133,19 @@ def test_stretching_a_written_level_reads_the_line_and_keeps_a_tier_change_in_pl
 
 def test_the_default_night_takes_any_stages_and_levels(tmp_path: Path) -> None:
     """`nightly --levels 2 --stages 4` with the default curve (campaign, whose first Level is
-    written with 6 Stages) plans the night instead of refusing it in setup."""
-    from pipeline.jobs.nightly import NIGHT_CURVE, generation_counts, plan_night
+    written with 6 Stages) makes the night instead of refusing it in setup; the tutorial Level
+    keeps its shape: easy Stages rising to one medium."""
+    from pipeline.jobs.nightly import NIGHT_CURVE
 
-    options = plan_night(
-        dt.date(2026, 1, 15), seed=20260115, levels=2, stages=4, out=tmp_path / "o"
-    )
-    assert options.curve == NIGHT_CURVE == "campaign"
-    rows = targets(options.curve, options.levels, options.stages)
-    assert [len(row) for row in rows] == [4, 4]
-    assert sum(generation_counts(options.curve, 2, 4).values()) >= 8
+    out = tmp_path / "o"
+    args = ["nightly", "--date", "2026-01-15", "--levels", "2", "--stages", "4"]
+    result = run(*args, "--out", str(out), "--jobs", "1")
+    assert result.exit_code == 0, result.output
+    assert f"2 levels x 4 stages, curve {NIGHT_CURVE}" in result.output
+    doc = yaml.safe_load((out / "2026-01-15" / "bundle.yaml").read_text(encoding="utf-8"))
+    assert [len(level["stages"]) for level in doc["levels"]] == [4, 4]
+    tiers = [s["puzzle"]["difficulty"]["tier"] for s in doc["levels"][0]["stages"]]
+    assert tiers == ["easy", "easy", "easy", "medium"]
 
 
 # --- the format -----------------------------------------------------------------------------
