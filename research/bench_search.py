@@ -1,20 +1,26 @@
-"""The search strategy against random: speed, the held-out check, and variety, same run.
+"""The climb, the screen (`search`) and random: speed, reach, the held-out checks and variety, same run.
 
 Run: `python -m research.bench_search` (`make bench` runs it after `python -m pipeline.bench`; it
-needs the rating study's held-out models, which the installed package does not ship); name groups
-and tiers to run only those (`python -m research.bench_search 30/2 expert`). For each group (27/2,
-30/2, 36/1) and every tier it generates COUNT puzzles with the `random` and the `search` strategy
-(same seed, one worker) and prints validated puzzles per CPU second of each, their ratio, and the
-full ratings each paid per puzzle; every puzzle is checked by the validator (its certificate
-replayed, its rating re-checked) before it counts.
+needs the rating study's held-out models, which the installed package does not ship); name groups,
+tiers or strategies to run only those (`python -m research.bench_search 35/5 expert climb`), and
+`--quick` for a small budget (your own runs on a shared machine). For each group (35/5 and 27/4,
+the public games' settings; 27/2, 30/2 and 36/1, the nightly's) and every tier, each strategy
+generates up to COUNT puzzles in one process within a fixed CPU budget (BUDGET seconds, in rounds
+of ROUND attempts on seeds of their own) and the table prints validated puzzles per CPU second,
+the full ratings paid per puzzle and the highest score any board it rated reached; every puzzle is
+checked by the validator (its certificate replayed, its rating re-checked) before it counts.
 
-Then, per group and tier, whether the search fooled the score (`heldout_check`): the rating
-study's held-out player models (`study_rating.STUDY_MODELS`: constrained, tidy, montecarlo, tens,
+Then, per group and tier, whether the climb (or the screen) fooled the score: the rating study's
+held-out player models (`study_rating.STUDY_MODELS`: constrained, tidy, montecarlo, tens,
 bottomup; never the score's players) play every puzzle on games of their own, and their mean loss
-rate on the search's puzzles must not be lower than on random's: one-sided Mann-Whitney test of
-"random's puzzles are lost more often", p printed, FAIL below ALPHA. Variety: distinct digit
-layouts, and the mean pairwise distance (cells whose value class differs) within the tier as a
-share of random's, FAIL below 90%.
+rate on a strategy's puzzles must not be lower than on another's of the same tier (climb against
+the screen and random, the screen against random): one-sided Mann-Whitney test of "the other's
+puzzles are lost more often", p printed, FAIL below ALPHA. Where only the climb reached a tier,
+its puzzles of adjacent tiers are compared instead: every held-out model must lose its hard
+puzzles more often than its medium ones, and its expert than its hard (one-sided, p per model,
+FAIL when any p is ALPHA or more). Variety: distinct digit layouts (up to relabelling), and the mean
+pairwise distance (cells whose value class differs) within the tier as a share of random's, or of
+the screen's where random made none, FAIL below 90%.
 """
 
 from __future__ import annotations
@@ -28,22 +34,21 @@ from itertools import combinations
 
 from pipeline.engine.board import parse
 from pipeline.formats.puzzle import Puzzle, dump_yaml
-from pipeline.generation.generator import GenerateParams, GenerationError, generate
+from pipeline.generation.generator import GenerateParams, GenerationError, derived_seed, generate
 from pipeline.jobs.assembler import digit_layout
 from pipeline.rating.players import play_many
 from pipeline.rating.tiers import TIER_NAMES
 from research.study_rating import STUDY_MODELS, mann_whitney_greater
 
-GROUPS: tuple[tuple[int, int], ...] = ((27, 2), (30, 2), (36, 1))
-COUNT = {
-    "easy": 16,
-    "medium": 16,
-    "hard": 16,
-    "expert": 8,
-}  # puzzles per target (expert: random's are slow)
+GROUPS: tuple[tuple[int, int], ...] = ((35, 5), (27, 4), (27, 2), (30, 2), (36, 1))
+STRATEGIES = ("climb", "search", "random")
+COUNT = {"easy": 16, "medium": 16, "hard": 16, "expert": 8}  # puzzles per target at most
+BUDGET = 120.0  # CPU seconds per strategy and target (a round under way finishes)
+QUICK = ({"easy": 4, "medium": 4, "hard": 4, "expert": 4}, 30.0)  # --quick: counts and budget
+ROUND = 8  # attempts per round: the budget is checked between rounds
 SEED = 2026
-ALPHA = 0.05  # the held-out check fails when random's puzzles are lost more often at this level
-VARIETY = 0.9  # the search's mean pairwise distance must be at least this share of random's
+ALPHA = 0.05  # a held-out check fails when the other's puzzles are lost more often at this level
+VARIETY = 0.9  # a strategy's mean pairwise distance must be at least this share of random's
 HELD_OUT_GAMES = {"constrained": 60, "tidy": 60, "montecarlo": 16, "tens": 60, "bottomup": 60}
 HELD_OUT_SEED = 2027  # the study's MEASURE_SEED: games of their own, never the rating's
 MAX_ATTEMPTS = 4000
@@ -58,15 +63,18 @@ def _cpu() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def held_out_loss(puzzle: Puzzle, games: dict[str, int] = HELD_OUT_GAMES) -> float:
-    """The held-out models' mean loss rate on a puzzle (each on its own seeded games)."""
-
+def model_losses(puzzle: Puzzle, games: dict[str, int] = HELD_OUT_GAMES) -> dict[str, float]:
+    """Each held-out model's loss rate on a puzzle (each on its own seeded games)."""
     cells = parse(puzzle.board)
-    losses = [
-        1.0 - play_many(m, cells, puzzle.adds, games[m.name], HELD_OUT_SEED)[0].win_rate
+    return {
+        m.name: 1.0 - play_many(m, cells, puzzle.adds, games[m.name], HELD_OUT_SEED)[0].win_rate
         for m in STUDY_MODELS
-    ]
-    return statistics.fmean(losses)
+    }
+
+
+def held_out_loss(puzzle: Puzzle, games: dict[str, int] = HELD_OUT_GAMES) -> float:
+    """The held-out models' mean loss rate on a puzzle."""
+    return statistics.fmean(model_losses(puzzle, games).values())
 
 
 @dataclass(frozen=True)
@@ -76,6 +84,7 @@ class HeldOut:
     search: float
     random: float
     p: float
+    names: tuple[str, str] = ("search", "random")  # what made the two sets
 
     @property
     def passed(self) -> bool:
@@ -83,17 +92,59 @@ class HeldOut:
 
     def __str__(self) -> str:
         verdict = "ok" if self.passed else "FAIL"
-        return f"held-out loss search {self.search:.3f} random {self.random:.3f}, p {self.p:.3f} {verdict}"
+        ours, theirs = self.names
+        return (
+            f"held-out loss {ours} {self.search:.3f} {theirs} {self.random:.3f},"
+            f" p {self.p:.3f} {verdict}"
+        )
 
 
 def heldout_check(
-    search: Sequence[Puzzle], random: Sequence[Puzzle], games: dict[str, int] = HELD_OUT_GAMES
+    search: Sequence[Puzzle],
+    random: Sequence[Puzzle],
+    games: dict[str, int] = HELD_OUT_GAMES,
+    names: tuple[str, str] = ("search", "random"),
 ) -> HeldOut:
-    """Are the search's puzzles lost less often by the held-out models than random's (p small: yes)?"""
+    """Are the first set's puzzles (the search's) lost less often by the held-out models than the
+    second's (random's)? p small: yes."""
     ls = [held_out_loss(p, games) for p in search]
     lr = [held_out_loss(p, games) for p in random]
     p = mann_whitney_greater(lr, ls)
-    return HeldOut(statistics.fmean(ls), statistics.fmean(lr), 1.0 if p is None else p)
+    return HeldOut(statistics.fmean(ls), statistics.fmean(lr), 1.0 if p is None else p, names)
+
+
+@dataclass(frozen=True)
+class TierOrder:
+    """Per held-out model, its mean loss rate on one strategy's puzzles of a lower and of a higher
+    tier and the one-sided p of "the higher tier's are lost more often"."""
+
+    lower: str
+    higher: str
+    models: tuple[tuple[str, float, float, float], ...]  # (model, lower's loss, higher's, p)
+
+    @property
+    def passed(self) -> bool:
+        return all(p < ALPHA for *_, p in self.models)
+
+    def __str__(self) -> str:
+        each = ", ".join(f"{m} {lo:.2f}<{hi:.2f} p {p:.3f}" for m, lo, hi, p in self.models)
+        return f"{self.higher} over {self.lower}: {each} {'ok' if self.passed else 'FAIL'}"
+
+
+def tier_order(
+    lower: tuple[str, Sequence[Puzzle]],
+    higher: tuple[str, Sequence[Puzzle]],
+    games: dict[str, int] = HELD_OUT_GAMES,
+) -> TierOrder:
+    """Does every held-out model lose the higher tier's puzzles more often than the lower's?"""
+    lo = [model_losses(p, games) for p in lower[1]]
+    hi = [model_losses(p, games) for p in higher[1]]
+    rows = []
+    for m in STUDY_MODELS:
+        xs, ys = [x[m.name] for x in hi], [x[m.name] for x in lo]
+        p = mann_whitney_greater(xs, ys)
+        rows.append((m.name, statistics.fmean(ys), statistics.fmean(xs), 1.0 if p is None else p))
+    return TierOrder(lower[0], higher[0], tuple(rows))
 
 
 def layout_distance(a: Puzzle, b: Puzzle) -> int:
@@ -122,11 +173,13 @@ def _validated(puzzles: Sequence[Puzzle]) -> list[Puzzle]:
 
 @dataclass(frozen=True)
 class Run:
-    """One strategy's puzzles for one target, the CPU seconds they took and the full ratings paid."""
+    """One strategy's puzzles for one target, the CPU seconds they took, the full ratings paid and
+    the scores of every board rated on the way."""
 
     puzzles: list[Puzzle]
     cpu: float
     ratings: int
+    scores: tuple[float, ...] = ()
 
     @property
     def rate(self) -> float:
@@ -136,64 +189,173 @@ class Run:
     def ratings_each(self) -> float:
         return self.ratings / len(self.puzzles) if self.puzzles else float("inf")
 
+    @property
+    def best(self) -> float | None:
+        return max(self.scores, default=None)
+
 
 def run(
-    cells: int, adds: int, tier: str, strategy: str, count: int | None = None, seed: int = SEED
+    cells: int,
+    adds: int,
+    tier: str,
+    strategy: str,
+    count: int | None = None,
+    seed: int = SEED,
+    budget: float | None = None,
 ) -> Run:
-    """`count` validated puzzles of `tier` by `strategy` in this process, the CPU seconds they took
-    (validation not counted) and how many boards were fully rated on the way."""
-    params = GenerateParams(
-        cells=cells, adds=adds, tier=tier, strategy=strategy, seed=seed, max_attempts=MAX_ATTEMPTS
-    )
-    start = _cpu()
-    try:
-        result = generate(COUNT[tier] if count is None else count, params, jobs=1)
-    except GenerationError as exc:
-        if exc.partial is None:
-            raise
-        result = exc.partial
-    cpu = _cpu() - start
-    return Run(_validated(result.puzzles), cpu, result.ratings)
+    """Up to `count` validated puzzles of `tier` by `strategy` in this process, the CPU seconds they
+    took (validation not counted), how many boards were fully rated on the way and their scores.
+    With `budget`, rounds of ROUND attempts (round r on its own seed) until `count` or the budget
+    is spent; without, one run of at most MAX_ATTEMPTS."""
+    want = COUNT[tier] if count is None else count
+    puzzles: list[Puzzle] = []
+    scores: list[float] = []
+    ratings, spent, round_ = 0, 0.0, 0
+    while len(puzzles) < want and (budget is None or spent < budget):
+        params = GenerateParams(
+            cells=cells,
+            adds=adds,
+            tier=tier,
+            strategy=strategy,
+            seed=seed if not round_ else derived_seed(seed, f"bench round {round_}"),
+            max_attempts=MAX_ATTEMPTS if budget is None else ROUND,
+        )
+        start = _cpu()
+        try:
+            result = generate(
+                want - len(puzzles), params, jobs=1, exclude_ids={p.id for p in puzzles}
+            )
+        except GenerationError as exc:
+            if exc.partial is None:
+                raise
+            result = exc.partial
+        spent += _cpu() - start
+        puzzles += result.puzzles
+        scores += result.scores
+        ratings += result.ratings
+        round_ += 1
+        if budget is None:
+            break
+    return Run(_validated(puzzles), spent, ratings, tuple(scores))
+
+
+def _share(ours: Sequence[Puzzle], theirs: Sequence[Puzzle]) -> float:
+    return mean_distance(ours) / mean_distance(theirs) if mean_distance(theirs) else 1.0
 
 
 def main(argv: Sequence[str] = ()) -> None:
-    """The table for every group and tier, or for the ones named in `argv` (`30/2`, `expert`)."""
+    """The table for every group, tier and strategy, or for the ones named in `argv` (`30/2`,
+    `expert`, `climb`; `--quick`: QUICK's counts and budget)."""
     groups = [g for g in GROUPS if f"{g[0]}/{g[1]}" in argv] or list(GROUPS)
     tiers = [t for t in TIER_NAMES if t in argv] or list(TIER_NAMES)
+    strategies = [s for s in STRATEGIES if s in argv] or list(STRATEGIES)
+    counts, budget = QUICK if "--quick" in argv else (COUNT, BUDGET)
     print(
-        f"   puzzles per target {', '.join(f'{t} {n}' for t, n in COUNT.items())}, 1 worker, seed {SEED}; rate = validated puzzles / CPU s;"
-        " ratings = boards fully rated per puzzle"
+        f"   up to {', '.join(f'{t} {n}' for t, n in counts.items())} puzzles per target in {budget:g} CPU s"
+        f" each, 1 worker, seed {SEED}; rate = validated puzzles / CPU s; ratings = boards fully"
+        " rated per puzzle; best = highest score rated"
     )
     print(
-        f"   {'group':>5} {'tier':<7} {'random/s':>9} {'search/s':>9} {'ratio':>7} {'ratings':>11}  held-out check; variety"
+        f"   {'group':>5} {'tier':<7} {'strategy':<8} {'made':>4} {'CPU s':>7} {'rate/s':>7}"
+        f" {'ratings':>7} {'best':>6}  vs screen"
     )
-    failed = []
+    failed: list[str] = []
     for cells, adds in groups:
+        made: dict[tuple[str, str], list[Puzzle]] = {}
         for tier in tiers:
-            by_random, by_search = (
-                run(cells, adds, tier, "random"),
-                run(cells, adds, tier, "search"),
-            )
-            rand, found = by_random.puzzles, by_search.puzzles
-            r_rate, s_rate = by_random.rate, by_search.rate
-            ratio = s_rate / r_rate if r_rate else float("inf")
-            line = (
-                f"   {cells:>2}/{adds:<2} {tier:<7} {r_rate:>9.3f} {s_rate:>9.3f} {ratio:>6.2f}x"
-                f" {by_random.ratings_each:>5.1f}/{by_search.ratings_each:<5.1f}"
-            )
-            if len(rand) >= 2 and len(found) >= 2:
-                check = heldout_check(found, rand)
-                spread = mean_distance(found) / mean_distance(rand)
-                line += (
-                    f"  {check}; layouts {distinct_layouts(found)}/{len(found)},"
-                    f" distance {100 * spread:.0f}% of random's {'ok' if spread >= VARIETY else 'FAIL'}"
+            runs = {
+                s: run(cells, adds, tier, s, count=counts[tier], budget=budget) for s in strategies
+            }
+            for name, r in runs.items():
+                made[name, tier] = r.puzzles
+                screen = runs.get("search")
+                ratio = (
+                    f"{r.rate / screen.rate:.2f}x"
+                    if screen is not None and screen.rate and name != "search"
+                    else ""
                 )
-                if not check.passed or spread < VARIETY:
-                    failed.append(f"{cells}/{adds} {tier}")
-            if ratio < 1.0:
-                failed.append(f"{cells}/{adds} {tier} slower")
-            print(line, flush=True)
+                best = "-" if r.best is None else f"{r.best:.1f}"
+                print(
+                    f"   {cells:>2}/{adds:<2} {tier:<7} {name:<8} {len(r.puzzles):>4} {r.cpu:>7.1f}"
+                    f" {r.rate:>7.3f} {r.ratings_each:>7.1f} {best:>6}  {ratio}",
+                    flush=True,
+                )
+            failed += _checks(cells, adds, tier, runs)
+        failed += _orders(cells, adds, made)
     print(f"   {'all checks passed' if not failed else 'FAILED: ' + ', '.join(failed)}")
+
+
+def random_boards(cells: int, adds: int, n: int = 16) -> list[Puzzle]:
+    """`n` random boards of a size (drawn as the random strategy draws, never rated): the variety
+    baseline where random made no puzzles of a tier."""
+    from random import Random
+
+    from pipeline.engine.board import format_board
+    from pipeline.generation.proposals import DigitDistribution
+
+    rng, digits = Random(f"{SEED}:variety"), DigitDistribution.parse(None)
+    return [
+        Puzzle(
+            board=format_board(bytes(digits.draw(rng, cells))),
+            adds=adds,
+            solution=(),
+            difficulty={},
+        )
+        for _ in range(n)
+    ]
+
+
+def _checks(cells: int, adds: int, tier: str, runs: dict[str, Run]) -> list[str]:
+    """The held-out and variety checks of one target: each strategy's puzzles against those of the
+    strategies after it in STRATEGIES (climb against the screen and random, the screen against
+    random), where both made two or more; variety against random's puzzles of the tier, or random
+    boards of the size where random made fewer than two."""
+    failed = []
+    names = [s for s in STRATEGIES if s in runs]
+    rand = runs["random"].puzzles if "random" in runs else []
+    base, based = (
+        (rand, "random's") if len(rand) >= 2 else (random_boards(cells, adds), "random boards'")
+    )
+    for i, ours in enumerate(names):
+        mine = runs[ours].puzzles
+        if len(mine) < 2:
+            continue
+        spread = _share(mine, base)
+        line = (
+            f"   {cells:>2}/{adds:<2} {tier:<7} {ours}: layouts {distinct_layouts(mine)}/{len(mine)},"
+            f" distance {100 * spread:.0f}% of {based} {'ok' if spread >= VARIETY else 'FAIL'}"
+        )
+        if distinct_layouts(mine) < len(mine) or spread < VARIETY:
+            failed.append(f"{cells}/{adds} {tier} {ours} variety")
+        for theirs in names[i + 1 :]:
+            other = runs[theirs].puzzles
+            if len(other) < 2:
+                continue
+            check = heldout_check(mine, other, names=(ours, theirs))
+            line += f"; {check}"
+            if not check.passed:
+                failed.append(f"{cells}/{adds} {tier} {ours} vs {theirs}")
+        print(line, flush=True)
+    return failed
+
+
+def _orders(cells: int, adds: int, made: dict[tuple[str, str], list[Puzzle]]) -> list[str]:
+    """Where only the climb reached a tier: its puzzles of adjacent tiers (medium-hard, hard-expert),
+    every held-out model losing the higher tier's more often."""
+    failed = []
+    for lower, higher in (("medium", "hard"), ("hard", "expert")):
+        climbed = made.get(("climb", higher), [])
+        others = [made.get((s, higher), []) for s in STRATEGIES if s != "climb"]
+        if len(climbed) < 2 or any(len(o) >= 2 for o in others):
+            continue
+        below = made.get(("climb", lower), [])
+        if len(below) < 2:
+            continue
+        order = tier_order((lower, below), (higher, climbed))
+        print(f"   {cells:>2}/{adds:<2} climb {order}", flush=True)
+        if not order.passed:
+            failed.append(f"{cells}/{adds} climb {higher} over {lower}")
+    return failed
 
 
 if __name__ == "__main__":

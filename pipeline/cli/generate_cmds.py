@@ -68,8 +68,9 @@ def generate(
         None,
         "--strategy",
         metavar="|".join(STRATEGY_NAMES),
-        help="random (digits drawn independently), constructive (solvable by construction) or search (random boards "
-        "screened by a cheap estimate, only likely ones fully rated). Default: search when a tier or score is asked for, else random.",
+        help="random (digits drawn independently), constructive (solvable by construction), search (random boards "
+        "screened by a cheap estimate, only likely ones fully rated) or climb (the most promising board changed step by step "
+        "toward the target). Default for a tier or score: climb from 4 adds on, else search; otherwise random.",
     ),
     digits: str | None = typer.Option(
         None,

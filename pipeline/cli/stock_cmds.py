@@ -117,7 +117,7 @@ def refill_cmd(
         None,
         "--strategy",
         metavar="|".join(STRATEGY_NAMES),
-        help="The generator's strategy (see generate --help). Default: search, as for every tier.",
+        help="The generator's strategy (see generate --help). Default: as generate's for a tier.",
     ),
     max_attempts: int | None = typer.Option(
         None, "--max-attempts", help="Give up after this many attempts."

@@ -9,4 +9,4 @@ DEFAULT_WITHIN = 2.0
 
 # The proposal strategies' names, for --help without loading them (a test checks they are
 # `strategies.STRATEGIES`).
-STRATEGY_NAMES: tuple[str, ...] = ("random", "constructive", "search")
+STRATEGY_NAMES: tuple[str, ...] = ("random", "constructive", "search", "climb")

@@ -239,7 +239,9 @@ class GenerateParams:
             # profile the window is in the profile's scores, so the default is the untargeted one.
             # Otherwise it is the default for every tier and score: `make bench` measures it faster
             # than random on each, passing the held-out check (docs/generation.md).
-            return default_strategy(targeted=bool(self._asked()) and self.profile is None)
+            return default_strategy(
+                bool(self._asked()) and self.profile is None, self.cells, self.adds
+            )
         return strategy_for(self.strategy)
 
     def _asked(self) -> tuple[Target, ...]:
@@ -475,6 +477,7 @@ def _judge(
             "attempt": attempt,
             "rating_seed": rseed,
             "params": params.provenance_params(),
+            **({"path": list(proposal.path)} if proposal.path else {}),
         },
     )
     return Outcome(attempt, puzzle=puzzle, score=rating.score, rated=1, tier=rating.tier)

@@ -123,11 +123,13 @@ class DigitDistribution:
 @dataclass(frozen=True)
 class Proposal:
     """A candidate starting board; `certificate` is set when the strategy knows a win, `played`
-    when it played the rating's first games of some players (the rating takes them over)."""
+    when it played the rating's first games of some players (the rating takes them over), `path`
+    when it changed a board to make this one (the changes, recorded in the puzzle's provenance)."""
 
     cells: bytes
     certificate: tuple[Move, ...] | None = None
     played: tuple[Games, ...] = field(default=(), compare=False, repr=False)
+    path: tuple[str, ...] = ()
 
 
 def random_digits(cells: int, rng: random.Random, digits: DigitDistribution) -> Proposal:

@@ -42,6 +42,20 @@ TIER_PLANS: dict[str, TierPlan] = {
 }
 
 
+def tier_plan(tier: str, cells: int | None = None, adds: int | None = None) -> TierPlan:
+    """A tier's generator settings: TIER_PLANS', or with a fixed board size or adds (a game that
+    fixes its Stage settings: a job's `cells: 35`, `adds: 5`) those, with the targeted strategy the
+    generator defaults to at that size."""
+    plan = TIER_PLANS[tier]
+    if cells is None and adds is None:
+        return plan
+    cells = plan.cells if cells is None else cells
+    adds = plan.adds if adds is None else adds
+    from pipeline.generation.strategies import default_strategy  # start-up time (see strategies)
+
+    return TierPlan(cells, adds, default_strategy(True, cells, adds).name)
+
+
 def stream_seed(seed: int, label: str) -> int:
     """The seed of one generator stream of a night or a refill (`label`: its tier, or what the
     refill batch is for), derived from the night's seed: independent streams, each reproducible."""

@@ -47,6 +47,9 @@ class Strategy:
         False  # its boards come with a win (what to try when no random board is solvable)
     )
     settings: Callable[[], dict[str, object]] | None = None  # its parameters, for provenance
+    # the board sizes (cells, adds) where it is the default targeted strategy (None: wherever no
+    # strategy registered with a condition claims the size)
+    default_at: Callable[[int, int], bool] | None = None
 
     def __str__(self) -> str:
         return self.name
@@ -85,11 +88,15 @@ def strategy_for(name: str) -> Strategy:
         ) from None
 
 
-def default_strategy(targeted: bool) -> Strategy:
-    """The strategy used when none is named: the first targeted one when a target is asked for."""
-    return next(
-        (s for s in STRATEGY_BY_NAME.values() if s.targeted == targeted), STRATEGY_BY_NAME["random"]
-    )
+def default_strategy(targeted: bool, cells: int | None = None, adds: int | None = None) -> Strategy:
+    """The strategy used when none is named: when a target is asked for, the targeted one whose
+    `default_at` claims the board size, else the first targeted one without a condition."""
+    kinds = [s for s in STRATEGY_BY_NAME.values() if s.targeted == targeted]
+    if cells is not None and adds is not None:
+        claimed = [s for s in kinds if s.default_at is not None and s.default_at(cells, adds)]
+        if claimed:
+            return claimed[0]
+    return next((s for s in kinds if s.default_at is None), STRATEGY_BY_NAME["random"])
 
 
 def propose(
@@ -146,6 +153,30 @@ def _search_settings() -> dict[str, object]:
     return settings()
 
 
+# The climb is the default from this many adds on: where random boards are easy almost every time
+# (docs/generation.md has the bench's figures: at fewer adds the screen is as fast or faster)
+CLIMB_FROM_ADDS = 4
+
+
+def _climb(
+    cells: int,
+    adds: int,
+    rng: random.Random,
+    digits: DigitDistribution,
+    ruleset: Ruleset,
+    windows: tuple[Window, ...],
+) -> Iterator[Proposal]:
+    from pipeline.generation.climb import climb  # start-up time (see `_search`)
+
+    return climb(cells, adds, rng, digits, ruleset, windows)
+
+
+def _climb_settings() -> dict[str, object]:
+    from pipeline.generation.climb import settings  # start-up time (see `_search`)
+
+    return settings()
+
+
 RANDOM = register(Strategy("random", "digits drawn independently", _random))
 CONSTRUCTIVE = register(
     Strategy(
@@ -163,6 +194,16 @@ SEARCH = register(
         _search,
         targeted=True,
         settings=_search_settings,
+    )
+)
+CLIMB = register(
+    Strategy(
+        "climb",
+        "the screen's most promising board changed step by step toward the target",
+        _climb,
+        targeted=True,
+        settings=_climb_settings,
+        default_at=lambda cells, adds: adds >= CLIMB_FROM_ADDS,
     )
 )
 STRATEGIES: tuple[str, ...] = tuple(STRATEGY_BY_NAME)

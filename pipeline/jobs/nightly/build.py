@@ -28,7 +28,6 @@ from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.formats.stock_layout import STOCK_DIR
 from pipeline.generation.requests import (
     BAND,
-    TIER_PLANS,
     TOLERANCE,
     Band,
     generation_bands,
@@ -36,6 +35,7 @@ from pipeline.generation.requests import (
     shortfall,
     stage_bands,
     stream_seed,
+    tier_plan,
     tier_targets,
 )
 from pipeline.jobs.assembler import Assembly, assemble
@@ -128,7 +128,7 @@ def build_night(
     stats = {
         tier: TierStats(
             wanted=sum(b.count for b in bands if b.tier == tier),
-            plan=TIER_PLANS[tier],
+            plan=tier_plan(tier, options.cells, options.adds),
             seed=stream_seed(options.seed, tier),
             from_stock=drawn.count(tier),
             short=len(drawn.uncovered.get(tier, ())),

@@ -66,6 +66,9 @@ class NightlyOptions:
     # that, then each tier named kept at its level; {}: no refill
     keep: Mapping[str, int] | None = field(default_factory=dict)
     refill_seconds: float = DEFAULT_REFILL_SECONDS
+    # a job that fixes every Stage's board size and adds (`cells: 35`, `adds: 5`), whatever its tier
+    cells: int | None = None
+    adds: int | None = None
 
     @property
     def date_text(self) -> str:
@@ -242,6 +245,11 @@ def plan_night(
     profile_path = profile or (
         job.parent / settings["profile"] if job is not None and settings.get("profile") else None
     )
+    fixed = settings.get("cells"), settings.get("adds")
+    if stock and fixed != (None, None):
+        # the stock holds each tier at its own size: a night of one fixed size generates it all
+        log(f"stock: not used: the job fixes cells/adds at {fixed[0]}/{fixed[1]}")
+        stock = False
     return NightlyOptions(
         date=date,
         seed=seed,
@@ -256,6 +264,8 @@ def plan_night(
         stock=stock,
         keep=settings.get("keep"),
         refill_seconds=float(settings.get("refill_seconds", DEFAULT_REFILL_SECONDS)),
+        cells=fixed[0],
+        adds=fixed[1],
     )
 
 

@@ -12,7 +12,7 @@ from pipeline.errors import NumberMatchError
 from pipeline.formats.puzzle import Puzzle
 from pipeline.generation.executors import Executor, SchedulerError, open_executor
 from pipeline.generation.generator import GenerateParams, Target, generate
-from pipeline.generation.requests import BAND, TIER_PLANS, Band, TierPlan, stream_seed
+from pipeline.generation.requests import BAND, Band, TierPlan, stream_seed, tier_plan
 from pipeline.jobs.nightly.options import NightlyError, NightlyOptions
 
 Progress = Callable[[str, int, int], None]  # (what, done, total)
@@ -79,7 +79,7 @@ def _streams(
     streams: dict[TierPlan, list[str]] = {}
     for tier, count in counts.items():
         if count:
-            streams.setdefault(TIER_PLANS[tier], []).append(tier)
+            streams.setdefault(tier_plan(tier, options.cells, options.adds), []).append(tier)
     for plan, tiers in streams.items():
         asked = [
             (Target(b.tier, b.score), b.count)
@@ -155,7 +155,7 @@ def make_up(
         return made
     with open_executor(options.jobs, options.scheduler) as executor:
         for tier, count in short.items():
-            plan = TIER_PLANS[tier]
+            plan = tier_plan(tier, options.cells, options.adds)
             params = GenerateParams(
                 cells=plan.cells,
                 adds=plan.adds,

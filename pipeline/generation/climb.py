@@ -1,0 +1,225 @@
+"""The climb strategy: change the screen's most promising board, step by step, toward the target.
+
+The screen (`screen`) keeps what random boards reach, and at the sizes the public games ship
+(35 cells and 5 adds, 27 and 4) random boards are easy almost every time: no screen finds a hard
+one there. The climb moves a board toward the target instead. An attempt, still a pure function of
+the params and the attempt number k (its `random.Random`; no clock anywhere):
+
+1. **Draws** `DRAWS` random boards from the digit distribution, exactly as the screen does, and
+   plays each a probe of the screen's first stage (`screen.STAGES[0]`, 4+2 games) on games of the
+   climb's own (`_Probe`: a seed drawn from the attempt, never the rating's). The most promising
+   one, the nearest to the aim, that the solver can win and reading-order pairing does not clear
+   is where the climb starts (its index in the draws is recorded).
+2. **Steps.** Each step makes `BRANCH` neighbours of the board, one move each (`MOVES`: a digit
+   changed, two cells swapped, a row's digits permuted; each drawn with its weight), probes each
+   with the screen's second stage (32+16 games of the random and local players), and takes the
+   nearest to the aim. That one is probed with the screen's third stage too (64+32 games and all
+   the cheap players' games, 2-3 points of error) and kept when its estimate is nearer the aim
+   than the board's (and the solver can still win it: a board it cannot win looks hard to every
+   player, so a climb would run to them). The probes' games share one seed, so neighbours are
+   compared on common random numbers.
+3. **Offers** the board once its third-stage estimate is in the aim and it passes the screen
+   itself (`screen.passes`: the rating's own first games, which the rating takes over), with its
+   path of changes (`Proposal.path`, written to the puzzle's provenance). The generator solves it,
+   rates it in full and checks the target exactly as for any board. A board that fails the screen
+   is climbed on. After `STEPS` steps the attempt offers nothing.
+
+Where the climb aims: a score's aim is the screen's (the middle half of its window); a tier's is
+its middle half too (`aim`), not the whole range the screen keeps. A climb enters a window at its
+near edge, so aiming at the whole tier would make its puzzles the tier's easiest when it climbs up
+(and hardest when it climbs down): the middle keeps them typical of the tier, which is what the
+held-out check compares (`make bench`: the rating study's held-out players must lose the climb's
+puzzles of a tier at least as often as the screen's and random's).
+
+Why games of its own: the climb compares hundreds of boards, and comparing them on the rating's
+own games would keep the boards whose rating games happened to go badly, not the hard boards.
+Only the last check, the screen, plays the rating's games, once per offered board, as the screen
+does for a random one.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from pipeline.engine.rulesets import Ruleset
+from pipeline.generation.proposals import DigitDistribution, Proposal, reading_order_reduction
+from pipeline.generation.screen import _PLAYERS, STAGES, Stage, Window, passes
+from pipeline.rating.players import Games
+from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
+from pipeline.solver.search import SOLVED, solve
+
+DRAWS = 64  # random boards probed for a start
+BRANCH = 8  # neighbours probed per step
+STEPS = 150  # steps per attempt before it gives up
+START, PROBE, CONFIRM = STAGES[0], STAGES[1], STAGES[3]  # the screen's stages the climb probes with
+# the moves and their weights (docs/generation.md says which paid, measured)
+MOVES: tuple[tuple[str, int], ...] = (("digit", 1), ("swap", 1), ("row", 1))
+WIDTH = 9
+
+
+def aim(window: Window) -> tuple[float, float]:
+    """Where the climb wants the estimate: a tier's range from a quarter of the way in (a climb
+    up enters at the low edge: that would make its puzzles the tier's easiest), a score's the
+    screen's aim (the middle half of its window)."""
+    if window.score is not None:
+        return window.aim()
+    return window.low + (window.high - window.low) / 4, window.high
+
+
+def distance(estimate: float, windows: tuple[Window, ...]) -> float:
+    """How far an estimate is from the nearest aim (0 inside one)."""
+    return min(max(low - estimate, 0.0, estimate - high) for low, high in map(aim, windows))
+
+
+class _Probe:
+    """One board's games on the climb's own seed, played on stage by stage (like the screen's)."""
+
+    def __init__(self, cells: bytes, adds: int, ruleset: Ruleset, seed: int) -> None:
+        self.cells, self.adds, self.ruleset, self.seed = cells, adds, ruleset, seed
+        self.games: dict[str, Games] = {}
+        self.lost: dict[str, int] = {}
+
+    def at(self, stage: Stage) -> float:
+        """The stage's estimate, its games played (on from those already played)."""
+        for name, n in stage.games:
+            games = self.games.get(name)
+            if games is None:
+                games = self.games[name] = Games(
+                    _PLAYERS[name], self.cells, self.adds, self.seed, self.ruleset
+                )
+                self.lost[name] = 0
+            while len(games.played) < n:
+                self.lost[name] += not games.play().won
+        return stage.estimate(self.lost, self.adds)
+
+
+def move(cells: bytes, rng: random.Random, digits: DigitDistribution) -> tuple[bytes, str]:
+    """A neighbour of the board by one move drawn with MOVES' weights, and the move's text
+    (`apply` replays it): `d<cell>=<digit>`, `s<cell>,<cell>`, `r<row>=<digits>`."""
+    kind = rng.choices([m for m, _ in MOVES], weights=[w for _, w in MOVES])[0]
+    out = bytearray(cells)
+    if kind == "digit":
+        i = rng.randrange(len(out))
+        weights = [0.0 if d == out[i] else w for d, w in enumerate(digits.weights)]
+        if not any(weights):  # a distribution of one digit: nothing to change it to
+            weights = [0.0] + [1.0 if d != out[i] else 0.0 for d in range(1, 10)]
+        out[i] = rng.choices(range(10), weights=weights)[0]
+        text = f"d{i}={out[i]}"
+    elif kind == "swap":
+        i, j = sorted(rng.sample(range(len(out)), 2))
+        out[i], out[j] = out[j], out[i]
+        text = f"s{i},{j}"
+    else:
+        r = rng.randrange((len(out) + WIDTH - 1) // WIDTH)
+        row = list(out[r * WIDTH : (r + 1) * WIDTH])
+        rng.shuffle(row)
+        out[r * WIDTH : r * WIDTH + len(row)] = bytes(row)
+        text = f"r{r}=" + "".join(map(str, row))
+    return bytes(out), text
+
+
+def apply(cells: bytes, step: str) -> bytes:
+    """The board after one recorded move (`move`'s text): how a path is replayed."""
+    out = bytearray(cells)
+    head, rest = step[0], step[1:]
+    if head == "d":
+        cell, digit = rest.split("=")
+        out[int(cell)] = int(digit)
+    elif head == "s":
+        i, j = map(int, rest.split(","))
+        out[i], out[j] = out[j], out[i]
+    elif head == "r":
+        row, row_digits = rest.split("=")
+        start = int(row) * WIDTH
+        out[start : start + len(row_digits)] = bytes(int(c) for c in row_digits)
+    else:
+        raise ValueError(f"not a climb step: {step!r}")
+    return bytes(out)
+
+
+def opening(cells: int, rng: random.Random, digits: DigitDistribution) -> tuple[int, list[bytes]]:
+    """An attempt's first draws: the seed of the climb's own games (never the rating's), then the
+    DRAWS random boards it may start from (a path's `draw N` names one)."""
+    seed = rng.getrandbits(32)
+    return seed, [bytes(digits.draw(rng, cells)) for _ in range(DRAWS)]
+
+
+def _winnable(cells: bytes, adds: int, ruleset: Ruleset) -> bool:
+    """Not trivial (where the stack certificate is sound) and won by the solver within its budget."""
+    if ruleset.stack_certificate and not reading_order_reduction(cells, adds, ruleset.class_of):
+        return False
+    return solve(cells, adds, ruleset=ruleset, budget_nodes=DEFAULT_SOLVE_NODES).status == SOLVED
+
+
+@dataclass
+class _Climber:
+    """Where one attempt's climb is: the board, its probe, the path that made it."""
+
+    cells: bytes
+    probe: _Probe
+    path: list[str]
+
+
+def climb(
+    cells: int,
+    adds: int,
+    rng: random.Random,
+    digits: DigitDistribution,
+    ruleset: Ruleset,
+    windows: tuple[Window, ...],
+) -> Iterator[Proposal]:
+    """Candidates for one attempt: the climbed board once the screen passes it (none: the first
+    draw, as drawn)."""
+    if not windows:
+        yield Proposal(bytes(digits.draw(rng, cells)))
+        return
+    seed, draws = opening(cells, rng, digits)
+    ranked = sorted(
+        range(DRAWS),
+        key=lambda i: (distance(_Probe(draws[i], adds, ruleset, seed).at(START), windows), i),
+    )
+    start = next((i for i in ranked if _winnable(draws[i], adds, ruleset)), None)
+    if start is None:
+        return
+    here, path = draws[start], [f"draw {start}"]
+    tried: set[bytes] = set()
+    for _ in range(STEPS):
+        # the neighbours share the step's games (common random numbers) and the nearest is judged
+        # against the board on games of another seed, both on the same ones: a fresh paired
+        # comparison each step, so a board kept on lucky games does not stay ahead on them
+        step_seed, judge_seed = rng.getrandbits(32), rng.getrandbits(32)
+        score = _Probe(here, adds, ruleset, judge_seed).at(CONFIRM)
+        stuck = False  # the screen refused the board: move on whatever the neighbour's estimate
+        if distance(score, windows) == 0.0 and here not in tried:
+            tried.add(here)
+            played = passes(here, adds, ruleset, windows)
+            if played is not None:
+                yield Proposal(here, played=played, path=tuple(path))
+                return
+            stuck = True
+        near: list[tuple[float, int, bytes, str]] = []
+        for n in range(BRANCH):
+            board, step = move(here, rng, digits)
+            if board != here:
+                off = distance(_Probe(board, adds, ruleset, step_seed).at(PROBE), windows)
+                near.append((off, n, board, step))
+        if not near:
+            continue
+        _, _, board, step = min(near)
+        judged = distance(_Probe(board, adds, ruleset, judge_seed).at(CONFIRM), windows)
+        if (stuck or judged < distance(score, windows)) and _winnable(board, adds, ruleset):
+            here, path = board, [*path, step]
+
+
+def settings() -> dict[str, object]:
+    """The strategy's parameters, recorded in each puzzle's provenance."""
+    return {
+        "draws": DRAWS,
+        "branch": BRANCH,
+        "steps": STEPS,
+        "probes": [dict(s.games) for s in (START, PROBE, CONFIRM)],
+        "moves": dict(MOVES),
+        "aim": "middle half",
+    }

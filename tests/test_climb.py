@@ -1,0 +1,182 @@
+"""The climb strategy: its puzzles are ordinary puzzles (full rating, certificate, valid files) that
+hit their tier, carry the path of changes that made them, rebuild from provenance and come out the
+same whatever the workers; its moves replay; it is the default where the bench measures it ahead;
+a job file can fix every Stage's cells and adds."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from pipeline.engine.board import format_board, parse
+from pipeline.engine.rulesets import DEFAULT
+from pipeline.engine.stage import replay
+from pipeline.formats.puzzle import dump_yaml
+from pipeline.generation import climb
+from pipeline.generation.generator import GenerateParams, generate, run_attempt
+from pipeline.generation.proposals import DigitDistribution
+from pipeline.generation.screen import Window
+from pipeline.rating.score import rate
+from pipeline.validator import validate_texts
+from tests.helpers import run
+
+# 27 cells and 4 adds, one of the public games' settings: random boards are mostly easy there
+HARD = GenerateParams(cells=27, adds=4, tier="hard", strategy="climb", seed=3)
+
+
+@pytest.fixture(scope="module")
+def hard_run():
+    return generate(2, HARD, jobs=1)
+
+
+def _follow(params: GenerateParams, attempt: int, path: list[str]) -> bytes:
+    """The board a recorded path makes: the attempt's draw it names, then each change."""
+    rng = random.Random(f"{params.seed}:{attempt}")
+    _, draws = climb.opening(params.cells, rng, DigitDistribution.parse(params.digits))
+    head, *steps = path
+    assert head.startswith("draw ")
+    board = draws[int(head.split()[1])]
+    for step in steps:
+        board = climb.apply(board, step)
+    return board
+
+
+def test_climb_made_puzzles_are_fully_rated_certified_valid_and_on_target(hard_run):
+    assert len(hard_run.puzzles) == 2
+    for p in hard_run.puzzles:
+        assert p.tier == "hard"
+        assert replay(parse(p.board), p.solution, p.adds)[0] == b""
+        again = rate(p.board, p.adds, seed=p.provenance["rating_seed"], solution=p.solution)
+        assert again.to_dict() == p.difficulty
+        assert p.provenance["strategy"] == "climb"
+        assert p.provenance["params"]["settings"] == climb.settings()
+    report = validate_texts((f"{p.id}.yaml", dump_yaml(p.to_document())) for p in hard_run.puzzles)
+    assert not report.problems
+
+
+def test_the_path_of_changes_rebuilds_the_board(hard_run):
+    """The provenance's path names the draw the climb started from and every change it kept: replayed,
+    it gives the puzzle's board (and at least one puzzle was changed: random boards are rarely hard
+    here)."""
+    changed = 0
+    for p in hard_run.puzzles:
+        path = p.provenance["path"]
+        assert format_board(_follow(HARD, p.provenance["attempt"], path)) == p.board
+        changed += len(path) > 1
+    assert changed
+
+
+def test_attempt_rebuilds_a_climb_puzzle(hard_run):
+    p = hard_run.puzzles[-1]
+    again = run_attempt(HARD, p.provenance["attempt"])
+    assert again.puzzle is not None and again.puzzle.to_document() == p.to_document()
+
+
+def test_climb_files_are_the_same_whatever_the_jobs(tmp_path: Path):
+    args = ["generate", "--count", "1", "--cells", "27", "--adds", "4", "--tier", "hard"]
+    args += ["--strategy", "climb", "--seed", "5"]
+    one, two = tmp_path / "one", tmp_path / "two"
+    assert run(*args, "--out", str(one), "--jobs", "1").exit_code == 0
+    assert run(*args, "--out", str(two), "--jobs", "2").exit_code == 0
+    files = {p.name: p.read_bytes() for p in one.iterdir()}
+    assert len(files) == 1 and files == {p.name: p.read_bytes() for p in two.iterdir()}
+
+
+def test_every_move_replays_and_keeps_the_board_a_board():
+    """Each move's text, applied to the board it changed, gives the neighbour; a digit change keeps to
+    the digit distribution, a swap and a row's permutation keep the digits."""
+    rng, digits = random.Random(1), DigitDistribution.parse("1:1,2:1,9:1")
+    board = bytes(digits.draw(rng, 35))
+    kinds = set()
+    for _ in range(200):
+        after, step = climb.move(board, rng, digits)
+        kinds.add(step[0])
+        assert len(after) == len(board) and climb.apply(board, step) == after
+        assert set(after) <= {1, 2, 9}
+        if step[0] in "sr":
+            assert sorted(after) == sorted(board)
+        else:
+            assert sum(a != b for a, b in zip(after, board)) == 1
+        board = after
+    assert kinds == {"d", "s", "r"}
+    with pytest.raises(ValueError, match="not a climb step"):
+        climb.apply(board, "x1")
+
+
+def test_the_climb_aims_a_quarter_into_a_tier_and_at_a_score_as_the_screen_does():
+    """A climb enters a window at its near edge: aiming at a tier's whole range would make its
+    puzzles the tier's easiest ones when it climbs up. A score's aim is the screen's."""
+    assert climb.aim(Window(54.0, 84.0)) == (61.5, 84.0)
+    assert climb.aim(Window(39.0, 51.0, 45.0)) == Window(39.0, 51.0, 45.0).aim()
+    assert climb.distance(70.0, (Window(54.0, 84.0),)) == 0.0
+    assert climb.distance(55.0, (Window(54.0, 84.0), Window(84.0, 100.0))) == 6.5
+    assert climb.distance(90.0, (Window(54.0, 84.0),)) == 6.0
+
+
+def test_with_no_target_the_climb_offers_the_random_board():
+    digits = DigitDistribution.parse(None)
+    offered = list(climb.climb(27, 4, random.Random("7:0"), digits, DEFAULT, ()))
+    assert [p.cells for p in offered] == [bytes(digits.draw(random.Random("7:0"), 27))]
+
+
+def test_the_climb_is_the_default_at_the_public_games_settings_and_the_screen_elsewhere():
+    """Where the bench measures it ahead (many adds: random boards are easy there), the climb; at
+    the nightly's own sizes the screen stays; with no target, random."""
+    for cells, adds in ((35, 5), (27, 4)):
+        assert GenerateParams(cells=cells, adds=adds, tier="hard").strategy_record().name == "climb"
+    for cells, adds in ((27, 2), (30, 2), (36, 1), (27, 3)):
+        assert (
+            GenerateParams(cells=cells, adds=adds, tier="hard").strategy_record().name == "search"
+        )
+    assert GenerateParams(cells=35, adds=5).strategy_record().name == "random"
+
+
+# --- the nightly at a game's own settings ----------------------------------------------------
+
+FIXED = """\
+schema_version: 1
+kind: curves
+curves:
+- name: fixed
+  description: Two Stages per Level, easy then medium.
+  levels: [[{tier: easy, at: 0.5}, {tier: medium, at: 0.5}]]
+job: {curve: fixed, levels: 1, stages: 2, cells: 27, adds: 4}
+"""
+
+
+def test_a_job_file_fixes_every_stages_cells_and_adds(tmp_path: Path):
+    """`cells` and `adds` in the job: every Stage of the night, whatever its tier, has that board
+    size and allocation, made in one stream by the strategy the generator defaults to there."""
+    import yaml
+
+    job = tmp_path / "job.yaml"
+    job.write_text(FIXED)
+    out = tmp_path / "nights"
+    result = run(
+        *["nightly", "--job", str(job), "--out", str(out), "--date", "2026-01-02", "-j", "1"],
+        "--no-stock",
+    )
+    assert result.exit_code == 0, result.output
+    doc = yaml.safe_load((out / "2026-01-02" / "bundle.yaml").read_text())
+    stages = [s for lv in doc["levels"] for s in lv["stages"]]
+    assert [s["puzzle"]["difficulty"]["tier"] for s in stages] == ["easy", "medium"]
+    assert all(len(parse(s["puzzle"]["board"])) == 27 and s["puzzle"]["adds"] == 4 for s in stages)
+    tiers = doc["generator"]["params"]["tiers"]
+    assert {(t["cells"], t["adds"], t["strategy"]) for t in tiers.values()} == {(27, 4, "climb")}
+
+
+@pytest.mark.parametrize("field, value", [("cells", 1), ("adds", 6), ("cells", "many")])
+def test_a_bad_fixed_size_in_a_job_file_is_one_line(tmp_path: Path, field: str, value: object):
+    job = tmp_path / "job.yaml"
+    sizes = {"cells": 27, "adds": 4, field: value}
+    job.write_text(
+        FIXED.replace("cells: 27, adds: 4", f"cells: {sizes['cells']}, adds: {sizes['adds']}")
+    )
+    result = run(
+        *["nightly", "--job", str(job), "--out", str(tmp_path / "o"), "--date", "2026-01-02"]
+    )
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and str(job) in lines[0] and field in lines[0], result.output
