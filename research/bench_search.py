@@ -43,8 +43,8 @@ from research.study_rating import STUDY_MODELS, mann_whitney_greater
 GROUPS: tuple[tuple[int, int], ...] = ((35, 5), (27, 4), (27, 2), (30, 2), (36, 1))
 STRATEGIES = ("climb", "search", "random")
 COUNT = {"easy": 16, "medium": 16, "hard": 16, "expert": 8}  # puzzles per target at most
-BUDGET = 120.0  # CPU seconds per strategy and target (a round under way finishes)
-QUICK = ({"easy": 4, "medium": 4, "hard": 4, "expert": 4}, 30.0)  # --quick: counts and budget
+BUDGET = 40.0  # CPU seconds per strategy and target (a round under way finishes)
+QUICK = ({"easy": 4, "medium": 4, "hard": 4, "expert": 4}, 10.0)  # --quick: counts and budget
 ROUND = 8  # attempts per round: the budget is checked between rounds
 SEED = 2026
 ALPHA = 0.05  # a held-out check fails when the other's puzzles are lost more often at this level

@@ -121,16 +121,20 @@ def test_with_no_target_the_climb_offers_the_random_board():
     assert [p.cells for p in offered] == [bytes(digits.draw(random.Random("7:0"), 27))]
 
 
-def test_the_climb_is_the_default_at_the_public_games_settings_and_the_screen_elsewhere():
-    """Where the bench measures it ahead (many adds: random boards are easy there), the climb; at
-    the nightly's own sizes the screen stays; with no target, random."""
-    for cells, adds in ((35, 5), (27, 4)):
-        assert GenerateParams(cells=cells, adds=adds, tier="hard").strategy_record().name == "climb"
+def test_the_climb_is_the_default_where_the_screen_finds_nothing_and_the_screen_elsewhere():
+    """Where the bench measures it ahead (many adds and a high target: random boards are easy
+    there), the climb; below, and at the nightly's own sizes, the screen; with no target, random."""
+
+    def default(cells: int, adds: int, **target: object) -> str:
+        params = GenerateParams(cells=cells, adds=adds, **target)  # type: ignore[arg-type]
+        return params.strategy_record().name
+
+    assert default(35, 5, tier="hard") == default(35, 5, tier="expert") == "climb"
+    assert default(35, 5, score=60.0) == default(27, 4, tier="expert") == "climb"
+    assert default(35, 5, tier="medium") == default(27, 4, tier="hard") == "search"
     for cells, adds in ((27, 2), (30, 2), (36, 1), (27, 3)):
-        assert (
-            GenerateParams(cells=cells, adds=adds, tier="hard").strategy_record().name == "search"
-        )
-    assert GenerateParams(cells=35, adds=5).strategy_record().name == "random"
+        assert default(cells, adds, tier="expert") == default(cells, adds, tier="hard") == "search"
+    assert default(35, 5) == "random"
 
 
 # --- the nightly at a game's own settings ----------------------------------------------------
@@ -148,7 +152,7 @@ job: {curve: fixed, levels: 1, stages: 2, cells: 27, adds: 4}
 
 def test_a_job_file_fixes_every_stages_cells_and_adds(tmp_path: Path):
     """`cells` and `adds` in the job: every Stage of the night, whatever its tier, has that board
-    size and allocation, made in one stream by the strategy the generator defaults to there."""
+    size and allocation, made by the strategy the generator defaults to there for the tier."""
     import yaml
 
     job = tmp_path / "job.yaml"
@@ -164,7 +168,7 @@ def test_a_job_file_fixes_every_stages_cells_and_adds(tmp_path: Path):
     assert [s["puzzle"]["difficulty"]["tier"] for s in stages] == ["easy", "medium"]
     assert all(len(parse(s["puzzle"]["board"])) == 27 and s["puzzle"]["adds"] == 4 for s in stages)
     tiers = doc["generator"]["params"]["tiers"]
-    assert {(t["cells"], t["adds"], t["strategy"]) for t in tiers.values()} == {(27, 4, "climb")}
+    assert {(t["cells"], t["adds"], t["strategy"]) for t in tiers.values()} == {(27, 4, "search")}
 
 
 @pytest.mark.parametrize("field, value", [("cells", 1), ("adds", 6), ("cells", "many")])

@@ -239,8 +239,12 @@ class GenerateParams:
             # profile the window is in the profile's scores, so the default is the untargeted one.
             # Otherwise it is the default for every tier and score: `make bench` measures it faster
             # than random on each, passing the held-out check (docs/generation.md).
+            windows = self.windows()
             return default_strategy(
-                bool(self._asked()) and self.profile is None, self.cells, self.adds
+                bool(self._asked()) and self.profile is None,
+                self.cells,
+                self.adds,
+                min((w.low for w in windows), default=0.0),
             )
         return strategy_for(self.strategy)
 

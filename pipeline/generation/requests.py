@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from pipeline.formats.curves import Curve
 from pipeline.generation.generator import derived_seed
-from pipeline.rating.tiers import TIER_NAMES
+from pipeline.rating.tiers import TIER_NAMES, tier_range
 
 SPARE = 0.25  # generate this share more than the curve needs per tier, so the assignment can choose
 BAND = 6.0  # each band of Stage targets asks the generator for scores within this of its middle
@@ -53,7 +53,8 @@ def tier_plan(tier: str, cells: int | None = None, adds: int | None = None) -> T
     adds = plan.adds if adds is None else adds
     from pipeline.generation.strategies import default_strategy  # start-up time (see strategies)
 
-    return TierPlan(cells, adds, default_strategy(True, cells, adds).name)
+    low = (tier_range(tier) or (0.0, 100.0))[0]
+    return TierPlan(cells, adds, default_strategy(True, cells, adds, low).name)
 
 
 def stream_seed(seed: int, label: str) -> int:

@@ -47,9 +47,9 @@ class Strategy:
         False  # its boards come with a win (what to try when no random board is solvable)
     )
     settings: Callable[[], dict[str, object]] | None = None  # its parameters, for provenance
-    # the board sizes (cells, adds) where it is the default targeted strategy (None: wherever no
-    # strategy registered with a condition claims the size)
-    default_at: Callable[[int, int], bool] | None = None
+    # where it is the default targeted strategy: (cells, adds, the lowest score asked for) -> bool
+    # (None: wherever no strategy registered with a condition claims the target)
+    default_at: Callable[[int, int, float], bool] | None = None
 
     def __str__(self) -> str:
         return self.name
@@ -88,12 +88,15 @@ def strategy_for(name: str) -> Strategy:
         ) from None
 
 
-def default_strategy(targeted: bool, cells: int | None = None, adds: int | None = None) -> Strategy:
+def default_strategy(
+    targeted: bool, cells: int | None = None, adds: int | None = None, low: float = 0.0
+) -> Strategy:
     """The strategy used when none is named: when a target is asked for, the targeted one whose
-    `default_at` claims the board size, else the first targeted one without a condition."""
+    `default_at` claims the board size and target (`low`: the lowest score asked for), else the
+    first targeted one without a condition."""
     kinds = [s for s in STRATEGY_BY_NAME.values() if s.targeted == targeted]
     if cells is not None and adds is not None:
-        claimed = [s for s in kinds if s.default_at is not None and s.default_at(cells, adds)]
+        claimed = [s for s in kinds if s.default_at is not None and s.default_at(cells, adds, low)]
         if claimed:
             return claimed[0]
     return next((s for s in kinds if s.default_at is None), STRATEGY_BY_NAME["random"])
@@ -153,9 +156,15 @@ def _search_settings() -> dict[str, object]:
     return settings()
 
 
-# The climb is the default from this many adds on: where random boards are easy almost every time
-# (docs/generation.md has the bench's figures: at fewer adds the screen is as fast or faster)
-CLIMB_FROM_ADDS = 4
+# Where the climb is the default: from 4 adds on, for targets from this score up (5 adds and more:
+# the 5 entry). There random boards are easy almost every time and the screen finds none; below,
+# the screen is faster (docs/generation.md has the bench's figures).
+CLIMB_FROM: dict[int, float] = {4: 84.0, 5: 54.0}
+
+
+def climbs_by_default(cells: int, adds: int, low: float) -> bool:
+    """Whether the climb is the default for a target whose lowest score is `low` at this size."""
+    return adds >= min(CLIMB_FROM) and low >= CLIMB_FROM[min(adds, max(CLIMB_FROM))]
 
 
 def _climb(
@@ -203,7 +212,7 @@ CLIMB = register(
         _climb,
         targeted=True,
         settings=_climb_settings,
-        default_at=lambda cells, adds: adds >= CLIMB_FROM_ADDS,
+        default_at=climbs_by_default,
     )
 )
 STRATEGIES: tuple[str, ...] = tuple(STRATEGY_BY_NAME)
