@@ -131,7 +131,7 @@ def _split_stage(text: str) -> tuple[Path, int, int] | None:
     try:
         slot = Slot.parse(tail)
     except SlotFromZero as exc:
-        raise SourceError(f"{text!r}: {exc}") from None
+        raise SourceError(f"{text!r}: {exc}") from exc
     except SlotError:
         if Path(head).suffix in (".yaml", ".yml"):
             raise SourceError(

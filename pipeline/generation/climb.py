@@ -5,7 +5,7 @@ The screen (`screen`) keeps what random boards reach, and at the sizes the publi
 one there. The climb moves a board toward the target instead. An attempt, still a pure function of
 the params and the attempt number k (its `random.Random`; no clock anywhere):
 
-1. **Draws** `DRAWS` random boards from the digit distribution, exactly as the screen does, and
+1. **Draws** `START_DRAWS` random boards from the digit distribution, exactly as the screen does, and
    plays each a probe of the screen's first stage (`screen.STAGES[0]`, 4+2 games) on games of the
    climb's own (`_Probe`: a seed drawn from the attempt, never the rating's). The most promising
    one, the nearest to the aim, that the solver can win and reading-order pairing does not clear
@@ -43,6 +43,7 @@ import random
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from pipeline.engine.board import WIDTH
 from pipeline.engine.rulesets import Ruleset
 from pipeline.generation.proposals import DigitDistribution, Proposal, reading_order_reduction
 from pipeline.generation.screen import _PLAYERS, STAGES, Stage, Window, passes
@@ -50,13 +51,12 @@ from pipeline.rating.players import Games
 from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
 from pipeline.solver.search import SOLVED, solve
 
-DRAWS = 64  # random boards probed for a start
+START_DRAWS = 64  # random boards probed for a start
 BRANCH = 8  # neighbours probed per step
 STEPS = 150  # steps per attempt before it gives up
 START, PROBE, CONFIRM = STAGES[0], STAGES[1], STAGES[3]  # the screen's stages the climb probes with
 # the moves and their weights (docs/generation.md says which paid, measured)
 MOVES: tuple[tuple[str, int], ...] = (("digit", 1), ("swap", 1), ("row", 1))
-WIDTH = 9
 
 
 def aim(window: Window) -> tuple[float, float]:
@@ -141,9 +141,9 @@ def apply(cells: bytes, step: str) -> bytes:
 
 def opening(cells: int, rng: random.Random, digits: DigitDistribution) -> tuple[int, list[bytes]]:
     """An attempt's first draws: the seed of the climb's own games (never the rating's), then the
-    DRAWS random boards it may start from (a path's `draw N` names one)."""
+    START_DRAWS random boards it may start from (a path's `draw N` names one)."""
     seed = rng.getrandbits(32)
-    return seed, [bytes(digits.draw(rng, cells)) for _ in range(DRAWS)]
+    return seed, [bytes(digits.draw(rng, cells)) for _ in range(START_DRAWS)]
 
 
 def _winnable(cells: bytes, adds: int, ruleset: Ruleset) -> bool:
@@ -177,7 +177,7 @@ def climb(
         return
     seed, draws = opening(cells, rng, digits)
     ranked = sorted(
-        range(DRAWS),
+        range(START_DRAWS),
         key=lambda i: (distance(_Probe(draws[i], adds, ruleset, seed).at(START), windows), i),
     )
     start = next((i for i in ranked if _winnable(draws[i], adds, ruleset)), None)
@@ -216,7 +216,7 @@ def climb(
 def settings() -> dict[str, object]:
     """The strategy's parameters, recorded in each puzzle's provenance."""
     return {
-        "draws": DRAWS,
+        "draws": START_DRAWS,
         "branch": BRANCH,
         "steps": STEPS,
         "probes": [dict(s.games) for s in (START, PROBE, CONFIRM)],

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from pipeline.formats.curves import Curve
 from pipeline.generation.generator import derived_seed
+from pipeline.generation.strategies import default_strategy
 from pipeline.rating.tiers import TIER_NAMES, tier_range
 
 SPARE = 0.25  # generate this share more than the curve needs per tier, so the assignment can choose
@@ -51,8 +52,6 @@ def tier_plan(tier: str, cells: int | None = None, adds: int | None = None) -> T
         return plan
     cells = plan.cells if cells is None else cells
     adds = plan.adds if adds is None else adds
-    from pipeline.generation.strategies import default_strategy  # start-up time (see strategies)
-
     low = (tier_range(tier) or (0.0, 100.0))[0]
     return TierPlan(cells, adds, default_strategy(True, cells, adds, low).name)
 
