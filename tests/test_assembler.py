@@ -356,3 +356,41 @@ def test_assemble_writes_only_what_the_validator_accepts(tmp_path: Path) -> None
     )
     assert result.exit_code == 0, result.output
     assert validate_paths([out]).ok
+
+
+def test_assemble_json_is_one_summary_object(night: Path, tmp_path: Path) -> None:
+    import json
+
+    out = tmp_path / "b.yaml"
+    result = run(
+        "assemble",
+        str(night / "pool"),
+        str(night / "bundle.yaml"),
+        "--levels",
+        "1",
+        "--stages",
+        "2",
+        "--out",
+        str(out),
+        "--json",
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    doc = yaml.safe_load(out.read_text())
+    assert data["out"] == str(out) and data["id"] == doc["id"] and data["levels"] == 1
+    assert [p["id"] for p in data["placed"]] == [
+        s["puzzle"]["id"] for s in doc["levels"][0]["stages"]
+    ]
+    assert [p["stage"] for p in data["placed"]] == ["L1.S1", "L1.S2"]
+    said = run(
+        "assemble",
+        str(night / "pool"),
+        str(night / "bundle.yaml"),
+        "--levels",
+        "1",
+        "--stages",
+        "2",
+        "--out",
+        str(tmp_path / "c.yaml"),
+    ).stderr
+    assert f"total deviation {data['deviation']:.2f} points" in said

@@ -351,3 +351,59 @@ def test_the_documented_screen_budget_is_the_generators():
 
     (row,) = [r for r in LIMITS if "SCREEN_BUDGET" in r.what]
     assert row.value_text() == str(SCREEN_BUDGET) and f"over {SCREEN_REACH:g} points" in row.what
+
+
+def test_generate_json_is_one_summary_object(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    out = tmp_path / "out"
+    argv = [
+        "generate",
+        "--cells",
+        "18",
+        "--adds",
+        "1",
+        "--seed",
+        "3",
+        "--count",
+        "2",
+        "--jobs",
+        "1",
+        "--playouts",
+        "4",
+        "--out",
+        str(out),
+        "--json",
+    ]
+    result = run(*argv)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert set(data) == {"written", "attempts", "acceptance", "rejected", "seconds"}
+    assert sorted(w["path"] for w in data["written"]) == sorted(str(p) for p in out.glob("*.yaml"))
+    for w in data["written"]:
+        doc = yaml.safe_load(open(w["path"]).read())
+        assert (w["id"], w["tier"], w["score"]) == (
+            doc["id"],
+            doc["difficulty"]["tier"],
+            doc["difficulty"]["score"],
+        )
+    assert data["attempts"] >= 2 and 0 < data["acceptance"] <= 1
+    one = run(
+        "generate",
+        "--cells",
+        "18",
+        "--adds",
+        "1",
+        "--seed",
+        "1",
+        "--strategy",
+        "random",
+        "--attempt",
+        "0",
+        "--playouts",
+        "1",
+        "--out",
+        str(tmp_path / "one"),
+        "--json",
+    )
+    assert json.loads(one.stdout)["attempt"] == 0 and len(json.loads(one.stdout)["written"]) == 1

@@ -796,3 +796,38 @@ def test_one_rule_says_which_folders_are_nights(published: Path, tmp_path: Path)
     assert one_line_error(run("nightly", "--date", "20261128", "--out", str(tmp_path))) == (
         "numbermatch: error: --date '20261128' is not a date: expected YYYY-MM-DD"
     )
+
+
+def test_nightly_json_is_one_summary_object(tmp_path: Path) -> None:
+    import json
+
+    from tests.helpers import run
+
+    result = run(
+        "nightly",
+        "--date",
+        "2026-01-15",
+        "--levels",
+        "1",
+        "--stages",
+        "2",
+        "--curve",
+        "flat",
+        "--no-stock",
+        "--out",
+        str(tmp_path),
+        "--jobs",
+        "1",
+        "--json",
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["bundle"] == str(tmp_path / "2026-01-15" / "bundle.yaml")
+    assert (data["date"], data["levels"], data["stages"], data["curve"]) == (
+        "2026-01-15",
+        1,
+        2,
+        "flat",
+    )
+    assert sum(t["wanted"] for t in data["tiers"].values()) >= 2 and data["changed"] == []
+    assert set(data["seconds"]) >= {"generate", "assemble"}

@@ -231,3 +231,18 @@ def test_swap_with_a_puzzle_another_night_or_this_bundle_ships_says_where(tmp_pa
     mine = run("swap", str(bundle), "L3.S2", "--with", ours)
     one_line_refusal(mine, f"--with {ours}: already in this bundle at L1.S1")
     assert bundle.read_bytes() == before
+
+
+def test_swap_json_is_one_summary_object(night: Path, tmp_path: Path) -> None:
+    import json
+
+    bundle = tmp_path / "bundle.yaml"
+    bundle.write_bytes((night / "bundle.yaml").read_bytes())
+    text = run("swap", str(bundle), "L1.S2", "--pool", str(night / "pool"), "--dry-run")
+    out = run("swap", str(bundle), "L1.S2", "--pool", str(night / "pool"), "--dry-run", "--json")
+    assert out.exit_code == 0
+    data = json.loads(out.stdout)
+    assert set(data) == {"bundle", "stage", "target", "old", "new", "dry_run", "kept", "reports"}
+    assert data["stage"] == "L1.S2" and data["dry_run"] is True and data["kept"] is None
+    assert f"-> {data['new']['id']} ({data['new']['tier']}," in text.stdout
+    assert f"L1.S2 {data['old']['id']} ({data['old']['tier']}," in text.stdout

@@ -658,3 +658,22 @@ def test_observed_html_says_what_its_charts_draw_and_json_gives_points_as_the_te
     text = run("observed", str(simulated), "--levels", str(BUNDLE)).output
     shown = re.search(r"mean absolute error ([0-9.]+) points", text).group(1)  # type: ignore[union-attr]
     assert f"{data['summary']['mae']:.1f}" == shown and data["summary"]["mae"] > 1
+
+
+def test_calibrate_json_is_one_summary_object_in_points(simulated: Path, tmp_path: Path) -> None:
+    out = tmp_path / "casual.yaml"
+    argv = [
+        "calibrate",
+        str(simulated),
+        "--levels",
+        str(BUNDLE),
+        "--out",
+        str(out),
+        "--date",
+        "2026-12-01",
+    ]
+    data = json.loads(run(*argv, "--json").stdout)
+    text = run(*[a if a != str(out) else str(tmp_path / "again.yaml") for a in argv]).stdout
+    assert data["out"] == str(out) and out.is_file() and data["profile"]["name"] == "casual"
+    assert f"fitted MAE {data['heldout']['fitted']['mae']:.1f} points" in text
+    assert abs(sum(data["weights"].values()) - 1) < 1e-3

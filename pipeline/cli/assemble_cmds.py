@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from pipeline.cli.base import app
-from pipeline.cli.common import PROFILE_HELP, error_text, fail, read_profile_option
+from pipeline.cli.common import PROFILE_HELP, emit_json, error_text, fail, read_profile_option
 from pipeline.errors import NumberMatchError
 from pipeline.formats.curve_names import CURVE_HELP, CURVE_METAVAR, DEFAULT_CURVE, shape_text
 from pipeline.formats.slot import Slot
@@ -61,12 +61,18 @@ def assemble(
         "--force",
         help="Replace an existing --out file (a bundle, or a file of another kind).",
     ),
+    json_out: bool = typer.Option(
+        False,
+        "--json",
+        help="Print one JSON object instead of the summary line: out, id, levels, stages, curve, candidates, deviation (points), placed (per Stage: stage, id, tier, score, target).",
+    ),
     profile_file: Path | None = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
 ) -> None:
     """Order validated Puzzles into Levels along a difficulty curve and write a YAML bundle."""
     # start-up time: the assembler (networkx), the loaders and the validator load when assembling, not for --help
     from pipeline.atomic import write_guarded
-    from pipeline.formats.curves import curve_params  # start-up time: not for --help
+    from pipeline.formats.bundle import Bundle
+    from pipeline.formats.curves import curve_params
     from pipeline.jobs.assembler import assemble as assemble_puzzles
     from pipeline.jobs.bundle import (
         bundle_document,
@@ -127,6 +133,29 @@ def assemble(
         )  # an existing bundle is a night's work: only with --force
     except NumberMatchError as exc:
         fail(error_text(exc))
+    if json_out:
+        emit_json(
+            {
+                "out": str(out),
+                "id": bundle_id or default_bundle_id(result),
+                "levels": levels,
+                "stages": stages,
+                "curve": curve,
+                "candidates": len(pool),
+                "deviation": round(result.cost / 100, 2),
+                "placed": [
+                    {
+                        "stage": str(s.slot),
+                        "id": s.puzzle.id,
+                        "tier": s.puzzle.tier,
+                        "score": s.puzzle.rated.score,
+                        "target": s.target_score,
+                    }
+                    for s in Bundle.from_dict(doc).stages
+                ],
+            }
+        )
+        return
     typer.echo(
         f"{out}: {shape_text(levels, stages)}"
         f" from {len(pool)} puzzles on curve {curve}, total deviation {result.cost / 100:.2f} points",

@@ -16,6 +16,7 @@ from pipeline.cli.common import (
     IN_HELP,
     PROFILE_HELP,
     SOURCE_HELP,
+    emit_json,
     error_text,
     fail,
     load_source,
@@ -222,6 +223,11 @@ def swap(
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; write nothing."),
     profile_file: Path | None = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
+    json_out: bool = typer.Option(
+        False,
+        "--json",
+        help="Print one JSON object instead of text: bundle, stage, target, old and new (id, tier, score), dry_run, kept (where the old puzzle went, or null), reports (the files updated).",
+    ),
 ) -> None:
     """Replace one Stage of a bundle by a pool puzzle; every other Stage stays byte-identical."""
     # start-up time: the loaders, the validator and the stock load when swapping, not for --help
@@ -307,10 +313,12 @@ def swap(
             fail(error_text(exc))
         except OSError as exc:
             fail(f"cannot read {exc.filename or bundle}: {os_message(exc)}")
-    typer.echo(("(dry run) " if dry_run else "") + result.summary())
-    if kept is not None:
+    if not json_out:
+        typer.echo(("(dry run) " if dry_run else "") + result.summary())
+    if kept is not None and not json_out:
         where = "back in the stock at" if stock is not None else "kept in"
         typer.echo(f"{result.old_id} {where} {kept} (swap it back with --with {result.old_id})")
+    lines: list[str] = []
     if not dry_run:
         # the night's reports follow the bundle (report.md, which holds the run's figures, is marked stale)
         loaded = load_text(result.text, str(bundle))
@@ -325,8 +333,26 @@ def swap(
                 f"the swap is saved, but the night's reports are not updated: {exc}; run"
                 f" `numbermatch report {bundle} --out {bundle.with_name('report.html')}`"
             )
-        for line in lines:
-            typer.echo(f"{bundle.parent / line}")
+    if json_out:
+        emit_json(
+            {
+                "bundle": str(bundle),
+                "stage": f"L{level}.S{number}",
+                "target": result.target_score,
+                "old": {"id": result.old_id, "tier": result.old_tier, "score": result.old_score},
+                "new": {
+                    "id": result.new.id,
+                    "tier": result.new.tier,
+                    "score": result.new.rated.score,
+                },
+                "dry_run": dry_run,
+                "kept": None if kept is None else str(kept),
+                "reports": [str(bundle.parent / line) for line in lines],
+            }
+        )
+        return
+    for line in lines:
+        typer.echo(f"{bundle.parent / line}")
 
 
 def _say_where_shipped(pid: str, nights: Path, bundle: Path, source: str) -> None:

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from pipeline.cli.base import app
-from pipeline.cli.common import PROFILE_HELP, fail, read_profile_option, writable_folder
+from pipeline.cli.common import (
+    PROFILE_HELP,
+    emit_json,
+    fail,
+    read_profile_option,
+    writable_folder,
+)
 from pipeline.errors import NumberMatchError
 from pipeline.generation import DEFAULT_WITHIN, SCHEDULER_ENV, STRATEGY_NAMES
 from pipeline.limits import MAX_COUNT, MAX_JOBS, MAX_PLAYOUTS
@@ -17,6 +24,7 @@ from pipeline.rating.tiers import TIER_NAMES
 from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
 
 if TYPE_CHECKING:
+    from pipeline.formats.puzzle import Puzzle
     from pipeline.generation.executors import Executor
     from pipeline.generation.generator import GenerateParams, GenerateResult
 
@@ -97,6 +105,11 @@ def generate(
         help="Rebuild only this attempt (from a puzzle's provenance) instead of searching.",
     ),
     profile_file: Path | None = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
+    json_out: bool = typer.Option(
+        False,
+        "--json",
+        help="Print one JSON object instead of the files' names and the summary line: written (per file: path, id, tier, score), attempts, acceptance, rejected (per reason), seconds.",
+    ),
 ) -> None:
     """Propose, solve and rate boards; write the ones in the tier as puzzle files."""
     # start-up time: the generator and the file writer load to generate, not for --help
@@ -126,7 +139,7 @@ def generate(
     )
     try:
         if attempt is not None:
-            _one_attempt(params, attempt, out)
+            _one_attempt(params, attempt, out, json_out)
             return
         from pipeline.generation.executors import open_executor  # start-up time: not for --attempt
 
@@ -138,7 +151,18 @@ def generate(
         fail(str(exc))
     except (NumberMatchError, OSError) as exc:
         fail(str(exc))
-    _write(result, out)
+    written = _write(result, out, not json_out)
+    if json_out:
+        emit_json(
+            {
+                "written": written,
+                "attempts": result.attempts,
+                "acceptance": round(result.acceptance_rate, 4),
+                "rejected": dict(sorted(result.rejected.items())),
+                "seconds": round(result.seconds, 2),
+            }
+        )
+        return
     typer.echo(result.summary(), err=True)
     if scheduler and result.work is not None:
         typer.echo(f"ran on {result.work}", err=True)
@@ -163,14 +187,25 @@ def _run(count: int, params: GenerateParams, executor: Executor, out: Path) -> G
         )
 
 
-def _write(result: GenerateResult, out: Path) -> None:
+def _write(result: GenerateResult, out: Path, echo: bool = True) -> list[dict[str, Any]]:
     from pipeline.formats.files import write_puzzles  # start-up time
 
-    for path in write_puzzles(result.puzzles, out):
-        typer.echo(str(path))
+    return _written(write_puzzles(result.puzzles, out), result.puzzles, echo)
 
 
-def _one_attempt(params: GenerateParams, attempt: int, out: Path) -> None:
+def _written(paths: Sequence[Path], puzzles: Sequence[Puzzle], echo: bool) -> list[dict[str, Any]]:
+    """Each file written (its name printed unless `echo` is False) with its puzzle's figures."""
+    out = []
+    for path, puzzle in zip(paths, puzzles, strict=True):
+        if echo:
+            typer.echo(str(path))
+        out.append(
+            {"path": str(path), "id": puzzle.id, "tier": puzzle.tier, "score": puzzle.rated.score}
+        )
+    return out
+
+
+def _one_attempt(params: GenerateParams, attempt: int, out: Path, json_out: bool = False) -> None:
     from pipeline.formats.files import write_puzzles  # start-up time
     from pipeline.generation.generator import run_attempt
 
@@ -181,5 +216,6 @@ def _one_attempt(params: GenerateParams, attempt: int, out: Path) -> None:
         fail(
             f"attempt {attempt} with seed {params.seed} gives no puzzle: rejected as {outcome.reason}"
         )
-    for path in write_puzzles([outcome.puzzle], out):
-        typer.echo(str(path))
+    written = _written(write_puzzles([outcome.puzzle], out), [outcome.puzzle], not json_out)
+    if json_out:
+        emit_json({"written": written, "attempt": attempt, "seed": params.seed})

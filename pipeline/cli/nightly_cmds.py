@@ -14,7 +14,7 @@ from types import FrameType
 import typer
 
 from pipeline.cli.base import app
-from pipeline.cli.common import error_text, fail
+from pipeline.cli.common import emit_json, error_text, fail
 from pipeline.errors import NumberMatchError, Terminated, shorten
 from pipeline.formats.curve_names import CURVE_HELP, CURVE_METAVAR, shape_text
 from pipeline.formats.night import NIGHTS_FOLDER, night_date
@@ -137,6 +137,11 @@ def nightly(
         "what was made and not used, then refill the stock with what the next night needs and the job's keep "
         "levels (--no-stock: generate everything, write pool/).",
     ),
+    json_out: bool = typer.Option(
+        False,
+        "--json",
+        help="Print one JSON object instead of the bundle's path: date, seed, folder, bundle, levels, stages, curve, deviation (points), tiers (per tier: wanted, from_stock, generated, attempts, invalid), seconds (per phase), changed (committed files the night changed).",
+    ),
 ) -> None:
     """Generate, validate and assemble tonight's bundle into OUT/<date>/: bundle.yaml, report.md,
     report.html, run.log and .stock-taken.json; the valid puzzles the bundle did not use go to
@@ -200,9 +205,36 @@ def nightly(
         fail(f"nightly failed: {exc}; previous output left intact")
     finally:
         signal.signal(signal.SIGTERM, previous)
-    for line in watch.lines():
+    changed = watch.lines()
+    for line in changed:
         terminal.log(line)
     terminal.log(f"published {result.folder}/")
+    if json_out:
+        emit_json(
+            {
+                "date": options.date_text,
+                "seed": options.seed,
+                "folder": str(result.folder),
+                "bundle": str(result.bundle_path),
+                "levels": options.levels,
+                "stages": options.stages,
+                "curve": options.curve_text,
+                "deviation": round(result.assembly.cost / 100, 2),
+                "tiers": {
+                    name: {
+                        "wanted": s.wanted,
+                        "from_stock": s.from_stock,
+                        "generated": s.generated,
+                        "attempts": s.attempts,
+                        "invalid": s.invalid,
+                    }
+                    for name, s in result.tiers.items()
+                },
+                "seconds": {k: round(v, 2) for k, v in result.seconds.items()},
+                "changed": changed,
+            }
+        )
+        return
     typer.echo(str(result.bundle_path))
 
 

@@ -10,12 +10,12 @@ import datetime as _dt
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from pipeline.cli.base import app
-from pipeline.cli.common import PROFILE_HELP, fail, read_profile_option
+from pipeline.cli.common import PROFILE_HELP, emit_json, fail, read_profile_option
 from pipeline.cli.help_text import EXAMPLES
 from pipeline.errors import NumberMatchError
 
@@ -161,6 +161,11 @@ def calibrate_cmd(
     ),
     seed: int = typer.Option(0, "--seed", help="Seed of the fold assignment."),
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+    json_out: bool = typer.Option(
+        False,
+        "--json",
+        help="Print one JSON object instead of text: out, profile (name, digest), weights, tiers, fitted_from, heldout (mae in points).",
+    ),
 ) -> None:
     """Fit a rating profile (mix weights and tiers) to the observed loss rates, with held-out figures."""
     from pipeline.formats.profile_file import (  # start-up time: not for --help
@@ -187,6 +192,23 @@ def calibrate_cmd(
         fail(str(exc))
     except OSError as exc:
         fail(f"{out}: cannot write: {exc.strerror or exc}")
+    if json_out:
+
+        def points(d: dict[str, Any]) -> dict[str, Any]:  # mae in points, as the text says it
+            return {**d, "mae": round(d["mae"] * 100, 2)}
+
+        h = result.heldout
+        emit_json(
+            {
+                "out": str(out),
+                "profile": {"name": result.profile.name, "digest": result.profile.digest},
+                "weights": dict(result.profile.weights),
+                "tiers": [[n, lo, hi] for n, lo, hi in result.profile.tiers],
+                "fitted_from": result.fitted_from,
+                "heldout": {**h, "fitted": points(h["fitted"]), "default": points(h["default"])},
+            }
+        )
+        return
     typer.echo(result.text())
     typer.echo(f"wrote {out}")
 
