@@ -370,6 +370,8 @@ def test_assemble_json_is_one_summary_object(night: Path, tmp_path: Path) -> Non
         "1",
         "--stages",
         "2",
+        "--curve",
+        "flat",
         "--out",
         str(out),
         "--json",
@@ -390,6 +392,8 @@ def test_assemble_json_is_one_summary_object(night: Path, tmp_path: Path) -> Non
         "1",
         "--stages",
         "2",
+        "--curve",
+        "flat",
         "--out",
         str(tmp_path / "c.yaml"),
     ).stderr

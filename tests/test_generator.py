@@ -4,6 +4,7 @@ the same whatever the number of workers; bad targets fail fast and clearly."""
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 import yaml
@@ -381,7 +382,7 @@ def test_generate_json_is_one_summary_object(tmp_path) -> None:  # type: ignore[
     assert set(data) == {"written", "attempts", "acceptance", "rejected", "seconds"}
     assert sorted(w["path"] for w in data["written"]) == sorted(str(p) for p in out.glob("*.yaml"))
     for w in data["written"]:
-        doc = yaml.safe_load(open(w["path"]).read())
+        doc = yaml.safe_load(Path(w["path"]).read_text(encoding="utf-8"))
         assert (w["id"], w["tier"], w["score"]) == (
             doc["id"],
             doc["difficulty"]["tier"],
