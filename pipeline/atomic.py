@@ -1,10 +1,11 @@
-"""Atomic file writes, and the one guarded write every writer of a level file uses.
+"""The one guarded write every file the project writes goes through (`write_guarded`).
 
-`write_atomic`: a temp file in the same folder, fsync, then rename over the target. A reader (or
-a crashed run) sees either the old file or the new one, never half of one.
-
-`write_guarded` (swap, puzzle --out/--refresh, studio Save, report/render --out, assemble --out,
-the nightly's bundle) adds what keeps a designer's work when several writers meet one file:
+Atomic: a temp file in the same folder, fsync, then rename over the target. A reader (or a
+crashed run) sees either the old file or the new one, never half of one. Every writer uses it:
+swap, puzzle --out/--refresh, studio Save, report/render --out, assemble --out, the nightly's
+files, the stock, `observed`/`calibrate`/`telemetry simulate --out`, the schemas
+(tests/test_writers.py lists every write in the package and fails on one that bypasses it). It
+keeps a designer's work when several writers meet one file:
 
 - links: a symlink is written through to the file it names (the link stays a link, the shared
   file changes); a dangling link, a folder or a device is refused;
@@ -18,8 +19,9 @@ the nightly's bundle) adds what keeps a designer's work when several writers mee
   nothing written"), so a writer that reports success has its edit on disk;
 - mode: the new file keeps the old one's permission bits (a 0600 file stays private); a file
   with no write bit at all is refused rather than replaced (rename would ignore the bits);
-- kind: an output (`kinds=` given, no snapshot) never replaces a file of another kind (a bundle,
-  a designer's notes) unless `force=True`;
+- kind: an output (no snapshot) never replaces a file of another kind (a bundle, a designer's
+  notes, a real telemetry export) unless `force=True`: only an empty file, one holding the same
+  bytes, or one whose kind (`file_kind`) is in `kinds`;
 - fsync of the file and of its folder before returning.
 
 Every refusal is a WriteRefused (a NumberMatchError: the CLI prints one line) naming the path as
@@ -44,24 +46,28 @@ from pipeline.errors import NumberMatchError, clip, os_message
 LOCK_WAIT_SECONDS = (
     30.0  # how long a writer waits for another writer of the same file (docs/limits.md)
 )
-_KIND = re.compile(rb"^kind:[ \t]*['\"]?([A-Za-z_]+)", re.MULTILINE)
+_KIND = re.compile(rb"^kind:[ \t]*['\"]?([A-Za-z_-]+)", re.MULTILINE)
+# The project's outputs that carry no `kind:` line, known by how they start (`file_kind`).
+_SIGNATURES: tuple[tuple[str, re.Pattern[bytes]], ...] = (
+    ("observed-report", re.compile(rb"\Atelemetry: [0-9,]+ records? \(")),  # observed (text)
+    ("observed-report", re.compile(rb'\A\{\s*"profile": [^\n]*\n\s*"telemetry": \{')),  # (json)
+    ("json-schema", re.compile(rb'\A\{\s*"\$schema":')),
+    # `conformance export`: the case files (one JSON case a line) and the suite's manifest
+    ("conformance-suite", re.compile(rb'\A\{"id":"[^"\n]*","kind":"[a-z]+","tests":')),
+    ("conformance-suite", re.compile(rb'\A\{\s*"suite": ')),
+    # `telemetry simulate`: JSON Lines and CSV whose first record is a simulated player's
+    ("simulated-telemetry", re.compile(rb'\A\{"attempt":"[^\n]*"client":"simulated-')),
+    (
+        "simulated-telemetry",
+        re.compile(rb"\Aattempt,puzzle,outcome,[a-z_,]*\r?\n(?:\Z|[^\n]*,simulated-[a-z]+,)"),
+    ),
+)
+# What `telemetry simulate` writes into a Parquet file's key-value metadata (its footer).
+PARQUET_MARK = b"numbermatch-simulated-telemetry"
 
 
 class WriteRefused(NumberMatchError):
     """A guarded write that was refused; nothing was written."""
-
-
-def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> Path:
-    """Write `data` to `path` atomically, creating parent folders; returns the path (for files
-    only this program writes: a night's staging folder, schema text)."""
-    target = Path(path)
-    _replace(
-        target,
-        data.encode("utf-8") if isinstance(data, str) else data,
-        0o666 & ~current_umask(),
-        create=False,
-    )
-    return target
 
 
 def current_umask() -> int:
@@ -124,8 +130,15 @@ def snapshot(path: str | os.PathLike[str]) -> Snapshot:
 
 def file_kind(data: bytes, name: str) -> str:
     """What an existing file is, for refusing to overwrite it: a level file's `kind` (bundle,
-    puzzle, curves), `html`/`svg`/`png` by content, else `other`."""
+    puzzle, curves, rating-profile), the project's other outputs by how they start (an observed
+    report, simulated telemetry, a JSON schema), `html`/`svg`/`png` by content, `parquet` (a Parquet
+    file not marked as simulated), else `other`."""
     head = data[:65536]
+    if head.startswith(b"PAR1"):
+        return "simulated-telemetry" if PARQUET_MARK in data[-65536:] else "parquet"
+    for kind, signature in _SIGNATURES:
+        if signature.match(head):
+            return kind
     found = _KIND.search(head)
     if found:
         return found.group(1).decode("ascii")
@@ -178,6 +191,9 @@ def write_guarded(
                     "html": "an HTML file",
                     "svg": "an SVG file",
                     "png": "a PNG file",
+                    "parquet": "a Parquet file",
+                    "observed-report": "an observed report",
+                    "simulated-telemetry": "simulated telemetry",
                 }.get(kind, f"a {kind} file")
                 raise WriteRefused(
                     f"{shown}: exists and is {described}; nothing written (--force replaces it)"

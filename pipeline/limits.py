@@ -91,6 +91,9 @@ MAX_TELEMETRY_FILES = 1_000
 MAX_TELEMETRY_LINE_BYTES = 65_536
 MAX_TELEMETRY_TEXT = 256
 MAX_TELEMETRY_MOVES = 100_000
+# Rows of Parquet telemetry one run reads (the footer says how many before any is read: a file of
+# a megabyte can hold hundreds of millions), a bound on the time a run takes.
+MAX_TELEMETRY_PARQUET_ROWS = 100_000_000
 TELEMETRY_MEMORY = "1GB"
 # Attempts per puzzle `telemetry simulate` plays.
 MAX_SIMULATE_ATTEMPTS = 1_000_000
@@ -282,6 +285,11 @@ LIMITS: tuple[Limit, ...] = (
         "telemetry: bytes of one record / characters of a text field / moves of an attempt",
         ("MAX_TELEMETRY_LINE_BYTES", "MAX_TELEMETRY_TEXT", "MAX_TELEMETRY_MOVES"),
         "a longer record ends the read with one line naming it; a longer field or more moves make the record bad",
+    ),
+    Limit(
+        "telemetry: Parquet rows per run (from the files' footers, before reading)",
+        ("MAX_TELEMETRY_PARQUET_ROWS",),
+        "one line naming the file and the count; a column whose values decompress to more than one record's limit each: one line",
     ),
     Limit("telemetry: DuckDB's memory", ("TELEMETRY_MEMORY",), "DuckDB spills to disk beyond it"),
     Limit(

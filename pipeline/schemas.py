@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.atomic import write_atomic
+from pipeline.atomic import write_guarded
 from pipeline.errors import NumberMatchError
 from pipeline.limits import MAX_ADDS
 from pipeline.rating.tiers import TIERS
@@ -320,7 +320,7 @@ def main() -> None:
     path = schema_path("puzzle")
     text = synced_puzzle_schema()
     if path.read_text(encoding="utf-8") != text:
-        write_atomic(path, text)
+        write_guarded(path, text, kinds=("json-schema",))
         print(f"updated {path}")
 
 

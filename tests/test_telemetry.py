@@ -4,7 +4,9 @@ rating profile, and the profile used by rescore and checked by the validator."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -234,8 +236,8 @@ def test_formats_agree_and_bad_records_are_counted(
     "name, content, message",
     [
         ("t.jsonl", b'{"puzzle": "x"}\n\xff\xfe\n', ":2: not UTF-8"),
-        ("t.csv", b"a,b\n" + b"x" * 70_000 + b"\n", "cannot read the telemetry"),
-        ("t.jsonl", b"x" * 70_000 + b"\n", "cannot read the telemetry"),
+        ("t.csv", b"a,b\n" + b"x" * 70_000 + b"\n", ":2: the line is longer than 65,536 bytes"),
+        ("t.jsonl", b"x" * 70_000 + b"\n", ":1: the line is longer than 65,536 bytes"),
         ("t.parquet", b"PAR1 not really parquet", "cannot read the telemetry"),
     ],
 )
@@ -677,3 +679,324 @@ def test_calibrate_json_is_one_summary_object_in_points(simulated: Path, tmp_pat
     assert data["out"] == str(out) and out.is_file() and data["profile"]["name"] == "casual"
     assert f"fitted MAE {data['heldout']['fitted']['mae']:.1f} points" in text
     assert abs(sum(data["weights"].values()) - 1) < 1e-3
+# --- hostile input: outputs, names, integers, the record limit, messages --------------------------
+
+
+def _lines(simulated: Path, n: int) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in simulated.read_text().splitlines()[:n]]
+
+
+def test_telemetry_outputs_go_through_the_guarded_write(simulated: Path, tmp_path: Path) -> None:
+    """`observed --out`, `calibrate --out` and `telemetry simulate --out` used to replace any
+    file (a bundle, a 0600 notes file, an unrelated CSV), reset the mode and turn a link into a
+    file: now another kind is refused in one line, the mode is kept, a link is written through."""
+    from tests.helpers import one_line_refusal
+
+    bundle = tmp_path / "bundle.yaml"
+    shutil.copy(BUNDLE, bundle)
+    notes = tmp_path / "notes.md"
+    notes.write_text("# my notes\n")
+    os.chmod(notes, 0o600)
+    sales = tmp_path / "sales.csv"
+    sales.write_text("region,amount\neu,12\n")
+    kept = {p: p.read_bytes() for p in (bundle, notes, sales)}
+    observed = ["observed", str(simulated), "--levels", str(BUNDLE)]
+    one_line_refusal(
+        run(*observed, "--out", str(bundle)), "bundle.yaml: exists and is a bundle file"
+    )
+    one_line_refusal(
+        run(*observed, "--format", "html", "--out", str(notes)),
+        "notes.md: exists and is a file of another kind; nothing written (--force replaces it)",
+    )
+    one_line_refusal(
+        run("calibrate", str(simulated), "--levels", str(BUNDLE), "--out", str(bundle)),
+        "bundle.yaml: exists and is a bundle file",
+    )
+    simulate = ["telemetry", "simulate", str(BUNDLE), "--audience", "random:1", "--attempts", "1"]
+    one_line_refusal(
+        run(*simulate, "--out", str(sales)), "sales.csv: exists and is a file of another kind"
+    )
+    assert {p: p.read_bytes() for p in kept} == kept
+    # the same kind again is a rerun: replaced; through a link, the shared file changes
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    report = shared / "observed.json"
+    assert run(*observed, "--format", "json", "--out", str(report)).exit_code == 0
+    link = tmp_path / "link.json"
+    link.symlink_to(report)
+    report.write_text(report.read_text().replace('"records"', '"records_before"'))
+    os.chmod(report, 0o640)
+    assert run(*observed, "--format", "json", "--out", str(link)).exit_code == 0
+    assert link.is_symlink() and '"records_before"' not in report.read_text()
+    assert stat.S_IMODE(report.stat().st_mode) == 0o640
+    text_out = tmp_path / "observed.txt"
+    for _ in range(2):
+        assert run(*observed, "--out", str(text_out)).exit_code == 0
+    for suffix in ("jsonl", "csv", "parquet"):
+        out = tmp_path / f"sim.{suffix}"
+        for seed in ("1", "2"):  # a second run replaces the first's simulated telemetry
+            result = run(*simulate, "--seed", seed, "--out", str(out))
+            assert result.exit_code == 0, result.output
+    forced = run(*observed, "--format", "html", "--out", str(notes), "--force")
+    assert forced.exit_code == 0 and "<svg" in notes.read_text()
+    assert stat.S_IMODE(notes.stat().st_mode) == 0o600  # a private file stays private
+
+
+@pytest.mark.parametrize(
+    "name, neighbours",
+    [
+        ("[ab].jsonl", ("a.jsonl", "b.jsonl")),
+        ("x*.jsonl", ("x1.jsonl", "xx.jsonl")),
+        ("q?.csv", ("qa.csv", "qb.csv")),
+        ("~/t.jsonl", ("home/t.jsonl",)),
+    ],
+)
+def test_a_telemetry_name_is_read_literally(
+    catalogue: Any,
+    simulated: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    name: str,
+    neighbours: tuple[str, ...],
+) -> None:
+    """DuckDB used to expand globs and `~`: `observed '[ab].jsonl'` read a.jsonl and b.jsonl
+    (and the digest recorded was the named file's). Exactly the named file is read now."""
+    import hashlib
+
+    from pipeline.telemetry.records import read_telemetry
+    from pipeline.telemetry.simulate import write_records
+
+    records = _lines(simulated, 40)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "~").mkdir()
+    (tmp_path / "home").mkdir()
+    write_records(tmp_path / name, records[:1])
+    for k, other in enumerate(neighbours):
+        write_records(tmp_path / other, records[1 + 10 * k : 11 + 10 * k])
+    t = read_telemetry([name], catalogue)
+    assert t.records == 1 and t.files == (name,)
+    data = (tmp_path / name).read_bytes()
+    assert t.digest == "sha256:" + hashlib.sha256(f"{len(data)}:".encode() + data).hexdigest()
+    result = run("observed", name, "--levels", str(BUNDLE))
+    assert result.exit_code == 0 and result.output.startswith("telemetry: 1 record (1 attempt")
+
+
+BAD_INTEGERS = [
+    ("adds_used", 0.6),
+    ("moves", 2.5),
+    ("moves", "0x1"),
+    ("moves", "1e3"),
+    ("moves", "1_000"),
+    ("moves", " 7"),
+    ("moves", "+7"),
+    ("adds_used", -0.4),
+    ("adds_used", -1),
+    ("seconds", "0x1"),
+    ("seconds", "infinity"),
+    ("at", "infinity"),
+    ("at", "yesterday"),
+]
+
+
+def _write_as(path: Path, rows: list[dict[str, Any]]) -> None:
+    """`rows` as JSON Lines, CSV (each value's JSON text, strings bare) or Parquet (DuckDB's
+    types inferred from the JSON: a column of 2.5 and 3 is DOUBLE)."""
+    import duckdb
+
+    jsonl = path.with_suffix(".jsonl")
+    jsonl.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    if path.suffix == ".csv":
+        fields = list(dict.fromkeys(k for r in rows for k in r))
+        text = [",".join(fields)]
+        for r in rows:
+            cells = [r.get(f, "") for f in fields]
+            text.append(",".join(c if isinstance(c, str) else json.dumps(c) for c in cells))
+        path.write_text("\n".join(text) + "\n")
+    elif path.suffix == ".parquet":
+        con = duckdb.connect()
+        con.execute(f"COPY (SELECT * FROM read_json('{jsonl}')) TO '{path}' (FORMAT parquet)")
+        con.close()
+
+
+@pytest.mark.parametrize("suffix", ["jsonl", "csv", "parquet"])
+def test_integers_are_whole_numbers_in_every_format(
+    catalogue: Any, simulated: Path, tmp_path: Path, suffix: str
+) -> None:
+    """DuckDB's try_cast rounded 2.5, read "0x1" and "1e3", and took "infinity" as a time: each
+    was a good record under --strict. Each is a bad field now, in every format; a whole number
+    written 3.0 (a DOUBLE column in Parquet) is still one."""
+    from pipeline.telemetry.records import TelemetryError, read_telemetry
+
+    good = _lines(simulated, 1)[0]
+    for field, value in BAD_INTEGERS:
+        path = tmp_path / f"t-{field}-{BAD_INTEGERS.index((field, value))}.{suffix}"
+        _write_as(path, [good, {**good, field: value, "attempt": "second"}])
+        t = read_telemetry([path], catalogue)
+        unit = "row " if suffix == "parquet" else ""
+        line = 3 if suffix == "csv" else 2
+        assert [(b.kind, b.first) for b in t.bad] == [("bad-field", (f"{path}:{unit}{line}",))], (
+            field,
+            value,
+        )
+        with pytest.raises(TelemetryError, match="--strict: 1 bad record: 1 bad-field"):
+            read_telemetry([path], catalogue, strict=True)
+    whole = tmp_path / f"whole.{suffix}"
+    _write_as(whole, [{**good, "moves": 3.0}, {**good, "moves": 2, "attempt": "b"}])
+    assert read_telemetry([whole], catalogue, strict=True).records == 2
+    aggregate = tmp_path / f"agg.{suffix}"
+    pid = good["puzzle"]
+    _write_as(
+        aggregate,
+        [
+            {"puzzle": pid, "attempts": "0x3e8", "wins": 0.5, "abandons": -0.4},
+            {"puzzle": pid, "attempts": "10", "wins": 1, "abandons": 0},
+        ],
+    )
+    t = read_telemetry([aggregate], catalogue)
+    assert t.counts[pid].attempts == 10 and t.bad_total == 1  # not 1,000 attempts and 1 win
+
+
+def test_the_record_limit_is_enforced_naming_the_line(
+    catalogue: Any, simulated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 70 KB JSON Lines record was accepted; after a blank line it was "CSV Error on Line: 3";
+    a long CSV row was blamed on the header. Each is one line naming the file, the line and the
+    limit, refused while streaming, before DuckDB is started."""
+    import duckdb
+
+    from pipeline.telemetry.records import TelemetryError, read_telemetry
+
+    good = json.dumps(_lines(simulated, 1)[0])
+    long = json.dumps({**json.loads(good), "player": "p" * 70_000})
+    cases = {
+        "dense.jsonl": (f"{good}\n{long}\n{good}\n", 2, "the line"),
+        "blank.jsonl": (f"{good}\n\n{long}\n", 3, "the line"),
+        "unended.jsonl": (f"{good}\n{long}", 2, "the line"),
+        "row.csv": ("puzzle,outcome,player\n" + "nm1-x,won," + "p" * 70_000 + "\n", 2, "the line"),
+        "quoted.csv": (
+            "puzzle,outcome,player\nnm1-x,won,ok\n" + 'nm1-x,won,"' + "p\n" * 40_000 + '"\n',
+            3,
+            "the record starting here",
+        ),
+    }
+    monkeypatch.setattr(duckdb, "connect", lambda **_: pytest.fail("DuckDB started"))
+    for name, (text, line, what) in cases.items():
+        path = tmp_path / name
+        path.write_text(text)
+        with pytest.raises(TelemetryError) as caught:
+            read_telemetry([path], catalogue)
+        message = str(caught.value)
+        assert message.startswith(f"{path}:{line}: {what}") and "\n" not in message
+        assert "longer than 65,536 bytes, the limit of one telemetry record" in message
+
+
+def test_paths_that_are_no_file_say_what_they_are(tmp_path: Path) -> None:
+    """A FIFO, a symlink loop and a folder were each "no such file" (and a FIFO must never be
+    opened: it blocks); an unterminated CSV quote was DuckDB's "Error when sniffing file"."""
+    from tests.helpers import one_line_refusal
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    loop = tmp_path / "loop.jsonl"
+    loop.symlink_to(tmp_path / "loop2.jsonl")
+    (tmp_path / "loop2.jsonl").symlink_to(loop)
+    folder = tmp_path / "folder.csv"
+    folder.mkdir()
+    dangling = tmp_path / "gone.jsonl"
+    dangling.symlink_to(tmp_path / "nowhere.jsonl")
+    quote = tmp_path / "quote.csv"
+    quote.write_text(
+        'puzzle,outcome,adds_used,moves\nnm1-x,won,0,3\n"nm1-x,won,0,3\nnm1-y,lost,0,1\n'
+    )
+    expected = {
+        fifo: "is a named pipe (FIFO), not a file",
+        loop: "is a loop of symbolic links",
+        folder: "is a folder, not a telemetry file",
+        dangling: "is a link to a missing file",
+        tmp_path / "missing.jsonl": "no such file",
+        quote: "quote.csv:3: a quoted field opened on this line is never closed",
+    }
+    for path, text in expected.items():
+        for command in ("observed", "calibrate"):
+            args = [command, str(path), "--levels", str(BUNDLE)]
+            if command == "calibrate":
+                args += ["--out", str(tmp_path / "p.yaml")]
+            one_line_refusal(run(*args), f"{path.name}: {text}" if path != quote else text)
+
+
+def test_counts_are_singular_for_one(catalogue: Any, simulated: Path, tmp_path: Path) -> None:
+    """ "1 records", "1 puzzles" no more."""
+    from pipeline.telemetry.records import read_telemetry
+
+    one = tmp_path / "one.jsonl"
+    one.write_text(json.dumps(_lines(simulated, 1)[0]) + "\n")
+    t = read_telemetry([one], catalogue)
+    assert t.summary() == "1 record (1 attempt, 0 abandoned) on 1 puzzle; 0 bad records skipped"
+    text = run("observed", str(one), "--levels", str(BUNDLE)).output
+    assert "1 record (" in text and " 1 records" not in text and " 1 puzzles" not in text
+    from pipeline.formats.files import write_puzzles
+    from pipeline.formats.puzzle import Puzzle
+
+    doc = yaml.safe_load(BUNDLE.read_text())["levels"][0]["stages"][0]["puzzle"]
+    [puzzle] = write_puzzles([Puzzle.from_dict(doc)], tmp_path / "one")
+    made = run(
+        "telemetry",
+        "simulate",
+        str(puzzle),
+        "--audience",
+        "random:1",
+        "--attempts",
+        "1",
+        "--out",
+        str(tmp_path / "s.jsonl"),
+    )
+    assert (
+        made.exit_code == 0
+        and made.output == f"wrote 1 attempt on 1 puzzle to {tmp_path / 's.jsonl'}\n"
+    )
+
+
+def test_a_broken_profile_file_is_named_once(tmp_path: Path) -> None:
+    """NM317 said "the profile: rating profile 'casual': ..."."""
+    from pipeline.formats.profile_file import profile_document, profile_text
+
+    text = profile_text(profile_document(strong())).replace("planner: 0.5", "planner: 0.4")
+    path = tmp_path / "casual.yaml"
+    path.write_text(text)
+    result = run("validate", str(path))
+    assert "NM317: rating profile 'strong': the weights must sum to 1" in result.output
+    assert "the profile: rating profile" not in result.output
+
+
+def test_hostile_telemetry_handed_to_the_studio_is_one_line(
+    simulated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`studio --telemetry` reads with the same reader: a FIFO, a pattern's neighbours, a
+    record over the limit, a Parquet bomb end in one line before the server starts."""
+    import duckdb
+
+    from tests.helpers import one_line_refusal
+
+    monkeypatch.chdir(tmp_path)
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    long = tmp_path / "long.jsonl"
+    long.write_text(simulated.read_text().splitlines()[0] + "\n" + "x" * 70_000 + "\n")
+    bomb = tmp_path / "bomb.parquet"
+    con = duckdb.connect()
+    con.execute(
+        f"COPY (SELECT repeat('a', 1000000) AS puzzle FROM range(3)) TO '{bomb}' (FORMAT parquet)"
+    )
+    con.close()
+    shutil.copy(simulated, tmp_path / "a.jsonl")  # what '[ab].jsonl' would have read
+    cases = {
+        fifo: "pipe.jsonl: is a named pipe (FIFO)",
+        long: "long.jsonl:2: the line is longer than 65,536 bytes",
+        bomb: "column 'puzzle' decompresses to",
+        Path("[ab].jsonl"): "[ab].jsonl: no such file",
+    }
+    for path, text in cases.items():
+        result = run("studio", str(NIGHT), "--telemetry", str(path))
+        one_line_refusal(result, text)
+        assert result.output.startswith("numbermatch: error: --telemetry: ")

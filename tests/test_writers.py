@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -309,3 +310,142 @@ def test_continue_from_a_broken_newest_night_fails_in_one_line(night_copy: Path,
     }[make]
     one_line_refusal(result, f"{bundle} is {what}, not a bundle; cannot continue from it")
     assert not (night_copy / "2026-01-03").exists()
+
+
+# --- every write in the package goes through the guarded write ----------------------------------
+
+PACKAGE = Path(__file__).resolve().parent.parent / "pipeline"
+# Writes that are not a file's contents, or that only ever touch what the same code just made,
+# by (module, function, call): each says why it is not the guarded write's business. A write not
+# listed here, outside pipeline/atomic.py, fails the test below.
+NOT_GUARDED = {
+    ("jobs/publish.py", "sweep", "os.rename"): "moves a staging folder of ours back in place",
+    ("jobs/publish.py", "publish", "os.rename"): "swaps a whole night folder in (a folder)",
+    ("jobs/publish.py", "make_staging", "write_text"): "marks the folder mkdtemp just made",
+    ("stock/night.py", "stage_aside", "os.replace"): "moves our staged stock move between folders",
+    ("stock/night.py", "_move", "os.replace"): "moves a file we staged where no file is",
+    ("stock/store.py", "set_aside", "os.replace"): "moves a stock file aside, where no file is",
+    ("formats/index.py", "_open", "sqlite3.connect"): "the stock index: a cache of ours",
+    ("formats/index.py", "_memory", "sqlite3.connect"): "an in-memory database",
+    ("cli/__init__.py", "main", "os.open"): "opens /dev/null to silence a closed stdout",
+    (
+        "telemetry/simulate.py",
+        "records_parquet",
+        "COPY ... TO",
+    ): "DuckDB writes Parquet into a temp folder made there; its bytes then go through the guard",
+}
+# pipeline/bench/ writes its fixtures into temporary folders it makes (and removes).
+UNGUARDED_FOLDERS = ("bench",)
+_WRITE_CALLS = {
+    "os.replace",
+    "os.rename",
+    "os.renames",
+    "os.link",
+    "os.symlink",
+    "os.write",
+    "os.truncate",
+    "shutil.move",
+    "shutil.copy",
+    "shutil.copy2",
+    "shutil.copyfile",
+    "shutil.copytree",
+    "tempfile.mkstemp",
+    "tempfile.NamedTemporaryFile",
+    "tempfile.TemporaryFile",
+    "sqlite3.connect",
+}
+_WRITE_METHODS = {"write_text", "write_bytes", "write_atomic", "symlink_to", "hardlink_to"}
+_WRITE_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC"}
+
+
+def _dotted(node: Any) -> str:
+    import ast
+
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return f"{_dotted(node.value)}.{node.attr}"
+    return ""
+
+
+def _writes(source: str) -> list[tuple[str, str, int]]:
+    """(function, call, line) of every call in `source` that writes a file."""
+    import ast
+
+    tree = ast.parse(source)
+    found: list[tuple[str, str, int]] = []
+
+    def mode_of(call: ast.Call, position: int) -> str:
+        args = list(call.args)
+        node = args[position] if len(args) > position else None
+        for kw in call.keywords:
+            if kw.arg == "mode":
+                node = kw.value
+        return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ""
+
+    def visit(node: ast.AST, function: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            name = function
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                name = child.name
+            if isinstance(child, ast.Call):
+                called = _dotted(child.func)
+                last = called.rsplit(".", 1)[-1]
+                what = ""
+                if called in _WRITE_CALLS or last in _WRITE_METHODS:
+                    what = called if called in _WRITE_CALLS else last
+                elif called == "os.open":
+                    flags = {n.attr for n in ast.walk(child) if isinstance(n, ast.Attribute)}
+                    what = "os.open" if flags & _WRITE_FLAGS else ""
+                elif last in ("open", "fdopen") and called != "os.open":
+                    position = 0 if "." in called and called not in ("os.fdopen",) else 1
+                    if set(mode_of(child, position)) & set("wax+"):
+                        what = f"{called}(mode)"
+                if what:
+                    found.append((function, what, child.lineno))
+            if isinstance(child, ast.Constant) and isinstance(child.value, str):
+                text = " ".join(child.value.split()).upper()
+                if text.startswith("COPY") or (" TO " in text and "COPY (" in text):
+                    found.append((function, "COPY ... TO", child.lineno))
+            visit(child, name)
+
+    visit(tree, "<module>")
+    return found
+
+
+def test_every_write_in_the_package_goes_through_the_guarded_write() -> None:
+    """`observed`, `calibrate` and `telemetry simulate --out` used to write with a bare atomic
+    rename (overwriting a bundle, a 0600 notes file, an unrelated CSV; a link became a file):
+    every call that writes a file, anywhere in pipeline/, is `write_guarded` or listed above."""
+    bypasses = []
+    seen = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(PACKAGE).as_posix()
+        if rel == "atomic.py" or rel.split("/")[0] in UNGUARDED_FOLDERS:
+            continue
+        for function, what, line in _writes(path.read_text(encoding="utf-8")):
+            key = (rel, function, what)
+            if key in NOT_GUARDED:
+                seen.add(key)
+            else:
+                bypasses.append(f"pipeline/{rel}:{line}: {what} in {function}()")
+    assert not bypasses, "writes that bypass pipeline.atomic.write_guarded:\n" + "\n".join(bypasses)
+    assert seen == set(NOT_GUARDED), f"listed but no longer there: {set(NOT_GUARDED) - seen}"
+
+
+@pytest.mark.parametrize(
+    "source, caught",
+    [
+        ("def f(p):\n    p.write_text('x')\n", "write_text"),
+        ("def f(p):\n    open(p, 'w').write('x')\n", "open(mode)"),
+        ("def f(p):\n    open(p, mode='ab')\n", "open(mode)"),
+        ("def f(p):\n    p.open('w')\n", "p.open(mode)"),
+        ("import os\ndef f(p):\n    os.open(p, os.O_WRONLY | os.O_CREAT)\n", "os.open"),
+        ("import os\ndef f(a, b):\n    os.replace(a, b)\n", "os.replace"),
+        ("def f(p):\n    write_atomic(p, 'x')\n", "write_atomic"),
+        ("def f(con):\n    con.execute(\"COPY (SELECT 1) TO 'x.csv'\")\n", "COPY ... TO"),
+    ],
+)
+def test_the_scan_finds_each_kind_of_write(source: str, caught: str) -> None:
+    assert [what for _, what, _ in _writes(source)] == [caught]
+    assert _writes("def f(p):\n    open(p, 'rb').read()\n    p.read_text()\n") == []

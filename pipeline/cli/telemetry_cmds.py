@@ -36,6 +36,7 @@ def telemetry_group() -> None:
 
 LEVELS_HELP = "Puzzle files, bundles or folders the telemetry is about (repeat --levels for more)."
 STRICT_HELP = "Fail (exit 1) on any bad record instead of counting and skipping it."
+FORCE_HELP = "Replace --out even when it is a file of another kind."
 
 
 class ObservedFormat(str, Enum):
@@ -80,11 +81,12 @@ def simulate_cmd(
     abandon: float = typer.Option(
         0.05, "--abandon", min=0.0, max=0.99, help="Share of attempts abandoned part-way."
     ),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Write telemetry by playing every puzzle with the rating's player models in a stated mix."""
     # start-up time: the players and DuckDB load to simulate, not for --help
     from pipeline.telemetry.catalogue import load_catalogue
-    from pipeline.telemetry.records import telemetry_format
+    from pipeline.telemetry.records import counted, telemetry_format
     from pipeline.telemetry.simulate import parse_audience, simulate, write_records
 
     try:
@@ -92,12 +94,14 @@ def simulate_cmd(
         mix = parse_audience(audience)
         catalogue = load_catalogue(levels)
         records = simulate(catalogue, mix, attempts, seed, abandon=abandon)
-        write_records(out, records)
+        write_records(out, records, force=force)
     except NumberMatchError as exc:
         fail(str(exc))
     except OSError as exc:
         fail(f"{out}: cannot write: {exc.strerror or exc}")
-    typer.echo(f"wrote {len(records):,} attempts on {len(catalogue.puzzles)} puzzles to {out}")
+    typer.echo(
+        f"wrote {counted(len(records), 'attempt')} on {counted(len(catalogue.puzzles), 'puzzle')} to {out}"
+    )
 
 
 @app.command("observed")
@@ -114,10 +118,11 @@ def observed_cmd(
     ),
     profile_file: Path | None = typer.Option(None, "--profile", metavar="FILE", help=PROFILE_HELP),
     strict: bool = typer.Option(False, "--strict", help=STRICT_HELP),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Observed loss rates per puzzle and Stage against the rated ones, flags, summary and curves."""
     # start-up time: DuckDB and the loaders load to report, not for --help
-    from pipeline.atomic import write_atomic
+    from pipeline.atomic import write_guarded
     from pipeline.telemetry.observed import REPORTER_BY_NAME, observe
 
     profile = read_profile_option(profile_file)
@@ -131,10 +136,11 @@ def observed_cmd(
     if out is None:
         sys.stdout.write(text)
         return
+    kinds = ("html",) if fmt is ObservedFormat.html else ("observed-report",)
     try:
-        write_atomic(out, text)
-    except OSError as exc:
-        fail(f"{out}: cannot write: {exc.strerror or exc}")
+        write_guarded(out, text, kinds=kinds, force=force)
+    except NumberMatchError as exc:  # a file of another kind, read-only, a folder, ...
+        fail(str(exc))
     typer.echo(f"wrote {out}", err=True)
 
 
@@ -166,6 +172,7 @@ def calibrate_cmd(
         "--json",
         help="Print one JSON object instead of text: out, profile (name, digest), weights, tiers, fitted_from, heldout (mae in points).",
     ),
+    force: bool = typer.Option(False, "--force", help=FORCE_HELP),
 ) -> None:
     """Fit a rating profile (mix weights and tiers) to the observed loss rates, with held-out figures."""
     from pipeline.formats.profile_file import (  # start-up time: not for --help
@@ -187,7 +194,9 @@ def calibrate_cmd(
         result = calibrate(
             catalogue, data, name=name or out.stem, date=date, folds_k=folds, seed=seed
         )
-        write_profile(out, profile_document(result.profile, result.fitted_from, result.heldout))
+        write_profile(
+            out, profile_document(result.profile, result.fitted_from, result.heldout), force=force
+        )
     except NumberMatchError as exc:
         fail(str(exc))
     except OSError as exc:

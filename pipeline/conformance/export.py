@@ -18,7 +18,7 @@ from typing import Any
 
 from jsonschema import Draft202012Validator
 
-from pipeline.atomic import write_atomic
+from pipeline.atomic import write_guarded
 from pipeline.conformance import SUITE_RULESET, SUITE_VERSION
 from pipeline.conformance.cases import KINDS, Case, build, by_kind
 from pipeline.conformance.protocol import ERRORS, OPS, dumps
@@ -73,7 +73,10 @@ def render(cases: list[Case] | None = None) -> dict[str, bytes]:
 def export(out: Path) -> list[Path]:
     """Write the suite under out/ruleset-N/; returns the files written."""
     folder = out / folder_name()
-    return [write_atomic(folder / name, data) for name, data in render().items()]
+    return [
+        write_guarded(folder / name, data, kinds=("conformance-suite",))
+        for name, data in render().items()
+    ]
 
 
 @cache

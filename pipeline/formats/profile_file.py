@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pipeline.atomic import write_atomic
+from pipeline.atomic import write_guarded
 from pipeline.formats.puzzle import SCHEMA_VERSION, dump_yaml
 from pipeline.rating.profile import RatingProfile
 from pipeline.schemas import schema_hint
@@ -60,6 +60,11 @@ def profile_text(doc: Mapping[str, Any], hint_for: str | os.PathLike[str] | None
     return dump_yaml(dict(doc), hint)
 
 
-def write_profile(path: str | os.PathLike[str], doc: Mapping[str, Any]) -> Path:
-    """Write a profile file atomically (a failed write leaves the old file)."""
-    return write_atomic(path, profile_text(doc, hint_for=path))
+def write_profile(
+    path: str | os.PathLike[str], doc: Mapping[str, Any], *, force: bool = False
+) -> Path:
+    """Write a profile file through the guarded write (a failed write leaves the old file; a
+    file of another kind is refused unless `force`)."""
+    return write_guarded(
+        path, profile_text(doc, hint_for=path), kinds=("rating-profile",), force=force
+    )

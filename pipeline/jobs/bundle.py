@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline import __version__
-from pipeline.atomic import write_atomic
+from pipeline.atomic import write_guarded
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.errors import shorten
 from pipeline.formats.puzzle import BUNDLE_KIND, SCHEMA_VERSION, dump_yaml
@@ -112,7 +112,9 @@ def write_bundle(
 ) -> Path:
     """Write the bundle atomically; the modeline is computed for `hint_for` (default: `path`),
     which lets a bundle staged in a temp folder carry the hint of its final place."""
-    return write_atomic(path, bundle_text(doc, hint_for=path if hint_for is None else hint_for))
+    return write_guarded(
+        path, bundle_text(doc, hint_for=path if hint_for is None else hint_for), kinds=("bundle",)
+    )
 
 
 def _plain(value: Any) -> Any:

@@ -81,6 +81,8 @@ def lock_holder(out: Path) -> int | None:
 def make_staging(out: Path, date_text: str) -> Path:
     """A new hidden staging folder for the night `date_text`, marked as ours."""
     staging = Path(tempfile.mkdtemp(prefix=f".{date_text}.tmp-", dir=out))
+    # a plain write, not the guarded one: the folder is new and ours, and a kill must find it
+    # marked as soon as it exists (the guarded write's fsyncs would widen that window)
     (staging / STAGING_MARKER).write_text(
         "made by numbermatch nightly; removed when the night is published\n"
     )
@@ -141,7 +143,11 @@ def publish(staging: Path, final: Path) -> None:
     if final.exists():
         aside = parent / f".{final.name}.old-{os.getpid()}"  # unique: we hold the lock, swept
         marker = parent / (aside.name + ASIDE_MARKER)
-        marker.write_text(f"{final.name} renamed aside by numbermatch nightly while publishing\n")
+        write_guarded(  # our own marker's name (the pid's): a stale one is replaced
+            marker,
+            f"{final.name} renamed aside by numbermatch nightly while publishing\n",
+            force=True,
+        )
         os.rename(final, aside)
         os.rename(staging, final)
         shutil.rmtree(aside, ignore_errors=True)

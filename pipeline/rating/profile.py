@@ -167,7 +167,7 @@ class RatingProfile:
     @classmethod
     def from_block(cls, block: Mapping[str, Any], where: str = "profile") -> RatingProfile:
         """The profile a difficulty block embeds (or the core of a profile file); ProfileError
-        naming `where` when it is malformed."""
+        naming `where` (a place in the file; "" for the file itself) when it is malformed."""
         try:
             name = block["name"]
             weights = tuple((str(n), w) for n, w in block["weights"].items())
@@ -179,8 +179,8 @@ class RatingProfile:
             ) from exc
         try:
             return cls(name, weights, tiers, version)
-        except ProfileError as exc:
-            raise ProfileError(f"{where}: {exc}") from exc
+        except ProfileError as exc:  # it names the profile already: `where` only when a place
+            raise ProfileError(f"{where}: {exc}" if where else str(exc)) from exc
 
     def __str__(self) -> str:
         mix = ", ".join(f"{n} {w:.2f}" for n, w in self.weights if w)

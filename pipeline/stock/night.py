@@ -32,7 +32,7 @@ from typing import TypeVar
 
 import yaml
 
-from pipeline.atomic import write_atomic
+from pipeline.atomic import write_guarded
 from pipeline.formats.bundle import Bundle, BundleError
 from pipeline.formats.index import Candidate, Entry, LevelIndex
 from pipeline.formats.night import (
@@ -321,11 +321,11 @@ def stage_move(
         target = stock_path(
             Path(STOCK_ADD), p
         )  # relative: .stock-add/stock/<ruleset>/<group>/<id>.yaml
-        write_atomic(staging / target, stock_text(p, when, root))
+        write_guarded(staging / target, stock_text(p, when, root), kinds=("puzzle",))
         added.append(target.as_posix())
     taken_files = sorted(os.path.relpath(path, root) for path in used)
-    write_atomic(staging / STOCK_TAKEN, taken_record(taken))
-    write_atomic(
+    write_guarded(staging / STOCK_TAKEN, taken_record(taken))
+    write_guarded(
         staging / STOCK_MOVE,
         json.dumps({"take": taken_files, "add": sorted(added)}, indent=1) + "\n",
     )
@@ -363,7 +363,7 @@ def _move(source: Path, target: Path) -> None:
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             raise
-        write_atomic(target, source.read_bytes())
+        write_guarded(target, source.read_bytes(), kinds=("puzzle",))
         source.unlink()
 
 

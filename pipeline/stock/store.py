@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from pipeline.atomic import write_atomic
+from pipeline.atomic import write_guarded
 from pipeline.engine.canonical import canonical_key
 from pipeline.errors import NumberMatchError
 from pipeline.formats.files import level_files
@@ -90,7 +90,9 @@ def put(
         if key in taken:
             continue
         taken.add(key)
-        written.append(write_atomic(stock_path(root, p), stock_text(p, day, root)))
+        written.append(
+            write_guarded(stock_path(root, p), stock_text(p, day, root), kinds=("puzzle",))
+        )
     return written
 
 

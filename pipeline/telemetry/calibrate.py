@@ -41,7 +41,7 @@ from pipeline.rating.profile import PLAYER_NAMES, RatingProfile
 from pipeline.rating.tiers import TIERS
 from pipeline.rating.versions import WEIGHTS_V3
 from pipeline.telemetry.catalogue import Catalogue
-from pipeline.telemetry.records import Telemetry
+from pipeline.telemetry.records import Telemetry, counted
 from pipeline.telemetry.stats import mae, spearman
 
 MIN_PUZZLES = 20  # puzzles with enough attempts for a fit and 5 held-out folds of 4
@@ -229,14 +229,14 @@ def refusal(data: Sequence[Sample], catalogue: Catalogue, telemetry: Telemetry) 
     if closest:
         more = sum(MIN_ATTEMPTS - c.finished for c in closest)
         parts.append(
-            f"{more:,} more finished attempts on the {len(closest)} puzzle{'s' if len(closest) != 1 else ''} closest to {MIN_ATTEMPTS}"
+            f"{counted(more, 'more finished attempt')} on the {counted(len(closest), 'puzzle')} closest to {MIN_ATTEMPTS}"
         )
     if need > len(closest):
         parts.append(
-            f"{need - len(closest)} more puzzles with {MIN_ATTEMPTS} finished attempts each"
+            f"{counted(need - len(closest), 'more puzzle')} with {MIN_ATTEMPTS} finished attempts each"
         )
     return (
-        f"cannot fit a profile: {len(data)} puzzle{'s' if len(data) != 1 else ''} have {MIN_ATTEMPTS} or more finished "
+        f"cannot fit a profile: {counted(len(data), 'puzzle')} {'has' if len(data) == 1 else 'have'} {MIN_ATTEMPTS} or more finished "
         f"attempts and a fit needs {MIN_PUZZLES}: it needs {' and '.join(parts)}"
     )
 
@@ -262,11 +262,12 @@ class Calibration:
 
         return "\n".join(
             [
-                f"fitted profile {self.profile.name} from {f['records']:,} records ({f['attempts']:,} finished attempts, "
-                f"{f['abandons']:,} abandoned; {f['bad_records']:,} bad skipped) on {f['puzzles']} puzzles",
+                f"fitted profile {self.profile.name} from {counted(f['records'], 'record')} "
+                f"({counted(f['attempts'], 'finished attempt')}, "
+                f"{f['abandons']:,} abandoned; {f['bad_records']:,} bad skipped) on {counted(f['puzzles'], 'puzzle')}",
                 f"  weights: {', '.join(f'{n} {w:.4f}' for n, w in self.profile.weights)}",
                 f"  tiers:   {', '.join(f'{n} {lo:g}-{hi:g}' for n, lo, hi in self.profile.tiers)}",
-                f"  held-out ({h['folds']}-fold by puzzle, {h['puzzles']} puzzles): fitted {fig(h['fitted'])}; "
+                f"  held-out ({h['folds']}-fold by puzzle, {counted(h['puzzles'], 'puzzle')}): fitted {fig(h['fitted'])}; "
                 f"default {fig(h['default'])}",
             ]
         )

@@ -22,7 +22,7 @@ from pipeline.jobs.report_html import CSS, TIER_COLOURS, curve_svg
 from pipeline.rating.profile import RatingProfile, profile_of
 from pipeline.rating.tiers import tier_range
 from pipeline.telemetry.catalogue import Catalogue, StageRef
-from pipeline.telemetry.records import Telemetry
+from pipeline.telemetry.records import Telemetry, counted
 from pipeline.telemetry.stats import mae, spearman, wilson
 
 
@@ -241,7 +241,9 @@ def render_text(obs: Observation) -> str:
     if obs.profile is not None:
         lines.append(f"rated under profile {obs.profile}")
     flagged = [p for p in obs.puzzles if p.flag]
-    lines.append(f"{len(obs.measured())} puzzles with finished attempts; {len(flagged)} flagged")
+    lines.append(
+        f"{counted(len(obs.measured()), 'puzzle')} with finished attempts; {len(flagged)} flagged"
+    )
     for p in flagged:
         at = f" ({', '.join(p.stages)})" if p.stages else ""
         lines.append(f"  {p.puzzle}{at}: {p.flag_text()}")
@@ -261,7 +263,7 @@ def render_text(obs: Observation) -> str:
     lines.append("observed against rated, by tier:")
     for band in obs.bands():
         lines.append(
-            f"  {band.name:<7} {band.low:g}-{band.high:g}: {band.puzzles:>3} puzzles, "
+            f"  {band.name:<7} {band.low:g}-{band.high:g}: {band.puzzles:>3} puzzle{'' if band.puzzles == 1 else 's'}, "
             f"rated {band.rated:.0%}, observed {band.observed:.0%}, {band.flagged} flagged"
         )
     sp = obs.spearman()

@@ -26,24 +26,27 @@ telemetry commands import this module (and so DuckDB), inside their command func
 from __future__ import annotations
 
 import codecs
+import errno
 import hashlib
 import os
 import re
 import shutil
+import stat
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from pipeline.errors import NumberMatchError
+from pipeline.errors import NumberMatchError, os_message
 from pipeline.limits import (
     MAX_ADDS,
     MAX_TELEMETRY_FILES,
     MAX_TELEMETRY_LINE_BYTES,
     MAX_TELEMETRY_MOVES,
+    MAX_TELEMETRY_PARQUET_ROWS,
     MAX_TELEMETRY_TEXT,
     TELEMETRY_MEMORY,
 )
@@ -123,8 +126,8 @@ class Telemetry:
         attempts = sum(c.attempts for c in self.counts.values())
         abandons = sum(c.abandons for c in self.counts.values())
         return (
-            f"{self.records:,} records ({attempts:,} attempts, {abandons:,} abandoned) on "
-            f"{len(self.counts):,} puzzles; {self.bad_total:,} bad records skipped"
+            f"{counted(self.records, 'record')} ({counted(attempts, 'attempt')}, {abandons:,} abandoned) on "
+            f"{counted(len(self.counts), 'puzzle')}; {counted(self.bad_total, 'bad record')} skipped"
         )
 
 
@@ -138,44 +141,155 @@ def telemetry_format(path: Path) -> str:
     return fmt
 
 
-def file_digest(paths: Sequence[Path]) -> str:
-    """`sha256:` of the files' bytes in order (each prefixed by its length, so splits differ)."""
-    h = hashlib.sha256()
-    for path in paths:
-        h.update(f"{path.stat().st_size}:".encode())
-        with open(path, "rb") as fh:
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """`1 record`, `2,400 records`."""
+    return f"{n:,} {word if n == 1 else plural or word + 's'}"
+
+
+def open_telemetry(path: Path) -> int:
+    """A read-only descriptor of the telemetry file `path`, named literally (no pattern, no `~`:
+    DuckDB is handed `/dev/fd/N`, never the name). What is not a regular file is refused in one
+    line saying what it is, without opening it (a FIFO would block until someone writes)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise TelemetryError(f"{path}: is a link to a missing file") from None
+        raise TelemetryError(f"{path}: no such file") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise TelemetryError(
+                f"{path}: is a loop of symbolic links (a link that leads back to itself); no file to read"
+            ) from None
+        raise TelemetryError(f"{path}: cannot read: {os_message(exc)}") from None
+    _check_regular(path, info.st_mode)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise TelemetryError(f"{path}: cannot read: {os_message(exc)}") from None
+    try:
+        _check_regular(path, os.fstat(fd).st_mode)  # replaced between the stat and the open
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _check_regular(path: Path, mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    if stat.S_ISDIR(mode):
+        what = "a folder, not a telemetry file (name the files in it)"
+    elif stat.S_ISFIFO(mode):
+        what = "a named pipe (FIFO), not a file: telemetry is read from files (a pipe is never opened: it would wait for a writer)"
+    elif stat.S_ISSOCK(mode):
+        what = "a socket, not a file"
+    else:
+        what = "a device, not a regular file"
+    raise TelemetryError(f"{path}: is {what}")
+
+
+def fd_path(fd: int) -> Path:
+    """The name DuckDB reads an open descriptor by (no glob character, no `~` in it)."""
+    return Path(f"/dev/fd/{fd}")
+
+
+@dataclass
+class _Scan:
+    """What one pass over a file's bytes found (text: whether every line holds something; no
+    blank line: a record's position is then its line number, which lets JSON Lines take
+    DuckDB's fast reader)."""
+
+    sha: Any  # the run's hash, which this file's length and bytes went into
+    dense: bool = True
+
+
+def _scan(path: Path, fd: int, fmt: str, sha: Any) -> _Scan:
+    """Read the file once, in bounded memory: its hash, and for JSON Lines and CSV the checks
+    DuckDB would make too late or not at all: UTF-8 (naming the line of the first bad byte), the
+    record limit (a line, or a CSV record over several lines, longer than
+    MAX_TELEMETRY_LINE_BYTES ends the read naming its line before DuckDB holds it), and a CSV
+    quote never closed."""
+    sha.update(f"{os.fstat(fd).st_size}:".encode())  # as before: the length, then the bytes
+    scan = _Scan(sha)
+    with open(fd, "rb", closefd=False) as fh:
+        fh.seek(0)
+        if fmt == "parquet":
             for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    return "sha256:" + h.hexdigest()
+                sha.update(chunk)
+            return scan
+        _scan_text(path, fh, fmt == "csv", scan)
+    return scan
 
 
-def _check_utf8(path: Path) -> bool:
-    """Refuse a JSON Lines or CSV file that is not UTF-8, naming the line of the first bad byte.
-    Returns whether every line holds something (no blank line: then a record's position is its
-    line number, which lets JSON Lines take DuckDB's fast reader)."""
+def _too_long(path: Path, line: int, what: str = "the line") -> TelemetryError:
+    limit = MAX_TELEMETRY_LINE_BYTES
+    return TelemetryError(
+        f"{path}:{line}: {what} is longer than {limit:,} bytes, the limit of one telemetry "
+        f"record (docs/limits.md)"
+    )
+
+
+def _scan_text(path: Path, fh: Any, csv: bool, scan: _Scan) -> None:
+    limit = MAX_TELEMETRY_LINE_BYTES
     blank = re.compile(rb"\n[ \t\r]*\n")
     decoder = codecs.getincrementaldecoder("utf-8")()
-    line = 1
-    dense = True
+    line = 1  # the line the current (partial) line is
+    run = 0  # its bytes so far
+    record, record_bytes, quoted = 1, 0, False  # CSV: where the record began, its bytes, in "..."
     tail = b"\n"  # the file's start counts as after a line end
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            try:
-                decoder.decode(chunk)
-            except UnicodeDecodeError as exc:
-                where = line + chunk.count(b"\n", 0, exc.start)
-                raise TelemetryError(f"{path}:{where}: not UTF-8 text") from None
-            line += chunk.count(b"\n")
-            if dense and blank.search(tail + chunk):
-                dense = False
-            tail = chunk[-64:]
+    for chunk in iter(lambda: fh.read(1 << 20), b""):
+        scan.sha.update(chunk)
         try:
-            decoder.decode(b"", final=True)
-        except UnicodeDecodeError:
-            raise TelemetryError(
-                f"{path}:{line}: not UTF-8 text (the file ends inside a character)"
-            ) from None
-    return dense
+            decoder.decode(chunk)
+        except UnicodeDecodeError as exc:
+            where = line + chunk.count(b"\n", 0, exc.start)
+            raise TelemetryError(f"{path}:{where}: not UTF-8 text") from None
+        if scan.dense and blank.search(tail + chunk):
+            scan.dense = False
+        tail = chunk[-64:]
+        parts = chunk.split(b"\n")  # parts[0] goes on with the current line; the last is partial
+        if not csv or (not quoted and b'"' not in chunk):
+            if run + len(parts[0]) > limit or max(map(len, parts)) > limit:
+                for i, part in enumerate(parts):
+                    if (run if i == 0 else 0) + len(part) > limit:
+                        raise _too_long(path, line + i)
+            if len(parts) > 1:
+                line += len(parts) - 1
+                run = len(parts[-1])
+            else:
+                run += len(parts[0])
+            record, record_bytes = line, run
+            continue
+        last = len(parts) - 1
+        for i, part in enumerate(parts):
+            run += len(part)
+            record_bytes += len(part)
+            if run > limit:
+                raise _too_long(path, line)
+            if record_bytes > limit:
+                raise _too_long(
+                    path, record, "the record starting here (a quoted field over several lines)"
+                )
+            if part.count(b'"') & 1:
+                quoted = not quoted
+            if i < last:
+                line += 1
+                run = 0
+                if quoted:
+                    record_bytes += 1
+                else:
+                    record, record_bytes = line, 0
+    try:
+        decoder.decode(b"", final=True)
+    except UnicodeDecodeError:
+        raise TelemetryError(
+            f"{path}:{line}: not UTF-8 text (the file ends inside a character)"
+        ) from None
+    if quoted:
+        raise TelemetryError(
+            f'{path}:{record}: a quoted field opened on this line is never closed (a " missing)'
+        )
 
 
 def sql_text(path: Path) -> str:
@@ -243,12 +357,44 @@ def _table_source(con: Any, src: int, path: Path, fmt: str) -> str:
     cols = []
     for f in FIELDS:
         name = columns.get(f)
+        # a value longer than any field may be is '!' (a bad field) before it is stored: a
+        # Parquet dictionary can repeat one long value many times at no cost in the file
         cols.append(
-            f'nullif(CAST("{name}" AS VARCHAR), \'\') AS "{f}"'
+            f"CASE WHEN strlen(CAST(\"{name}\" AS VARCHAR)) > {MAX_TELEMETRY_TEXT} THEN '!' "
+            f'ELSE nullif(CAST("{name}" AS VARCHAR), \'\') END AS "{f}"'
             if name
             else f'CAST(NULL AS VARCHAR) AS "{f}"'
         )
     return f"SELECT {src} AS src, line__ AS line, true AS ok, {', '.join(cols)} FROM ({numbered})"
+
+
+def _parquet_rows(con: Any, path: Path, read: Path) -> int:
+    """A Parquet file's rows, from its footer, after checking the footer against the caps (a
+    small file can hold a billion rows, or values that decompress to gigabytes: both are
+    refused before a row is read)."""
+    [(rows,)] = con.execute(
+        f"SELECT coalesce(sum(num_rows), 0) FROM parquet_file_metadata({sql_text(read)})"
+    ).fetchall()
+    if rows > MAX_TELEMETRY_PARQUET_ROWS:
+        raise TelemetryError(
+            f"{path}: {counted(int(rows), 'row')}; the limit of Parquet telemetry is "
+            f"{MAX_TELEMETRY_PARQUET_ROWS:,} rows per run (docs/limits.md)"
+        )
+    known = ", ".join(f"'{f}'" for f in FIELDS)
+    bloated = con.execute(
+        f"SELECT path_in_schema, total_uncompressed_size, num_values "
+        f"FROM parquet_metadata({sql_text(read)}) "
+        f"WHERE lower(path_in_schema) IN ({known}) AND total_uncompressed_size > "
+        f"greatest(num_values, 1) * {MAX_TELEMETRY_LINE_BYTES} LIMIT 1"
+    ).fetchall()
+    if bloated:
+        column, size, values = bloated[0]
+        raise TelemetryError(
+            f"{path}: column {column!r} decompresses to {int(size):,} bytes for "
+            f"{counted(int(values), 'value')}, more than {MAX_TELEMETRY_LINE_BYTES:,} bytes a "
+            f"value (the limit of one record, docs/limits.md)"
+        )
+    return int(rows)
 
 
 def _bad_field_sql() -> str:
@@ -260,16 +406,27 @@ def _bad_field_sql() -> str:
     num_bad = " OR ".join(f"{q[f]} = '!'" for f in INT_FIELDS + NUMBER_FIELDS)
 
     def nat(f: str, top: int) -> str:  # not a whole number 0..top
-        v = f"try_cast({q[f]} AS BIGINT)"
-        return f"({q[f]} IS NULL OR {v} IS NULL OR {v} < 0 OR {v} > {top})"
+        # digits (a whole JSON number may read 3.0): DuckDB's casts would round 2.5 and read
+        # "0x1", "1e3", "1_000", " 7" and "+7"
+        return (
+            f"({q[f]} IS NULL OR NOT regexp_full_match({q[f]}, '[0-9]{{1,18}}(\\.0+)?') "
+            f"OR try_cast({q[f]} AS BIGINT) > {top})"
+        )
 
     secs = f"try_cast({q['seconds']} AS DOUBLE)"
+    number = r"[0-9]+(\.[0-9]+)?([eE][+-]?[0-9]+)?"  # a decimal number: no hex, inf, nan, _
+    stamp = (  # ISO 8601 (a date, or a date and time, with an optional zone): no "infinity"
+        r"[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?"
+        r"(Z|[+-][0-9]{2}(:?[0-9]{2})?)?)?"
+    )
     where = f"({q['puzzle']} IS NULL AND ({q['bundle']} IS NULL OR {nat('level', 1_000_000)} OR {nat('stage', 1_000_000)}))"
     attempt = (
         f"({q['outcome']} IS NULL OR {q['outcome']} NOT IN {OUTCOMES} OR {nat('adds_used', MAX_ADDS)} "
         f"OR {nat('moves', MAX_TELEMETRY_MOVES)} "
-        f"OR ({q['seconds']} IS NOT NULL AND ({secs} IS NULL OR NOT isfinite({secs}) OR {secs} < 0)) "
-        f"OR ({q['at']} IS NOT NULL AND try_cast({q['at']} AS TIMESTAMPTZ) IS NULL))"
+        f"OR ({q['seconds']} IS NOT NULL AND (NOT regexp_full_match({q['seconds']}, '{number}') "
+        f"OR {secs} IS NULL OR NOT isfinite({secs}))) "
+        f"OR ({q['at']} IS NOT NULL AND (NOT regexp_full_match({q['at']}, '{stamp}') "
+        f"OR try_cast({q['at']} AS TIMESTAMPTZ) IS NULL)))"
     )
     top = 1_000_000_000
     aggregate = (
@@ -296,37 +453,89 @@ def read_telemetry(
             f"{len(paths):,} telemetry files; the limit is {MAX_TELEMETRY_FILES:,} (docs/limits.md)"
         )
     for path in paths:
-        if not path.is_file():
-            raise TelemetryError(f"{path}: no such file")
-    dense = {path: _check_utf8(path) for path in paths if telemetry_format(path) != "parquet"}
-    config: dict[str, Any] = {"memory_limit": TELEMETRY_MEMORY, "preserve_insertion_order": True}
-    if threads is not None:
-        config["threads"] = threads
-    spill = tempfile.mkdtemp(
-        prefix="numbermatch-duckdb-"
-    )  # beyond the memory cap DuckDB spills here, not into the cwd
-    config["temp_directory"] = spill
-    con = duckdb.connect(config=config)
-    con.execute(
-        "SET enable_progress_bar = false"
-    )  # DuckDB draws one on a long query: never on our stderr
+        telemetry_format(path)  # an unknown suffix is refused before any file is opened
+    _allow_open_files(len(paths))
+    fds: list[int] = []
+    spill = ""
     try:
-        telemetry = _read(con, paths, catalogue, dense)
-    except duckdb.Error as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        which = next((p for p in paths if str(p) in str(exc)), None)
-        raise TelemetryError(
-            f"{which or ', '.join(map(str, paths))}: cannot read the telemetry: {first[:200]}"
-        ) from None
+        sha = hashlib.sha256()  # of the files' bytes in order, each prefixed by its length
+        scans = []
+        for path in paths:
+            fds.append(open_telemetry(path))
+            scans.append(_scan(path, fds[-1], telemetry_format(path), sha))
+        digest = "sha256:" + sha.hexdigest()
+        config: dict[str, Any] = {
+            "memory_limit": TELEMETRY_MEMORY,
+            "preserve_insertion_order": True,
+        }
+        if threads is not None:
+            config["threads"] = threads
+        # beyond the memory cap DuckDB spills here, not into the cwd
+        spill = tempfile.mkdtemp(prefix="numbermatch-duckdb-")
+        config["temp_directory"] = spill
+        con = duckdb.connect(config=config)
+        try:
+            con.execute(
+                "SET enable_progress_bar = false"
+            )  # DuckDB draws one on a long query: never on our stderr
+            sources = [
+                _Source(path, fd_path(fd), scan.dense)
+                for path, fd, scan in zip(paths, fds, scans, strict=True)
+            ]
+            telemetry = _read(con, sources, catalogue, digest)
+        except duckdb.Error as exc:
+            raise _duckdb_error(exc, paths, fds) from None
+        finally:
+            con.close()
     finally:
-        con.close()
-        shutil.rmtree(spill, ignore_errors=True)  # the folder made above, and only it
+        for fd in fds:
+            os.close(fd)
+        if spill:
+            shutil.rmtree(spill, ignore_errors=True)  # the folder made above, and only it
     if strict:
         check_strict(telemetry)
     return telemetry
 
 
-def _read(con: Any, paths: list[Path], catalogue: Catalogue, dense: dict[Path, bool]) -> Telemetry:
+def _allow_open_files(files: int) -> None:
+    """Every file stays open while it is read (DuckDB reads the descriptor the scan hashed), so
+    the process may need more descriptors than the usual soft limit of 1,024."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = files + 256
+    if soft != resource.RLIM_INFINITY and soft < want:
+        top = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        if top > soft:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (top, hard))
+
+
+@dataclass(frozen=True)
+class _Source:
+    """A telemetry file as named (for messages) and as DuckDB reads it (`/dev/fd/N`)."""
+
+    path: Path
+    read: Path
+    dense: bool
+
+
+def _duckdb_error(exc: Exception, paths: list[Path], fds: list[int]) -> TelemetryError:
+    """A DuckDB error as one line naming the file (DuckDB names it `/dev/fd/N`)."""
+    text = str(exc).strip()
+    which = next(
+        (p for p, fd in zip(paths, fds, strict=True) if str(fd_path(fd)) in text),
+        None,
+    )
+    for p, fd in zip(paths, fds, strict=True):
+        text = text.replace(str(fd_path(fd)), str(p))
+    first = text.splitlines()[0] if text else type(exc).__name__
+    if "out of memory" in first.lower() or "memory limit" in first.lower():
+        first = f"more memory than the cap of {TELEMETRY_MEMORY} (docs/limits.md): {first[:160]}"
+    named = str(which) if which is not None else ", ".join(map(str, paths))
+    return TelemetryError(f"{named}: cannot read the telemetry: {first[:200]}")
+
+
+def _read(con: Any, sources: list[_Source], catalogue: Catalogue, digest: str) -> Telemetry:
     con.execute("CREATE TEMP TABLE puzzles (id VARCHAR, adds BIGINT)")
     con.executemany(
         "INSERT INTO puzzles VALUES (?, ?)", [(pid, p.adds) for pid, p in catalogue.puzzles.items()]
@@ -340,20 +549,34 @@ def _read(con: Any, paths: list[Path], catalogue: Catalogue, dense: dict[Path, b
             [(s.bundle, s.level, s.stage, s.puzzle) for s in catalogue.stages],
         )
     # materialised once per file: each line is parsed once, whatever the checks below refer to
-    for src, path in enumerate(paths):
-        fmt = telemetry_format(path)
-        if fmt == "jsonl" and dense.get(path, False):
+    paths = [s.path for s in sources]
+    rows = 0
+    for source in sources:
+        if telemetry_format(source.path) == "parquet":
+            rows += _parquet_rows(con, source.path, source.read)
+            if rows > MAX_TELEMETRY_PARQUET_ROWS:
+                raise TelemetryError(
+                    f"{', '.join(map(str, paths))}: {rows:,} Parquet rows in all; the limit is "
+                    f"{MAX_TELEMETRY_PARQUET_ROWS:,} rows per run (docs/limits.md)"
+                )
+    for src, source in enumerate(sources):
+        fmt = telemetry_format(source.path)
+        if fmt == "jsonl" and source.dense:
             try:
-                con.execute(f"CREATE TEMP TABLE raw{src} AS {_fast_json_source(src, path)}")
+                con.execute(f"CREATE TEMP TABLE raw{src} AS {_fast_json_source(src, source.read)}")
                 continue
             except duckdb.Error:
-                # a line that is not a JSON object, or too long: the line path says where
+                # a line that is not a JSON object: the line path says where
                 con.execute(f"DROP TABLE IF EXISTS raw{src}")
-        source = _json_source(src, path) if fmt == "jsonl" else _table_source(con, src, path, fmt)
-        con.execute(f"CREATE TEMP TABLE raw{src} AS {source}")
+        select = (
+            _json_source(src, source.read)
+            if fmt == "jsonl"
+            else _table_source(con, src, source.read, fmt)
+        )
+        con.execute(f"CREATE TEMP TABLE raw{src} AS {select}")
     con.execute(
         "CREATE TEMP VIEW raw AS "
-        + " UNION ALL ".join(f"SELECT * FROM raw{src}" for src in range(len(paths)))
+        + " UNION ALL ".join(f"SELECT * FROM raw{src}" for src in range(len(sources)))
     )
     con.execute(f"""
         CREATE TEMP TABLE rec AS
@@ -406,12 +629,13 @@ def _read(con: Any, paths: list[Path], catalogue: Catalogue, dense: dict[Path, b
     bad = tuple(
         BadRecords(k, int(found[k]), tuple(places.get(k, ()))) for k in BAD_KINDS if k in found
     )
-    return Telemetry(counts, records, bad, file_digest(paths), tuple(map(str, paths)))
+    return Telemetry(counts, records, bad, digest, tuple(map(str, paths)))
 
 
 def check_strict(telemetry: Telemetry) -> None:
     """`--strict`: refuse telemetry with any bad record (one line, the counts and places)."""
     if telemetry.bad:
         raise TelemetryError(
-            f"--strict: {telemetry.bad_total:,} bad records: " + "; ".join(map(str, telemetry.bad))
+            f"--strict: {counted(telemetry.bad_total, 'bad record')}: "
+            + "; ".join(map(str, telemetry.bad))
         )

@@ -16,6 +16,7 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
@@ -25,7 +26,7 @@ from typing import Any
 
 import duckdb
 
-from pipeline.atomic import write_atomic
+from pipeline.atomic import PARQUET_MARK, write_guarded
 from pipeline.engine.board import parse
 from pipeline.engine.rulesets import ruleset_for
 from pipeline.errors import NumberMatchError
@@ -161,36 +162,44 @@ def records_csv(records: Iterable[Mapping[str, Any]]) -> str:
     return buf.getvalue()
 
 
-def write_records(path: str | os.PathLike[str], records: list[dict[str, Any]]) -> Path:
-    """Write records atomically in the format the suffix names (JSON Lines, CSV or Parquet)."""
+def write_records(
+    path: str | os.PathLike[str], records: list[dict[str, Any]], *, force: bool = False
+) -> Path:
+    """Write records in the format the suffix names (JSON Lines, CSV or Parquet) through the
+    guarded write: it replaces only simulated telemetry (a real export is another kind of file)
+    unless `force`."""
     target = Path(path)
     fmt = telemetry_format(target)
     if fmt == "jsonl":
-        return write_atomic(target, records_jsonl(records))
-    if fmt == "csv":
-        return write_atomic(target, records_csv(records))
+        data = records_jsonl(records).encode("utf-8")
+    elif fmt == "csv":
+        data = records_csv(records).encode("utf-8")
+    else:
+        data = records_parquet(records)
+    return write_guarded(target, data, kinds=("simulated-telemetry",), force=force)
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, staged = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".jsonl", dir=target.parent)
-    os.close(fd)
-    out = staged[: -len(".jsonl")] + ".parquet"
+
+def records_parquet(records: list[dict[str, Any]]) -> bytes:
+    """The Parquet bytes of `records`, marked in the file's metadata as simulated (so a later
+    run may replace it: `pipeline.atomic.file_kind`). DuckDB writes it inside a temp folder made
+    here and removed after."""
+    folder = Path(tempfile.mkdtemp(prefix="numbermatch-simulate-"))
     try:
-        Path(staged).write_text(records_jsonl(records), encoding="utf-8")
+        staged = write_guarded(folder / "records.jsonl", records_jsonl(records))
+        out = folder / "records.parquet"
         columns = ", ".join(
             f"'{f}': '{'BIGINT' if f in ('adds_used', 'moves') else 'DOUBLE' if f == 'seconds' else 'VARCHAR'}'"
             for f in FIELD_ORDER
         )
+        mark = PARQUET_MARK.decode("ascii")
         con = duckdb.connect(config={"threads": 1})  # one thread: the same records, the same bytes
         try:
             con.execute(
-                f"COPY (SELECT * FROM read_json({sql_text(Path(staged))}, format = 'newline_delimited', columns = {{{columns}}})) "
-                f"TO {sql_text(Path(out))} (FORMAT parquet)"
+                f"COPY (SELECT * FROM read_json({sql_text(staged)}, format = 'newline_delimited', columns = {{{columns}}})) "
+                f"TO {sql_text(out)} (FORMAT parquet, KV_METADATA {{generator: '{mark}'}})"
             )
         finally:
             con.close()
-        os.replace(out, target)
+        return out.read_bytes()
     finally:
-        for leftover in (staged, out):
-            if os.path.exists(leftover):
-                os.unlink(leftover)
-    return target
+        shutil.rmtree(folder, ignore_errors=True)  # the folder made above, and only it

@@ -342,7 +342,7 @@ def _profile_file(ctx: Context, data: dict[str, Any]) -> None:
     if ctx.bad:  # the schema already said what is wrong
         return
     try:
-        profile = RatingProfile.from_block(data, "the profile")
+        profile = RatingProfile.from_block(data, "")
     except ProfileError as exc:
         ctx.add((), "NM317", str(exc))
         return

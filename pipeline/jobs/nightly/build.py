@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pipeline.atomic import write_atomic
+from pipeline.atomic import write_guarded
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.errors import NumberMatchError
 from pipeline.formats.curves import Curve, curve_params, shape_text
@@ -189,7 +189,7 @@ def build_night(
     problems = _validate_files([bundle_path])
     if problems:
         raise NightlyError("write", f"the bundle fails validation: {first_problem(problems)}")
-    write_atomic(
+    write_guarded(
         staging / REPORT_FILE,
         render_report(options, stats, assembly, len(valid), drawn_ids, drawn.aside),
     )
@@ -197,7 +197,7 @@ def build_night(
         _stage_stock_move(options, staging, assembly, drawn, shelf)
     else:
         _write_pool(staging, assembly)
-    write_atomic(staging / REPORT_HTML, render_report_html(doc))
+    write_guarded(staging / REPORT_HTML, render_report_html(doc), kinds=("html",))
     unused = (
         f"{len([p for p in assembly.unused if p.id not in drawn_ids])} unused new puzzles for the stock"
         if options.stock
@@ -211,7 +211,7 @@ def build_night(
     )
     total = sum(seconds.values())
     lines.append(f"total: {total:.1f} s")
-    write_atomic(
+    write_guarded(
         staging / LOG_FILE,
         "".join(
             f"{line}\n" for line in [f"nightly {options.date_text} seed {options.seed}"] + lines
