@@ -623,6 +623,31 @@ def test_the_fast_and_the_line_reader_agree(
     )
 
 
+def test_a_list_or_an_object_is_a_bad_field_on_both_readers(
+    catalogue: Any, simulated: Path, tmp_path: Path
+) -> None:
+    """DuckDB's JSON reader, asked for text, gave a list `"player": [1]` as the text "[1]" (a
+    valid player): a list or an object where a value belongs is a bad field on the fast path
+    too, as on the line path (the fuzz test found it)."""
+    from pipeline.telemetry.records import read_telemetry
+
+    lines = simulated.read_text().splitlines()[:100]
+    first = json.loads(lines[0])
+    assert "player" in first and "client" in first
+    lines[10] = lines[10].replace('"player":', '"player":[1],"was":', 1)
+    lines[20] = lines[20].replace('"client":', '"client":{"a":1},"was":', 1)
+    lines[30] = lines[30].replace('"player":', '"player":"[1]","was":', 1)  # a string: fine
+    dense, loose = tmp_path / "dense.jsonl", tmp_path / "loose.jsonl"
+    dense.write_text("\n".join(lines) + "\n")
+    loose.write_text("\n".join(lines) + "\n\n")
+    for path in (dense, loose):
+        bad = [
+            (x.kind, x.count, [p.split(":")[-1] for p in x.first])
+            for x in read_telemetry([path], catalogue).bad
+        ]
+        assert bad == [("bad-field", 2, ["11", "21"])], path.name
+
+
 def test_observed_html_says_what_its_charts_draw_and_json_gives_points_as_the_text(
     catalogue: Any, simulated: Path
 ) -> None:
@@ -679,6 +704,8 @@ def test_calibrate_json_is_one_summary_object_in_points(simulated: Path, tmp_pat
     assert data["out"] == str(out) and out.is_file() and data["profile"]["name"] == "casual"
     assert f"fitted MAE {data['heldout']['fitted']['mae']:.1f} points" in text
     assert abs(sum(data["weights"].values()) - 1) < 1e-3
+
+
 # --- hostile input: outputs, names, integers, the record limit, messages --------------------------
 
 

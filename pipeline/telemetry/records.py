@@ -330,8 +330,13 @@ def _fast_json_source(src: int, path: Path) -> str:
     path): every field as text, a record's position as its line (only used when the file has no
     blank line). It refuses a file with a line that is not a JSON object, or too long; then the
     line path reads it and says where."""
-    cols = ", ".join(f"'{f}': 'VARCHAR'" for f in FIELDS)
-    quoted = ", ".join(f'"{f}"' for f in FIELDS)
+    cols = ", ".join(f"'{f}': 'JSON'" for f in FIELDS)
+    # read as JSON, not VARCHAR: as text a list or an object would pass for the string "[1]"
+    quoted = ", ".join(
+        f"CASE WHEN json_type(\"{f}\") IN ('OBJECT', 'ARRAY') THEN '!' "
+        f'ELSE json_extract_string("{f}", \'$\') END AS "{f}"'
+        for f in FIELDS
+    )
     return (
         f"SELECT {src} AS src, row_number() OVER () AS line, true AS ok, {quoted} "
         f"FROM read_json({sql_text(path)}, format = 'newline_delimited', columns = {{{cols}}}, "
