@@ -75,7 +75,7 @@ docs-images: $(STAMP)
 # (NM_FUZZ_EXAMPLES random requests), and writers racing on one bundle (NM_WRITER_TRIALS trials); prints counts.
 fuzz: $(STAMP)
 	NM_FUZZ_EXAMPLES=$${NM_FUZZ_EXAMPLES:-500} NM_WRITER_TRIALS=$${NM_WRITER_TRIALS:-100} \
-		$(BIN)/python -m pytest tests/test_fuzz.py tests/test_fuzz_studio.py tests/test_fuzz_writers.py -q -s
+		$(BIN)/python -m pytest tests/test_fuzz.py tests/test_fuzz_studio.py tests/test_fuzz_writers.py tests/test_fuzz_telemetry.py -q -s
 
 # Rewrite the schema text generated from code (the tier boundaries from pipeline/rating/tiers.py).
 schemas: $(STAMP)
