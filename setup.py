@@ -39,7 +39,7 @@ setup(
         Extension(
             "pipeline.engine._core",
             sources=["pipeline/engine/_core.c"],
-            extra_compile_args=["-O2"],
+            extra_compile_args=["-O3"],
             optional=True,
         )
     ],

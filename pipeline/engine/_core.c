@@ -386,7 +386,23 @@ remove_in_place(unsigned char *cells, Py_ssize_t *n, Py_ssize_t i, Py_ssize_t j)
     return gone;
 }
 
-/* players._opened_across for one gap x: the pairs seeing across x (cells a < b) into out. */
+/* The first active cell from x (exclusive) stepping by `step` at most `room` times while on the
+ * board (0 <= cell < n), or -1. */
+static inline Py_ssize_t
+first_on(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Py_ssize_t step, int room)
+{
+    for (int s = 0; s < room; s++) {
+        x += step;
+        if (x < 0 || x >= n)
+            return -1;
+        if (cells[x])
+            return x;
+    }
+    return -1;
+}
+
+/* players._opened_across for one gap x: the pairs seeing across x (cells a < b) into out:
+ * along reading order, the column and both diagonals, the nearest active cells either side. */
 static int
 opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out)
 {
@@ -405,38 +421,20 @@ opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out
         }
     }
     int col = (int)(x % WIDTH);
-    /* (back step, back room, forward step, forward room): column, down-right, down-left */
-    const int back_step[3] = {WIDTH, WIDTH + 1, WIDTH - 1};
-    const int back_room[3] = {1 << 30, col, WIDTH - 1 - col};
-    const int fwd_step[3] = {WIDTH, WIDTH + 1, WIDTH - 1};
-    const int fwd_room[3] = {1 << 30, WIDTH - 1 - col, col};
+    int rows = (int)(n / WIDTH) + 1;
+    /* the column, the down-right diagonal (up-left behind), the down-left one (up-right behind) */
+    const Py_ssize_t step[3] = {WIDTH, WIDTH + 1, WIDTH - 1};
+    const int back_room[3] = {rows, col, WIDTH - 1 - col};
+    const int fwd_room[3] = {rows, WIDTH - 1 - col, col};
     for (int line = 0; line < 3; line++) {
-        Py_ssize_t p = x;
-        int found = 0;
-        for (int s = 0; s < back_room[line]; s++) {
-            p -= back_step[line];
-            if (p < 0)
-                break;
-            if (cells[p]) {
-                found = 1;
-                break;
-            }
-        }
-        if (!found)
+        Py_ssize_t p = first_on(cells, n, x, -step[line], back_room[line]);
+        if (p < 0)
             continue;
-        Py_ssize_t q = x;
-        for (int s = 0; s < fwd_room[line]; s++) {
-            q += fwd_step[line];
-            if (q >= n)
-                break;
-            if (cells[q]) {
-                if (CLASS[cells[p]] == CLASS[cells[q]]) {
-                    out[m].a = (int)p;
-                    out[m].b = (int)q;
-                    m++;
-                }
-                break;
-            }
+        Py_ssize_t q = first_on(cells, n, x, step[line], fwd_room[line]);
+        if (q >= 0 && CLASS[cells[p]] == CLASS[cells[q]]) {
+            out[m].a = (int)p;
+            out[m].b = (int)q;
+            m++;
         }
     }
     return m;
