@@ -1034,7 +1034,7 @@ typedef struct {
     Pair *gpairs;
     Py_ssize_t gpcap;
     Pair *start_pairs; /* the start board's pairs, scanned once a batch */
-    Py_ssize_t start_np;
+    Py_ssize_t start_np, start_pcap;
     int *rec; /* a recorded game's pair counts */
     Py_ssize_t rcap;
 } Work;
@@ -1391,23 +1391,37 @@ core_play(PyObject *Py_UNUSED(mod), PyObject *args)
         return NULL;
     MTObject *rng = (MTObject *)rngobj;
     PlayerState ps = {kind, param, 0, 0};
-    Work w;
-    memset(&w, 0, sizeof w);
-    Board bd;
-    memset(&bd, 0, sizeof bd);
-    Bytes path = {NULL, 0, 0};
-    PyObject *out = NULL;
-    w.start_pairs = PyMem_Malloc((size_t)(4 * view.len + 4) * sizeof(Pair));
-    if (w.start_pairs == NULL) {
-        PyErr_NoMemory();
-        goto done;
+    /* The buffers stay between calls (the screen plays one game a call); a call made while
+     * another runs (a finalizer during an allocation) gets buffers of its own. */
+    static Work kept_w;
+    static Board kept_bd;
+    static Bytes kept_path;
+    static int busy = 0;
+    Work own_w;
+    Board own_bd;
+    Bytes own_path = {NULL, 0, 0};
+    int mine = busy;
+    Work *w = &kept_w;
+    Board *bd = &kept_bd;
+    Bytes *path = &kept_path;
+    if (mine) {
+        memset(&own_w, 0, sizeof own_w);
+        memset(&own_bd, 0, sizeof own_bd);
+        w = &own_w;
+        bd = &own_bd;
+        path = &own_path;
     }
-    w.start_np = scan(view.buf, view.len, w.start_pairs);
+    else
+        busy = 1;
+    PyObject *out = NULL;
+    if (ensure_pairs(&w->start_pairs, &w->start_pcap, 4 * view.len + 4) < 0)
+        goto done;
+    w->start_np = scan(view.buf, view.len, w->start_pairs);
     out = PyList_New(games);
     if (out == NULL)
         goto done;
     for (Py_ssize_t g = 0; g < games; g++) {
-        PyObject *r = play_one(&ps, &w, &bd, &view, adds, rng, record, max_moves, &path);
+        PyObject *r = play_one(&ps, w, bd, &view, adds, rng, record, max_moves, path);
         if (r == NULL) {
             Py_CLEAR(out);
             goto done;
@@ -1416,9 +1430,13 @@ core_play(PyObject *Py_UNUSED(mod), PyObject *args)
     }
 done:
     PyBuffer_Release(&view);
-    work_free(&w);
-    board_free(&bd);
-    PyMem_Free(path.buf);
+    if (mine) {
+        work_free(w);
+        board_free(bd);
+        PyMem_Free(path->buf);
+    }
+    else
+        busy = 0;
     return out;
 }
 

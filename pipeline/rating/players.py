@@ -770,6 +770,9 @@ class Games:
     played: list[Playout] = field(default_factory=list)
     _random: Random = field(init=False, repr=False, compare=False)
     _mt: object | None = field(init=False, default=None, repr=False, compare=False)
+    _kind: tuple[int, int] | bool | None = field(
+        init=False, default=False, repr=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         self._random = Random(f"{self.seed}:{self.player.name}")
@@ -801,8 +804,12 @@ class Games:
     def _more(self, count: int) -> None:
         """Play `count` more games: one batch in the compiled core when it can play them (and no
         one has swapped `play` for another, as the reference players do), else one by one."""
-        kind = _compiled(self.player, self.ruleset, self.cells, self.adds, MAX_PLAYER_MOVES)
-        if kind is None or core is None or play is not _PLAY:
+        if self._kind is False:  # worked out once: the fields it reads do not change
+            self._kind = _compiled(
+                self.player, self.ruleset, self.cells, self.adds, MAX_PLAYER_MOVES
+            )
+        kind = self._kind
+        if not isinstance(kind, tuple) or core is None or play is not _PLAY:
             rng = self.rng
             for _ in range(count):
                 self.played.append(
