@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 install: $(STAMP)
 
 # pip shows what it fetches and installs (no --quiet: the first install takes about a minute)
-$(STAMP): pyproject.toml pipeline/__init__.py
+$(STAMP): pyproject.toml setup.py pipeline/__init__.py pipeline/engine/_core.c
 	$(PYTHON) -m venv $(VENV)
 	@echo "make: installing numbermatch and its test tools into $(VENV)/ (pip lists each package)"
 	$(BIN)/python -m pip install --upgrade --progress-bar on pip
