@@ -73,6 +73,7 @@ KEEPALIVE_TIMEOUT_S = 5
 MAX_PATH_CHARS = 1000
 MAX_NAME_BYTES = 255
 MAX_DRAFT_EDITS = 500
+MAX_BANNER_CHARS = 4000  # a message shown on a page (a Save's lines), from its address
 MAX_STUDIO_MOVES = 1000  # far more than a 36-cell board with a few adds can take
 # A stock night's swap candidates in the studio, per tier its Stages target: the nearest to
 # their targets (`stock.night.draw`); a stock of 100,000 puzzles is never validated on a page.
@@ -252,6 +253,11 @@ LIMITS: tuple[Limit, ...] = (
         "studio: a path in a request (characters / bytes per name)",
         ("MAX_PATH_CHARS", "MAX_NAME_BYTES"),
         "403, one line (on the command line a name over 255 bytes is one line from the file system)",
+    ),
+    Limit(
+        "studio: a message a page shows (a Save's lines)",
+        ("MAX_BANNER_CHARS",),
+        "the rest is cut",
     ),
     Limit(
         "studio: edits in a draft / moves in a game's address",

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from pipeline.cli.assemble_cmds import parse_pin
+from pipeline.formats.curation import Curation, CurationError
 from pipeline.formats.slot import Slot, SlotError
 from pipeline.formats.source import SourceError, resolve
-from pipeline.jobs.curation import Curation, CurationError
 
 
 @pytest.mark.parametrize("text", ["L3.S2", "l3.s2", "3.2", " L3.S2 ", "L3.2", "3.S2"])

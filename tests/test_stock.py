@@ -691,8 +691,8 @@ def test_swap_from_the_stock_never_loses_the_old_puzzle_and_waits_for_no_lock(
     """The old puzzle is in the stock before the bundle is written: a swap killed after the write
     leaves both puzzles somewhere (NM321 names the one in two places), never one in neither; a
     swap while the nights' folder is locked (a night running) is refused with nothing written."""
+    from pipeline.jobs import curate as stock_swap
     from pipeline.jobs.publish import locked
-    from pipeline.stock import swap as stock_swap
 
     out = tmp_path / "out"
     shutil.copytree(two_nights[0], out)

@@ -27,7 +27,7 @@ from pipeline.engine.moves import Move
 from pipeline.solver import SOLVED, UNSOLVABLE, solve
 from pipeline.studio import game
 from pipeline.studio.app import create_app
-from pipeline.studio.curate import Draft, DraftError
+from pipeline.studio.draft import Draft, DraftError
 from pipeline.studio.paths import PathRefused, inside
 from tests.conftest import studio_post
 
@@ -303,7 +303,7 @@ def test_the_swap_page_offers_swaps_own_choice_without_reading_the_bundle_twice(
         assert chosen == expected, at  # one choice, shared
         with monkeypatch.context() as m:  # the studio asks the pure choice, never swap_stage
             m.setattr(
-                "pipeline.studio.curate.swap_stage",
+                "pipeline.jobs.curate.swap_stage",
                 lambda *a, **k: pytest.fail("the studio called swap_stage"),
             )
             page = client.get("/swap", params={"path": BUNDLE, "at": at}).text

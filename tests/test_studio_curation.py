@@ -18,7 +18,7 @@ pytest.importorskip(
 
 from starlette.testclient import TestClient
 
-from pipeline.jobs.curation import Curation, CurationError, read_curation
+from pipeline.formats.curation import Curation, CurationError, read_curation
 from pipeline.studio.library import content_hash
 from tests.conftest import studio_post
 from tests.helpers import run
@@ -165,7 +165,7 @@ def test_after_a_studio_save_report_html_is_current_and_report_md_marked_stale(
 def test_a_save_racing_another_writer_never_reports_success_for_a_lost_edit(
     client: TestClient, night_copy: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pipeline.studio import curate
+    from pipeline.jobs import curate
 
     real = curate.swap_stage
     bundle = night_copy / BUNDLE
@@ -175,7 +175,7 @@ def test_a_save_racing_another_writer_never_reports_success_for_a_lost_edit(
         bundle.write_bytes(bundle.read_bytes() + b"# another writer's edit\n")  # e.g. a CLI swap
         return result
 
-    monkeypatch.setattr(curate, "swap_stage", then_someone_writes)  # where the studio binds it
+    monkeypatch.setattr(curate, "swap_stage", then_someone_writes)  # where a Save binds it
     new = next(p.stem for p in pool_files(night_copy) if p.stem not in stage_ids(night_copy))
     r = save(client, night_copy, f"s:1.1={new}")
     assert r.status_code == 400 and "changed on disk" in r.text
@@ -322,3 +322,25 @@ def test_a_report_that_cannot_be_written_does_not_turn_a_done_save_into_a_refusa
     assert r.status_code == 303 and stage_ids(night_copy)[1] == new
     page = client.get(r.headers["location"]).text
     assert "reports not refreshed" in page and str(night_copy) not in page
+
+
+def test_after_a_save_the_whole_message_shows_and_the_draft_box_says_what_is_saved(
+    client: TestClient, night_copy: Path
+) -> None:
+    """The banner after a Save carries every line (it was cut at 300 characters, in the middle of
+    "report.md marked stale"), and the pins and excludes just written are listed as kept in the
+    curation file, not under "Nothing is written until you save" as if still to do."""
+    ids = stage_ids(night_copy)
+    spare = [p.stem for p in pool_files(night_copy) if p.stem not in ids]
+    r = save(client, night_copy, f"s:1.1={spare[0]};s:1.3={spare[1]};p:1.2;x:{spare[2]}")
+    assert r.status_code == 303, r.text
+    page = client.get(r.headers["location"]).text
+    assert len(r.headers["location"]) > 300
+    assert (
+        "report.md marked stale (it describes the night as generated; report.html is current)"
+        in page
+    )
+    assert "No unsaved changes" in page
+    assert "pin L1.S2 (saved in bundle.curation.txt)" in page
+    assert f"exclude {spare[2]} (saved in bundle.curation.txt)" in page
+    assert 'id="save" disabled' in page

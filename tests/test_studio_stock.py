@@ -154,8 +154,8 @@ def test_a_puzzle_another_bundle_took_meanwhile_is_not_shipped_twice(
 ) -> None:
     """The Save's last check under the nights' lock: the taken puzzle is still in the stock and
     no other bundle ships it (a `numbermatch swap` elsewhere may have taken it since)."""
+    from pipeline.jobs import curate
     from pipeline.jobs.swap import SwapError, swap_stage
-    from pipeline.studio.curate import _commit_stock
 
     new = stock(root)[offered(client, "1.1")[0]]
     other = root / "2026-01-03"
@@ -169,7 +169,7 @@ def test_a_puzzle_another_bundle_took_meanwhile_is_not_shipped_twice(
         SwapError,
         match=rf"{new.id} \(or a relabelled copy\) is already shipped at 2026-01-03/bundle.yaml:L1.S1",
     ):
-        _commit_stock(result, root, content_hash(before))
+        curate.commit(curate.Source(curate.STOCK, root), result, content_hash(before))
     assert (
         bundle.read_bytes() == before
         and {p: p.read_bytes() for p in (root / "stock").rglob("*.yaml")} == files

@@ -1,9 +1,11 @@
 """The validator is never fooled: floats as integers, octal and tagged YAML, huge integers,
-duplicate puzzles, metrics that do not add up. (How `assemble` reads the same YAML is in
-test_assembler.py; the schema's patterns in test_validator_schema.py.)"""
+duplicate puzzles, metrics that do not add up; and no module reads YAML around the one loader.
+(How `assemble` reads the same YAML is in test_assembler.py; the schema's patterns in
+test_validator_schema.py.)"""
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,8 @@ import yaml
 from pipeline.formats.puzzle import puzzle_id
 from pipeline.validator import validate_paths, validate_texts
 from tests.helpers import codes, edited
+
+ROOT = Path(__file__).resolve().parent.parent
 
 VALID = Path(__file__).parent / "fixtures" / "validator" / "valid"
 PUZZLE = (VALID / "puzzle.yaml").read_text(encoding="utf-8")
@@ -122,3 +126,61 @@ def test_huge_integers_are_one_problem_each() -> None:
     assert "NM112" in codes(edited(PUZZLE, "seed: 7", "seed: " + "9" * 5000))
     assert "NM112" in codes(edited(PUZZLE, "seed: 7", "seed: 0x" + "f" * 5000))
     assert "NM305" in codes(edited(PUZZLE, "- 0,4-1,4", "- " + "1" * 5000 + ",4-1,4"))
+
+
+# --- the one YAML reader -------------------------------------------------------------------
+
+# Modules that parse YAML without `pipeline.formats.loader`, and why that is no level-file read
+# the loader should make (anything else found by the scan below fails the test).
+YAML_READS_ALLOWED = {
+    "pipeline/formats/loader.py": "the loader itself",
+    "pipeline/formats/index.py": "the level index's bulk scan (a hint of what a file holds: every"
+    " file it lists is read by the loader when used, and `validate` refuses duplicate keys)",
+    "pipeline/formats/curves.py": "the built-in curves, package data, not a level file",
+    "pipeline/telemetry/rescore.py": "the round-trip check of its own edit against its own dump",
+    "pipeline/bench/bench_validator.py": "the baseline: a plain C-loader read of the same files",
+    "pipeline/bench/bench_stock.py": "the baseline: a plain C-loader read of the same files",
+    "pipeline/bench/bench_studio.py": "reads the bench's own night to pick its requests",
+}
+_YAML_READERS = {"load", "safe_load", "full_load", "unsafe_load", "load_all", "safe_load_all"}
+_YAML_READERS |= {"compose", "compose_all", "parse", "scan"}
+
+
+def yaml_reads(source: str) -> list[int]:
+    """Lines of `source` that parse YAML: a call of yaml's readers, or a yaml Loader named."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            owner = node.func.value
+            if (
+                isinstance(owner, ast.Name)
+                and owner.id == "yaml"
+                and node.func.attr in _YAML_READERS
+            ):
+                found.append(node.lineno)
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and (node.module or "").startswith("yaml")
+            and any(a.name.endswith("Loader") or a.name in _YAML_READERS for a in node.names)
+        ):
+            found.append(node.lineno)
+    return found
+
+
+def test_every_yaml_read_goes_through_the_loader() -> None:
+    """formats/loader.py is the one reader of level files (a size cap, duplicate keys refused,
+    numbers as every YAML reader reads them): no other module parses YAML unless it says why."""
+    found = []
+    for path in sorted((ROOT / "pipeline").rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel not in YAML_READS_ALLOWED:
+            found += [f"{rel}:{line}" for line in yaml_reads(path.read_text(encoding="utf-8"))]
+    assert found == [], "read YAML through pipeline.formats.loader: " + ", ".join(found)
+
+
+def test_the_scan_sees_yaml_reads() -> None:
+    source = (
+        "import yaml\nfrom yaml import CSafeLoader as L\nyaml.load(t, Loader=L)\n"
+        "yaml.safe_dump(x)\nyaml.safe_load(t)\n"
+    )
+    assert yaml_reads(source) == [2, 3, 5]

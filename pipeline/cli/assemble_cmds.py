@@ -72,6 +72,7 @@ def assemble(
     # start-up time: the assembler (networkx), the loaders and the validator load when assembling, not for --help
     from pipeline.atomic import write_guarded
     from pipeline.formats.bundle import Bundle
+    from pipeline.formats.curation import read_curation
     from pipeline.formats.curves import curve_params
     from pipeline.jobs.assembler import assemble as assemble_puzzles
     from pipeline.jobs.bundle import (
@@ -80,7 +81,7 @@ def assemble(
         bundle_text,
         default_bundle_id,
     )
-    from pipeline.jobs.curation import read_curation
+    from pipeline.jobs.curate import constraints
     from pipeline.jobs.curve_specs import load_curve
     from pipeline.jobs.inputs import load_puzzles
     from pipeline.validator import validate_texts
@@ -96,11 +97,9 @@ def assemble(
         pins = dict(parse_pin(text) for text in pin or [])
         if len(pins) != len(pin or []):
             fail("--pin names the same stage twice")
-        excluded = list(exclude or ())
-        if curation is not None:
-            saved = read_curation(curation)
-            pins = {**dict(saved.pins), **pins}  # a --pin given here wins over the file's
-            excluded += [pid for pid in saved.excludes if pid not in excluded]
+        # a --pin given here wins over the curation file's for the same Stage
+        kept = read_curation(curation) if curation is not None else None
+        pins, excluded = constraints(pins, exclude or (), kept)
         pool = [p.under(profile) for p in load_puzzles(puzzles)]
         result = assemble_puzzles(
             pool,

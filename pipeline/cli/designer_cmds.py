@@ -3,7 +3,6 @@ and pictures of boards."""
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 from pathlib import Path
@@ -27,6 +26,7 @@ from pipeline.engine.moves import Move
 from pipeline.errors import NumberMatchError, os_message
 from pipeline.formats.night import POOL_DIR
 from pipeline.formats.slot import Slot, SlotError
+from pipeline.formats.stock_layout import STOCK_DIR
 from pipeline.limits import MAX_ADDS
 from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
 
@@ -231,13 +231,7 @@ def swap(
 ) -> None:
     """Replace one Stage of a bundle by a pool puzzle; every other Stage stays byte-identical."""
     # start-up time: the loaders, the validator and the stock load when swapping, not for --help
-    from pipeline.formats.loader import load_text
-    from pipeline.jobs.inputs import load_puzzles
-    from pipeline.jobs.publish import locked
-    from pipeline.jobs.report_html import refresh_reports
-    from pipeline.jobs.swap import commit_swap, swap_stage
-    from pipeline.stock.store import nights_folder, shipped_places
-    from pipeline.stock.swap import commit_from_stock
+    from pipeline.jobs import curate
 
     try:
         slot = Slot.parse(stage)
@@ -247,87 +241,36 @@ def swap(
     profile = read_profile_option(profile_file)
     if not bundle.is_file():
         fail(f"{bundle}: no such file")
-    places = list(pool or [])
-    nights = nights_folder(
-        bundle
-    )  # the nights' output folder: its stock, and every bundle it ships
-    stock = None
-    if not places:
-        default = bundle.parent / POOL_DIR
-        if default.is_dir():
-            places = [default]
-        elif (nights / "stock").is_dir():
-            stock = nights / "stock"
-            places = [stock]
-        else:
-            fail(
-                f"--pool PATH is needed: neither {default} nor {nights / 'stock'} exists (the nightly job writes them)"
-            )
-    # from the stock: hold the nights' lock (the nightly, the stock commands and the studio hold
-    # it) from the choice to the commit, so nothing else takes the same puzzle meanwhile
-    held = contextlib.ExitStack()
-    if stock is not None and not dry_run:
-        try:
-            held.enter_context(locked(nights))
-        except NumberMatchError:
-            fail(
-                f"{nights}: the stock is in use (a nightly run, a stock command or another swap holds it);"
-                " nothing written: swap again when it has finished"
-            )
-    with held:
-        try:
-            # never ship a puzzle (or a relabelled copy) twice: not from another bundle, nor this one
-            shipped, elsewhere = shipped_places(nights), shipped_places(nights, besides=bundle)
-            candidates = [p.under(profile) for p in load_puzzles(places)]
-            named = (
-                next((p for p in candidates if p.id == with_id), None)
-                if with_id is not None
-                else None
-            )
-            if named is None and with_id is not None:
-                _say_where_shipped(with_id, nights, bundle, "pool" if stock is None else "stock")
-            if named is not None and named.key in elsewhere:
-                fail(
-                    f"--with {with_id}: the puzzle or a relabelled copy is already shipped at {elsewhere[named.key]}"
-                )
-            # a named puzzle this bundle ships: swap_stage names it (the same id) or its validation does (NM321)
-            candidates = [p for p in candidates if p.key not in shipped or p is named]
-            result = swap_stage(
-                bundle,
-                level,
-                number,
-                candidates,
-                with_id=with_id,
-                write=False,
-                where="pool" if stock is None else "stock",
-            )
-            if dry_run:
-                kept = None
-            elif stock is not None:
-                # the stock gives the new one up and takes back the old one, in a safe order
-                kept = commit_from_stock(result, nights)
-            else:
-                # the bundle's own pool/ takes back what the swap took out, before the bundle is written
-                kept = commit_swap(result, None if pool else places[0])
-        except NumberMatchError as exc:
-            fail(error_text(exc))
-        except OSError as exc:
-            fail(f"cannot read {exc.filename or bundle}: {os_message(exc)}")
+    source = curate.open_source(bundle, pool or ())
+    if not source.kind:
+        fail(
+            f"--pool PATH is needed: neither {bundle.parent / POOL_DIR} nor {source.nights / STOCK_DIR} exists (the nightly job writes them)"
+        )
+    try:
+        result, kept = curate.swap(
+            source, bundle, level, number, with_id=with_id, dry_run=dry_run, profile=profile
+        )
+    except curate.StockBusy:
+        fail(
+            f"{source.nights}: the stock is in use (a nightly run, a stock command or another swap holds it);"
+            " nothing written: swap again when it has finished"
+        )
+    except NumberMatchError as exc:
+        fail(error_text(exc))
+    except OSError as exc:
+        fail(f"cannot read {exc.filename or bundle}: {os_message(exc)}")
     if not json_out:
         typer.echo(("(dry run) " if dry_run else "") + result.summary())
     if kept is not None and not json_out:
-        where = "back in the stock at" if stock is not None else "kept in"
+        where = "back in the stock at" if source.kind == curate.STOCK else "kept in"
         typer.echo(f"{result.old_id} {where} {kept} (swap it back with --with {result.old_id})")
     lines: list[str] = []
     if not dry_run:
-        # the night's reports follow the bundle (report.md, which holds the run's figures, is marked stale)
-        loaded = load_text(result.text, str(bundle))
+        # the night's reports follow the bundle (report.md, which holds the run's figures, is
+        # marked stale with the Stages changed, and unmarked when a swap back undoes them)
         try:
-            lines = refresh_reports(
-                bundle,
-                loaded.document.data if loaded.document else {},
-                f"L{level}.S{number} swapped",
-            )
+            before = result.base.text if result.base is not None else result.text
+            lines = curate.refresh_reports(bundle, result.text, before)
         except NumberMatchError as exc:
             fail(
                 f"the swap is saved, but the night's reports are not updated: {exc}; run"
@@ -353,30 +296,6 @@ def swap(
         return
     for line in lines:
         typer.echo(f"{bundle.parent / line}")
-
-
-def _say_where_shipped(pid: str, nights: Path, bundle: Path, source: str) -> None:
-    """`swap --with ID` of a puzzle that is not a candidate because a bundle ships it (this one
-    or another night's): say where, instead of only that the pool or stock lacks it."""
-    from pipeline.formats.index import LevelIndex  # start-up time: read when swapping
-
-    if not nights.is_dir():
-        return
-    with LevelIndex(nights) as index:
-        index.refresh()
-        hits = [e for e in index.entries("bundle") if e.id == pid]
-    mine = bundle.resolve()
-    for e in hits:
-        at = (nights / e.path).resolve()
-        if at == mine:
-            fail(
-                f"--with {pid}: already in this bundle at {e.place}; a bundle uses each puzzle once"
-            )
-    if hits:
-        fail(
-            f"--with {pid}: not in the {source}: it is shipped at {nights / hits[0].where}"
-            " (a puzzle ships once; pick another, or swap without --with)"
-        )
 
 
 @app.command()

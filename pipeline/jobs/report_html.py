@@ -14,7 +14,9 @@ number formatting, so the same bundle gives byte-identical HTML.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 from collections.abc import Mapping, Sequence
 from html import escape
 from pathlib import Path
@@ -374,13 +376,59 @@ def _points(
 
 
 STALE_MARK = "> **Stale:**"
+# the note's record of the night as generated, per Stage a digest of its puzzle (an HTML
+# comment: a Markdown reader shows none of it)
+_GENERATED = "<!-- as generated: "
 
 
-def refresh_reports(bundle: Path, doc: Mapping[str, Any], what: str) -> list[str]:
-    """After an edit of a night's bundle (`what`, e.g. "L1.S2 swapped"): re-render the night's
-    report.html from the bundle, and mark its report.md stale (it reports the nightly run's own
-    figures, which cannot be re-derived from the bundle). Only files that are already there are
-    touched; returns one line per file, naming it as `<folder>/<name>` relative to the bundle's."""
+def stage_digests(doc: Mapping[str, Any]) -> dict[str, str]:
+    """Stage (`L1.S2`) -> a short digest of its puzzle mapping, as the bundle `doc` holds them."""
+    try:
+        bundle = Bundle.from_dict(dict(doc), BUNDLE_FILE)
+    except (ValueError, TypeError, KeyError):
+        return {}
+    return {
+        str(s.slot): hashlib.sha256(
+            json.dumps(s.data.get("puzzle"), sort_keys=True, default=str).encode()
+        ).hexdigest()[:12]
+        for s in bundle.stages
+    }
+
+
+def stale_report(text: str, now: Mapping[str, str], before: Mapping[str, str]) -> str:
+    """report.md's text with its stale note as the bundle now is: naming every Stage whose
+    puzzle differs from the night as generated (recorded in the note when it was first made,
+    from `before`, the bundle before the first edit), or without a note once none does."""
+    head, sep, rest = text.partition("\n")
+    generated = dict(before)
+    if rest.startswith("\n" + STALE_MARK):
+        note, _, rest = rest[1:].partition("\n")
+        recorded = note.partition(_GENERATED)[2].partition(" -->")[0]
+        if not recorded:  # a note from before notes kept the night as generated: kept as it is
+            return text
+        generated = dict(item.split("=", 1) for item in recorded.split(";") if "=" in item)
+    changed = [at for at in now if generated.get(at) != now[at]]
+    changed += [at for at in generated if at not in now]
+    if not changed:
+        return head + sep + rest
+    kept = ";".join(f"{at}={digest}" for at, digest in generated.items())
+    note = (
+        f"\n{STALE_MARK} {BUNDLE_FILE} was edited after this report was written"
+        f" ({', '.join(changed)} swapped); the figures below describe the night as the nightly"
+        f" job made it. {REPORT_HTML} shows the bundle as it is now. {_GENERATED}{kept} -->\n"
+    )
+    return head + sep + note + rest
+
+
+def refresh_reports(
+    bundle: Path, doc: Mapping[str, Any], before: Mapping[str, Any] | None = None
+) -> list[str]:
+    """After an edit of a night's bundle (`doc` now; `before`, as it was before the edit):
+    re-render the night's report.html from the bundle, and mark its report.md stale (it reports
+    the nightly run's own figures, which cannot be re-derived from the bundle) naming the Stages
+    that differ from the night as generated, or unmark it when none does (a swap undone). Only
+    files that are already there are touched; returns one line per file, naming it as
+    `<folder>/<name>` relative to the bundle's."""
     if bundle.name != BUNDLE_FILE:
         return []
     lines = []
@@ -391,15 +439,14 @@ def refresh_reports(bundle: Path, doc: Mapping[str, Any], what: str) -> list[str
     md = bundle.with_name(REPORT_FILE)
     if md.is_file():
         base = snapshot(md)
-        text = base.text
-        if STALE_MARK not in text:
-            head, sep, rest = text.partition("\n")
-            note = (
-                f"\n{STALE_MARK} {BUNDLE_FILE} was edited after this report was written ({what}); the figures below"
-                f" describe the night as the nightly job made it. {REPORT_HTML} shows the bundle as it is now.\n"
+        now = stage_digests(doc)
+        text = stale_report(base.text, now, stage_digests(before) if before is not None else now)
+        if text != base.text:
+            write_guarded(md, text, base=base)
+        if STALE_MARK in text:
+            lines.append(
+                f"{REPORT_FILE} marked stale (it describes the night as generated; {REPORT_HTML} is current)"
             )
-            write_guarded(md, head + sep + note + rest, base=base)
-        lines.append(
-            f"{REPORT_FILE} marked stale (it describes the night as generated; {REPORT_HTML} is current)"
-        )
+        else:
+            lines.append(f"{REPORT_FILE} current again (the bundle is the night as generated)")
     return lines

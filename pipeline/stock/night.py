@@ -35,6 +35,7 @@ import yaml
 from pipeline.atomic import write_guarded
 from pipeline.formats.bundle import Bundle, BundleError
 from pipeline.formats.index import Candidate, Entry, LevelIndex
+from pipeline.formats.loader import load_file
 from pipeline.formats.night import (
     BUNDLE_FILE,
     STOCK_ADD,
@@ -268,9 +269,10 @@ def taken_back(folder: Path) -> list[Puzzle]:
     from its bundle); empty when it has no record or the bundle no longer holds them."""
     try:
         rows = json.loads((folder / STOCK_TAKEN).read_text(encoding="utf-8"))["taken"]
-        data = yaml.load(
-            (folder / BUNDLE_FILE).read_text(encoding="utf-8"), Loader=yaml.CSafeLoader
-        )
+        loaded = load_file(folder / BUNDLE_FILE)  # the one YAML loader: size cap, no duplicate keys
+        if loaded.document is None:
+            return []
+        data = loaded.document.data
         bundle = Bundle.from_dict(data, str(folder / BUNDLE_FILE))
     except (
         OSError,

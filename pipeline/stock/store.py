@@ -14,13 +14,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
 from pipeline.atomic import write_guarded
 from pipeline.engine.canonical import canonical_key
 from pipeline.errors import NumberMatchError
 from pipeline.formats.files import level_files
 from pipeline.formats.index import Entry, LevelIndex
+from pipeline.formats.loader import load_file
 from pipeline.formats.night import night_date
 from pipeline.formats.puzzle import Puzzle, dump_yaml
 from pipeline.formats.stock_layout import STOCK_DIR
@@ -97,11 +96,15 @@ def put(
 
 
 def read_puzzle(path: Path) -> Puzzle:
-    """A stock file's Puzzle (the caller validates it)."""
+    """A stock file's Puzzle, read by the one YAML loader (its size cap, duplicate keys refused);
+    the caller validates it."""
+    loaded = load_file(path)
+    if loaded.document is None:
+        problem = loaded.problems[0].message if loaded.problems else "no document"
+        raise StockError(f"{path}: cannot be read as a puzzle ({problem})")
     try:
-        data = yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader)
-        return Puzzle.from_dict(data)
-    except (OSError, UnicodeDecodeError, yaml.YAMLError, KeyError, TypeError, ValueError) as exc:
+        return Puzzle.from_dict(loaded.document.data)
+    except (KeyError, TypeError, ValueError) as exc:
         raise StockError(f"{path}: cannot be read as a puzzle ({type(exc).__name__})") from exc
 
 

@@ -44,21 +44,22 @@ from pipeline.engine.moves import ADD, Move
 from pipeline.engine.rulesets import SHIPPED, Ruleset, ruleset_for
 from pipeline.errors import IllegalMoveError, NumberMatchError
 from pipeline.formats.bundle import Bundle, Stage
+from pipeline.formats.curation import Curation, curation_beside, curation_path
 from pipeline.formats.difficulty import Difficulty
 from pipeline.formats.puzzle import BUNDLE_KIND, PUZZLE_KIND, Puzzle
 from pipeline.formats.slot import Slot
-from pipeline.jobs.curation import Curation, curation_beside, curation_path
+from pipeline.jobs import curate
 from pipeline.jobs.picture import board_svg
 from pipeline.jobs.report_html import FAVICON_SVG, curve_svg, tier_badge_css
 from pipeline.jobs.swap import candidate_order
+from pipeline.limits import MAX_BANNER_CHARS
 from pipeline.rating.explain import explain
 from pipeline.rating.profile import RatingProfile
 from pipeline.rating.tiers import tier_for
 from pipeline.solver import SOLVED, UNSOLVABLE
 from pipeline.solver.budgets import HINT_BUDGET_NODES
-from pipeline.stock.store import shipped_places
 from pipeline.studio import game
-from pipeline.studio.curate import (
+from pipeline.studio.draft import (
     Draft,
     DraftError,
     SaveStopped,
@@ -205,15 +206,8 @@ class Studio:
         refusals, and any puzzle whose canonical key (a relabelled copy included) a bundle under
         the studio's folder already ships (NM321; `stock.store`)."""
         found = self.library.offers(path, bundle)
-        shipped = shipped_places(self.root)
-        repeats = [
-            f"{name}: NM321: {p.id} (or a relabelled copy) is already shipped at"
-            f" {Path(shipped[p.key]).relative_to(self.root).as_posix()}"
-            for name, p in found.accepted
-            if p.key in shipped
-        ]
-        accepted = tuple((name, p) for name, p in found.accepted if p.key not in shipped)
-        return Offers(found.source, found.folder, accepted, found.refused + tuple(repeats))
+        accepted, repeats = curate.shipped_repeats(self.root, found.accepted)
+        return Offers(found.source, found.folder, tuple(accepted), found.refused + tuple(repeats))
 
     # -- pages -----------------------------------------------------------------------------
     def index(self, request: Request) -> Response:
@@ -255,8 +249,10 @@ class Studio:
             pool_size=len(pool),
             changes=changes,
             curation_name=curation_path(path).name,
+            saved_pins={f"{lv}.{st}" for (lv, st), _ in saved.pins},
+            saved_excludes=set(saved.excludes),
             source=offers.source,
-            message=request.query_params.get("msg", "")[:300],
+            message=request.query_params.get("msg", "")[:MAX_BANNER_CHARS],
             pool_rel=_pool_rel(self.root, offers),
         )
 

@@ -18,32 +18,29 @@ that Stage's text changes, the whole bundle is validated first, the old puzzle g
 night's pool, or to the stock it came from, before the bundle is written, so the swap can be
 undone and a failure leaves it in one place; a puzzle taken from the stock then leaves it, all
 under the nights' folder lock the nightly holds), the night's report.html is re-rendered and report.md
-marked stale. Pins and excludes are kept in the bundle's curation file (`pipeline.jobs.curation`),
+marked stale. Pins and excludes are kept in the bundle's curation file (`pipeline.formats.curation`),
 which the bundle page opens with and `assemble --curation` reads. A refused Save keeps the draft.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pipeline.atomic import snapshot, write_guarded
 from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle
+from pipeline.formats.curation import PUZZLE_ID, Curation, curation_path
 from pipeline.formats.night import REPORT_FILE, REPORT_HTML
 from pipeline.formats.puzzle import Puzzle
 from pipeline.formats.slot import Slot, SlotError
-from pipeline.jobs.curation import PUZZLE_ID, Curation, curation_path
-from pipeline.jobs.publish import PublishError, locked
-from pipeline.jobs.report_html import refresh_reports
-from pipeline.jobs.swap import SwapError, choose_replacement, commit_swap, swap_stage
+from pipeline.jobs import curate
+from pipeline.jobs.swap import SwapError, choose_replacement
 from pipeline.limits import MAX_DRAFT_EDITS
-from pipeline.stock.swap import commit_from_stock
+from pipeline.stock.store import nights_folder
 from pipeline.studio.library import (
     SUFFIXES,
     LibraryError,
@@ -195,10 +192,11 @@ class SaveStopped(DraftError):
 def save(
     bundle: Path, rel: str, base: str, draft: Draft, offers: Offers, saved: Curation, root: Path
 ) -> Saved:
-    """Make the draft's swaps one by one with `swap`'s own implementation from the candidates
-    `offers` (the old puzzle goes back to the pool or the stock first, the whole bundle is
-    validated before each write, a stock puzzle taken leaves the stock), then keep its pins
-    and excludes in the bundle's curation file. Refuses (StaleSave, nothing written) when the
+    """Make the draft's swaps one by one through the curating module (`pipeline.jobs.curate`,
+    as `swap` makes them: the old puzzle back to the pool or the stock first, the whole bundle
+    validated before each write, a stock puzzle taken leaving the stock, under the nights'
+    lock), from the candidates `offers`, then keep its pins and excludes in the bundle's
+    curation file and refresh the night's reports. Refuses (StaleSave, nothing written) when the
     bundle is not the one the draft was based on; a refusal after some swaps raises SaveStopped
     with what was saved and the draft left. Messages name the bundle as `rel` only. Nothing is
     written outside the studio's folder `root`: a pool, curation file or report that links out
@@ -208,75 +206,77 @@ def save(
     )  # first: a Save naming report.md or a puzzle file says so, not "changed"
     if not draft.swaps and curation_of(draft, ids) == saved:
         raise DraftError("nothing to save: the draft changes nothing")
-    folder = offers.folder if offers.folder is not None and within(root, offers.folder) else None
-    pool_dir = (
-        folder if offers.source == "pool" else None
-    )  # none, or linking out of PATH: the old puzzle stays out
-    stock = (
-        folder if offers.source == "stock" else None
-    )  # the nights' folder whose stock/ offered them
-    where = offers.source or "pool"
+    source = _source(bundle, offers, root)
     by_id = {p.id: p for p in offers.puzzles}
     lines: list[str] = []
-    with _SAVE_LOCK, _stock_locked(stock if draft.swaps else None):
-        current = content_hash(bundle.read_bytes())
-        if current != base:
-            raise StaleSave(
-                f"{rel} changed on disk since you opened it; nothing was written."
-                " Reopen the bundle to see the new file, then make your changes again"
-            )
-        done: list[str] = []
-        try:
-            for at, pid in draft.swaps:
-                name = stage_name(at)
-                if at in draft.pins:
-                    raise DraftError(f"{name} is pinned and cannot be swapped")
-                if pid not in by_id:
-                    raise DraftError(
-                        f"{name}: puzzle {pid} is not in the {where} (or the validator refuses its file)"
-                    )
-                level, stage = split_at(at)
-                try:
-                    result = swap_stage(
-                        bundle, level, stage, [by_id[pid]], with_id=pid, write=False
-                    )
-                    kept = (
-                        _commit(result, pool_dir, current)
-                        if stock is None
-                        else _commit_stock(result, stock, current)
-                    )
-                except SwapError as exc:
-                    raise DraftError(f"{name}: {_plain(str(exc), bundle, rel)}") from exc
-                current = content_hash(result.text.encode("utf-8"))
-                done.append(at)
-                back = f"; {result.old_id} back in the {where}" if kept else ""
-                lines.append(f"{name}: {result.old_id} -> {pid}{back}")
-            wanted = curation_of(draft, bundle_ids(bundle, rel))
-            if wanted != saved:
-                if not within(root, curation_path(bundle)):
-                    raise DraftError(
-                        f"pins and excludes not kept: {curation_path(Path(rel)).as_posix()} links outside the studio folder"
-                    )
-                try:
-                    _write_curation(curation_path(bundle), wanted, bundle.name)
-                except NumberMatchError as exc:  # WriteRefused: a read-only folder or file, a link
-                    raise DraftError(
-                        f"pins and excludes not kept: {_plain(str(exc), bundle, rel)}"
-                    ) from exc
-                lines.append(
-                    f"pins and excludes kept in {Path(rel).with_name(curation_path(bundle).name).as_posix()}"
+    try:
+        held = curate.held(source, writing=bool(draft.swaps))
+        with _SAVE_LOCK, held:
+            original = bundle.read_bytes()
+            current = content_hash(original)
+            if current != base:
+                raise StaleSave(
+                    f"{rel} changed on disk since you opened it; nothing was written."
+                    " Reopen the bundle to see the new file, then make your changes again"
                 )
-        except DraftError as exc:
-            if not done:
-                raise
-            lines += _reports(bundle, done, root)
-            left = Draft(
-                tuple((a, p) for a, p in draft.swaps if a not in done), draft.pins, draft.excludes
-            )
-            raise SaveStopped(
-                f"{exc} (saved before it: {'; '.join(lines)})", Saved(current, tuple(lines), left)
-            ) from exc
-        lines += _reports(bundle, done, root)
+            done: list[str] = []
+            try:
+                for at, pid in draft.swaps:
+                    name = stage_name(at)
+                    if at in draft.pins:
+                        raise DraftError(f"{name} is pinned and cannot be swapped")
+                    if pid not in by_id:
+                        raise DraftError(
+                            f"{name}: puzzle {pid} is not in the {source.where} (or the validator refuses its file)"
+                        )
+                    level, stage = split_at(at)
+                    try:
+                        result, kept = curate.swap_in(
+                            source, bundle, level, stage, by_id[pid], expected=current
+                        )
+                    except SwapError as exc:
+                        raise DraftError(f"{name}: {_plain(str(exc), bundle, rel)}") from exc
+                    current = content_hash(result.text.encode("utf-8"))
+                    done.append(at)
+                    back = f"; {result.old_id} back in the {source.where}" if kept else ""
+                    lines.append(f"{name}: {result.old_id} -> {pid}{back}")
+                wanted = curation_of(draft, bundle_ids(bundle, rel))
+                if wanted != saved:
+                    if not within(root, curation_path(bundle)):
+                        raise DraftError(
+                            f"pins and excludes not kept: {curation_path(Path(rel)).as_posix()} links outside the studio folder"
+                        )
+                    try:
+                        curate.keep_curation(bundle, wanted)
+                    except (
+                        NumberMatchError
+                    ) as exc:  # WriteRefused: a read-only folder or file, a link
+                        raise DraftError(
+                            f"pins and excludes not kept: {_plain(str(exc), bundle, rel)}"
+                        ) from exc
+                    lines.append(
+                        f"pins and excludes kept in {Path(rel).with_name(curation_path(bundle).name).as_posix()}"
+                    )
+            except DraftError as exc:
+                if not done:
+                    raise
+                lines += _reports(bundle, original, root)
+                left = Draft(
+                    tuple((a, p) for a, p in draft.swaps if a not in done),
+                    draft.pins,
+                    draft.excludes,
+                )
+                raise SaveStopped(
+                    f"{exc} (saved before it: {'; '.join(lines)})",
+                    Saved(current, tuple(lines), left),
+                ) from exc
+            if done:
+                lines += _reports(bundle, original, root)
+    except curate.StockBusy as exc:
+        raise DraftError(
+            "the stock is in use (a nightly run or a stock command holds the nights' folder); nothing was"
+            " written. Save again when it has finished"
+        ) from exc
     return Saved(current, tuple(lines), Draft((), draft.pins, draft.excludes))
 
 
@@ -288,62 +288,35 @@ def within(root: Path, path: Path) -> bool:
         return False
 
 
-def _reports(bundle: Path, done: list[str], root: Path) -> list[str]:
-    """Bring the night's reports up to date after the swaps `done` (none: nothing to do)."""
-    if not done:
-        return []
+def _source(bundle: Path, offers: Offers, root: Path) -> curate.Source:
+    """Where the offers came from, as the curating module names it: the pool (which takes back
+    the puzzle swapped out, unless it links out of the studio's folder) or the stock of the
+    nights' folder."""
+    folder = offers.folder if offers.folder is not None and within(root, offers.folder) else None
+    nights = nights_folder(bundle)
+    if offers.source == curate.STOCK and folder is not None:
+        return curate.Source(curate.STOCK, folder, (folder,))
+    if offers.source == curate.POOL:
+        return curate.Source(curate.POOL, nights, (), folder)
+    return curate.Source("", nights)  # nothing offered, or a stock outside the studio's folder
+
+
+def _reports(bundle: Path, original: bytes, root: Path) -> list[str]:
+    """Bring the night's reports up to date after the swaps (from the bundle as it was,
+    `original`); a report that cannot be written is said, not a refusal."""
     outside = [n for n in (REPORT_HTML, REPORT_FILE) if not within(root, bundle.with_name(n))]
     if outside:
         return [f"{' and '.join(outside)} not touched: it links outside the studio folder"]
-    try:  # the swaps are on disk already: a report that cannot be written is said, not a refusal
-        data, _ = read_document(bundle, bundle.name)
-        return refresh_reports(
-            bundle, data, ", ".join(stage_name(at) for at in done) + " swapped in the studio"
-        )
-    except (NumberMatchError, OSError) as exc:
+    try:  # the swaps are on disk already
+        text = bundle.read_text(encoding="utf-8")
+        return curate.refresh_reports(bundle, text, original.decode("utf-8"))
+    except (NumberMatchError, OSError, UnicodeDecodeError) as exc:
         reason = (
             exc.strerror
             if isinstance(exc, OSError) and exc.strerror
             else str(exc).replace(str(bundle.parent) + "/", "")
         )
         return [f"the night's reports not refreshed: {reason}"]
-
-
-def _commit(result: Any, pool_dir: Path | None, expected: str) -> Path | None:
-    """Write one swap as the CLI does (`commit_swap`: the old puzzle into the pool first, then
-    the bundle under its lock, only if it is still the bytes the swap read), and only if the
-    swap read the bundle this Save expects (the draft's base, or the previous swap's result)."""
-    if result.base is None or result.base.digest != expected:
-        raise SwapError("the bundle changed on disk while saving; nothing more was written")
-    return commit_swap(result, pool_dir)
-
-
-def _commit_stock(result: Any, nights: Path, expected: str) -> Path | None:
-    """`_commit` for a swap from the stock of `nights`: the one safe order of
-    `pipeline.stock.swap.commit_from_stock`, once the bundle is the one the page showed."""
-    if result.base is None or result.base.digest != expected:
-        raise SwapError("the bundle changed on disk while saving; nothing more was written")
-    return commit_from_stock(result, nights)
-
-
-@contextlib.contextmanager
-def _stock_locked(nights: Path | None) -> Iterator[None]:
-    """Hold the nights' folder lock (the one the nightly and the stock commands hold) while a
-    Save takes from its stock, so a night never takes the same puzzle; none without a stock."""
-    with contextlib.ExitStack() as held:
-        if nights is not None:
-            try:
-                held.enter_context(locked(nights))
-            except PublishError as exc:
-                raise DraftError(
-                    "the stock is in use (a nightly run or a stock command holds the nights' folder); nothing was"
-                    " written. Save again when it has finished"
-                ) from exc
-        yield
-
-
-def _write_curation(path: Path, curation: Curation, bundle_name: str) -> None:
-    write_guarded(path, curation.text(bundle_name), base=snapshot(path))
 
 
 def _plain(message: str, bundle: Path, rel: str) -> str:
