@@ -30,6 +30,7 @@ import errno
 import hashlib
 import os
 import re
+import resource
 import shutil
 import stat
 import tempfile
@@ -505,8 +506,6 @@ def read_telemetry(
 def _allow_open_files(files: int) -> None:
     """Every file stays open while it is read (DuckDB reads the descriptor the scan hashed), so
     the process may need more descriptors than the usual soft limit of 1,024."""
-    import resource
-
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     want = files + 256
     if soft != resource.RLIM_INFINITY and soft < want:
