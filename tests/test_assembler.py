@@ -13,6 +13,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pipeline.atomic import WriteRefused
 from pipeline.formats.curves import CurveError, Target, at, builtin_names
 from pipeline.formats.puzzle import Puzzle
 from pipeline.jobs.assembler import AssemblyError, assemble, assign, digit_layout, slot_cost
@@ -283,7 +284,7 @@ def test_a_failed_write_leaves_the_old_bundle_intact(
         raise OSError("disk full")
 
     monkeypatch.setattr(os, "fsync", broken_fsync)
-    with pytest.raises(OSError, match="disk full"):
+    with pytest.raises(WriteRefused, match="disk full"):
         write_bundle(target, bundle_document(small_assembly(), bundle_id="b2", seed=8, params={}))
     assert target.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["bundle.yaml"]  # no temp file left behind
