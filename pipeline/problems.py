@@ -58,6 +58,7 @@ CODES: dict[str, str] = {
     "NM318": "the puzzle was rated under another rating profile than the one given with --profile",
     "NM320": "curve file does not hold together (tier name, dips, targets, curve names, job)",
     "NM321": "the puzzle or a relabelled copy of it is shipped twice, or shipped and still in stock",
+    "NM322": "a bundle's Stage is scored on another scale than the bundle's (one rating profile, or none, per bundle)",
     # --deep
     "NM401": "the solver proves the puzzle unsolvable",
     "NM402": "re-rating gives a different tier",

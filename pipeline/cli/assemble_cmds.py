@@ -74,6 +74,7 @@ def assemble(
     from pipeline.formats.bundle import Bundle
     from pipeline.formats.curation import read_curation
     from pipeline.formats.curves import curve_params
+    from pipeline.formats.scale import check_same
     from pipeline.jobs.assembler import assemble as assemble_puzzles
     from pipeline.jobs.bundle import (
         bundle_document,
@@ -101,6 +102,7 @@ def assemble(
         kept = read_curation(curation) if curation is not None else None
         pins, excluded = constraints(pins, exclude or (), kept)
         pool = [p.under(profile) for p in load_puzzles(puzzles)]
+        check_same((p.id, p.difficulty) for p in pool)  # one scale, or refused in one line
         result = assemble_puzzles(
             pool,
             levels=levels,

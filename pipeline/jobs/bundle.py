@@ -35,6 +35,7 @@ from pipeline.atomic import write_guarded
 from pipeline.engine.rulesets import DEFAULT
 from pipeline.errors import shorten
 from pipeline.formats.puzzle import BUNDLE_KIND, SCHEMA_VERSION, dump_yaml
+from pipeline.formats.scale import BUNDLE_KEY, check_same, convert_target
 from pipeline.jobs.assembler import Assembly
 from pipeline.schemas import load_schema, python_regex, schema_hint
 
@@ -64,10 +65,18 @@ def bundle_document(
     seed: int,
     params: Mapping[str, Any],
 ) -> dict[str, Any]:
-    """The bundle mapping, keys in their fixed order; `params` are recorded as given."""
+    """The bundle mapping, keys in their fixed order; `params` are recorded as given. Puzzles
+    scored under a rating profile make a bundle on that scale (`score_profile`, the curve's
+    targets moved to it); puzzles on two scales are refused (ScaleError, one line)."""
     placements = assembly.placements
     ruleset = placements[0].puzzle.ruleset if placements else DEFAULT.number
     first = assembly.first_level
+    scale = check_same((p.puzzle.id, p.puzzle.difficulty) for p in placements)
+
+    def target(placement: Any) -> float:
+        version = int(placement.puzzle.difficulty.get("version", 1))
+        return convert_target(float(placement.target.score), None, scale, version)
+
     return {
         "schema_version": SCHEMA_VERSION,
         "kind": BUNDLE_KIND,
@@ -80,13 +89,14 @@ def bundle_document(
             "seed": int(seed),
             "params": _plain(params),
         },
+        **({BUNDLE_KEY: scale.block()} if scale is not None else {}),
         "levels": [
             {
                 "level": n,
                 "stages": [
                     {
                         "stage": placement.target.stage + 1,
-                        "target_score": float(placement.target.score),
+                        "target_score": target(placement),
                         "puzzle": placement.puzzle.core_dict(),
                     }
                     for placement in level

@@ -29,9 +29,10 @@ from pipeline.engine.moves import Move
 from pipeline.formats.bundle import Bundle, Stage
 from pipeline.formats.difficulty import Difficulty
 from pipeline.formats.night import BUNDLE_FILE, REPORT_FILE, REPORT_HTML
+from pipeline.formats.scale import block_profile, bundle_scale, tier_of, tiers_of
 from pipeline.jobs.picture import board_svg
 from pipeline.rating.explain import explain
-from pipeline.rating.tiers import TIERS, tier_for
+from pipeline.rating.tiers import RATING_VERSION, TIERS
 
 TIER_COLOURS = {
     "easy": "#2f9e44",
@@ -113,12 +114,14 @@ def curve_svg(
     ticks: Sequence[str] | None = None,
     width: int = 720,
     legend: tuple[str, str] = ("target", "actual score (dot: its tier)"),
+    tiers: Sequence[tuple[str, float, float]] = TIERS,
 ) -> str:
     """A line chart over the tier bands: per point (label, target, score, tier), the target
     (dashed) and the actual score (solid, dots in the tier's colour). `breaks`: indices before
     which a vertical separator is drawn (Level boundaries); `ticks`: the x-axis text per point
     (default: the labels; empty strings are skipped); `legend`: what the dashed and the solid
-    line show, as the legend under the chart says it."""
+    line show, as the legend under the chart says it.
+    `tiers`: the bands of the scale the scores and targets are on (a rescored bundle's profile's)."""
     height, left, right, top, bottom = 240, 44, 60, 14, 34
     plot_w, plot_h = width - left - right, height - top - bottom
     n = len(points)
@@ -134,7 +137,7 @@ def curve_svg(
         ' role="img" font-family="Helvetica, Arial, sans-serif" font-size="11">',
         f"<title>{escape(legend[0])} (dashed) and {escape(legend[1])} (solid)</title>",
     ]
-    for name, low, high in TIERS:
+    for name, low, high in tiers:
         out.append(
             f'<rect x="{left}" y="{y(high):.1f}" width="{plot_w}" height="{y(low) - y(high):.1f}" fill="{TIER_BANDS.get(name, "#f8f9fa")}"/>'
         )
@@ -272,7 +275,7 @@ def _stage_card(level: int, stage: Mapping[str, Any]) -> str:
             f'<article class="stage" id="L{level}.S{number}">',
             f"<h3>Stage {number} {_tier_chip(tier)} score {_num(score)}</h3>",
             picture,
-            f'<p class="facts">target {_num(target)} ({escape(tier_for(float(target)) if isinstance(target, (int, float)) and 0 <= target <= 100 else "?")}){dev};'
+            f'<p class="facts">target {_num(target)} ({escape(tier_of(float(target), block_profile(d)) if isinstance(target, (int, float)) and 0 <= target <= 100 else "?")}){dev};'
             f" {_num(puzzle.get('adds'))} add{'s' if puzzle.get('adds') != 1 else ''}; id <code class='id'>{escape(str(puzzle.get('id')))}</code>;"
             f" board <code>{escape(board)}</code>{'; first move marked' if pair else ''}</p>",
             f'<p class="facts">{metrics}</p>',
@@ -285,6 +288,7 @@ def _stage_card(level: int, stage: Mapping[str, Any]) -> str:
 def render_report_html(doc: Mapping[str, Any]) -> str:
     """The page for a bundle document (a schema-valid bundle mapping)."""
     levels = Bundle.from_dict(doc).levels
+    tiers = tiers_of(bundle_scale(doc), _version(levels))  # bands, targets, scores: one scale
     gen = doc.get("generator") or {}
     params = gen.get("params") or {}
     title = f"Bundle {doc.get('id')}"
@@ -300,9 +304,9 @@ def render_report_html(doc: Mapping[str, Any]) -> str:
         f" total deviation from the curve {deviation:.2f} points (mean {deviation / max(1, len(stages)):.2f} per Stage)"
     )
     legend = " ".join(
-        f'<span style="background:{TIER_COLOURS[name]}">{escape(name)} {low:g}-{high:g}</span>'
-        for name, low, high in TIERS
-    )
+        f'<span style="background:{TIER_COLOURS.get(name, "#495057")}">{escape(name)} {low:g}-{high:g}</span>'
+        for name, low, high in tiers
+    ) + (f" (rating profile {escape(tiers_name)})" if (tiers_name := _scale_label(doc)) else "")
     out = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -334,14 +338,14 @@ def render_report_html(doc: Mapping[str, Any]) -> str:
         ticks += [f"L{lv[0].slot.level}"] + [""] * (len(level_points) - 1)
         points += level_points
     out.append(
-        f'<figure class="curve" id="curve-all">{curve_svg(points, breaks=breaks, ticks=ticks, width=1100)}</figure>'
+        f'<figure class="curve" id="curve-all">{curve_svg(points, breaks=breaks, ticks=ticks, width=1100, tiers=tiers)}</figure>'
     )
     for lv in levels:
         n = lv[0].slot.level
         out += [
             f'<section id="level-{n}">',
             f"<h2>Level {n}</h2>",
-            f'<figure class="curve" id="curve-{n}">{curve_svg(_points(lv), width=560)}</figure>',
+            f'<figure class="curve" id="curve-{n}">{curve_svg(_points(lv), width=560, tiers=tiers)}</figure>',
             '<div class="stages">',
             *(_stage_card(n, s.data) for s in lv),
             "</div>",
@@ -355,6 +359,19 @@ def render_report_html(doc: Mapping[str, Any]) -> str:
         "</html>",
     ]
     return "\n".join(out) + "\n"
+
+
+def _version(levels: Sequence[Sequence[Stage]]) -> int:
+    """The rating version of a bundle's first scored Stage (its tier table, without a profile)."""
+    return next(
+        (s.puzzle.rated.version for lv in levels for s in lv if s.puzzle.rated.score is not None),
+        RATING_VERSION,
+    )
+
+
+def _scale_label(doc: Mapping[str, Any]) -> str:
+    scale = bundle_scale(doc)
+    return "" if scale is None else scale.name
 
 
 def _points(

@@ -27,11 +27,12 @@ from pipeline.errors import NumberMatchError, os_message
 from pipeline.formats.bundle import Bundle, BundleError, Stage
 from pipeline.formats.difficulty import Difficulty
 from pipeline.formats.puzzle import PUZZLE_KIND, SCHEMA_VERSION, Puzzle, dump_yaml
+from pipeline.formats.scale import on_bundle_scale, puzzle_on, stages_scale, tier_of
 from pipeline.formats.slot import Slot
 from pipeline.formats.source import SourceError, bundle_stage, snapshot_document
 from pipeline.jobs.assembler import digit_layout
 from pipeline.jobs.authoring import refreshed
-from pipeline.rating.tiers import tier_for
+from pipeline.rating.profile import RatingProfile
 from pipeline.validator import validate_texts
 
 
@@ -181,6 +182,7 @@ def swap_stage(
     if not before.ok:
         raise SwapError(f"the bundle does not validate before the swap: {before.first_problem()}")
     found = _stage_at(value, path, level, stage)
+    pool = on_bundle_scale(pool, value.data, str(path))  # scores compared on the bundle's scale
     stages = [s.data for s in value.stages]
     flat = sum(len(lv) for lv in value.levels[: found.level_index]) + found.stage_index
     old = dict(found.data["puzzle"])
@@ -260,7 +262,7 @@ def keep_in_pool(result: SwapResult, folder: Path) -> Path | None:
     target = folder / f"{result.old_id}.yaml"
     if target.exists():
         return None
-    puzzle = Puzzle.from_dict(result.old_puzzle)
+    puzzle = puzzle_on(Puzzle.from_dict(result.old_puzzle), None)  # a pool of one scale
     doc = {"schema_version": SCHEMA_VERSION, "kind": PUZZLE_KIND, **puzzle.core_dict()}
     text = dump_yaml(doc)
     if not validate_texts([(str(target), text)]).ok:
@@ -275,10 +277,13 @@ def keep_in_pool(result: SwapResult, folder: Path) -> Path | None:
     return target
 
 
-def candidate_order(target: float) -> Callable[[Puzzle], tuple[int, float, str]]:
+def candidate_order(
+    target: float, scale: RatingProfile | None = None
+) -> Callable[[Puzzle], tuple[int, float, str]]:
     """How candidates for a Stage of this target rank: its tier first, then the nearest score,
-    then the smaller id (the studio lists the pool in this order)."""
-    tier = tier_for(target) if 0 <= target <= 100 else None
+    then the smaller id (the studio lists the pool in this order). `scale`: the bundle's (the
+    candidates are on it: `on_bundle_scale`)."""
+    tier = tier_of(target, scale) if 0 <= target <= 100 else None
 
     def key(p: Puzzle) -> tuple[int, float, str]:
         score = p.rated.score
@@ -302,7 +307,8 @@ def choose_replacement(
     target = stages[flat].get("target_score")
     if not isinstance(target, (int, float)) or isinstance(target, bool):
         raise SwapError(f"{name} has no target_score")
-    tier = tier_for(float(target))
+    scale = stages_scale(stages)
+    pool, tier = [puzzle_on(p, scale) for p in pool], tier_of(float(target), scale)
     used = {str((s.get("puzzle") or {}).get("id")) for s in stages}
     same_tier = [p for p in pool if p.tier == tier and p.id not in used]
     if not same_tier:
@@ -326,4 +332,4 @@ def choose_replacement(
             f" {name}; name one to take it anyway",
             remedy="with",
         )
-    return min(varied, key=candidate_order(float(target)))
+    return min(varied, key=candidate_order(float(target), scale))

@@ -44,7 +44,9 @@ from pipeline.formats.night import (
     night_date,
 )
 from pipeline.formats.puzzle import Puzzle
+from pipeline.formats.scale import ScaleError, puzzle_on
 from pipeline.formats.stock_layout import STOCK_DIR
+from pipeline.rating.profile import RatingProfile
 from pipeline.stock.store import (
     SetAside,
     check_drawn,
@@ -164,6 +166,7 @@ def draw(
     within: float | None = None,
     taken_back: Sequence[Puzzle] = (),
     set_invalid_aside: bool = False,
+    scale: RatingProfile | None = None,
 ) -> Drawn:
     """The stock puzzles a night takes per tier (see the module docstring): only puzzles stocked
     before the night's date (`night`), each within `within` of the target it is taken for. Keys
@@ -171,7 +174,9 @@ def draw(
     does not count as shipped, and `taken_back` (what that night took at its first run) is in
     the stock again. `index`: root's index, already refreshed (else it is opened and refreshed).
     `set_invalid_aside` (a night, under the nights' lock): each picked stock file is validated,
-    and an invalid one is moved out of the draw (`Drawn.aside`) and another picked instead."""
+    and an invalid one is moved out of the draw (`Drawn.aside`) and another picked instead.
+    `scale`: a night under a rating profile gets its puzzles on that scale (the stock holds the
+    rating's own), only those still of the tier they were drawn for."""
     if not (root / STOCK_DIR).is_dir() and not taken_back:
         return Drawn({}, {}, {t: sorted(v) for t, v in targets.items() if wanted.get(t)})
     if index is None:
@@ -187,6 +192,7 @@ def draw(
                 within=within,
                 taken_back=taken_back,
                 set_invalid_aside=set_invalid_aside,
+                scale=scale,
             )
     back = {p.id: p for p in taken_back if p.ruleset == ruleset}
     puzzles: dict[str, list[Puzzle]] = {}
@@ -222,7 +228,13 @@ def draw(
         )
         for e in chosen:
             if (root / e.path).is_file():
-                puzzles.setdefault(tier, []).append(read_puzzle(root / e.path))
+                try:
+                    puzzle = puzzle_on(read_puzzle(root / e.path), scale)
+                except ScaleError:  # rated by another version than the profile weighs
+                    continue
+                if puzzle.tier != tier:  # of another tier on the night's scale: left in stock
+                    continue
+                puzzles.setdefault(tier, []).append(puzzle)
                 files[e.id] = root / e.path
             else:  # taken at the first run of the night being rerun: back in play
                 puzzles.setdefault(tier, []).append(back[e.id])

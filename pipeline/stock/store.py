@@ -22,6 +22,7 @@ from pipeline.formats.index import Entry, LevelIndex
 from pipeline.formats.loader import load_file
 from pipeline.formats.night import night_date
 from pipeline.formats.puzzle import Puzzle, dump_yaml
+from pipeline.formats.scale import block_profile, puzzle_on, scale_name
 from pipeline.formats.stock_layout import STOCK_DIR
 from pipeline.generation import DEFAULT_WITHIN
 from pipeline.generation.generator import GenerateParams, GenerationError, generate
@@ -62,10 +63,13 @@ def stock_path(root: Path, puzzle: Puzzle) -> Path:
 
 
 def stock_text(puzzle: Puzzle, day: _dt.date, root: Path) -> str:
-    """The stock file of a puzzle: the puzzle file, its provenance saying when it was stocked."""
+    """The stock file of a puzzle: the puzzle file, its provenance saying when it was stocked,
+    its score on the rating's own scale (the one scale the stock holds: a night compares stock
+    scores with its curve's targets)."""
     provenance = {**puzzle.provenance, "stocked": day.isoformat()}
+    rated = puzzle_on(puzzle, None)
     doc = Puzzle(
-        puzzle.board, puzzle.adds, puzzle.solution, puzzle.difficulty, puzzle.ruleset, provenance
+        puzzle.board, puzzle.adds, puzzle.solution, rated.difficulty, puzzle.ruleset, provenance
     ).to_document()
     return dump_yaml(doc, schema_hint("puzzle", stock_path(root, puzzle).parent))
 
@@ -133,9 +137,12 @@ def check_drawn(path: Path) -> str | None:
     if problems:
         return first_problem(problems)
     try:
-        read_puzzle(path)
+        puzzle = read_puzzle(path)
     except StockError as exc:
         return str(exc)
+    if block_profile(puzzle.difficulty) is not None:
+        found = scale_name(block_profile(puzzle.difficulty))
+        return f"scored on {found}; the stock holds scores on the rating's own scale"
     return None
 
 

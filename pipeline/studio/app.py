@@ -47,6 +47,7 @@ from pipeline.formats.bundle import Bundle, Stage
 from pipeline.formats.curation import Curation, curation_beside, curation_path
 from pipeline.formats.difficulty import Difficulty
 from pipeline.formats.puzzle import BUNDLE_KIND, PUZZLE_KIND, Puzzle
+from pipeline.formats.scale import block_profile, puzzles_tiers, same_scale
 from pipeline.formats.slot import Slot
 from pipeline.jobs import curate
 from pipeline.jobs.picture import board_svg
@@ -168,8 +169,8 @@ class Studio:
 
     def profiled(self, rated: Difficulty) -> tuple[float, str] | None:
         """A stored rating's score and tier under `--profile` (None without one, or no score)."""
-        if self.profile is None:
-            return None
+        if self.profile is None or same_scale(block_profile(rated.data), self.profile):
+            return None  # already scored on it (a rescored bundle): the card's score is it
         try:
             score = rated.score_under(self.profile)
         except (ValueError, KeyError, TypeError):
@@ -632,6 +633,7 @@ def drafted_stages(
 
 def curve(stages: Iterable[tuple[Stage, Puzzle]]) -> Markup:
     """The designers' curve chart (report.html's) over these Stages, Levels side by side."""
+    stages = list(stages)
     points: list[tuple[str, float, float | None, str]] = []
     ticks: list[str] = []
     breaks: list[int] = []
@@ -641,7 +643,8 @@ def curve(stages: Iterable[tuple[Stage, Puzzle]]) -> Markup:
         ticks.append(f"L{s.slot.level}" if s.slot.stage == 1 else "")
         points.append((str(s.slot), s.target_score or 0.0, p.rated.score, p.tier))
     # drawn wide (the page scales it to the panel's width): a night's Stages get room apart
-    return Markup(curve_svg(points, breaks=breaks, ticks=ticks, width=CHART_WIDTH))
+    tiers = puzzles_tiers(p for _, p in stages)  # the bands of the scale the bundle is on
+    return Markup(curve_svg(points, breaks=breaks, ticks=ticks, width=CHART_WIDTH, tiers=tiers))
 
 
 def card(puzzle: Puzzle, stage: Stage | None, replaced: Puzzle | None) -> dict[str, Any]:

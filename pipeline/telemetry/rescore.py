@@ -26,6 +26,7 @@ from pipeline.formats.bundle import Bundle
 from pipeline.formats.difficulty import Difficulty
 from pipeline.formats.loader import find_node, load_text
 from pipeline.formats.puzzle import dump_yaml
+from pipeline.formats.scale import BUNDLE_KEY, bundle_scale, convert_target
 from pipeline.rating.profile import RatingProfile, rescored
 from pipeline.validator import validate_texts
 
@@ -124,6 +125,8 @@ def rescore_text(text: str, name: str, profile: RatingProfile) -> tuple[str, int
         else:
             end = offsets.at(_last_scalar(node.value[-1][1]).end_mark)
             edits.append((end, end, "\n" + indent + block))
+    if doc.data.get("kind") == "bundle" and blocks:
+        edits += _bundle_scale_edits(doc, offsets, expected, profile)
     out = text
     for start, end, repl in sorted(edits, reverse=True):
         out = out[:start] + repl + out[end:]
@@ -138,6 +141,40 @@ def rescore_text(text: str, name: str, profile: RatingProfile) -> tuple[str, int
             f"{name}: not rescored, the result would not validate: {after.first_problem()}"
         )
     return out, blocks, changed
+
+
+def _bundle_scale_edits(
+    doc: Any, offsets: _Offsets, expected: dict[str, Any], profile: RatingProfile
+) -> list[tuple[int, int, str]]:
+    """A re-scored bundle says which scale its scores are on (`score_profile`), and its Stages'
+    targets move to that scale too (each keeps its tier and its place in it), so every reader
+    compares scores with targets on one scale."""
+    edits = []
+    data = doc.data
+    old = bundle_scale(data, "bundle")
+    for stage in Bundle.from_dict(data).stages:
+        if stage.target_score is None:
+            continue
+        parts = ("levels", stage.level_index, "stages", stage.stage_index, "target_score")
+        node, _, found = find_node(doc.node, list(parts))
+        if not found or not isinstance(node, ScalarNode):
+            continue
+        version = Difficulty.from_dict(stage.puzzle.difficulty).version
+        moved = convert_target(stage.target_score, old, profile, version)
+        _set(expected, parts, moved)
+        edits.append((offsets.at(node.start_mark), offsets.at(node.end_mark), _scalar(moved)))
+    expected[BUNDLE_KEY] = profile.block()
+    block = dump_yaml({BUNDLE_KEY: profile.block()}).rstrip("\n")
+    keys = {k.value: (k, v) for k, v in doc.node.value if isinstance(k, ScalarNode)}
+    if BUNDLE_KEY in keys:
+        k, v = keys[BUNDLE_KEY]
+        edits.append((offsets.at(k.start_mark), offsets.at(_last_scalar(v).end_mark), block))
+    else:  # before the Levels (the last key the project's writer puts first)
+        first = next((k for k, _ in doc.node.value if getattr(k, "value", None) == "levels"), None)
+        if first is not None:
+            at = offsets.at(first.start_mark)
+            edits.append((at, at, block + "\n"))
+    return edits
 
 
 def _get(data: Any, parts: tuple[Any, ...]) -> Any:

@@ -21,6 +21,14 @@ from pipeline.engine.stage import apply_move
 from pipeline.errors import IllegalMoveError, NumberMatchError
 from pipeline.formats.loader import Document
 from pipeline.formats.puzzle import puzzle_id
+from pipeline.formats.scale import (
+    BUNDLE_KEY,
+    ScaleError,
+    block_profile,
+    bundle_profile,
+    same_scale,
+    scale_name,
+)
 from pipeline.formats.stock_layout import is_stock_path
 from pipeline.limits import LimitError
 from pipeline.problems import Problem, json_path
@@ -182,6 +190,7 @@ class Semantics:
         if not isinstance(levels, list):
             return
         in_bundle: dict[str, _Where] = {}
+        scored: list[tuple[Parts, dict[str, Any], str]] = []  # each Stage's scored block
         first = data.get("first_level")
         first = first if isinstance(first, int) and not ctx.is_bad(("first_level",)) else 1
         for li, level in enumerate(levels):
@@ -213,6 +222,9 @@ class Semantics:
                         f"puzzle ruleset {puzzle.get('ruleset')!r} differs from the bundle's ruleset {bundle_ruleset}",
                     )
                 self._puzzle(ctx, puzzle, pparts, None, f"{ctx.name}:L{first + li}.S{si + 1}")
+                block = puzzle.get("difficulty")
+                if isinstance(block, dict) and stored_score(block) is not None:
+                    scored.append((pparts + ("difficulty",), block, f"L{first + li}.S{si + 1}"))
                 if ctx.core_ok(pparts):
                     self._sighting(
                         ctx,
@@ -221,6 +233,8 @@ class Semantics:
                         "bundle",
                         f"L{level.get('level', li + first)}.S{stage.get('stage', si + 1)}",
                     )
+
+        _one_scale(ctx, data, scored)
 
     def _puzzle(
         self,
@@ -355,12 +369,59 @@ def _profile_file(ctx: Context, data: dict[str, Any]) -> None:
         )
 
 
+def _one_scale(
+    ctx: Context, data: dict[str, Any], scored: Sequence[tuple[Parts, dict[str, Any], str]]
+) -> None:
+    """NM322 for each Stage scored on another scale than its bundle's: the `score_profile` it
+    records, or (a bundle without one) its first scored Stage's."""
+    if BUNDLE_KEY in data:
+        if ctx.is_bad((BUNDLE_KEY,)):
+            return
+        try:
+            want = bundle_profile(data, "the bundle")
+        except ScaleError as exc:
+            ctx.add((BUNDLE_KEY,), "NM317", str(exc))
+            return
+        if want is not None and data[BUNDLE_KEY].get("digest") != want.digest:
+            ctx.add(
+                (BUNDLE_KEY, "digest"),
+                "NM317",
+                f"digest {data[BUNDLE_KEY].get('digest')} does not match the record's name,"
+                f" weights and tiers, which give {want.digest}",
+            )
+        source = f"the bundle's {BUNDLE_KEY}"
+    elif scored:
+        want, source = block_profile(scored[0][1]), f"its first Stage {scored[0][2]}"
+    else:
+        return
+    for parts, block, slot in scored:
+        found = block_profile(block)
+        if not same_scale(found, want):
+            ctx.add(
+                parts,
+                "NM322",
+                f"{slot} is scored on {scale_name(found)}, {source} on {scale_name(want)}:"
+                " one bundle holds one scale (`numbermatch rescore --profile FILE` puts every"
+                " Stage on one)",
+            )
+
+
 def _block_profile(
     ctx: Context, d: dict[str, Any], parts: Parts, given: RatingProfile | None
 ) -> RatingProfile | None:
     """The profile a difficulty block was scored under (checked: well formed, digest, and the
     one `--profile` gave), or None."""
-    if "profile" not in d or ctx.is_bad(parts + ("profile",)):
+    if "profile" not in d:
+        if given is not None and parts[:1] == ("levels",) and stored_score(d) is not None:
+            # a bundle's Stage on the rating's own scale (a puzzle file may be on either)
+            ctx.add(
+                parts,
+                "NM318",
+                f"scored on the rating's own scale, not under the given profile {given.name!r}"
+                f" ({given.digest[:19]}): `numbermatch rescore --profile` re-scores it",
+            )
+        return None
+    if ctx.is_bad(parts + ("profile",)):
         return None
     try:
         profile = profile_of(d)

@@ -260,6 +260,7 @@ def _draw(options: NightlyOptions, curve: Curve) -> Drawn:
             within=TOLERANCE if options.profile is None else None,
             taken_back=back,
             set_invalid_aside=True,
+            scale=options.profile,
         )
     except NumberMatchError as exc:
         raise NightlyError("stock", str(exc)) from exc
