@@ -94,7 +94,7 @@ def convert_target(
     for name, low, high in old:
         if (low <= score < high or (score == high == old[-1][2])) and name in by_name:
             lo2, hi2 = by_name[name]
-            return round(lo2 + (score - low) / (high - low) * (hi2 - lo2), 2)
+            return round(float(lo2 + (score - low) / (high - low) * (hi2 - lo2)), 2)
     return score
 
 
