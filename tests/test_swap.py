@@ -225,11 +225,11 @@ def test_swap_with_a_puzzle_another_night_or_this_bundle_ships_says_where(tmp_pa
     shipped = run("swap", str(bundle), "L3.S2", "--with", theirs)
     one_line_refusal(
         shipped,
-        f"--with {theirs}: not in the stock: it is shipped at"
+        f"puzzle {theirs}: not in the stock: it is shipped at"
         f" {root / '2026-11-30' / 'bundle.yaml'}:L{first}.S1",
     )
     mine = run("swap", str(bundle), "L3.S2", "--with", ours)
-    one_line_refusal(mine, f"--with {ours}: already in this bundle at L1.S1")
+    one_line_refusal(mine, f"puzzle {ours}: already in this bundle at L1.S1")
     assert bundle.read_bytes() == before
 
 

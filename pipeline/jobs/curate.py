@@ -123,7 +123,7 @@ def offerable(
         _refuse_shipped(with_id, source, bundle)
     if named is not None and named.key in elsewhere:
         raise CurateError(
-            f"--with {with_id}: the puzzle or a relabelled copy is already shipped at {elsewhere[named.key]}"
+            f"puzzle {with_id}: the puzzle or a relabelled copy is already shipped at {elsewhere[named.key]}"
         )
     return [p for p in puzzles if p.key not in shipped or p is named]
 
@@ -140,12 +140,12 @@ def _refuse_shipped(pid: str, source: Source, bundle: Path) -> None:
     for e in hits:
         if (source.nights / e.path).resolve() == mine:
             raise CurateError(
-                f"--with {pid}: already in this bundle at {e.place}; a bundle uses each puzzle once"
+                f"puzzle {pid}: already in this bundle at {e.place}; a bundle uses each puzzle once"
             )
     if hits:
         raise CurateError(
-            f"--with {pid}: not in the {source.where}: it is shipped at {source.nights / hits[0].where}"
-            " (a puzzle ships once; pick another, or swap without --with)"
+            f"puzzle {pid}: not in the {source.where}: it is shipped at {source.nights / hits[0].where}"
+            " (a puzzle ships once; name another, or let the swap choose)"
         )
 
 

@@ -161,13 +161,13 @@ def open_telemetry(path: Path) -> int:
         if exc.errno == errno.ELOOP:
             raise TelemetryError(
                 f"{path}: is a loop of symbolic links (a link that leads back to itself); no file to read"
-            ) from None
-        raise TelemetryError(f"{path}: cannot read: {os_message(exc)}") from None
+            ) from exc
+        raise TelemetryError(f"{path}: cannot read: {os_message(exc)}") from exc
     _check_regular(path, info.st_mode)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
-        raise TelemetryError(f"{path}: cannot read: {os_message(exc)}") from None
+        raise TelemetryError(f"{path}: cannot read: {os_message(exc)}") from exc
     try:
         _check_regular(path, os.fstat(fd).st_mode)  # replaced between the stat and the open
     except BaseException:
@@ -490,7 +490,7 @@ def read_telemetry(
             ]
             telemetry = _read(con, sources, catalogue, digest)
         except duckdb.Error as exc:
-            raise _duckdb_error(exc, paths, fds) from None
+            raise _duckdb_error(exc, paths, fds) from exc
         finally:
             con.close()
     finally:
