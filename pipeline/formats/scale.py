@@ -18,6 +18,7 @@ from typing import Any
 
 from pipeline.errors import NumberMatchError
 from pipeline.formats.bundle import Bundle, BundleError
+from pipeline.formats.difficulty import Difficulty
 from pipeline.formats.puzzle import Puzzle
 from pipeline.rating.profile import ProfileError, RatingProfile, profile_of, rescored
 from pipeline.rating.tiers import TIERS_BY_VERSION
@@ -169,7 +170,7 @@ def stage_blocks(doc: Mapping[str, Any], name: str) -> list[tuple[str, Mapping[s
     out = []
     for s in stages:
         block = s.data.get("puzzle", {}).get("difficulty") if isinstance(s.data, Mapping) else None
-        if isinstance(block, Mapping) and block.get("score") is not None:
+        if isinstance(block, Mapping) and Difficulty.from_dict(block).score is not None:
             out.append((f"{name}:{s.slot}", block))
     return out
 
@@ -180,7 +181,7 @@ def stages_scale(stages: Iterable[Mapping[str, Any]]) -> RatingProfile | None:
     for stage in stages:
         puzzle = stage.get("puzzle") if isinstance(stage, Mapping) else None
         block = puzzle.get("difficulty") if isinstance(puzzle, Mapping) else None
-        if isinstance(block, Mapping) and block.get("score") is not None:
+        if isinstance(block, Mapping) and Difficulty.from_dict(block).score is not None:
             return block_profile(block)
     return None
 
