@@ -363,20 +363,9 @@ def test_assemble_json_is_one_summary_object(night: Path, tmp_path: Path) -> Non
     import json
 
     out = tmp_path / "b.yaml"
-    result = run(
-        "assemble",
-        str(night / "pool"),
-        str(night / "bundle.yaml"),
-        "--levels",
-        "1",
-        "--stages",
-        "2",
-        "--curve",
-        "flat",
-        "--out",
-        str(out),
-        "--json",
-    )
+    args = [str(night / "pool"), str(night / "bundle.yaml"), "--levels", "1", "--stages", "2"]
+    args += ["--curve", "flat"]
+    result = run("assemble", *args, "--out", str(out), "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     doc = yaml.safe_load(out.read_text())
@@ -385,17 +374,5 @@ def test_assemble_json_is_one_summary_object(night: Path, tmp_path: Path) -> Non
         s["puzzle"]["id"] for s in doc["levels"][0]["stages"]
     ]
     assert [p["stage"] for p in data["placed"]] == ["L1.S1", "L1.S2"]
-    said = run(
-        "assemble",
-        str(night / "pool"),
-        str(night / "bundle.yaml"),
-        "--levels",
-        "1",
-        "--stages",
-        "2",
-        "--curve",
-        "flat",
-        "--out",
-        str(tmp_path / "c.yaml"),
-    ).stderr
+    said = run("assemble", *args, "--out", str(tmp_path / "c.yaml")).stderr
     assert f"total deviation {data['deviation']:.2f} points" in said
