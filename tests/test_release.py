@@ -144,7 +144,8 @@ def _git(cwd: Path, *args: str) -> str:
 @pytest.mark.slow
 def test_the_package_installs_from_a_git_ref_as_the_readme_says(tmp_path: Path) -> None:
     """`pip install "numbermatch @ git+URL@vX.Y.Z"` into a fresh venv, from a clone of this
-    repository with the release tag made there (so the test needs no real tag), then
+    repository with the release tag made there at its HEAD (moved, if the clone has the real tag
+    from an earlier commit), then
     `numbermatch --version`, `validate` on a fixture and the pre-commit hook's entry, run by the
     installed package (not this checkout).
 
@@ -154,7 +155,7 @@ def test_the_package_installs_from_a_git_ref_as_the_readme_says(tmp_path: Path) 
     `--system-site-packages` would give the base interpreter's packages, not this venv's."""
     clone = tmp_path / "numbermatch"
     _git(ROOT, "clone", "--quiet", "--no-local", str(ROOT), str(clone))
-    _git(clone, "tag", "-a", TAG, "-m", f"numbermatch {__version__}")
+    _git(clone, "tag", "-a", "-f", TAG, "-m", f"numbermatch {__version__}")  # the clone's HEAD
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
