@@ -189,6 +189,39 @@ def test_player_parameters_and_move_cap(
 
 
 @needs_core
+def test_the_core_s_choice_memo_changes_no_game() -> None:
+    """The core keeps the lookahead's, opener's and planner's best pairs per position between
+    games and calls (one memo for every player and width, wiped when full): the games are still
+    the Python games, whatever was played before, in any order, and after the memo is wiped."""
+    population = [
+        players.LookaheadPlayer(),
+        players.PlannerPlayer(width=1),
+        players.OpenerPlayer(threshold=2),
+        players.PlannerPlayer(width=3),
+        players.PlannerPlayer(width=5),
+    ]
+    cells = [_board(seed, 27 + 9 * (seed % 3), seed % 2 == 0) for seed in range(3)]
+    for order in (population, population[::-1]):
+        for board in cells:
+            for player in order:
+                compiled = players.Games(player, board, 2, 11)
+                with pure_python() as pure:
+                    expected = players.Games(player, board, 2, 11, pure).first(6)
+                assert compiled.first(3) + [compiled.play() for _ in range(3)] == expected
+    # more positions than the memo keeps (it wipes itself), then a board seen before
+    lookahead = players.LookaheadPlayer()
+    for seed in range(300):
+        board = _board(1000 + seed, 45, False)
+        compiled = players.Games(lookahead, board, 1, seed).first(4)
+        if seed % 50 == 0:
+            with pure_python() as pure:
+                assert compiled == players.Games(lookahead, board, 1, seed, pure).first(4)
+    compiled = players.Games(population[3], cells[0], 2, 11).first(6)
+    with pure_python() as pure:
+        assert compiled == players.Games(population[3], cells[0], 2, 11, pure).first(6)
+
+
+@needs_core
 def test_games_pickle_with_their_stream() -> None:
     """The core's stream is brought back into the `Random` when Games travel to another process."""
     cells = _board(7, 27, False)

@@ -281,6 +281,43 @@ def test_the_screen_skips_only_games_that_cannot_change_its_verdict():
                 ) == _naive_passes(board, adds, window), (board, window)
 
 
+def test_the_screens_batches_change_no_verdict_nor_estimate(monkeypatch: pytest.MonkeyPatch):
+    """The screen plays a few games at a time and tests after the last: the same verdicts, games
+    and estimates as one game at a time, because `Stage.line` (equal to `estimate`) never falls
+    when a loss count grows."""
+    from pipeline.engine.rulesets import DEFAULT
+
+    rng = random.Random(5)
+    for stage in screen.STAGES:
+        names = [name for name, _ in stage.games]
+        for _ in range(300):
+            lost = [rng.randint(0, n) for _, n in stage.games]
+            adds = rng.randint(0, 5)
+            assert stage.line(lost, adds) == stage.estimate(dict(zip(names, lost)), adds)
+            at = rng.randrange(len(lost))
+            if lost[at] < stage.games[at][1]:
+                more = lost[:at] + [lost[at] + 1] + lost[at + 1 :]
+                assert stage.line(more, adds) >= stage.line(lost, adds)
+    digits = DigitDistribution.parse(None)
+    windows = ((Window(0, 41),), (Window(54, 84),), (Window(84, 96, 90), Window(39, 51, 45)))
+    for ahead in (1, 3, 8):
+        monkeypatch.setattr(screen, "_AHEAD", ahead)
+        seen = []
+        for cells, adds in ((27, 2), (36, 1)):
+            for k in range(6):
+                board = bytes(digits.draw(random.Random(f"batch:{k}"), cells))
+                for targets in windows:
+                    estimates: list[float] = []
+                    played = screen.passes(board, adds, DEFAULT, targets, estimates)
+                    games = None if played is None else [len(g.played) for g in played]
+                    seen.append((games, estimates))
+        if ahead == 1:
+            one_at_a_time = seen
+        assert seen == one_at_a_time
+        assert any(games is None for games, _ in seen)
+        assert any(games is not None for games, _ in seen)
+
+
 def test_a_score_target_aims_at_the_middle_half_of_its_window():
     """A night wants each Stage's puzzle near its target: for a score the screen offers boards whose
     estimate is in the window's middle half; a tier's whole range stays open (random's puzzles)."""

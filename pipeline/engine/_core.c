@@ -1018,6 +1018,134 @@ done:
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* The choices' memo                                                                         */
+
+/* The lookahead's (and opener's) and the planner's choice at a position is a function of the
+ * cells alone (their pairs follow from them) up to the one draw among the best pairs: the memo
+ * keeps the best pairs' indices by (player tag, cells), so a position met again (the batch's
+ * games share their first positions) costs a lookup; the draw is still made each time. Entries
+ * live in one arena; when it or the table is full, everything goes (a generation count). */
+#define MEMO_SLOTS 8192            /* a power of 2 */
+#define MEMO_ARENA (4 * 1024 * 1024) /* bytes */
+#define MEMO_MAX_CELLS 512         /* larger boards are not kept */
+
+typedef struct {
+    uint64_t hash;
+    uint32_t gen;
+    int32_t tag, n, nb;
+    Py_ssize_t off; /* cells at arena + off, then nb int32 indices */
+} MemoSlot;
+
+typedef struct {
+    MemoSlot *slots;
+    unsigned char *arena;
+    Py_ssize_t alen;
+    Py_ssize_t used;
+    uint32_t gen;
+} Memo;
+
+static void
+memo_free(Memo *m)
+{
+    PyMem_Free(m->slots);
+    PyMem_Free(m->arena);
+    memset(m, 0, sizeof *m);
+}
+
+static uint64_t
+memo_hash(int tag, const unsigned char *cells, Py_ssize_t n)
+{
+    uint64_t h = 0x9E3779B97F4A7C15ULL ^ ((uint64_t)(uint32_t)tag << 32) ^ (uint64_t)n;
+    Py_ssize_t x = 0;
+    for (; x + 8 <= n; x += 8) {
+        uint64_t v;
+        memcpy(&v, cells + x, 8);
+        h = (h ^ v) * 0xFF51AFD7ED558CCDULL;
+        h ^= h >> 29;
+    }
+    uint64_t v = 0;
+    for (Py_ssize_t y = 0; x + y < n; y++)
+        v |= (uint64_t)cells[x + y] << (8 * y);
+    h = (h ^ v) * 0xC4CEB9FE1A85EC53ULL;
+    h ^= h >> 32;
+    return h;
+}
+
+/* The slot for (tag, cells): the one holding it, or the empty one it would go in; NULL when
+ * the memo is not set up. */
+static MemoSlot *
+memo_slot(Memo *m, int tag, const unsigned char *cells, Py_ssize_t n, uint64_t h)
+{
+    if (m->slots == NULL)
+        return NULL;
+    for (size_t x = (size_t)h & (MEMO_SLOTS - 1);; x = (x + 1) & (MEMO_SLOTS - 1)) {
+        MemoSlot *sl = &m->slots[x];
+        if (sl->gen != m->gen)
+            return sl;
+        if (sl->hash == h && sl->tag == tag && sl->n == n &&
+            memcmp(m->arena + sl->off, cells, (size_t)n) == 0)
+            return sl;
+    }
+}
+
+/* The best indices kept for (tag, cells) into out (room for the board's pairs): their count,
+ * or -1 when not kept. */
+static Py_ssize_t
+memo_get(Memo *m, int tag, const unsigned char *cells, Py_ssize_t n, Py_ssize_t np, int *out,
+         uint64_t *hash)
+{
+    if (n > MEMO_MAX_CELLS)
+        return -1;
+    *hash = memo_hash(tag, cells, n);
+    MemoSlot *sl = memo_slot(m, tag, cells, n, *hash);
+    if (sl == NULL || sl->gen != m->gen || sl->nb > np)
+        return -1;
+    memcpy(out, m->arena + sl->off + n, (size_t)sl->nb * sizeof(int32_t));
+    return sl->nb;
+}
+
+/* Keep the best indices of (tag, cells); a memo that cannot be set up is only a lost speed-up. */
+static void
+memo_put(Memo *m, int tag, const unsigned char *cells, Py_ssize_t n, const int *best,
+         Py_ssize_t nb, uint64_t h)
+{
+    if (n > MEMO_MAX_CELLS || nb < 1 || nb > 4 * MEMO_MAX_CELLS + 4)
+        return;
+    if (m->slots == NULL) {
+        m->slots = PyMem_Calloc(MEMO_SLOTS, sizeof(MemoSlot));
+        m->arena = PyMem_Malloc(MEMO_ARENA);
+        if (m->slots == NULL || m->arena == NULL) {
+            memo_free(m);
+            return;
+        }
+        m->gen = 1;
+    }
+    Py_ssize_t need = n + nb * (Py_ssize_t)sizeof(int32_t);
+    if (m->used >= MEMO_SLOTS / 2 || m->alen + need > MEMO_ARENA) {
+        m->gen++;
+        if (m->gen == 0) { /* wrapped: every slot's generation is stale only after a wipe */
+            memset(m->slots, 0, MEMO_SLOTS * sizeof(MemoSlot));
+            m->gen = 1;
+        }
+        m->used = 0;
+        m->alen = 0;
+    }
+    MemoSlot *sl = memo_slot(m, tag, cells, n, h);
+    if (sl->gen == m->gen)
+        return; /* kept already */
+    memcpy(m->arena + m->alen, cells, (size_t)n);
+    memcpy(m->arena + m->alen + n, best, (size_t)nb * sizeof(int32_t));
+    sl->hash = h;
+    sl->gen = m->gen;
+    sl->tag = tag;
+    sl->n = (int32_t)n;
+    sl->nb = (int32_t)nb;
+    sl->off = m->alen;
+    m->alen += need;
+    m->used++;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* The players                                                                               */
 
 enum { P_RANDOM, P_SCANNER, P_LOOKAHEAD, P_OPENER, P_LOCAL, P_PLANNER, P_PROXIMITY, P_KINDS };
@@ -1037,6 +1165,7 @@ typedef struct {
     Py_ssize_t start_np, start_pcap;
     int *rec; /* a recorded game's pair counts */
     Py_ssize_t rcap;
+    Memo memo;
 } Work;
 
 static void
@@ -1050,6 +1179,7 @@ work_free(Work *w)
     PyMem_Free(w->gpairs);
     PyMem_Free(w->start_pairs);
     PyMem_Free(w->rec);
+    memo_free(&w->memo);
     memset(w, 0, sizeof *w);
 }
 
@@ -1071,19 +1201,26 @@ choose_lookahead(Work *w, const Board *bd, MTObject *rng)
     if (ensure_ints(&w->sc.counts, &w->sc.ccap, bd->np + 1) < 0 ||
         ensure_ints(&w->idx, &w->icap, bd->np + 1) < 0)
         return -1;
-    int *counts = w->sc.counts;
-    if (counts_after(&w->sc, bd->cells, bd->n, bd->pairs, bd->np, counts) < 0)
-        return -1;
-    int top = counts[0];
-    for (Py_ssize_t k = 1; k < bd->np; k++)
-        if (counts[k] > top)
-            top = counts[k];
-    Py_ssize_t nb = 0;
-    for (Py_ssize_t k = 0; k < bd->np; k++)
-        if (counts[k] == top)
-            w->idx[nb++] = (int)k;
+    uint64_t h = 0;
+    Py_ssize_t nb = memo_get(&w->memo, 0, bd->cells, bd->n, bd->np, w->idx, &h);
+    if (nb < 0) {
+        int *counts = w->sc.counts;
+        if (counts_after(&w->sc, bd->cells, bd->n, bd->pairs, bd->np, counts) < 0)
+            return -1;
+        int top = counts[0];
+        for (Py_ssize_t k = 1; k < bd->np; k++)
+            if (counts[k] > top)
+                top = counts[k];
+        nb = 0;
+        for (Py_ssize_t k = 0; k < bd->np; k++)
+            if (counts[k] == top)
+                w->idx[nb++] = (int)k;
+        memo_put(&w->memo, 0, bd->cells, bd->n, w->idx, nb, h);
+    }
     return nb == 1 ? w->idx[0] : w->idx[randbelow(rng, (uint32_t)nb)];
 }
+
+static Py_ssize_t planner_best(Work *w, const Board *bd, int width, int *best);
 
 static Py_ssize_t
 choose_planner(Work *w, const Board *bd, MTObject *rng, int width)
@@ -1094,6 +1231,23 @@ choose_planner(Work *w, const Board *bd, MTObject *rng, int width)
     if (ensure_ints(&w->sc.counts, &w->sc.ccap, np + 1) < 0 ||
         ensure_ints(&w->idx, &w->icap, 2 * np + 2) < 0)
         return -1;
+    int *best = w->idx + np + 1;
+    uint64_t h = 0;
+    Py_ssize_t nb = memo_get(&w->memo, width, bd->cells, bd->n, np, best, &h);
+    if (nb < 0) {
+        nb = planner_best(w, bd, width, best);
+        if (nb < 0)
+            return -1;
+        memo_put(&w->memo, width, bd->cells, bd->n, best, nb, h);
+    }
+    return nb == 1 ? best[0] : best[randbelow(rng, (uint32_t)nb)];
+}
+
+/* choose_planner's best pairs (indices into best, room for np): their count, or -1 on error */
+static Py_ssize_t
+planner_best(Work *w, const Board *bd, int width, int *best)
+{
+    Py_ssize_t np = bd->np;
     int *counts = w->sc.counts;
     if (counts_after(&w->sc, bd->cells, bd->n, bd->pairs, np, counts) < 0)
         return -1;
@@ -1117,7 +1271,6 @@ choose_planner(Work *w, const Board *bd, MTObject *rng, int width)
     int nrank = (int)nr;
     for (int r = 0; r < nrank; r++)
         rank_copy[r] = ranked[r];
-    int *best = w->idx + np + 1;
     Py_ssize_t nb = 0;
     int top = -1;
     for (int r = 0; r < nrank; r++) {
@@ -1135,8 +1288,10 @@ choose_planner(Work *w, const Board *bd, MTObject *rng, int width)
         if (track(one, bd->pairs[k].a, bd->pairs[k].b, &w->gap, &w->gcap, &w->gpairs, &w->gpcap,
                   &collapsed, &opened) < 0)
             return -1;
-        if (one->n == 0)
-            return k;
+        if (one->n == 0) {
+            best[0] = k;
+            return 1;
+        }
         int value = 0;
         if (one->np) {
             if (ensure_ints(&w->ocounts, &w->ocap, one->np + 1) < 0)
@@ -1157,7 +1312,7 @@ choose_planner(Work *w, const Board *bd, MTObject *rng, int width)
         else if (value == top)
             best[nb++] = k;
     }
-    return nb == 1 ? best[0] : best[randbelow(rng, (uint32_t)nb)];
+    return nb;
 }
 
 typedef struct {
