@@ -234,7 +234,7 @@ def test_games_pickle_with_their_stream() -> None:
 
 @needs_core
 def test_ratings_are_those_of_a_pure_python_process() -> None:
-    """Whole ratings (versions 2 and 3: traps from replayed positions, certificates from packed
+    """Whole ratings (versions 2, 3 and 4: traps from replayed positions, certificates from packed
     paths), in this process and in one with NUMBERMATCH_PUREPYTHON=1."""
     script = (
         "import json, random, sys\n"
@@ -243,6 +243,7 @@ def test_ratings_are_those_of_a_pure_python_process() -> None:
         "for n, adds in ((27, 2), (36, 1), (30, 3)):\n"
         "    b = bytes(random.Random(n).randint(1, 9) for _ in range(n))\n"
         "    out += [rate(b, adds).to_json(), rate(b, adds, version=2, playouts=16).to_json()]\n"
+        "    out.append(rate(b, adds, version=4, playouts=4, seed=1).to_json())\n"
         "print(json.dumps(out, sort_keys=True))\n"
     )
     env = {**os.environ, PURE_ENV: "1"}
@@ -258,6 +259,7 @@ def test_ratings_are_those_of_a_pure_python_process() -> None:
     for n, adds in ((27, 2), (36, 1), (30, 3)):
         b = bytes(random.Random(n).randint(1, 9) for _ in range(n))
         here += [rate(b, adds).to_json(), rate(b, adds, version=2, playouts=16).to_json()]
+        here.append(rate(b, adds, version=4, playouts=4, seed=1).to_json())
     assert json.dumps(here, sort_keys=True) == pure.stdout.strip()
 
 

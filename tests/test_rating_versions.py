@@ -27,7 +27,7 @@ from pipeline.rating.players import (
 )
 from pipeline.rating.score import DEFAULT_PLAYOUTS, games_for, rate, stored_playouts
 from pipeline.rating.tiers import tier_for
-from pipeline.rating.versions import WEIGHTS_V3, score_from_metrics
+from pipeline.rating.versions import VERSIONS, WEIGHTS_V3, score_from_metrics
 from pipeline.validator import validate_texts
 
 # the engine and the players in whichever backend runs: `make test` runs them in both
@@ -73,6 +73,45 @@ def test_version_3_block_validates_deeply_and_measures_no_traps(doc) -> None:
     seeded = {**doc, "provenance": {**doc.get("provenance", {}), "rating_seed": DEFAULT_SEED}}
     report = validate_texts([("v3.yaml", _with_difficulty(seeded, v3))], deep=True)
     assert not report.problems, report.problems
+
+
+def test_version_4_block_validates_deeply_with_its_game_counts(doc) -> None:
+    """Version 4 is version 3's score (players, weights, tiers) on more games: its block names
+    its version, stores its counts, and the deep validator re-rates it exactly."""
+    v4 = rate(doc["board"], doc["adds"], playouts=8, seed=3, solution=doc["solution"], version=4)
+    d = v4.to_dict()
+    assert d["version"] == 4 and d["trap_density"] is None
+    assert {n: s["playouts"] for n, s in d["players"].items()} == {
+        n: games_for(n, 8, 4) for n in WEIGHTS_V3
+    }
+    assert stored_playouts(d) == 8 and score_from_metrics(d) == d["score"]
+    assert tier_for(d["score"], 4) == d["tier"]
+    seeded = {**doc, "provenance": {**doc.get("provenance", {}), "rating_seed": 3}}
+    report = validate_texts([("v4.yaml", _with_difficulty(seeded, d))], deep=True)
+    assert not report.problems, report.problems
+    # a stored count that is not version 4's is caught by the re-rating
+    wrong = {**d, "version": 3}
+    report = validate_texts([("v4as3.yaml", _with_difficulty(seeded, wrong))], deep=True)
+    assert report.problems
+
+
+def test_version_4_bounds_the_score_spread_and_version_3_keeps_its_counts() -> None:
+    """Version 4's game counts put the score's standard deviation across seeds under half a
+    point on any board (the binomial bound); version 3's counts are the ones it always had."""
+    assert VERSIONS[4].sd_bound(DEFAULT_PLAYOUTS) <= 0.5 < VERSIONS[3].sd_bound(DEFAULT_PLAYOUTS)
+    assert VERSIONS[4].weights == VERSIONS[3].weights and VERSIONS[4].tiers == VERSIONS[3].tiers
+    assert {n: games_for(n, DEFAULT_PLAYOUTS, 3) for n in WEIGHTS_V3} == {
+        "random": 416,
+        "scanner": 32,
+        "lookahead": 16,
+        "opener": 16,
+        "local": 256,
+        "planner": 16,
+        "proximity": 24,
+    }
+    for playouts in (1, 7, 64, 100):
+        d = {"version": 4, "players": {"random": {"playouts": games_for("random", playouts, 4)}}}
+        assert stored_playouts(d) == playouts
 
 
 def test_version_2_blocks_are_still_reproduced(doc) -> None:

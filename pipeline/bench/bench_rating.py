@@ -5,6 +5,11 @@ compiled core and in pure Python (`NUMBERMATCH_PUREPYTHON=1`), each in a fresh p
 turns, the least of two runs each counting; the ratio, the players' moves per CPU second, the
 machine and its load, and whether every rating came out the same.
 
+The score's spread and bias: each player's CPU per game; per rating version compared (3 and 4):
+   ms per rating, the score's standard deviation across five rating seeds (SPREAD_SEEDS) on the
+   first Stage of each committed Level and random boards, the one the pooled win rates give and
+   the version's bound on any board (`RatingVersion.sd_bound`); and the committed stored scores'
+   bias: stored score minus the mean of its re-ratings with those independent seeds.
 0. Time per rating (27 cells / 2 adds and 36 cells / 1 add, the nightly's sizes, random boards)
    with the simulated players as they are and as they were before they remembered positions
    (`tests/reference_players.py`, from the checkout), the ratio, and whether every rating came out the same.
@@ -25,24 +30,37 @@ import hashlib
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import time
 from functools import partial
 from typing import Any
 
+import yaml
+
 import pipeline.rating.score as score_module
 from pipeline.bench.bench_nightly import machine
-from pipeline.bench.checkout import reference_players, reference_players_module
+from pipeline.bench.checkout import REPO, reference_players, reference_players_module
 from pipeline.engine.backend import PURE_ENV, describe
+from pipeline.engine.board import cells_of
+from pipeline.formats.bundle import Bundle
 from pipeline.generation.generator import GenerateParams, GenerationError, generate
 from pipeline.generation.requests import TIER_PLANS
+from pipeline.rating import CONFIRM_SEED, DEFAULT_SEED
+from pipeline.rating.players import PLAYERS, play_many
 from pipeline.rating.score import rate
 from pipeline.rating.tiers import RATING_VERSION
+from pipeline.rating.versions import VERSIONS
 
 TIMING_BOARDS = 10
 GENERATE_COUNT = 3
 BACKEND_SIZES = ((27, 2), (30, 2), (36, 1), (35, 5))
+# Re-rating seeds for the score's spread and the stored scores' bias: none is the seed a stored
+# rating was made or picked with (DEFAULT_SEED, CONFIRM_SEED), so each is an independent draw.
+SPREAD_SEEDS = tuple(s for s in range(8) if s not in (DEFAULT_SEED, CONFIRM_SEED))[:5]
+SPREAD_RANDOM = 5  # random boards a size (BACKEND_SIZES) beside the committed nights' Stages
+COMPARED = (3, 4)  # the rating versions the spread, the bias and the cost are printed for
 _CHILD = (
     "import json, sys; from pipeline.bench.bench_rating import ratings_cpu; "
     "print(json.dumps(ratings_cpu(int(sys.argv[1]), int(sys.argv[2]))))"
@@ -164,9 +182,136 @@ def players_against_reference() -> None:
         )
 
 
+# (label, cells, adds, certificate or None, stored score or None, rating seed of the stored score)
+SpreadBoard = tuple[str, bytes, int, tuple[str, ...] | None, float | None, int]
+
+
+def committed_stages() -> list[SpreadBoard]:
+    """Every scored Stage of the committed nights (`generated/<date>/bundle.yaml` in the
+    checkout; none outside one), with its stored score (a bundle's ratings use DEFAULT_SEED)."""
+    out: list[SpreadBoard] = []
+    for path in sorted((REPO / "generated").glob("*/bundle.yaml")):
+        bundle = Bundle.from_dict(yaml.safe_load(path.read_text(encoding="utf-8")), str(path))
+        for stage in bundle.stages:
+            p = stage.puzzle
+            score = p.rated.score
+            if score is not None:
+                label = f"{path.parent.name} {stage.slot}"
+                out.append((label, cells_of(p.board), p.adds, p.solution, score, DEFAULT_SEED))
+    return out
+
+
+def random_boards() -> list[SpreadBoard]:
+    """SPREAD_RANDOM random boards of each of BACKEND_SIZES (no stored score)."""
+    out: list[SpreadBoard] = []
+    for cells_n, adds in BACKEND_SIZES:
+        rng = random.Random(cells_n * 10 + adds)
+        for i in range(SPREAD_RANDOM):
+            cells = bytes(rng.randint(1, 9) for _ in range(cells_n))
+            out.append((f"random {cells_n}/{adds} #{i}", cells, adds, None, None, DEFAULT_SEED))
+    return out
+
+
+Rerated = tuple[SpreadBoard, list[float], float]
+
+
+def re_rated(boards: list[SpreadBoard], version: int) -> tuple[list[Rerated], float]:
+    """Each solvable board's scores by `version` with every SPREAD_SEEDS seed, the score's
+    standard deviation its pooled win rates give (players' games are independent draws:
+    the sum of (100 w)^2 p (1 - p) / n), and the CPU seconds per rating."""
+    record = VERSIONS[version]
+    out = []
+    start, ratings = time.process_time(), 0
+    for board in boards:
+        _, cells, adds, solution, _, _ = board
+        scores, wins = [], {name: 0.0 for name in record.players}
+        for seed in SPREAD_SEEDS:
+            rating = rate(cells, adds, seed=seed, solution=solution, version=version)
+            ratings += 1
+            if rating.score is None:
+                break
+            scores.append(rating.score)
+            for name, stats in rating.metrics["players"].items():
+                wins[name] += stats["win_rate"] / len(SPREAD_SEEDS)
+        if len(scores) == len(SPREAD_SEEDS):
+            variance = sum(
+                (100 * w) ** 2 * wins[name] * (1 - wins[name]) / record.games(name, 64)
+                for name, w in record.weights.items()
+            )
+            out.append((board, scores, variance**0.5))
+    return out, (time.process_time() - start) / max(1, ratings)
+
+
+def bias_line(rows: list[Rerated]) -> str:
+    """Stored score minus the mean of the independent re-ratings: mean (with its standard
+    error), lowest, highest, over the boards that have a stored score."""
+    gaps = [b[4] - statistics.fmean(scores) for b, scores, _ in rows if b[4] is not None]
+    if len(gaps) < 2:
+        return "no stored scores"
+    se = statistics.stdev(gaps) / len(gaps) ** 0.5
+    return (
+        f"{statistics.fmean(gaps):+.2f} +- {se:.2f} (s.e.) points over {len(gaps)} boards,"
+        f" from {min(gaps):+.2f} to {max(gaps):+.2f}; mean |gap| {statistics.fmean(map(abs, gaps)):.2f}"
+    )
+
+
+def spread_line(rows: list[Rerated]) -> str:
+    """The score's standard deviation across SPREAD_SEEDS (mean and highest over the boards),
+    and the one the pooled win rates give (less noisy than five seeds' spread)."""
+    sds = [statistics.stdev(scores) for _, scores, _ in rows]
+    binomial = [sd for _, _, sd in rows]
+    worst = max(range(len(sds)), key=sds.__getitem__)
+    return (
+        f"SD across seeds {statistics.fmean(sds):.2f} mean, {sds[worst]:.2f} highest"
+        f" ({rows[worst][0][0]}); from the win rates {statistics.fmean(binomial):.2f} mean,"
+        f" {max(binomial):.2f} highest; {len(sds)} boards"
+    )
+
+
+def player_costs() -> dict[str, float]:
+    """CPU seconds per game of each player, over the random boards (the cost the game counts
+    of a version are weighed against)."""
+    boards = random_boards()
+    out = {}
+    for player in PLAYERS:
+        start = time.process_time()
+        for _, cells, adds, _, _, _ in boards:
+            play_many(player, cells, adds, 50, DEFAULT_SEED)
+        out[player.name] = (time.process_time() - start) / (50 * len(boards))
+    return out
+
+
+def spread_and_bias() -> None:
+    """Per compared version: ms per rating, the score's SD across seeds (and its bound) on the
+    first Stage of each committed Level and random boards; the committed stored scores' bias."""
+    night, extra = committed_stages(), random_boards()
+    firsts = [b for b in night if b[0].endswith(".S1")]
+    print(
+        f"   the score across rating seeds {', '.join(map(str, SPREAD_SEEDS))}"
+        f" ({len(firsts)} committed Levels' first Stages and {len(extra)} random boards;"
+        f" the bias over all {len(night)} committed Stages); load average {os.getloadavg()[0]:.1f}"
+    )
+    costs = player_costs()
+    print(
+        "   CPU per game: " + ", ".join(f"{name} {cpu * 1e6:.1f} us" for name, cpu in costs.items())
+    )
+    for version in COMPARED:
+        record = VERSIONS[version]
+        rows, cpu = re_rated(firsts + extra, version)
+        games = sum(record.games(n, 64) for n in record.players)
+        print(
+            f"   version {version}: {cpu * 1000:.0f} ms per rating ({games} games);"
+            f" {spread_line(rows)}; at most {record.sd_bound(64):.2f} on any board",
+            flush=True,
+        )
+    stored, _ = re_rated(night, 3)  # the committed nights are version 3's, not confirmed
+    print(f"   committed scores (version 3, no confirmation) - re-ratings: {bias_line(stored)}")
+
+
 def main() -> None:
     backends()
     players_against_reference()
+    spread_and_bias()
     for cells_n, adds in ((27, 1), (35, 3)):
         rng = random.Random(cells_n * 10 + adds)
         boards = [

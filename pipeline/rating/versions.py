@@ -10,6 +10,7 @@ the one new ratings are made by).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -110,6 +111,23 @@ _PLAYOUT_SHARES: dict[int, dict[str, float]] = {
         "planner": 0.25,
         "proximity": 0.375,
     },
+    # Version 4: version 3's players, weights and tiers, with the games spent where the score's
+    # variance is. The players' game streams are independent, so a score's variance across seeds
+    # is the sum over players of (100 w)^2 p (1 - p) / n (p a win rate, n its games), at most
+    # 2500 w^2 / n each; for a fixed CPU this bound is smallest with n proportional to
+    # w / sqrt(cost of one of its games) (cost: `python -m pipeline.bench rating` prints it per
+    # player). At 64 these counts put the bound (`sd_bound`) under 0.5 points on every board.
+    # at 64: random 5376, scanner 896, lookahead 384, opener 320, local 3456, planner 192,
+    # proximity 800
+    4: {
+        "random": 84.0,
+        "scanner": 14.0,
+        "lookahead": 6.0,
+        "opener": 5.0,
+        "local": 54.0,
+        "planner": 3.0,
+        "proximity": 12.5,
+    },
 }
 
 # The keys of a difficulty block, in the order they are written (version 1 blocks have no
@@ -154,10 +172,23 @@ class RatingVersion:
     tiers: tuple[tuple[str, float, float], ...]  # (tier, low inclusive, high exclusive)
     keys: tuple[str, ...]  # the difficulty block's keys, in written order
     traps: bool  # whether it measures trap densities (null from version 3 on)
+    # whether the generator confirms an accepted board on an independent draw of games and
+    # stores that second rating (`pipeline.rating.CONFIRM_SEED`; from version 4 on)
+    confirms: bool = False
 
     def games(self, name: str, playouts: int) -> int:
         """Games player `name` plays when `playouts` games per player are asked for."""
         return max(1, round(playouts * self.playout_share.get(name, 1.0)))
+
+    def sd_bound(self, playouts: int) -> float:
+        """The most a score can vary across rating seeds (standard deviation, points) at
+        `playouts`, whatever the board: every player's loss rate at its widest (p = 1/2)."""
+        variance = sum(
+            self.weights[name] ** 2 / self.games(name, playouts)
+            for name in self.players
+            if name in self.weights
+        )
+        return 50.0 * math.sqrt(variance)
 
     @property
     def labels(self) -> dict[str, str]:
@@ -185,6 +216,16 @@ VERSIONS: dict[int, RatingVersion] = {
         TIERS,
         DIFFICULTY_KEYS,
         traps=False,
+    ),
+    4: RatingVersion(
+        4,
+        _PLAYERS_V2 + ("proximity",),
+        WEIGHTS_V3,
+        _PLAYOUT_SHARES[4],
+        TIERS,
+        DIFFICULTY_KEYS,
+        traps=False,
+        confirms=True,
     ),
 }
 # views by version, for the code written against them
