@@ -5,7 +5,9 @@ a failed build prints one warning line and the install goes on in pure Python (a
 MarkupSafe's do); `CC=false pip install -e .` shows it.
 """
 
+import hashlib
 import sys
+from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -34,12 +36,19 @@ class OptionalBuildExt(build_ext):
         )
 
 
+SOURCE = "pipeline/engine/_core.c"
+# The core names the source it was built from (`_core.SOURCE_SHA256`): pipeline.engine.backend
+# refuses a core built from another _core.c than the one beside it (an editable install's stale
+# build) and runs in pure Python.
+SOURCE_SHA256 = hashlib.sha256((Path(__file__).parent / SOURCE).read_bytes()).hexdigest()
+
 setup(
     ext_modules=[
         Extension(
             "pipeline.engine._core",
-            sources=["pipeline/engine/_core.c"],
+            sources=[SOURCE],
             extra_compile_args=["-O3"],
+            define_macros=[("NM_SOURCE_SHA256", f'"{SOURCE_SHA256}"')],
             optional=True,
         )
     ],

@@ -25,7 +25,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pipeline.engine import rules
+from pipeline.engine import backend, rules
 from pipeline.engine.backend import PURE_ENV, core, why_pure
 from pipeline.engine.rulesets import DEFAULT, Ruleset
 from pipeline.limits import MAX_CELLS, MAX_PLAYER_MOVES
@@ -335,6 +335,50 @@ def test_pure_python_is_forced_at_run_time() -> None:
         check=True,
     )
     assert out.stdout.split() == ["False", "True"]
+
+
+@pytest.mark.backends
+def test_a_core_built_from_another_source_is_stale(tmp_path: Path) -> None:
+    """The core names the hash of the _core.c it was built from; another source beside it (an
+    edited file, an old build) makes it stale, and no source there (an installed package) does
+    not."""
+    import hashlib
+    import types
+
+    source = tmp_path / "_core.c"
+    source.write_bytes(b"int x;\n")
+    built = types.ModuleType("_core")
+    built.SOURCE_SHA256 = hashlib.sha256(b"int x;\n").hexdigest()  # type: ignore[attr-defined]
+    assert not backend.stale(built, source)
+    source.write_bytes(b"int y;\n")
+    assert backend.stale(built, source)
+    assert backend.stale(types.ModuleType("_core"), source)  # built before cores named a source
+    assert not backend.stale(built, tmp_path / "absent.c")
+    if core is not None:  # the installed build is the one of this checkout's _core.c
+        assert not backend.stale(core)
+
+
+@needs_core
+def test_a_stale_core_falls_back_to_python_with_one_warning() -> None:
+    """A core whose source hash is not the one of _core.c: pure Python, one warning line, and
+    `--version` says why."""
+    script = (
+        "import sys; from pipeline.engine import _core; _core.SOURCE_SHA256 = '0' * 64\n"
+        "from pipeline.engine import backend, rules\n"
+        "print(backend.COMPILED, rules.legal_pairs is rules.PURE.legal_pairs)\n"
+        "from pipeline.cli import main; sys.argv = ['numbermatch', '--version']; main()"
+    )
+    env = {k: v for k, v in os.environ.items() if k != PURE_ENV}
+    out = subprocess.run(
+        [sys.executable, "-c", script], env=env, cwd=ROOT, capture_output=True, text=True
+    )
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0] == "False True"
+    assert f"backend: pure Python ({backend.STALE})" in lines[1]
+    assert out.stderr.splitlines() == [
+        f"numbermatch: warning: {backend.STALE}; running in pure Python"
+    ]
 
 
 @pytest.mark.backends

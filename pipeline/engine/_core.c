@@ -17,6 +17,9 @@
 #include <string.h>
 
 #define WIDTH 9
+#ifndef NM_SOURCE_SHA256
+#define NM_SOURCE_SHA256 "" /* built without setup.py: names no source */
+#endif
 #define MAX_INPUT_CELLS 4000 /* limits.MAX_CELLS (a test checks they agree) */
 #define MT_N 624
 #define MT_M 397
@@ -1762,6 +1765,7 @@ PyInit__core(void)
     Py_INCREF(&MTType);
     if (PyModule_AddObject(m, "MT", (PyObject *)&MTType) < 0 ||
         PyModule_AddIntConstant(m, "MAX_INPUT_CELLS", MAX_INPUT_CELLS) < 0 ||
+        PyModule_AddStringConstant(m, "SOURCE_SHA256", NM_SOURCE_SHA256) < 0 ||
         PyModule_AddIntConstant(m, "RANDOM", P_RANDOM) < 0 ||
         PyModule_AddIntConstant(m, "SCANNER", P_SCANNER) < 0 ||
         PyModule_AddIntConstant(m, "LOOKAHEAD", P_LOOKAHEAD) < 0 ||

@@ -1,5 +1,6 @@
 # Types of the compiled core (pipeline/engine/_core.c), for mypy.
 MAX_INPUT_CELLS: int
+SOURCE_SHA256: str
 RANDOM: int
 SCANNER: int
 LOOKAHEAD: int
