@@ -4,6 +4,7 @@ the same whatever the number of workers; bad targets fail fast and clearly."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -29,9 +30,11 @@ from pipeline.generation.proposals import (
     constructive,
     reading_order_reduction,
 )
+from pipeline.rating import CONFIRM_SEED, DEFAULT_SEED
 from pipeline.rating.score import rate
 from pipeline.rating.tiers import tier_for
 from pipeline.schemas import validator
+from pipeline.validator import validate_texts
 from tests import reference
 from tests.helpers import run
 
@@ -157,6 +160,57 @@ def test_requested_tier_is_respected():
     assert 0 < result.acceptance_rate < 1
 
 
+# --- the confirmation draw (rating versions from 4 on) ----------------------------------------
+
+V4 = GenerateParams(cells=14, adds=0, strategy="constructive", seed=1, playouts=2, rating_version=4)
+
+
+def test_a_confirming_version_stores_the_independent_draw_and_validates_deeply(tmp_path):
+    result = generate(2, V4, jobs=1)
+    assert result.ratings >= 2 * len(result.puzzles) == 4  # each kept board is rated twice
+    for p in result.puzzles:
+        assert p.provenance["rating_seed"] == CONFIRM_SEED
+        assert p.provenance["params"]["rating_version"] == 4 and p.difficulty["version"] == 4
+        again = rate(p.board, p.adds, seed=CONFIRM_SEED, solution=p.solution, playouts=2, version=4)
+        assert again.to_dict() == p.difficulty
+    paths = write_puzzles(result.puzzles, tmp_path)
+    texts = [(str(f), Path(f).read_text()) for f in paths]
+    assert not validate_texts(texts, deep=True).problems
+
+
+def test_the_confirmation_rejects_a_board_its_second_draw_puts_off_target():
+    """A window the first rating (DEFAULT_SEED) hits and the confirmation (CONFIRM_SEED) misses:
+    the board is rejected as unconfirmed; a window both hit keeps it with the second score."""
+    for attempt in range(20):
+        kept = run_attempt(V4, attempt).puzzle
+        if kept is None:
+            continue
+        second = kept.difficulty["score"]
+        first = rate(
+            kept.board, 0, seed=DEFAULT_SEED, solution=kept.solution, playouts=2, version=4
+        ).score
+        assert first is not None
+        if abs(second - first) > 0.02:
+            break
+    else:
+        pytest.fail("no board whose two draws differ")
+    gap = abs(second - first)
+    narrow = run_attempt(replace(V4, score=first, within=gap / 2), attempt)
+    assert narrow.puzzle is None and narrow.reason == "unconfirmed"
+    assert narrow.score == second and narrow.rated == 2
+    wide = run_attempt(replace(V4, score=first, within=gap * 2), attempt)
+    assert wide.puzzle is not None and wide.puzzle.difficulty["score"] == second
+
+
+def test_version_3_by_name_makes_what_the_default_made(small_run):
+    """Version 3 does not confirm: one rating per kept board, with DEFAULT_SEED."""
+    named = generate(6, replace(SMALL, rating_version=3), jobs=1)
+    assert named.ratings == small_run.ratings
+    for p, q in zip(small_run.puzzles, named.puzzles, strict=True):
+        assert q.provenance["params"].pop("rating_version") == 3
+        assert p == q and p.provenance["rating_seed"] == DEFAULT_SEED
+
+
 def test_files_are_schema_valid_and_named_by_id(tmp_path, small_run):
     paths = write_puzzles(small_run.puzzles, tmp_path)
     assert existing_ids(tmp_path) == {p.id for p in small_run.puzzles}
@@ -279,6 +333,10 @@ def test_attempt_limit_is_a_hard_bound():
         (["--cells", "12", "--adds", "0", "--strategy", "magic"], "unknown strategy 'magic'"),
         (["--cells", "12", "--adds", "0", "--digits", "0"], "invalid digits '0'"),
         (["--cells", "12", "--adds", "0", "--jobs", "0"], "--jobs 0 must be at least 1"),
+        (
+            ["--cells", "12", "--adds", "0", "--rating-version", "9"],
+            "rating version 9 is not known",
+        ),
         (
             ["--cells", "10", "--adds", "0", "--tier", "expert", "--strategy", "constructive"],
             "no expert puzzle",

@@ -14,11 +14,14 @@ The score's spread and bias: each player's CPU per game; per rating version comp
    with the simulated players as they are and as they were before they remembered positions
    (`tests/reference_players.py`, from the checkout), the ratio, and whether every rating came out the same.
 1. Time per rating at the defaults (27 cells / 1 add and 35 cells / 3 adds, random boards):
-   versions 1 (three players, traps), 2 (six players, traps) and 3 (seven players, more games for
-   the cheap ones, no traps), with the ratio of the current version to version 2.
+   versions 1 (three players, traps), 2 (six players, traps), 3 (seven players, more games for
+   the cheap ones, no traps) and 4 (version 3 on the games that bound its spread), with the
+   ratios of version 3 to 2 and of 4 to 3.
 2. Generation throughput at the nightly job's tier plans (`TIER_PLANS`): puzzles per CPU second
-   per tier with the generator rating by version 2, then by the current version (same seeds, one
-   process; each version's own tier table), and the ratio.
+   per tier with the generator rating by version 3, then by version 4 (`GenerateParams
+   .rating_version`; same seeds, one process), and the ratio; then the stored scores' bias of each
+   version's puzzles: version 3 keeps a board on the rating it was picked by, version 4 stores
+   its confirmation on an independent draw.
 
 Whether the score orders boards for players it does not use is `make rating-study`
 (`research/study_rating.py`): it takes minutes, so it is not part of `make bench`.
@@ -34,27 +37,25 @@ import statistics
 import subprocess
 import sys
 import time
-from functools import partial
 from typing import Any
 
 import yaml
 
-import pipeline.rating.score as score_module
 from pipeline.bench.bench_nightly import machine
 from pipeline.bench.checkout import REPO, reference_players, reference_players_module
 from pipeline.engine.backend import PURE_ENV, describe
 from pipeline.engine.board import cells_of
 from pipeline.formats.bundle import Bundle
+from pipeline.formats.puzzle import Puzzle
 from pipeline.generation.generator import GenerateParams, GenerationError, generate
 from pipeline.generation.requests import TIER_PLANS
 from pipeline.rating import CONFIRM_SEED, DEFAULT_SEED
 from pipeline.rating.players import PLAYERS, play_many
 from pipeline.rating.score import rate
-from pipeline.rating.tiers import RATING_VERSION
 from pipeline.rating.versions import VERSIONS
 
 TIMING_BOARDS = 10
-GENERATE_COUNT = 3
+GENERATE_COUNT = 6
 BACKEND_SIZES = ((27, 2), (30, 2), (36, 1), (35, 5))
 # Re-rating seeds for the score's spread and the stored scores' bias: none is the seed a stored
 # rating was made or picked with (DEFAULT_SEED, CONFIRM_SEED), so each is an independent draw.
@@ -134,23 +135,32 @@ def _time(boards: list[tuple[bytes, int]], version: int) -> float:
     return (time.process_time() - start) / len(boards)
 
 
-def _throughput(tier: str, version: int) -> tuple[float, int, int]:
-    """(puzzles per CPU second, puzzles, attempts) generating GENERATE_COUNT puzzles of `tier`."""
+def _generated(tier: str, version: int) -> tuple[float, list[Puzzle], int]:
+    """(puzzles per CPU second, the puzzles, attempts) generating GENERATE_COUNT puzzles of
+    `tier` at its nightly plan, rating by `version`."""
     plan = TIER_PLANS[tier]
     params = GenerateParams(
-        cells=plan.cells, adds=plan.adds, tier=tier, strategy=plan.strategy, seed=2026
+        cells=plan.cells,
+        adds=plan.adds,
+        tier=tier,
+        strategy=plan.strategy,
+        seed=2026,
+        rating_version=version,
     )
-    original = score_module.rate
-    score_module.rate = partial(original, version=version)  # the generator imports it at call time
     start = time.process_time()
     try:
         result = generate(GENERATE_COUNT, params, jobs=1)
     except GenerationError:
-        return 0.0, 0, 0
-    finally:
-        score_module.rate = original
+        return 0.0, [], 0
     cpu = time.process_time() - start
-    return len(result.puzzles) / cpu, len(result.puzzles), result.attempts
+    return len(result.puzzles) / cpu, result.puzzles, result.attempts
+
+
+def _stored(puzzles: list[Puzzle]) -> list[SpreadBoard]:
+    return [
+        (p.id, cells_of(p.board), p.adds, p.solution, p.rated.score, p.provenance["rating_seed"])
+        for p in puzzles
+    ]
 
 
 def players_against_reference() -> None:
@@ -317,25 +327,40 @@ def main() -> None:
         boards = [
             (bytes(rng.randint(1, 9) for _ in range(cells_n)), adds) for _ in range(TIMING_BOARDS)
         ]
-        t = {v: _time(boards, v) for v in (1, 2, RATING_VERSION)}
+        t = {v: _time(boards, v) for v in sorted(VERSIONS)}
         print(
             f"   rate {cells_n} cells / {adds} add{'s' if adds != 1 else ''} ({TIMING_BOARDS} boards, CPU): "
             + ", ".join(f"version {v} {ms * 1000:.0f} ms" for v, ms in t.items())
-            + f" per rating; version {RATING_VERSION} / version 2 x{t[RATING_VERSION] / t[2]:.2f}",
+            + f" per rating; version 3 / version 2 x{t[3] / t[2]:.2f}, version 4 / version 3"
+            f" x{t[4] / t[3]:.2f}",
             flush=True,
         )
-    new = RATING_VERSION
+    old, new = COMPARED
     print(
-        f"   generation at the nightly tier plans ({GENERATE_COUNT} puzzles per tier, 1 process, seed 2026):"
+        f"   generation at the nightly tier plans ({GENERATE_COUNT} puzzles per tier, 1 process,"
+        f" seed 2026), then each puzzle re-rated with seeds {', '.join(map(str, SPREAD_SEEDS))}:"
     )
     print(
-        f"   {'tier':<7} {'cells':>5} {'adds':>4} {'v2 puzzles/CPU s':>17} {'attempts':>8} {f'v{new} puzzles/CPU s':>17} {'attempts':>8} {f'v{new}/v2':>6}"
+        f"   {'tier':<7} {'cells':>5} {'adds':>4} {f'v{old} puzzles/CPU s':>17} {'attempts':>8}"
+        f" {f'v{new} puzzles/CPU s':>17} {'attempts':>8} {f'v{new}/v{old}':>6}"
     )
+    made: dict[int, list[Puzzle]] = {old: [], new: []}
     for tier, plan in TIER_PLANS.items():
-        r1, _, a1 = _throughput(tier, 2)
-        r2, _, a2 = _throughput(tier, new)
+        r1, p1, a1 = _generated(tier, old)
+        r2, p2, a2 = _generated(tier, new)
+        made[old] += p1
+        made[new] += p2
         ratio = f"{r2 / r1:.2f}" if r1 and r2 else "-"
         print(
             f"   {tier:<7} {plan.cells:>5} {plan.adds:>4} {r1:>17.3f} {a1:>8} {r2:>17.3f} {a2:>8} {ratio:>6}",
+            flush=True,
+        )
+    for version, puzzles in made.items():
+        confirmed = (
+            "confirmed on an independent draw" if VERSIONS[version].confirms else "no confirmation"
+        )
+        rows, _ = re_rated(_stored(puzzles), version)
+        print(
+            f"   stored scores, version {version} ({confirmed}) - re-ratings: {bias_line(rows)}",
             flush=True,
         )

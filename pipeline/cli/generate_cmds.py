@@ -99,6 +99,11 @@ def generate(
         max=MAX_PLAYOUTS,
         help="Rating playouts per simulated player (default: the rating's).",
     ),
+    rating_version: int | None = typer.Option(
+        None,
+        "--rating-version",
+        help="Rate by this rating version (default: the current one); versions from 4 on confirm each accepted board on an independent draw of games.",
+    ),
     attempt: int | None = typer.Option(
         None,
         "--attempt",
@@ -136,6 +141,7 @@ def generate(
         solve_nodes=solve_nodes,
         playouts=playouts,
         profile=read_profile_option(profile_file),
+        rating_version=rating_version,
     )
     try:
         if attempt is not None:

@@ -44,7 +44,7 @@ from pipeline.generation.strategies import (
     strategy_for,
 )
 from pipeline.limits import MAX_COUNT, MAX_GENERATED_ADDS, MAX_JOBS
-from pipeline.rating import DEFAULT_SEED
+from pipeline.rating import CONFIRM_SEED, DEFAULT_SEED
 from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
 from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
 
@@ -54,7 +54,8 @@ from pipeline.rating import DEFAULT_PLAYOUTS
 from pipeline.rating.players import Games, ScannerPlayer
 from pipeline.rating.profile import RatingProfile, rated_under
 from pipeline.rating.score import games_for, rate
-from pipeline.rating.tiers import TIER_NAMES, tier_range
+from pipeline.rating.tiers import RATING_VERSION, TIER_NAMES, tier_range
+from pipeline.rating.versions import VERSIONS
 
 MIN_CELLS, MAX_CELLS = 2, 81
 SCANNER = ScannerPlayer()  # the rating's simplest player: a board it always wins is trivial
@@ -73,6 +74,8 @@ UNSOLVABLE_REASON = str(UNSOLVABLE)  # the solver's answer, as a rejection reaso
 OVER_BUDGET = "solver-budget"  # the solver's node budget ran out: neither proved nor disproved
 WRONG_TIER = "tier:"  # + the tier it got, e.g. "tier:easy"
 OFF_SCORE = "off-score"  # rated outside the asked score window
+# on target, but its confirmation rating (an independent draw of games) is not
+UNCONFIRMED = "unconfirmed"
 NO_CANDIDATE = (
     "no-candidate"  # the strategy offered no board (no draw of the search passed its screen)
 )
@@ -136,6 +139,10 @@ class GenerateParams:
     says how many each takes).
     `strategy`: a registered strategy's name (`strategies`); None: the targeted one when a tier
     or score is asked for, else random.
+    `rating_version`: the rating version puzzles are rated by (None: the current one); one that
+    confirms (`RatingVersion.confirms`) rates an accepted board again on an independent draw of
+    games (`pipeline.rating.CONFIRM_SEED`), stores that rating and keeps the board only when it
+    is still on target.
     """
 
     cells: int
@@ -156,6 +163,7 @@ class GenerateParams:
     profile: RatingProfile | None = (
         None  # score and tier under a rating profile (recorded in each puzzle)
     )
+    rating_version: int | None = None
 
     def rules(self) -> Ruleset:
         """The ruleset these params name; raises GenerationError for an unknown one."""
@@ -227,6 +235,13 @@ class GenerateParams:
             raise GenerationError(f"solve_nodes {self.solve_nodes!r} must be at least 1")
         if self.playouts is not None and self.playouts < 1:
             raise GenerationError(f"playouts {self.playouts!r} must be at least 1")
+        if self.rating_version is not None and (
+            isinstance(self.rating_version, bool) or self.rating_version not in VERSIONS
+        ):
+            known = ", ".join(map(str, VERSIONS))
+            raise GenerationError(
+                f"rating version {self.rating_version!r} is not known (known: {known})"
+            )
         try:
             return DigitDistribution.parse(self.digits)
         except NumberMatchError as exc:
@@ -313,6 +328,7 @@ class GenerateParams:
             "solve_nodes": self.solve_nodes,
             "playouts": self.playouts,
             **({"profile": self.profile.name} if self.profile is not None else {}),
+            **({"rating_version": self.rating_version} if self.rating_version is not None else {}),
         }
         if self.score is not None:
             out.update(score=self.score, within=self.within)
@@ -370,7 +386,9 @@ class GenerateResult:
 
 
 # Every puzzle is rated with the rating's own default seed, so that a plain re-rating
-# (`numbermatch rate BOARD --adds N`, `validate --deep`) reproduces the stored difficulty.
+# (`numbermatch rate BOARD --adds N`, `validate --deep`) reproduces the stored difficulty; a
+# rating version that confirms stores the confirmation's rating, with CONFIRM_SEED (recorded as
+# `provenance.rating_seed`: `validate --deep` and `rate --seed` reproduce it).
 
 
 def _rate(
@@ -381,6 +399,7 @@ def _rate(
     solution: tuple[Move, ...],
     ruleset: Ruleset,
     played: tuple[Games, ...] = (),
+    version: int = RATING_VERSION,
 ) -> Rating:
     return rate(
         cells,
@@ -390,6 +409,7 @@ def _rate(
         ruleset=ruleset,
         playouts=DEFAULT_PLAYOUTS if playouts is None else playouts,
         played=played,
+        version=version,
     )
 
 
@@ -444,12 +464,13 @@ def _judge(
     if replay(cells, certificate, params.adds, ruleset)[0]:
         raise AssertionError(f"certificate does not empty {format_board(cells)}")
     rseed = DEFAULT_SEED
+    version = RATING_VERSION if params.rating_version is None else params.rating_version
     # the simplest player first: a board it always wins is trivial, rejected before the rest of
     # the rating is paid for (its games are the rating's own: handed over otherwise)
     played = {g.player.name: g for g in proposal.played}
     scanner = played.setdefault(SCANNER.name, Games(SCANNER, cells, params.adds, rseed, ruleset))
     playouts = DEFAULT_PLAYOUTS if params.playouts is None else params.playouts
-    if all(g.won for g in scanner.first(games_for(SCANNER.name, playouts))):
+    if all(g.won for g in scanner.first(games_for(SCANNER.name, playouts, version))):
         return Outcome(attempt, reason=SCANNER_WINS)
     rating = rated_under(
         _rate(
@@ -460,6 +481,7 @@ def _judge(
             tuple(certificate),
             ruleset,
             tuple(played.values()),
+            version,
         ),
         params.profile,
     )
@@ -468,6 +490,20 @@ def _judge(
     missed = params.on_target(rating)
     if missed is not None:
         return Outcome(attempt, reason=missed, score=rating.score, rated=1)
+    rated = 1
+    if VERSIONS[version].confirms:
+        # the board was picked by that rating's draw of games (and the screen's, its first
+        # ones): the score stored is one of an independent draw, and it must hit the target too
+        rseed, rated = CONFIRM_SEED, 2
+        rating = rated_under(
+            _rate(
+                cells, params.adds, params.playouts, rseed, tuple(certificate), ruleset, (), version
+            ),
+            params.profile,
+        )
+        assert rating.score is not None  # the certificate wins: the board is solvable
+        if params.on_target(rating) is not None:
+            return Outcome(attempt, reason=UNCONFIRMED, score=rating.score, rated=rated)
     puzzle = Puzzle(
         board=format_board(cells),
         adds=params.adds,
@@ -484,7 +520,7 @@ def _judge(
             **({"path": list(proposal.path)} if proposal.path else {}),
         },
     )
-    return Outcome(attempt, puzzle=puzzle, score=rating.score, rated=1, tier=rating.tier)
+    return Outcome(attempt, puzzle=puzzle, score=rating.score, rated=rated, tier=rating.tier)
 
 
 def generate(
