@@ -33,6 +33,9 @@ weights, game counts, tier tables and stored keys of each version are one record
 - version 3 (current, `WEIGHTS_V3`): the share of games a player drawn from the stated mix of
   seven players loses (one minus each player's win rate, weighted). Each player plays the games
   `PLAYOUT_SHARE_BY_VERSION` gives it (cheap players more, costly ones fewer; counts stored).
+- version 4 (`WEIGHTS_V3`): version 3's score and tiers on the game counts that bound its
+  standard deviation across seeds (`RatingVersion.sd_bound`); the generator confirms a board it
+  accepts by it on an independent draw (`pipeline.rating.CONFIRM_SEED`).
 - version 2 (`WEIGHTS_V2`): the same form over six players (no `proximity`).
 - version 1 (`WEIGHTS_V1`): three players' loss rates, the two trap densities and min_adds
   (MIN_ADDS_CAP or more counts fully; null counts fully).
