@@ -827,16 +827,22 @@ class Games:
         if mt is None:
             mt = self._mt = core.MT(self._random.getstate()[1])
         start = (self.cells, self.adds) if self.record else None
-        results = core.play(
-            *kind,
-            self.cells,
-            self.adds,
-            count,
-            mt,
-            self.record,
-            MAX_PLAYER_MOVES,
-        )
-        self.played.extend([_compiled_playout(r, start) for r in results])
+        collecting = gc.isenabled()
+        gc.disable()  # as in `play`: a batch's results make no cycles, only work for the collector
+        try:
+            results = core.play(
+                *kind,
+                self.cells,
+                self.adds,
+                count,
+                mt,
+                self.record,
+                MAX_PLAYER_MOVES,
+            )
+            self.played.extend([_compiled_playout(r, start) for r in results])
+        finally:
+            if collecting:
+                gc.enable()
 
     def serves(self, cells: bytes, adds: int, seed: int, ruleset: Ruleset, record: bool) -> bool:
         """Whether these are the games a rating of (cells, adds) with `seed` plays."""
