@@ -379,6 +379,12 @@ class LevelIndex:
 
     # --- queries ----------------------------------------------------------------------------
 
+    def oversized(self) -> list[tuple[str, int]]:
+        """(relative path, size) of each level file too large to read (`limits.MAX_FILE_BYTES`):
+        it adds no row, so nothing is known of what it holds."""
+        sql = "SELECT path, size FROM files WHERE size > ? ORDER BY path"
+        return [(row[0], row[1]) for row in self.db.execute(sql, (MAX_FILE_BYTES,))]
+
     def _entries(self, where: str = "", args: Iterable[Any] = ()) -> list[Entry]:
         sql = f"SELECT {_COLUMNS} FROM entries {where}"
         return [Entry(*row) for row in self.db.execute(sql, tuple(args))]

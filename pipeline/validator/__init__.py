@@ -10,16 +10,18 @@ parse (`loader`), schema (`schema_layer`), semantics and solvability (`semantics
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from pipeline.engine.rulesets import SHIPPED
-from pipeline.errors import NumberMatchError
+from pipeline.errors import NumberMatchError, os_message
 from pipeline.formats.files import level_files
 from pipeline.formats.loader import Loaded, find_node, load_file, load_text, position
-from pipeline.limits import MAX_CURVES
+from pipeline.limits import MAX_CURVES, MAX_FILE_BYTES
 from pipeline.problems import CODES, Problem, ValidationReport, internal_error
 from pipeline.rating.profile import RatingProfile
 from pipeline.validator.schema_layer import check as check_schema
@@ -124,16 +126,28 @@ class Validator:
         """NM321 for each shipped or stock puzzle of this run whose canonical key is also in a
         file under `root` outside the run (through root's index, refreshed first): what
         pre-commit needs when only one file changed. Call after the files were added."""
-        if not Path(root).is_dir():
-            raise PathError(f"{root}: no such folder to check against")
+        check_folder(root)
         # start-up time: the index (sqlite3) loads for a check against a folder, not for validate FILE
         from pipeline.formats.index import LevelIndex
 
         with LevelIndex(root) as index:
             index.refresh()
             found = index.by_keys(s.key for s in self.semantics.sightings)
+            oversized = index.oversized()
         ran = {Path(s.file).resolve() for s in self.semantics.sightings}
-        problems = []
+        problems = [  # a file too large to read could hold a repeat: say it was not checked
+            Problem(
+                str(Path(root) / rel),
+                None,
+                None,
+                "NM104",
+                f"the file is {size:,} bytes; level files are limited to {MAX_FILE_BYTES:,} bytes,"
+                " so the puzzles checked were not compared with it (split it)",
+                "$",
+            )
+            for rel, size in oversized
+            if (Path(root) / rel).resolve() not in ran
+        ]
         for s in self.semantics.sightings:
             for other in found.get(s.key, ()):
                 if (Path(root) / other.path).resolve() in ran:
@@ -157,6 +171,45 @@ class Validator:
                     break
         self.report.problems.extend(problems)
         return problems
+
+
+def check_folder(root: str | os.PathLike[str]) -> None:
+    """Refuse in one line (PathError) a folder to check against that is not a readable folder,
+    saying what it is: missing, a link to nothing, a loop of links, a file, unreadable."""
+    try:
+        info = os.stat(root)
+    except FileNotFoundError:
+        if os.path.islink(root):
+            raise PathError(
+                f"{root}: is a link to a missing folder; no folder to check against"
+            ) from None
+        raise PathError(f"{root}: no such folder to check against") from None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise PathError(
+                f"{root}: is a loop of symbolic links (a link that leads back to itself);"
+                " no folder to check against"
+            ) from exc
+        raise PathError(
+            f"{root}: cannot be read ({os_message(exc)}); no folder to check against"
+        ) from exc
+    if not stat.S_ISDIR(info.st_mode):
+        if stat.S_ISREG(info.st_mode):
+            what = "a file"
+        elif stat.S_ISFIFO(info.st_mode):
+            what = "a named pipe (FIFO)"
+        elif stat.S_ISSOCK(info.st_mode):
+            what = "a socket"
+        else:
+            what = "a device"
+        raise PathError(f"{root}: is {what}, not a folder to check against")
+    try:
+        with os.scandir(root):
+            pass
+    except OSError as exc:
+        raise PathError(
+            f"{root}: cannot be read ({os_message(exc)}); no folder to check against"
+        ) from exc
 
 
 def validate_paths(
