@@ -278,10 +278,13 @@ static Py_ssize_t
 scan(const unsigned char *cells, Py_ssize_t n, Pair *out)
 {
     Py_ssize_t np = 0;
+    int col = -1; /* i's column, kept as i goes */
     for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned char k = CLASS[cells[i]];
-        if (!k)
+        if (++col == WIDTH)
+            col = 0;
+        if (!cells[i])
             continue;
+        unsigned char k = CLASS[cells[i]];
         int js[4];
         int m = 0;
         Py_ssize_t j = i + 1;
@@ -289,7 +292,6 @@ scan(const unsigned char *cells, Py_ssize_t n, Pair *out)
             j++;
         if (j < n && CLASS[cells[j]] == k)
             js[m++] = (int)j;
-        int col = (int)(i % WIDTH);
         for (j = i + WIDTH; j < n; j += WIDTH) {
             if (cells[j]) {
                 if (CLASS[cells[j]] == k)
@@ -423,17 +425,34 @@ opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out
             m++;
         }
     }
-    int col = (int)(x % WIDTH);
-    int rows = (int)(n / WIDTH) + 1;
-    /* the column, the down-right diagonal (up-left behind), the down-left one (up-right behind) */
-    const Py_ssize_t step[3] = {WIDTH, WIDTH + 1, WIDTH - 1};
-    const int back_room[3] = {rows, col, WIDTH - 1 - col};
-    const int fwd_room[3] = {rows, WIDTH - 1 - col, col};
-    for (int line = 0; line < 3; line++) {
-        Py_ssize_t p = first_on(cells, n, x, -step[line], back_room[line]);
-        if (p < 0)
-            continue;
-        Py_ssize_t q = first_on(cells, n, x, step[line], fwd_room[line]);
+    int col = (int)((size_t)x % WIDTH);
+    Py_ssize_t p, q;
+    /* the column: the nearest active cells above and below (any number of rows) */
+    for (p = x - WIDTH; p >= 0 && !cells[p]; p -= WIDTH)
+        ;
+    if (p >= 0) {
+        for (q = x + WIDTH; q < n && !cells[q]; q += WIDTH)
+            ;
+        if (q < n && CLASS[cells[p]] == CLASS[cells[q]]) {
+            out[m].a = (int)p;
+            out[m].b = (int)q;
+            m++;
+        }
+    }
+    /* the down-right diagonal (up-left behind): at most col steps back, WIDTH-1-col ahead */
+    p = first_on(cells, n, x, -(WIDTH + 1), col);
+    if (p >= 0) {
+        q = first_on(cells, n, x, WIDTH + 1, WIDTH - 1 - col);
+        if (q >= 0 && CLASS[cells[p]] == CLASS[cells[q]]) {
+            out[m].a = (int)p;
+            out[m].b = (int)q;
+            m++;
+        }
+    }
+    /* the down-left diagonal (up-right behind) */
+    p = first_on(cells, n, x, -(WIDTH - 1), WIDTH - 1 - col);
+    if (p >= 0) {
+        q = first_on(cells, n, x, WIDTH - 1, col);
         if (q >= 0 && CLASS[cells[p]] == CLASS[cells[q]]) {
             out[m].a = (int)p;
             out[m].b = (int)q;
@@ -569,10 +588,10 @@ pairs_after_gaps(Board *bd, int i, int j)
 {
     Pair *pairs = bd->pairs;
     Py_ssize_t np = 0;
-    for (Py_ssize_t k = 0; k < bd->np; k++) {
+    for (Py_ssize_t k = 0; k < bd->np; k++) { /* without branches: kept or overwritten */
         Pair p = pairs[k];
-        if (p.a != i && p.b != i && p.a != j && p.b != j)
-            pairs[np++] = p;
+        pairs[np] = p;
+        np += (p.a != i) & (p.b != i) & (p.a != j) & (p.b != j);
     }
     Pair found[8];
     int m = opened_through(bd->cells, bd->n, i, found);
@@ -1399,10 +1418,10 @@ typedef struct {
     Py_ssize_t len, cap;
 } Bytes;
 
-static int
+static inline int
 bytes_put(Bytes *b, int32_t x, int32_t y)
 {
-    if (ensure_cells(&b->buf, &b->cap, b->len + 8) < 0)
+    if (b->len + 8 > b->cap && ensure_cells(&b->buf, &b->cap, b->len + 8) < 0)
         return -1;
     unsigned char *p = b->buf + b->len;
     uint32_t ux = (uint32_t)x, uy = (uint32_t)y;
