@@ -184,3 +184,66 @@ def test_a_bad_fixed_size_in_a_job_file_is_one_line(tmp_path: Path, field: str, 
     assert result.exit_code == 1 and "Traceback" not in result.output, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and str(job) in lines[0] and field in lines[0], result.output
+
+
+# --- out of reach, and no gaming the score ---------------------------------------------------
+
+
+@pytest.mark.slow
+def test_a_target_the_climb_does_not_come_near_stops_early_in_one_line():
+    """Expert at 45 cells/5 adds: every board there is easy, and climbs top out far below 84. The
+    run stops after the climb's pilot (a few attempts, not the whole --max-attempts) with one line
+    naming the estimates and scores seen and what the target needs."""
+    args = ["generate", "--count", "1", "--cells", "45", "--adds", "5", "--tier", "expert"]
+    result = run(*args, "--strategy", "climb", "--seed", "1", "--jobs", "1")
+    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1, result.output
+    line = lines[0]
+    pilot = climb_pilot()
+    assert f"in {pilot} climbs" in line and "the target needs 84-100" in line, line
+    assert "estimates and scores were" in line and "another --cells/--adds" in line, line
+
+
+def climb_pilot() -> int:
+    from pipeline.generation.strategies import CLIMB
+
+    assert CLIMB.reach_pilot is not None
+    return CLIMB.reach_pilot
+
+
+def test_a_reachable_target_is_not_stopped_by_the_climbs_pilot():
+    """Hard at 27/4 (which the climb makes, above): the pilot's check leaves it alone, even with
+    the pilot at its first attempt."""
+    from dataclasses import replace
+
+    from pipeline.generation.strategies import CLIMB, STRATEGY_BY_NAME
+
+    eager = replace(CLIMB, reach_pilot=1)
+    STRATEGY_BY_NAME["climb"] = eager
+    try:
+        result = generate(1, HARD, jobs=1)
+    finally:
+        STRATEGY_BY_NAME["climb"] = CLIMB
+    assert len(result.puzzles) == 1
+
+
+@pytest.mark.slow
+def test_held_out_players_lose_climb_puzzles_as_often_as_the_screens():
+    """Small version of the bench's check on climb-made puzzles: hard at 27 cells/4 adds (a public
+    game's setting, where the screen makes some too), 4 each at the bench's seed. The study's
+    held-out models (never the score's players) must not lose the climb's puzzles less often than
+    the screen's (one-sided Mann-Whitney, p >= 0.05), and the climb keeps variety: layouts distinct
+    up to relabelling, mean pairwise distance >= 90% of the screen's."""
+    from research.bench_search import VARIETY, distinct_layouts, heldout_check, mean_distance
+    from research.bench_search import run as bench_run
+
+    games = {"constrained": 24, "tidy": 24, "montecarlo": 6, "tens": 24, "bottomup": 24}
+    climbed = bench_run(27, 4, "hard", "climb", count=4, seed=2026).puzzles
+    # the screen in the bench's rounds (a round of 8 attempts is under its reach check's 16)
+    screened = bench_run(27, 4, "hard", "search", count=4, seed=2026, budget=30.0).puzzles
+    assert len(climbed) == len(screened) == 4
+    check = heldout_check(climbed, screened, games, names=("climb", "search"))
+    assert check.passed, check
+    assert distinct_layouts(climbed) == len(climbed)
+    assert mean_distance(climbed) >= VARIETY * mean_distance(screened)

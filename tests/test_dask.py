@@ -115,6 +115,19 @@ def test_search_puzzles_are_byte_identical_to_the_process_pool(cluster) -> None:
     assert all(p.provenance["strategy"] == "search" for p in result.puzzles)
 
 
+def test_climb_puzzles_are_byte_identical_to_the_process_pool(cluster) -> None:
+    """The climb strategy (its path of changes too): attempt k is a pure function of the params
+    and k on a Dask worker as in a pool."""
+    params = GenerateParams(cells=27, adds=4, tier="hard", strategy="climb", seed=3)
+    executor = connect(cluster.scheduler_address)
+    try:
+        result = generate(1, params, executor=executor)
+    finally:
+        executor.close()
+    assert documents(result) == documents(generate(1, params, jobs=2))
+    assert all(p.provenance["strategy"] == "climb" and p.provenance["path"] for p in result.puzzles)
+
+
 def test_nightly_bundle_and_report_are_byte_identical(cluster, tmp_path) -> None:
     pool, dask = tmp_path / "pool", tmp_path / "dask"
     run_nightly(NightlyOptions(date=DATE, seed=default_seed(DATE), out=pool, jobs=2, **TINY))  # type: ignore[arg-type]

@@ -40,7 +40,7 @@ does for a random one.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 
 from pipeline.engine.board import WIDTH
@@ -169,12 +169,14 @@ def climb(
     digits: DigitDistribution,
     ruleset: Ruleset,
     windows: tuple[Window, ...],
-) -> Iterator[Proposal]:
+) -> Generator[Proposal, None, tuple[float, float] | None]:
     """Candidates for one attempt: the climbed board once the screen passes it (none: the first
-    draw, as drawn)."""
+    draw, as drawn). Returns (as the generator's value, like the screen) the lowest and highest
+    last-stage estimate of the boards it stood on, so a run can tell a target the climb does not
+    come near (`generator`); None when it judged none."""
     if not windows:
         yield Proposal(bytes(digits.draw(rng, cells)))
-        return
+        return None
     seed, draws = opening(cells, rng, digits)
     ranked = sorted(
         range(START_DRAWS),
@@ -182,22 +184,24 @@ def climb(
     )
     start = next((i for i in ranked if _winnable(draws[i], adds, ruleset)), None)
     if start is None:
-        return
+        return None
     here, path = draws[start], [f"draw {start}"]
     tried: set[bytes] = set()
+    seen: list[float] = []
     for _ in range(STEPS):
         # the neighbours share the step's games (common random numbers) and the nearest is judged
         # against the board on games of another seed, both on the same ones: a fresh paired
         # comparison each step, so a board kept on lucky games does not stay ahead on them
         step_seed, judge_seed = rng.getrandbits(32), rng.getrandbits(32)
         score = _Probe(here, adds, ruleset, judge_seed).at(CONFIRM)
+        seen.append(score)
         stuck = False  # the screen refused the board: move on whatever the neighbour's estimate
         if distance(score, windows) == 0.0 and here not in tried:
             tried.add(here)
             played = passes(here, adds, ruleset, windows)
             if played is not None:
                 yield Proposal(here, played=played, path=tuple(path))
-                return
+                return min(seen), max(seen)
             stuck = True
         near: list[tuple[float, int, bytes, str]] = []
         for n in range(BRANCH):
@@ -211,6 +215,7 @@ def climb(
         judged = distance(_Probe(board, adds, ruleset, judge_seed).at(CONFIRM), windows)
         if (stuck or judged < distance(score, windows)) and _winnable(board, adds, ruleset):
             here, path = board, [*path, step]
+    return min(seen), max(seen)
 
 
 def settings() -> dict[str, object]:

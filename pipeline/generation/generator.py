@@ -696,6 +696,9 @@ class _Judge:
                 progress(len(self.puzzles), self.count)
         if self.round_attempts == self.params.screen_budget and not self.round_rated:
             self._reach_check()
+        climbs = self.params.strategy_record().reach_pilot
+        if climbs is not None and self.round_attempts == climbs and not self.round_accepted:
+            self._climb_check()
         if self.round_attempts == self.params.pilot and not self.round_accepted:
             self._pilot_check()
 
@@ -720,6 +723,28 @@ class _Judge:
             f"no board came near {_target(p)} in {self.attempts} attempts: the screen's estimates"
             f" were {lo:.1f}-{hi:.1f}, the target needs {low:g}-{high:g} (none rated); {change},"
             " or another --cells/--adds",
+            partial=self.result(0.0),
+        )
+
+    def _climb_check(self) -> None:
+        """After a climbing strategy's `reach_pilot` attempts of a round with nothing accepted: stop
+        when every estimate its climbs stood on and every score rated stayed more than SCREEN_REACH
+        points from every window (a climb pushes as far as it can: more climbs go no nearer)."""
+        p = self.round_params()
+        windows = p.windows()
+        if self.estimates is None or not windows:
+            return
+        lo, hi = self.estimates
+        if self.scores:
+            lo, hi = min(lo, *self.scores), max(hi, *self.scores)
+        if any(w.low - SCREEN_REACH <= hi and lo <= w.high + SCREEN_REACH for w in windows):
+            return
+        low, high = min(w.low for w in windows), max(w.high for w in windows)
+        best = f"best rated {max(self.scores):.1f}" if self.scores else "none rated"
+        raise GenerationError(
+            f"no board came near {_target(p)} in {self.attempts} climbs: the climb's estimates"
+            f" and scores were {lo:.1f}-{hi:.1f} ({best}), the target needs {low:g}-{high:g};"
+            " ask for another tier, or another --cells/--adds",
             partial=self.result(0.0),
         )
 

@@ -50,6 +50,10 @@ class Strategy:
     # where it is the default targeted strategy: (cells, adds, the lowest score asked for) -> bool
     # (None: wherever no strategy registered with a condition claims the target)
     default_at: Callable[[int, int, float], bool] | None = None
+    # a strategy that pushes its boards toward the target (a climb): after this many attempts of a
+    # round with nothing accepted, the run stops when none of its estimates came near the target
+    # (what it did not come near in that many climbs it will not: `generator._Judge`)
+    reach_pilot: int | None = None
 
     def __str__(self) -> str:
         return self.name
@@ -213,6 +217,7 @@ CLIMB = register(
         targeted=True,
         settings=_climb_settings,
         default_at=climbs_by_default,
+        reach_pilot=4,
     )
 )
 STRATEGIES: tuple[str, ...] = tuple(STRATEGY_BY_NAME)
