@@ -206,6 +206,7 @@ def as_csv(rows: list[dict[str, Any]]) -> str:
     return buf.getvalue()
 
 
+@pytest.mark.slow
 def test_records_in_every_format_read_as_the_rules_say(catalogue: Any, tmp_path: Path) -> None:
     import duckdb
 
@@ -257,6 +258,7 @@ def test_records_in_every_format_read_as_the_rules_say(catalogue: Any, tmp_path:
     print(f"\ntelemetry records fuzz: {dict(SEEN)}")
 
 
+@pytest.mark.slow
 def test_file_shapes_give_counts_or_one_line(catalogue: Any, tmp_path: Path) -> None:
     from pipeline.telemetry.records import TelemetryError, read_telemetry
 

@@ -236,6 +236,7 @@ def test_the_docs_list_every_limit() -> None:
         assert shown in section, (name, shown)
 
 
+@pytest.mark.slow
 def test_a_big_file_without_aliases_is_not_blamed_on_aliases() -> None:
     from pipeline.formats.loader import load_text
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
@@ -110,6 +111,7 @@ def test_pruned_search_agrees_with_unpruned_search(cells, adds):
         assert empties(cells, result.moves, adds)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(st.one_of(boards(), even_boards(16)), st.integers(0, 1))
 def test_every_shortcut_forced_on_agrees_with_unpruned_search(cells, adds):

@@ -142,6 +142,7 @@ def test_fast_schema_check_is_in_use(kind: str, name: str) -> None:
     assert fast(yaml.safe_load((VALID / name).read_text()))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_fast_schema_check_never_passes_what_jsonschema_rejects(data) -> None:

@@ -39,13 +39,12 @@ import sys
 import time
 from typing import Any
 
-import yaml
-
 from pipeline.bench.bench_nightly import machine
 from pipeline.bench.checkout import REPO, reference_players, reference_players_module
 from pipeline.engine.backend import PURE_ENV, describe
 from pipeline.engine.board import cells_of
 from pipeline.formats.bundle import Bundle
+from pipeline.formats.loader import load_file
 from pipeline.formats.puzzle import Puzzle
 from pipeline.generation.generator import GenerateParams, GenerationError, generate
 from pipeline.generation.requests import TIER_PLANS
@@ -201,7 +200,10 @@ def committed_stages() -> list[SpreadBoard]:
     checkout; none outside one), with its stored score (a bundle's ratings use DEFAULT_SEED)."""
     out: list[SpreadBoard] = []
     for path in sorted((REPO / "generated").glob("*/bundle.yaml")):
-        bundle = Bundle.from_dict(yaml.safe_load(path.read_text(encoding="utf-8")), str(path))
+        loaded = load_file(path)
+        if loaded.document is None:
+            continue
+        bundle = Bundle.from_dict(loaded.document.data, str(path))
         for stage in bundle.stages:
             p = stage.puzzle
             score = p.rated.score
