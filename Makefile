@@ -41,12 +41,13 @@ sanitize: $(STAMP)
 		$$(ls $(SANITIZE)/pipeline/engine/_core*.so) --calls $${NM_FUZZ_CALLS:-1000000}
 
 # The edit-test loop: the formatter and the linter, then every test but the slow kinds (markers
-# in pyproject.toml: slow, browser, dask, docs, nightly), in under a minute; `make test` runs all.
+# in pyproject.toml: slow, browser, dask, docs, nightly), on every core (pytest-xdist), in under a
+# minute; `make test` runs all, one test at a time.
 FAST := not slow and not browser and not dask and not docs and not nightly
 test-fast: $(STAMP)
 	$(BIN)/ruff format --check pipeline tests research
 	$(BIN)/ruff check pipeline tests research
-	$(BIN)/python -m pytest -m "$(FAST)"
+	$(BIN)/python -m pytest -n auto -m "$(FAST)"
 
 # The tests on each supported Python (3.11, 3.12, 3.13: noxfile.py; pyenv's are found too), one venv
 # each under .nox/, `make test-fast`'s lane on each; NOX_ARGS goes to nox (-s tests-3.13, -- FILES).

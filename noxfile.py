@@ -53,4 +53,4 @@ _pyenv_first()
 def tests(session: nox.Session) -> None:
     """The package with its test extra on this Python, then the fast lane (or the given tests)."""
     session.install("-e", ".[test]")
-    session.run("python", "-m", "pytest", "-q", *(session.posargs or ["-m", FAST]))
+    session.run("python", "-m", "pytest", "-q", *(session.posargs or ["-n", "auto", "-m", FAST]))
