@@ -202,6 +202,21 @@ def test_the_confirmation_rejects_a_board_its_second_draw_puts_off_target():
     assert wide.puzzle is not None and wide.puzzle.difficulty["score"] == second
 
 
+def test_a_profile_of_another_rating_version_is_refused_before_any_work():
+    from pipeline.rating.profile import PLAYER_NAMES, RatingProfile
+
+    tiers = (
+        ("easy", 0.0, 30.0),
+        ("medium", 30.0, 60.0),
+        ("hard", 60.0, 90.0),
+        ("expert", 90.0, 100.0),
+    )
+    profile = RatingProfile("even", tuple((n, 1 / len(PLAYER_NAMES)) for n in PLAYER_NAMES), tiers)
+    replace(V4, profile=profile, rating_version=profile.version).check()
+    with pytest.raises(GenerationError, match=r"weighs rating version 3's players.*version 4"):
+        replace(V4, profile=profile).check()
+
+
 def test_version_3_by_name_makes_what_the_default_made(small_run):
     """Version 3 does not confirm: one rating per kept board, with DEFAULT_SEED."""
     named = generate(6, replace(SMALL, rating_version=3), jobs=1)

@@ -242,6 +242,12 @@ class GenerateParams:
             raise GenerationError(
                 f"rating version {self.rating_version!r} is not known (known: {known})"
             )
+        version = RATING_VERSION if self.rating_version is None else self.rating_version
+        if self.profile is not None and version != self.profile.version:
+            raise GenerationError(
+                f"rating profile {self.profile.name!r} weighs rating version"
+                f" {self.profile.version}'s players; it cannot score rating version {version}"
+            )
         try:
             return DigitDistribution.parse(self.digits)
         except NumberMatchError as exc:
