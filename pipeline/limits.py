@@ -271,7 +271,8 @@ LIMITS: tuple[Limit, ...] = (
     ),
     Limit(
         "generating: attempts of a round in which no board passes the search's screen and every"
-        " estimate stays over 5 points from the target (`generation.generator.SCREEN_BUDGET`)",
+        " estimate stays over 5 points from the target, at 1-3 adds where the screen was fitted"
+        " (`generation.generator.SCREEN_BUDGET`)",
         (),
         "`generate`, `stock refill`, a night: one line naming the estimates seen and what to change",
         value="16",

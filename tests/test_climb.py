@@ -123,7 +123,8 @@ def test_with_no_target_the_climb_offers_the_random_board():
 
 def test_the_climb_is_the_default_where_the_screen_finds_nothing_and_the_screen_elsewhere():
     """Where the bench measures it ahead (many adds and a high target: random boards are easy
-    there), the climb; below, and at the nightly's own sizes, the screen; with no target, random."""
+    there), the climb; below, at the adds the screen was fitted at (the nightly's own sizes), the
+    screen, and beyond them random; with no target, random."""
 
     def default(cells: int, adds: int, **target: object) -> str:
         params = GenerateParams(cells=cells, adds=adds, **target)  # type: ignore[arg-type]
@@ -131,7 +132,7 @@ def test_the_climb_is_the_default_where_the_screen_finds_nothing_and_the_screen_
 
     assert default(35, 5, tier="hard") == default(35, 5, tier="expert") == "climb"
     assert default(35, 5, score=60.0) == default(27, 4, tier="expert") == "climb"
-    assert default(35, 5, tier="medium") == default(27, 4, tier="hard") == "search"
+    assert default(35, 5, tier="medium") == default(27, 4, tier="hard") == "random"
     for cells, adds in ((27, 2), (30, 2), (36, 1), (27, 3)):
         assert default(cells, adds, tier="expert") == default(cells, adds, tier="hard") == "search"
     assert default(35, 5) == "random"
@@ -168,7 +169,7 @@ def test_a_job_file_fixes_every_stages_cells_and_adds(tmp_path: Path):
     assert [s["puzzle"]["difficulty"]["tier"] for s in stages] == ["easy", "medium"]
     assert all(len(parse(s["puzzle"]["board"])) == 27 and s["puzzle"]["adds"] == 4 for s in stages)
     tiers = doc["generator"]["params"]["tiers"]
-    assert {(t["cells"], t["adds"], t["strategy"]) for t in tiers.values()} == {(27, 4, "search")}
+    assert {(t["cells"], t["adds"], t["strategy"]) for t in tiers.values()} == {(27, 4, "random")}
 
 
 @pytest.mark.parametrize("field, value", [("cells", 1), ("adds", 6), ("cells", "many")])

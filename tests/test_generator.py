@@ -20,6 +20,7 @@ from pipeline.formats.puzzle import puzzle_id
 from pipeline.generation.generator import (
     GenerateParams,
     GenerationError,
+    Target,
     existing_ids,
     generate,
     run_attempt,
@@ -317,6 +318,61 @@ def test_the_reach_check_keeps_going_while_an_estimate_is_near_a_window():
     rated.take(Outcome(0, reason="off-score", score=30.0, rated=1, estimates=(10.0, 20.0)), None)
     for k in range(1, 5):
         rated.take(Outcome(k, reason=NO_CANDIDATE, estimates=(10.0, 20.0)), None)
+
+
+def test_the_reach_check_stops_only_at_the_adds_the_screen_was_fitted_at():
+    """The screen's lines were fitted at 1-3 adds; at 5 they read far low (a 35/5 night's medium
+    Stages ended in about 2 s with "no board came near ... the screen's estimates were 0.0-28.4"),
+    so estimates far from the window stop nothing there."""
+    from pipeline.generation.generator import NO_CANDIDATE, SCREEN_REACH, Outcome, _Judge
+    from pipeline.generation.strategies import SCREEN_ADDS
+
+    for adds in (0, max(SCREEN_ADDS) + 1, 5):
+        params = GenerateParams(
+            cells=35, adds=adds, score=47.0, within=6.0, strategy="search", screen_budget=3
+        )
+        judge = _Judge(1, params, frozenset())
+        for k in range(6):
+            judge.take(Outcome(k, reason=NO_CANDIDATE, estimates=(0.0, 28.4)), None)
+    for adds in SCREEN_ADDS:  # where they were fitted, the stop stays
+        params = GenerateParams(cells=35, adds=adds, score=47.0, within=6.0, screen_budget=3)
+        judge = _Judge(1, params, frozenset())
+        with pytest.raises(GenerationError, match="no board came near"):
+            for k in range(3):
+                judge.take(
+                    Outcome(k, reason=NO_CANDIDATE, estimates=(0.0, 41 - SCREEN_REACH - 1)), None
+                )
+
+
+def test_the_screen_is_the_default_only_at_the_adds_it_was_fitted_at():
+    """Beyond them the default is random, or the climb where it claims the target (measured: random
+    as fast or faster there, docs/generation.md); the fitted adds are the fit's sizes'."""
+    from pipeline.generation.requests import tier_plan
+    from pipeline.generation.strategies import SCREEN_ADDS
+    from research.fit_screen import SIZES
+
+    assert sorted({a for _, a in SIZES}) == list(SCREEN_ADDS)
+    plans = {t: tier_plan(t, 35, 5).strategy for t in ("easy", "medium", "hard", "expert")}
+    assert plans == {"easy": "random", "medium": "random", "hard": "climb", "expert": "climb"}
+    assert [tier_plan(t, 27, 4).strategy for t in ("medium", "hard", "expert")] == [
+        "random",
+        "random",
+        "climb",
+    ]
+    assert {tier_plan(t, 30, 2).strategy for t in ("easy", "hard", "expert")} == {"search"}
+    assert GenerateParams(cells=35, adds=5, tier="medium").strategy_record().name == "random"
+    assert GenerateParams(cells=27, adds=2, tier="medium").strategy_record().name == "search"
+
+
+def test_a_medium_stage_at_35_cells_5_adds_is_generated():
+    """What a night fixed at the public games' 35 cells/5 adds asks for its medium Stages (a band
+    around a target score): on the screen with its stop it failed in 2 s; now it is made."""
+    params = GenerateParams(
+        cells=35, adds=5, targets=(Target("medium", 47.0),), within=6.0, seed=20261203
+    )
+    result = generate(1, params, jobs=1)
+    assert [p.tier for p in result.puzzles] == ["medium"]
+    assert abs(float(result.puzzles[0].difficulty["score"]) - 47.0) <= 6.0
 
 
 def test_a_board_the_simplest_player_always_wins_is_rejected_before_its_rating():

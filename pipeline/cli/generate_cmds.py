@@ -78,7 +78,7 @@ def generate(
         metavar="|".join(STRATEGY_NAMES),
         help="random (digits drawn independently), constructive (solvable by construction), search (random boards "
         "screened by a cheap estimate, only likely ones fully rated) or climb (the most promising board changed step by step "
-        "toward the target). Default for a tier or score: climb where random boards do not reach (4 adds and expert, 5 adds and hard or expert), else search; otherwise random.",
+        "toward the target). Default for a tier or score: climb where random boards do not reach (4 adds and expert, 5 adds and hard or expert), else search at 1-3 adds (where its estimate was fitted); otherwise random.",
     ),
     digits: str | None = typer.Option(
         None,

@@ -41,6 +41,7 @@ from pipeline.generation.strategies import (
     Strategy,
     StrategyError,
     default_strategy,
+    screen_fitted,
     strategy_for,
 )
 from pipeline.limits import MAX_COUNT, MAX_GENERATED_ADDS, MAX_JOBS
@@ -711,10 +712,13 @@ class _Judge:
     def _reach_check(self) -> None:
         """After `screen_budget` attempts of a round with no board rated: stop when every board
         the screen looked at was estimated more than SCREEN_REACH points from every window
-        (however many attempts are left, none would be)."""
+        (however many attempts are left, none would be); only at the adds the screen's estimate
+        was fitted at (`strategies.SCREEN_ADDS`)."""
         p = self.round_params()
         windows = p.windows()
-        if self.estimates is None or not windows:
+        # beyond the adds the screen's lines were fitted at they extrapolate (they read far low
+        # at 5 adds): estimates far from the target say nothing there
+        if self.estimates is None or not windows or not screen_fitted(p.adds):
             return
         lo, hi = self.estimates
         if any(w.low - SCREEN_REACH <= hi and lo <= w.high + SCREEN_REACH for w in windows):

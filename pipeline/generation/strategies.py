@@ -54,6 +54,9 @@ class Strategy:
     # round with nothing accepted, the run stops when none of its estimates came near the target
     # (what it did not come near in that many climbs it will not: `generator._Judge`)
     reach_pilot: int | None = None
+    # the adds at which it may be the default at all (None: any): a strategy whose estimate was
+    # fitted on some adds only is no default beyond them
+    default_adds: range | None = None
 
     def __str__(self) -> str:
         return self.name
@@ -97,13 +100,21 @@ def default_strategy(
 ) -> Strategy:
     """The strategy used when none is named: when a target is asked for, the targeted one whose
     `default_at` claims the board size and target (`low`: the lowest score asked for), else the
-    first targeted one without a condition."""
+    first targeted one without a condition whose `default_adds` hold the adds, else random."""
     kinds = [s for s in STRATEGY_BY_NAME.values() if s.targeted == targeted]
     if cells is not None and adds is not None:
         claimed = [s for s in kinds if s.default_at is not None and s.default_at(cells, adds, low)]
         if claimed:
             return claimed[0]
-    return next((s for s in kinds if s.default_at is None), STRATEGY_BY_NAME["random"])
+    return next(
+        (
+            s
+            for s in kinds
+            if s.default_at is None
+            and (s.default_adds is None or adds is None or adds in s.default_adds)
+        ),
+        STRATEGY_BY_NAME["random"],
+    )
 
 
 def propose(
@@ -160,6 +171,19 @@ def _search_settings() -> dict[str, object]:
     return settings()
 
 
+# The adds the screen's lines were fitted at (`research.fit_screen`: 27/2, 27/3, 30/2, 30/1, 36/1).
+# Beyond them the lines extrapolate (at 5 adds the first stage's adds term alone takes 64 points
+# off): the screen is no default there, and its "out of reach" stop does not apply there
+# (`generator._Judge`). Measured beyond them, random was as fast or faster on the tiers the climb
+# does not claim (docs/generation.md).
+SCREEN_ADDS = range(1, 4)
+
+
+def screen_fitted(adds: int) -> bool:
+    """Whether the screen's estimate was fitted at this many adds (where its stop is sound)."""
+    return adds in SCREEN_ADDS
+
+
 # Where the climb is the default: from 4 adds on, for targets from this score up (5 adds and more:
 # the 5 entry). There random boards are easy almost every time and the screen finds none; below,
 # the screen is faster (docs/generation.md has the bench's figures).
@@ -207,6 +231,7 @@ SEARCH = register(
         _search,
         targeted=True,
         settings=_search_settings,
+        default_adds=SCREEN_ADDS,
     )
 )
 CLIMB = register(
