@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-fast sanitize nox docs docs-examples docs-images bench rating-study rating-calibration nightly fuzz schemas clean
+.PHONY: install test test-fast sanitize nox docs docs-examples docs-images bench rating-study rating-calibration nightly fuzz schemas help-pages clean
 
 install: $(STAMP)
 
@@ -66,6 +66,12 @@ docs: $(STAMP)
 docs-examples: $(STAMP)
 	$(BIN)/python -m tests.docs_cli
 	$(BIN)/python -m tests.docs_examples --rewrite
+
+# The help pages the start-up fast path serves without typer (pipeline/cli/help_pages.py), rendered
+# by typer: run after a change of any --help (tests/test_cli_fast.py fails until then).
+help-pages: $(STAMP)
+	$(BIN)/python -m pipeline.cli.help_render
+	$(BIN)/ruff format pipeline/cli/help_pages.py
 
 # Every picture in docs/: the SVGs from `numbermatch render` (make test checks they are current),
 # the studio screenshots from Playwright driving /usr/bin/chromium against the committed night.

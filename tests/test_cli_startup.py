@@ -26,13 +26,16 @@ def test_the_command_table_names_every_command_and_its_module() -> None:
         assert callback is not None and callback.__module__ == f"pipeline.cli.{module}"
 
 
-def _modules_after(*argv: str, stdin: str | None = None, cwd: str | None = None) -> set[str]:
-    """The modules a `numbermatch ARGV` process has imported when it ends."""
+def _modules_after(
+    *argv: str, stdin: str | None = None, cwd: str | None = None, fast: bool = True
+) -> set[str]:
+    """The modules a `numbermatch ARGV` process has imported when it ends (`fast=False`: through
+    typer even where the fast path would run it)."""
     code = (
         "import sys\n"
         f"sys.argv = ['numbermatch', *{list(argv)!r}]\n"
         "from pipeline.cli import main\n"
-        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        f"try:\n    main(fast={fast})\nexcept SystemExit:\n    pass\n"
         "print(' '.join(sorted(sys.modules)), file=sys.stderr)\n"
     )
     proc = subprocess.run(
@@ -52,25 +55,27 @@ def _modules_after(*argv: str, stdin: str | None = None, cwd: str | None = None)
         ("show", "123"),
         ("moves", "1.......9/3.5", "--json"),
         ("apply", "19", "0,0-0,1", "--adds", "1"),
+        ("solve", "19", "--adds", "1", "--json"),
+        ("rate", "19", "--playouts", "1"),
+        ("--help",),
+        ("solve", "--help"),
+        ("generate", "--help"),
     ],
 )
-def test_engine_commands_start_without_typer_or_the_heavy_modules(argv: tuple[str, ...]) -> None:
+def test_fast_path_commands_start_without_typer_or_the_heavy_modules(argv: tuple[str, ...]) -> None:
     loaded = _modules_after(*argv)
-    assert "pipeline.engine.stage" in loaded
-    for heavy in (
-        "typer",
-        "pydantic",
-        "yaml",
-        "jsonschema",
-        "networkx",
-        "pipeline.solver.search",
-        "pipeline.validator",
-    ):
-        assert heavy not in loaded
+    assert (
+        "pipeline.cli.help_pages" if argv[-1] == "--help" else "pipeline.engine.stage"
+    ) in loaded
+    heavy = ["typer", "pydantic", "yaml", "jsonschema", "networkx", "pipeline.validator"]
+    if argv[0] not in ("solve", "rate"):
+        heavy.append("pipeline.solver.search")
+    for name in heavy:
+        assert name not in loaded
 
 
 def test_a_typer_command_loads_only_its_own_module() -> None:
-    loaded = _modules_after("solve", "19")
+    loaded = _modules_after("solve", "19", fast=False)
     assert "pipeline.cli.solve_cmds" in loaded and "typer" in loaded
     for other in (
         "pipeline.cli.generate_cmds",
@@ -109,7 +114,7 @@ def test_the_fast_path_prints_what_the_typer_command_prints(
 @pytest.mark.parametrize(
     "argv",
     [
-        ["show", "--help"],
+        ["show", "--help", "--json"],
         ["apply", "19", "--adds", "-1"],
         ["apply", "19", "--adds", "1", "--adds", "2"],
         ["show", "1", "2"],
@@ -202,7 +207,7 @@ def test_plain_coercion_gives_what_typers_pydantic_coercion_gives(name: str) -> 
     "argv", [("--help",), ("solve", "--help"), ("solve", "19", "--adds", "1"), ("rate", "--help")]
 )
 def test_typer_commands_start_without_pydantic_or_rich(argv: tuple[str, ...]) -> None:
-    loaded = _modules_after(*argv)
+    loaded = _modules_after(*argv, fast=False)
     assert "typer" in loaded
     for heavy in ("pydantic", "pydantic_core", "rich"):
         assert heavy not in loaded, f"numbermatch {' '.join(argv)} imports {heavy}"
@@ -234,7 +239,7 @@ def _heavy(loaded: set[str], names: tuple[str, ...]) -> list[str]:
 
 @pytest.mark.parametrize("argv", [("--help",)] + [(name, "--help") for name in sorted(COMMANDS)])
 def test_help_loads_no_heavy_module(argv: tuple[str, ...]) -> None:
-    loaded = _modules_after(*argv)
+    loaded = _modules_after(*argv, fast=False)  # typer's help (the fast path's is a page)
     assert _heavy(loaded, _HEAVY + _WORK) == []
 
 
@@ -274,9 +279,14 @@ def test_light_commands_load_only_what_their_work_needs(tmp_path) -> None:  # ty
         ),
     }
     for name, (argv, stdin) in runs.items():
-        loaded = _modules_after(*argv, stdin=stdin, cwd=str(tmp_path))
-        assert f"pipeline.cli.{COMMANDS[name]}" in loaded
-        assert _heavy(loaded, _HEAVY) == [], name
+        for fast in (True, False):
+            loaded = _modules_after(*argv, stdin=stdin, cwd=str(tmp_path), fast=fast)
+            typer_free = fast and name in ("solve", "rate", "validate")
+            assert (
+                "pipeline.cli.runs" if typer_free else f"pipeline.cli.{COMMANDS[name]}"
+            ) in loaded
+            assert ("typer" in loaded) is not typer_free, name
+            assert _heavy(loaded, _HEAVY) == [], name
     assert (
         _heavy(
             _modules_after("solve", "19"),
@@ -301,7 +311,7 @@ _NOT_FOR_HELP = (
 
 @pytest.mark.parametrize("argv", [("--help",), ("assemble", "--help"), ("stock", "--help")])
 def test_help_defines_no_curve_strategy_or_executor(argv: tuple[str, ...]) -> None:
-    assert _heavy(_modules_after(*argv), _NOT_FOR_HELP) == []
+    assert _heavy(_modules_after(*argv, fast=False), _NOT_FOR_HELP) == []
 
 
 def test_validating_one_file_opens_no_index(tmp_path) -> None:  # type: ignore[no-untyped-def]

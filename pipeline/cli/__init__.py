@@ -4,8 +4,9 @@ Each group of commands lives in its own module and registers itself on `app`
 (`pipeline.cli.base`). Start-up time matters for the engine commands people and scripts run
 one at a time, so `main()` imports only the module of the command asked for (`COMMANDS`);
 `--help`, an unknown name and `pipeline.cli.app` (what tests use) load every module. The
-engine commands `moves`, `apply` and `show` with plain arguments skip typer altogether
-(`pipeline.cli.fast`).
+commands scripts run most (`moves`, `apply`, `show`, `solve`, `rate`, `validate`) with plain
+arguments, and `--help` / `COMMAND --help` on a terminal of 80 columns or more or none, skip typer
+altogether (`pipeline.cli.fast`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Any
+from typing import Any, NoReturn
 
 from pipeline.errors import Terminated, os_error_line
 
@@ -42,9 +43,8 @@ COMMANDS: dict[str, str] = {
     "conformance": "conformance_cmds",
 }
 MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
-_FAST = frozenset(
-    {"moves", "apply", "show"}
-)  # run by `pipeline.cli.fast` without typer when they can be
+# run by `pipeline.cli.fast` without typer when they can be (and `--help` / `COMMAND --help`)
+_FAST = frozenset({"moves", "apply", "show", "solve", "rate", "validate"})
 
 
 def load_commands(modules: tuple[str, ...] = MODULES) -> Any:
@@ -65,30 +65,36 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'pipeline.cli' has no attribute {name!r}")
 
 
-def main() -> None:
+def main(fast: bool = True) -> None:
     """Console-script entry point (see `_main`). A reader that goes away (`numbermatch show B |
-    head -1`) ends the command quietly with 141, as a shell reports a command killed by SIGPIPE."""
+    head -1`) ends the command quietly with 141, as a shell reports a command killed by SIGPIPE.
+    `fast=False` always goes through typer (what the fast path is checked against)."""
     try:
         try:
-            _main()
+            _main(fast)
         finally:
             sys.stdout.flush()  # inside the try: a closed pipe shows up here at the latest
     except BrokenPipeError:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error at exit
         raise SystemExit(141) from None
     except OSError as exc:  # the fast path's files (typer's commands have their own line in base)
-        sys.stderr.write(f"numbermatch: error: {os_error_line(exc)}\n")
+        from pipeline.cli.runs import echo  # start-up time: only on an error; as typer.echo writes
+
+        echo(f"numbermatch: error: {os_error_line(exc)}", err=True)
         raise SystemExit(1) from None
 
 
-def _main() -> None:
+def _main(fast: bool = True) -> None:
     """Load just the asked command's module when it is known."""
     args = sys.argv[1:]
     first = args[0] if args else None
-    if first is not None and first in _FAST:
-        from pipeline.cli import fast  # start-up time: the engine commands' path without typer
+    if fast and first is not None and (first in _FAST or args[-1] == "--help"):
+        from pipeline.cli import fast as plain  # start-up time: the path without typer
 
-        code = fast.try_run(args)
+        try:
+            code = plain.try_run(args)
+        except (KeyboardInterrupt, Terminated):
+            _interrupted()
         if code is not None:
             sys.stdout.flush()
             raise SystemExit(code)
@@ -102,6 +108,10 @@ def _main() -> None:
     try:
         app()
     except (KeyboardInterrupt, Terminated):
-        # an interrupt no command handled: one line and 130, never a traceback
-        sys.stderr.write("numbermatch: interrupted\n")
-        raise SystemExit(130) from None
+        _interrupted()
+
+
+def _interrupted() -> NoReturn:
+    """An interrupt no command handled: one line and 130, never a traceback."""
+    sys.stderr.write("numbermatch: interrupted\n")
+    raise SystemExit(130) from None

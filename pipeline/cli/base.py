@@ -21,6 +21,7 @@ except ImportError:  # pragma: no cover - depends on the typer version
 
 from pipeline import __version__
 from pipeline.cli import coercion
+from pipeline.cli.runs import one_line
 from pipeline.engine import backend
 from pipeline.engine.rulesets import SHIPPED
 from pipeline.errors import NumberMatchError, os_error_line, shorten
@@ -94,9 +95,7 @@ class _OneLineErrors(TyperGroup):
             sys.exit(1)
         except NumberMatchError as exc:
             # a refusal no command turned into its own line: still one line
-            message = str(exc).replace("\n", " ")
-            message = message if len(message) <= 300 else message[:280] + "... (cut)"
-            typer.echo(f"numbermatch: error: {message}", err=True)
+            typer.echo(one_line(exc), err=True)
             sys.exit(1)
         sys.exit(rv if isinstance(rv, int) else 0)
 
