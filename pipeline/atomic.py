@@ -17,8 +17,12 @@ keeps a designer's work when several writers meet one file:
 - hash re-check: an edit passes the `Snapshot` it read; under the lock the file's bytes are read
   again, and when they changed the write is refused ("X changed on disk since it was read;
   nothing written"), so a writer that reports success has its edit on disk;
-- mode: the new file keeps the old one's permission bits (a 0600 file stays private); a file
-  with no write bit at all is refused rather than replaced (rename would ignore the bits);
+- mode: the new file keeps the old one's permission bits (a 0600 file stays private); a new
+  one gets 0666 less the umask; a file with no write bit at all, or one this user may not write
+  (another user's, in a folder this user may write), is refused rather than replaced (rename
+  would ignore the bits and take the file from its owner); a folder this user cannot write
+  into is named in the refusal (`check_writable_folder`/`check_writable_tree` refuse one before
+  a command's work);
 - kind: an output (no snapshot) never replaces a file of another kind (a bundle, a designer's
   notes, a real telemetry export) unless `force=True`: only an empty file, one holding the same
   bytes, or one whose kind (`file_kind`) is in `kinds`;
@@ -97,6 +101,44 @@ class Snapshot:
     @property
     def text(self) -> str:
         return (self.data or b"").decode("utf-8")
+
+
+def _may_write_into(folder: str | os.PathLike[str]) -> bool:
+    """This process may create and remove files in `folder` (its user's permission, not the mode
+    bits: root may write anywhere but a read-only file system)."""
+    effective = os.access in os.supports_effective_ids
+    return os.access(folder, os.W_OK | os.X_OK, effective_ids=effective)
+
+
+def check_writable_folder(
+    folder: str | os.PathLike[str], what: str = "folder", nothing: str = "nothing written"
+) -> None:
+    """Refuse in one line (WriteRefused, nothing written) a folder this process cannot write
+    into; for a folder not there yet, the nearest one above it (where it would be made)."""
+    probe = Path(folder)
+    while not os.path.lexists(probe) and probe != probe.parent:
+        probe = probe.parent
+    if not probe.is_dir():
+        raise WriteRefused(f"{clip(str(probe))}: is not a folder; nothing written")
+    if not _may_write_into(probe):
+        raise WriteRefused(
+            f"{clip(str(probe))}: the {what} is not writable by this user; {nothing}"
+        )
+
+
+def check_writable_tree(folder: str | os.PathLike[str], what: str = "folder") -> None:
+    """`check_writable_folder` for `folder` and every folder under it (links followed; a stock's
+    group folders are few): the commands that move files in and out of a whole tree refuse
+    before any work rather than stop half-way."""
+    root = Path(folder)
+    check_writable_folder(root, what)
+    if not root.is_dir():
+        return
+    for here, _, _ in os.walk(root, followlinks=True):
+        if not _may_write_into(here):
+            raise WriteRefused(
+                f"{clip(here)}: the {what} is not writable by this user; nothing written"
+            )
 
 
 def resolve_target(path: str | os.PathLike[str]) -> Path:
@@ -203,14 +245,28 @@ def write_guarded(
             mode = stat.S_IMODE(os.fstat(fd).st_mode)
             if not mode & 0o222:
                 raise WriteRefused(f"{shown}: is read-only (mode {mode:04o}); nothing written")
+            if not os.access(target, os.W_OK, effective_ids=os.access in os.supports_effective_ids):
+                # replacing it would work when its folder is ours, and take the file from its owner
+                raise WriteRefused(
+                    f"{shown}: is not writable by this user (mode {mode:04o}, owner uid"
+                    f" {os.fstat(fd).st_uid}); nothing written"
+                )
         try:
             _replace(target, raw, mode, create=fd is None)
         except FileExistsError:
             raise WriteRefused(
                 f"{shown}: was created by someone else meanwhile; nothing written"
             ) from None
+        except PermissionError as exc:
+            folder = target.parent
+            while not folder.exists() and folder != folder.parent:
+                folder = folder.parent  # the folder the write could not create a file in
+            raise WriteRefused(
+                f"cannot write {shown}: its folder {clip(str(folder))} is not writable by this user"
+                f" ({os_message(exc).lower()}); nothing written"
+            ) from exc
         except OSError as exc:
-            raise WriteRefused(f"cannot write {shown}: {os_message(exc)}") from exc
+            raise WriteRefused(f"cannot write {shown}: {os_message(exc)}; nothing written") from exc
     finally:
         if fd is not None:
             os.close(fd)  # closing releases the lock

@@ -7,7 +7,14 @@ from pathlib import Path
 import typer
 
 from pipeline.cli.base import app
-from pipeline.cli.common import PROFILE_HELP, emit_json, error_text, fail, read_profile_option
+from pipeline.cli.common import (
+    PROFILE_HELP,
+    emit_json,
+    error_text,
+    fail,
+    read_profile_option,
+    writable_folder,
+)
 from pipeline.errors import NumberMatchError
 from pipeline.formats.curve_names import CURVE_HELP, CURVE_METAVAR, DEFAULT_CURVE, shape_text
 from pipeline.formats.slot import Slot
@@ -86,6 +93,8 @@ def assemble(
     from pipeline.jobs.curve_specs import load_curve
     from pipeline.jobs.inputs import load_puzzles
     from pipeline.validator import validate_texts
+
+    writable_folder(out.parent, "--out")  # before the loading and the search
 
     if bundle_id is not None and (problem := bundle_id_problem(bundle_id)) is not None:
         fail(f"--id {problem}", 2)

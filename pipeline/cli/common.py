@@ -25,6 +25,7 @@ REMEDY_OPTIONS = {
     "budget_nodes": "--budget-nodes N, 0 = no limit",
     "force": "--force replaces the files the job makes and keeps the others",
     "curve": "--curve FILE",
+    "stock": "--no-stock builds the night without the stock",
 }
 
 

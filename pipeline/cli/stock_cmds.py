@@ -136,7 +136,15 @@ def refill_cmd(
 
     if tier not in TIER_NAMES:
         fail(f"--tier {tier!r}: expected one of {', '.join(TIER_NAMES)}", 2)
-    out.mkdir(parents=True, exist_ok=True)
+    from pipeline.atomic import WriteRefused, check_writable_folder, check_writable_tree
+    from pipeline.formats.stock_layout import STOCK_DIR
+
+    try:  # before any attempt: an unwritable stock would only show after the generating
+        check_writable_folder(out, "output folder")
+        out.mkdir(parents=True, exist_ok=True)
+        check_writable_tree(out / STOCK_DIR, "stock folder")
+    except WriteRefused as exc:
+        fail(str(exc))
     progress = None
     if sys.stderr.isatty():
 
@@ -187,6 +195,7 @@ def prune_cmd(
     """Drop stock puzzles the pipeline would no longer ship: invalid files (a ruleset no longer
     shipped included), an older rating version, already shipped, a second copy of one puzzle.
     One line per file: the file and why."""
+    from pipeline.atomic import WriteRefused
     from pipeline.jobs.publish import (  # start-up time: the validator loads to prune, not for --help
         PublishError,
         locked,
@@ -204,7 +213,7 @@ def prune_cmd(
         for d in exc.dropped:
             typer.echo(f"would drop {d}")
         fail(str(exc))
-    except (PublishError, StockError) as exc:
+    except (PublishError, StockError, WriteRefused) as exc:
         fail(str(exc))
     for d in dropped:
         typer.echo(str(d))

@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from pipeline.cli.base import app
-from pipeline.cli.common import PROFILE_HELP, emit_json, fail, read_profile_option
+from pipeline.cli.common import (
+    PROFILE_HELP,
+    emit_json,
+    fail,
+    read_profile_option,
+    writable_folder,
+)
 from pipeline.cli.help_text import EXAMPLES
 from pipeline.errors import NumberMatchError
 
@@ -89,6 +95,7 @@ def simulate_cmd(
     from pipeline.telemetry.records import counted, telemetry_format
     from pipeline.telemetry.simulate import parse_audience, simulate, write_records
 
+    writable_folder(out.parent, "--out")  # before the playing, not after it
     try:
         telemetry_format(out)
         mix = parse_audience(audience)
@@ -125,6 +132,8 @@ def observed_cmd(
     from pipeline.atomic import write_guarded
     from pipeline.telemetry.observed import REPORTER_BY_NAME, observe
 
+    if out is not None:
+        writable_folder(out.parent, "--out")  # before the reading, not after it
     profile = read_profile_option(profile_file)
     catalogue, data = _inputs(telemetry, levels, strict)
     try:
@@ -188,6 +197,7 @@ def calibrate_cmd(
             _dt.date.fromisoformat(date)
         except ValueError:
             fail(f"--date {date!r}: not a date YYYY-MM-DD")
+    writable_folder(out.parent, "--out")  # before the fit, not after it
     catalogue, data = _inputs(telemetry, levels, strict)
     _report_bad(data)
     try:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pipeline.atomic import write_guarded
+from pipeline.atomic import check_writable_folder, write_guarded
 from pipeline.engine.canonical import canonical_key
 from pipeline.errors import NumberMatchError
 from pipeline.formats.files import level_files
@@ -346,6 +346,8 @@ def prune(root: Path, *, dry_run: bool = False, force: bool = False) -> list[Dro
             dropped,
         )
     if not dry_run:
+        for where in sorted({d.path.parent for d in dropped}):  # all of them, or none
+            check_writable_folder(where, "stock folder", "nothing dropped")
         for d in dropped:
             d.path.unlink(missing_ok=True)
     return dropped

@@ -11,9 +11,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pipeline.atomic import WriteRefused, snapshot
+from pipeline.atomic import WriteRefused, check_writable_folder, check_writable_tree, snapshot
 from pipeline.formats.curves import Curve, CurveError
 from pipeline.formats.night import BUNDLE_FILE
+from pipeline.formats.stock_layout import STOCK_DIR
 from pipeline.jobs.assembler import Assembly
 from pipeline.jobs.curve_specs import load_curve
 from pipeline.jobs.nightly.build import build_night
@@ -64,12 +65,22 @@ def run_nightly(
     except CurveError as exc:
         raise NightlyError("setup", str(exc)) from exc
     out = Path(options.out)
+    try:  # a folder this user cannot write is refused before any work, not after the publish
+        check_writable_folder(out, "output folder")
+    except WriteRefused as exc:
+        raise NightlyError("setup", str(exc).removesuffix("; nothing written")) from exc
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NightlyError(
             "setup", f"cannot create output folder {out}: {exc.strerror or exc}"
         ) from exc
+    if options.stock:  # the night moves puzzles out of the stock and puts its leftovers in
+        try:
+            check_writable_tree(out / STOCK_DIR, "stock folder")
+        except WriteRefused as exc:
+            said = str(exc).removesuffix("; nothing written")
+            raise NightlyError("setup", said, remedy="stock") from exc
     final = out / options.date_text
     cpu_started = cpu_seconds()
     try:
