@@ -129,10 +129,12 @@ def test_the_option_tables_are_the_commands_options() -> None:
     """Every option the fast path takes is the typer command's, with the same name."""
     import typer.main
 
+    import pipeline.cli as cli
     from pipeline.cli import app
 
+    assert fast.COMMANDS == set(fast.shapes()) == cli._FAST
     group = typer.main.get_command(app)
-    for name, (options, repeatable, _, _) in fast._SHAPES.items():
+    for name, (options, repeatable, _, _) in fast.shapes().items():
         params = {
             opt: p
             for p in group.commands[name].params  # type: ignore[attr-defined]
@@ -181,6 +183,17 @@ def test_the_console_script_says_what_typer_says(argv: list[str], env: dict[str,
     assert code == slow_code
     assert _steady(out.decode()) == _steady(slow_out.decode())
     assert err == slow_err
+
+
+@pytest.mark.parametrize("value", [None, "80", "200", "60", "0", "-5", "x", "", " 90"])
+def test_the_width_is_the_one_click_measures(
+    value: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if value is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", value)
+    assert fast.columns() == shutil.get_terminal_size().columns
 
 
 @pytest.mark.slow

@@ -14,9 +14,12 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import Any, NoReturn
 
 from pipeline.errors import Terminated, os_error_line
+
+TYPE_CHECKING = False  # start-up time: `typing` is not loaded for help (mypy reads the block)
+if TYPE_CHECKING:
+    from typing import Any, NoReturn
 
 # command name -> the module under pipeline.cli that defines it (a test checks it is complete)
 COMMANDS: dict[str, str] = {

@@ -20,10 +20,12 @@ import os
 import re
 import sys
 from collections.abc import Callable, Sequence
+from functools import cache
 from pathlib import Path
-from typing import Any
 
-from pipeline.limits import MAX_ADDS, MAX_PLAYOUTS
+TYPE_CHECKING = False  # start-up time: `typing` is not loaded for help (mypy reads the block)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class _Unusual(Exception):
@@ -64,58 +66,66 @@ def _choice(*names: str) -> Callable[[str], str]:
 
 
 _FLAG = None  # an option without a value
-_ADDS = _whole(0, MAX_ADDS)
 
-# command -> (options: name -> converter (None: a flag), repeatable options, positionals min, max)
-_SHAPES: dict[str, tuple[dict[str, Any], frozenset[str], int, int | None]] = {
-    "moves": ({"--json": _FLAG, "--in": _path}, frozenset({"--in"}), 1, 1),
-    "apply": ({"--json": _FLAG, "--adds": _ADDS, "--in": _path}, frozenset({"--in"}), 1, None),
-    "show": ({"--in": _path}, frozenset({"--in"}), 1, 1),
-    "solve": (
-        {
-            "--adds": _ADDS,
-            "--budget-nodes": _whole(0),
-            "--timeout": _seconds,
-            "--json": _FLAG,
-            "--in": _path,
-        },
-        frozenset({"--in"}),
-        1,
-        1,
-    ),
-    "rate": (
-        {
-            "--adds": _ADDS,
-            "--playouts": _whole(1, MAX_PLAYOUTS),
-            "--seed": _whole(0),
-            "--json": _FLAG,
-            "--explain": _FLAG,
-            "--in": _path,
-            "--profile": _path,
-        },
-        frozenset({"--in"}),
-        1,
-        1,
-    ),
-    "validate": (
-        {
-            "--format": _choice("text", "json", "github"),
-            "--deep": _FLAG,
-            "--profile": _path,
-            "--against": _path,
-        },
-        frozenset(),
-        1,
-        None,
-    ),
-}
-COMMANDS = frozenset(_SHAPES)
+_Shape = tuple[dict[str, "Any"], frozenset[str], int, int | None]
+COMMANDS = frozenset({"moves", "apply", "show", "solve", "rate", "validate"})
+
+
+@cache
+def shapes() -> dict[str, _Shape]:
+    """command -> (options: name -> converter (None: a flag), repeatable options, positionals
+    min, max)."""
+    from pipeline.limits import MAX_ADDS, MAX_PLAYOUTS  # start-up time: not for help
+
+    adds = _whole(0, MAX_ADDS)
+    return {
+        "moves": ({"--json": _FLAG, "--in": _path}, frozenset({"--in"}), 1, 1),
+        "apply": ({"--json": _FLAG, "--adds": adds, "--in": _path}, frozenset({"--in"}), 1, None),
+        "show": ({"--in": _path}, frozenset({"--in"}), 1, 1),
+        "solve": (
+            {
+                "--adds": adds,
+                "--budget-nodes": _whole(0),
+                "--timeout": _seconds,
+                "--json": _FLAG,
+                "--in": _path,
+            },
+            frozenset({"--in"}),
+            1,
+            1,
+        ),
+        "rate": (
+            {
+                "--adds": adds,
+                "--playouts": _whole(1, MAX_PLAYOUTS),
+                "--seed": _whole(0),
+                "--json": _FLAG,
+                "--explain": _FLAG,
+                "--in": _path,
+                "--profile": _path,
+            },
+            frozenset({"--in"}),
+            1,
+            1,
+        ),
+        "validate": (
+            {
+                "--format": _choice("text", "json", "github"),
+                "--deep": _FLAG,
+                "--profile": _path,
+                "--against": _path,
+            },
+            frozenset(),
+            1,
+            None,
+        ),
+    }
 
 
 def parse(command: str, args: Sequence[str]) -> tuple[list[str], dict[str, Any]] | None:
     """(positionals, option name -> value (True for a flag, a list for a repeatable option)) when
     the command line is plain, else None."""
-    options, repeatable, low, high = _SHAPES[command]
+    options, repeatable, low, high = shapes()[command]
     positional: list[str] = []
     values: dict[str, Any] = {}
     i = 0
@@ -168,12 +178,26 @@ def _help(argv: Sequence[str]) -> int | None:
         key = argv[0]
     else:
         return None
-    import shutil  # start-up time: only for help (what click measures the width with)
-
-    if shutil.get_terminal_size().columns < WIDTH:
+    if columns() < WIDTH:
         return None
     sys.stdout.write(PAGES[key])
     return 0
+
+
+def columns() -> int:
+    """The width click wraps help to (before its own cap): `shutil.get_terminal_size().columns`
+    without importing shutil. COLUMNS when a positive number, else the terminal's, else 80."""
+    try:
+        width = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        width = 0
+    if width <= 0:
+        try:
+            width = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            width = 0
+        width = width or 80
+    return width
 
 
 def _utf8(stream: Any) -> bool:
@@ -188,7 +212,7 @@ def try_run(argv: Sequence[str]) -> int | None:
         return None
     if argv[-1] == "--help":
         return _help(argv)
-    if argv[0] not in _SHAPES or not (_utf8(sys.stdout) and _utf8(sys.stderr)):
+    if argv[0] not in COMMANDS or not (_utf8(sys.stdout) and _utf8(sys.stderr)):
         return None
     command = argv[0]
     parsed = parse(command, argv[1:])
