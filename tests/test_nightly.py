@@ -831,3 +831,31 @@ def test_nightly_json_is_one_summary_object(tmp_path: Path) -> None:
     )
     assert sum(t["wanted"] for t in data["tiers"].values()) >= 2 and data["changed"] == []
     assert set(data["seconds"]) >= {"generate", "assemble"}
+
+
+def test_a_tier_not_reached_is_recorded_short_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A night whose expert Stage the generator cannot reach within its budget (as at the public
+    games' 35 cells/5 adds) is built all the same: that Stage keeps its target and gets the
+    nearest reached tier's puzzle nearest it, and the bundle and the report say so, with the
+    generator's reason (it was a failed night)."""
+    # at 10 cells/5 adds no random board comes near expert: the pilot gives up on it
+    monkeypatch.setitem(
+        requests.TIER_PLANS, "expert", TierPlan(cells=10, adds=5, strategy="random")
+    )
+    options = night(tmp_path, curve="campaign", levels=1, stages=3, first_level=3, stock=False)
+    result = run_nightly(options)
+    folder = tmp_path / DATE.isoformat()
+    assert not validate_paths([folder / "bundle.yaml"]).problems
+    doc = yaml.safe_load((folder / "bundle.yaml").read_text())
+    (level,) = doc["levels"]
+    boss = level["stages"][-1]
+    assert boss["target_score"] >= 84 and boss["puzzle"]["difficulty"]["tier"] != "expert"
+    expert = doc["generator"]["params"]["tiers"]["expert"]
+    assert expert["short"] == 1 and expert["stand_in_tier"] == boss["puzzle"]["difficulty"]["tier"]
+    assert "of 2 puzzles" in expert["unreached"] and "10 cells/5 adds" in expert["unreached"]
+    report = (folder / "report.md").read_text()
+    assert "## Stages short of their tier" in report
+    assert "- expert: 1 of 1 Stages have another tier's puzzle: Level 3 stage 3" in report
+    assert result.tiers["expert"].stand_ins == 1

@@ -140,7 +140,7 @@ def nightly(
     json_out: bool = typer.Option(
         False,
         "--json",
-        help="Print one JSON object instead of the bundle's path: date, seed, folder, bundle, levels, stages, curve, deviation (points), tiers (per tier: wanted, from_stock, generated, attempts, invalid), seconds (per phase), changed (committed files the night changed).",
+        help="Print one JSON object instead of the bundle's path: date, seed, folder, bundle, levels, stages, curve, deviation (points), tiers (per tier: wanted, from_stock, generated, attempts, invalid, short: Stages given another tier's puzzle), seconds (per phase), changed (committed files the night changed).",
     ),
 ) -> None:
     """Generate, validate and assemble tonight's bundle into OUT/<date>/: bundle.yaml, report.md,
@@ -227,6 +227,7 @@ def nightly(
                         "generated": s.generated,
                         "attempts": s.attempts,
                         "invalid": s.invalid,
+                        "short": s.stand_ins,
                     }
                     for name, s in result.tiers.items()
                 },

@@ -55,6 +55,12 @@ class TierStats(Protocol):
     def from_stock(self) -> int: ...
     @property
     def short(self) -> int: ...
+    @property
+    def unreached(self) -> str: ...
+    @property
+    def stand_ins(self) -> int: ...
+    @property
+    def stand_in_tier(self) -> str: ...
 
 
 def render_report(
@@ -77,6 +83,7 @@ def render_report(
             out[-1:-1] = [f"- {line}." for line in map(str, aside)]
     drawn = sum(s.from_stock for s in stats.values())
     out += _tier_table(stats, assembly, valid, generated, attempts, options.stock)
+    out += _short_of_tier(stats, assembly)
     out += _work_per_phase(assembly, valid, generated + drawn, attempts, generated)
     out += _targets(assembly)
     out += _curve(assembly)
@@ -166,6 +173,31 @@ def _tier_table(
         )
         out.append("")
     return out
+
+
+def _short_of_tier(stats: Mapping[str, TierStats], assembly: Assembly) -> list[str]:
+    """The Stages whose puzzle is not of their target's tier (the generator did not reach it
+    within its budget): which, what they got, and the generator's reason. Nothing otherwise."""
+    off = [p for p in assembly.placements if p.puzzle.tier != p.target.tier]
+    if not off:
+        return []
+    out = ["## Stages short of their tier", ""]
+    for tier in TIER_NAMES:
+        mine = [p for p in off if p.target.tier == tier]
+        if not mine:
+            continue
+        where = ", ".join(
+            f"Level {p.target.level + 1} stage {p.target.stage + 1}"
+            f" ({p.target.score:.1f}: {p.puzzle.tier} {p.puzzle.rated.score_text(1)})"
+            for p in mine
+        )
+        of = sum(1 for p in assembly.placements if p.target.tier == tier)
+        s = stats.get(tier)
+        why = f" The generator: {s.unreached}." if s is not None and s.unreached else ""
+        out.append(
+            f"- {tier}: {len(mine)} of {of} Stages have another tier's puzzle: {where}.{why}"
+        )
+    return out + [""]
 
 
 def _work_per_phase(

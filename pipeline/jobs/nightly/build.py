@@ -157,7 +157,8 @@ def build_night(
 
     started = time.perf_counter()
     elsewhere = shelf.elsewhere
-    assembly = _assemble(options, curve, valid)
+    valid, pins = _stand_ins(options, curve, valid, stats, set(elsewhere), lines, log)
+    assembly = _assemble(options, curve, valid, pins)
     if any(p.puzzle.key in elsewhere for p in assembly.placements):
         # a rerun made again a puzzle that a later night has since shipped (only when the
         # generator changed: else its first run left it unused): place the night without them,
@@ -166,7 +167,7 @@ def build_night(
         have = Counter(p.tier for p in usable)
         short = {t: len(needs[t]) - have[t] for t in tiers if len(needs[t]) > have[t]}
         extra = make_up(options, short, set(elsewhere) | {p.key for p in usable}, stats)
-        assembly = _assemble(options, curve, usable + _validate_puzzles(extra, stats))
+        assembly = _assemble(options, curve, usable + _validate_puzzles(extra, stats), pins)
     summary(
         "assemble",
         f"{shape_text(options.levels, options.stages)} on curve {options.curve_text}"
@@ -302,7 +303,92 @@ def _stage_stock_move(
     )
 
 
-def _assemble(options: NightlyOptions, curve: Curve, puzzles: Sequence[Puzzle]) -> Assembly:
+def _stand_ins(
+    options: NightlyOptions,
+    curve: Curve,
+    valid: list[Puzzle],
+    stats: dict[str, TierStats],
+    elsewhere: set[str],
+    lines: list[str],
+    log: Log,
+) -> tuple[list[Puzzle], dict[tuple[int, int], str]]:
+    """Where the generator did not reach a tier within its budget (`TierStats.unreached`), the
+    Stages left without a puzzle of their tier: each gets a puzzle of the nearest tier it did
+    reach, the one nearest its target that tier can spare (made up anywhere in that tier when
+    it has too few), pinned. Returns the puzzles (with those made up) and the pins, (Level,
+    Stage) -> id; the Stages keep their targets, so the bundle and the report show them short."""
+    slots = [
+        t for row in curve.targets(options.levels, options.stages, options.first_level) for t in row
+    ]
+    need = Counter(t.tier for t in slots)
+    have = Counter(p.tier for p in valid)
+    short = {t: need[t] - have[t] for t in TIER_NAMES if need[t] > have[t]}
+    if not short:
+        return valid, {}
+    reached = [t for t in TIER_NAMES if need[t] and t not in short]
+    if not reached:
+        raise NightlyError(
+            "generate",
+            "no tier of the night was reached: "
+            + "; ".join(f"{t}: {stats[t].unreached}" for t in short if stats[t].unreached),
+        )
+    order = {t: i for i, t in enumerate(TIER_NAMES)}
+
+    def nearest(tier: str) -> str:  # the reached tier nearest it, the one below on a tie
+        return min(reached, key=lambda t: (abs(order[t] - order[tier]), order[t] > order[tier]))
+
+    wanted: Counter[str] = Counter()
+    for t, n in short.items():
+        wanted[nearest(t)] += n
+    spare = {t: have[t] - need[t] for t in wanted}
+    missing = {t: n - spare[t] for t, n in wanted.items() if n > spare[t]}
+    if missing:
+        taken = elsewhere | {p.key for p in valid}
+        valid = valid + _validate_puzzles(make_up(options, missing, taken, stats), stats)
+        have = Counter(p.tier for p in valid)
+    pins: dict[tuple[int, int], str] = {}
+    used: set[str] = set()
+    for tier, n in short.items():
+        sub = nearest(tier)
+        below = order[sub] < order[tier]
+        room = have[sub] - need[sub] - sum(1 for p in valid if p.id in used and p.tier == sub)
+        # the tier's Stages next to the stand-in tier, and its puzzles nearest them, matched in
+        # order (the least total distance on a line)
+        ends = sorted(
+            (t for t in slots if t.tier == tier), key=lambda t: (t.score, t.level, t.stage)
+        )
+        pool = sorted(
+            (p for p in valid if p.tier == sub and p.id not in used),
+            key=lambda p: (_score(p), p.id),
+        )
+        k = min(n, room)
+        mine = ends[:k] if below else ends[len(ends) - k :]
+        picked = pool[len(pool) - k :] if below else pool[:k]
+        for target, puzzle in zip(mine, picked, strict=True):
+            used.add(puzzle.id)
+            pins[target.level + 1, target.stage + 1] = puzzle.id
+        stats[tier].stand_ins = len(mine)
+        stats[tier].stand_in_tier = sub
+        line = (
+            f"short: {len(mine)} {tier} Stage(s) have {sub} puzzles: {stats[tier].unreached}"
+            if stats[tier].unreached
+            else f"short: {len(mine)} {tier} Stage(s) have {sub} puzzles"
+        )
+        lines.append(line)
+        log(line)
+    return valid, pins
+
+
+def _score(p: Puzzle) -> float:
+    return float(p.rated.score or 0.0)
+
+
+def _assemble(
+    options: NightlyOptions,
+    curve: Curve,
+    puzzles: Sequence[Puzzle],
+    pins: dict[tuple[int, int], str] | None = None,
+) -> Assembly:
     try:
         return assemble(
             puzzles,
@@ -311,6 +397,7 @@ def _assemble(options: NightlyOptions, curve: Curve, puzzles: Sequence[Puzzle]) 
             curve=curve,
             curve_name=options.curve_text,
             first_level=options.first_level,
+            pins={k: v for k, v in (pins or {}).items() if v in {p.id for p in puzzles}},
         )
     except NumberMatchError as exc:
         raise NightlyError("assemble", str(exc)) from exc
@@ -353,6 +440,16 @@ def _params(
                 "adds": s.plan.adds,
                 "strategy": s.plan.strategy,
                 "seed": s.seed,
+                # Stages of the tier with another tier's puzzle: the generator did not reach it
+                **(
+                    {
+                        "short": s.stand_ins,
+                        "stand_in_tier": s.stand_in_tier,
+                        "unreached": s.unreached,
+                    }
+                    if s.stand_ins
+                    else {}
+                ),
             }
             for tier, s in stats.items()
         },

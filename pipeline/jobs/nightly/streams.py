@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pipeline.errors import NumberMatchError
 from pipeline.formats.puzzle import Puzzle
 from pipeline.generation.executors import Executor, SchedulerError, open_executor
-from pipeline.generation.generator import GenerateParams, Target, generate
+from pipeline.generation.generator import GenerateParams, GenerationError, Target, generate
 from pipeline.generation.requests import BAND, Band, TierPlan, stream_seed, tier_plan
 from pipeline.jobs.nightly.options import NightlyError, NightlyOptions
 
@@ -33,6 +33,10 @@ class TierStats:
     from_stock: int = 0  # puzzles of this tier drawn from the stock (the rest was generated)
     short: int = 0  # Stages of this tier with no stock puzzle within TOLERANCE of their target
     seconds: float = 0.0  # generation's wall-clock time for the tier: run.log only
+    # why the generator made fewer puzzles of the tier than asked within its budget ("": it did not)
+    unreached: str = ""
+    stand_ins: int = 0  # Stages of the tier that got a puzzle of `stand_in_tier` instead
+    stand_in_tier: str = ""
 
     @property
     def acceptance(self) -> float:
@@ -104,6 +108,7 @@ def _streams(
             if progress
             else None
         )
+        reason = ""
         try:
             result = generate(
                 sum(n for _, n in asked),
@@ -113,6 +118,12 @@ def _streams(
                 executor=executor,
                 quotas=[n for _, n in asked],
             )
+        except GenerationError as exc:
+            if exc.partial is None:  # bad parameters: nothing was tried
+                raise NightlyError("generate", f"{name}: {exc}") from exc
+            # a tier not reached within the budget: the night places what was made, and the
+            # build records the Stages left short of their tier (`build._stand_ins`)
+            result, reason = exc.partial, str(exc)
         except NumberMatchError as exc:
             raise NightlyError("generate", f"{name}: {exc}") from exc
         fresh = []
@@ -130,13 +141,12 @@ def _streams(
                 st.work = f"in one stream with {tiers[0]} ({plan.cells} cells, {plan.adds} adds)"
         lead.rejected = dict(sorted((Counter(lead.rejected) + Counter(result.rejected)).items()))
         lead.seconds += result.seconds
-        lead.work = f"{lead.seconds:.1f} s on {result.work}"
+        lead.work = f"{lead.seconds:.1f} s on {result.work or executor.description}"
         for tier in tiers:
             if made[tier] < counts[tier]:
-                raise NightlyError(
-                    "generate",
-                    f"{tier}: only {made[tier]} of {counts[tier]} puzzles after {result.attempts} attempts"
-                    f" (cells {plan.cells}, adds {plan.adds})",
+                stats[tier].unreached = reason or (
+                    f"only {made[tier]} of {counts[tier]} puzzles after {result.attempts} attempts"
+                    f" (cells {plan.cells}, adds {plan.adds})"
                 )
         puzzles.extend(fresh)
     return puzzles
