@@ -40,7 +40,6 @@ import hashlib
 import os
 import re
 import stat
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -320,6 +319,8 @@ def _read_locked(fd: int | None) -> bytes | None:
 def _replace(target: Path, raw: bytes, mode: int, *, create: bool) -> None:
     folder = target.parent
     folder.mkdir(parents=True, exist_ok=True)
+    import tempfile  # start-up time: validate reads files and writes none
+
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:200]}.", suffix=".tmp", dir=folder)
     try:
         os.fchmod(fd, mode)

@@ -30,6 +30,7 @@ LAZY_ALLOWED = {
     "pipeline/schemas.py": "jsonschema loads only when a document fails the fast check",
     "pipeline/formats/curves.py": "--help lists the curve names without parsing YAML",
     "pipeline/formats/source.py": "a board in notation (solve, play, render) is read without YAML",
+    "pipeline/atomic.py": "tempfile loads to write; validate and the light commands only read",
     "pipeline/validator/__init__.py": "validate FILE opens no index (sqlite3); a check against a folder does",
     "pipeline/validator/semantics.py": "validate loads the solver and the rating only for deep checks",
     "pipeline/generation/strategies.py": "generate --help reads the strategy names; the search loads to generate",

@@ -221,23 +221,25 @@ def try_run(argv: Sequence[str]) -> int | None:
     positional, values = parsed
 
     # start-up time: not for help
-    from pipeline.cli import engine_run, runs
+    from pipeline.cli import runs
     from pipeline.errors import NumberMatchError
 
     json_out = "--json" in values
     search = values.get("--in") or None
     adds = values.get("--adds")
-    try:
-        if command == "moves":
-            return engine_run.moves(positional[0], json_out, search)
-        if command == "apply":
-            return engine_run.apply(positional[0], positional[1:], adds, json_out, search)
-        if command == "show":
+    if command in ("moves", "apply", "show"):
+        from pipeline.cli import engine_run  # start-up time: the engine, not for validate
+
+        try:
+            if command == "moves":
+                return engine_run.moves(positional[0], json_out, search)
+            if command == "apply":
+                return engine_run.apply(positional[0], positional[1:], adds, json_out, search)
             return engine_run.show(positional[0], search)
-    except NumberMatchError as exc:  # what engine_cmds says
-        sys.stdout.flush()
-        runs.echo(f"numbermatch: error: {exc}", err=True)
-        return 1
+        except NumberMatchError as exc:  # what engine_cmds says
+            sys.stdout.flush()
+            runs.echo(f"numbermatch: error: {exc}", err=True)
+            return 1
     try:
         if command == "solve":
             from pipeline.solver.budgets import DEFAULT_BUDGET_NODES  # start-up time

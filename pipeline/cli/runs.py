@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from pipeline.cli.engine_run import stdin_lines
 from pipeline.errors import NumberMatchError, clip, shorten
 from pipeline.limits import MAX_ADDS, check_adds
 
@@ -111,7 +110,9 @@ def board_adds_stream(handle: Callable[[str, bytes, int], dict[str, Any]]) -> in
     """JSON Lines over `BOARD ADDS` stdin lines: `handle(text, cells, adds)` gives each line's
     object; a bad line gets `{"board", "line", "error"}` and the run goes on; exit code 1 at the
     end if any line was bad. Blank lines are skipped."""
-    from pipeline.engine.board import parse  # start-up time: only for stdin
+    # start-up time: only for stdin
+    from pipeline.cli.engine_run import stdin_lines
+    from pipeline.engine.board import parse
 
     errors = 0
     for number, line in stdin_lines():
