@@ -26,6 +26,49 @@
 
 static const unsigned char CLASS[10] = {0, 1, 2, 3, 4, 5, 4, 3, 2, 1};
 
+/* Gaps are skipped eight cells at a time where the compiler and the byte order allow it. */
+#if defined(__GNUC__) && defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define NM_WORDS 1
+#else
+#define NM_WORDS 0
+#endif
+
+/* The first active cell at x or after (x >= 0), or n when none. */
+static inline Py_ssize_t
+next_active(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x)
+{
+#if NM_WORDS
+    while (x + 8 <= n) {
+        uint64_t v;
+        memcpy(&v, cells + x, 8);
+        if (v)
+            return x + (__builtin_ctzll(v) >> 3);
+        x += 8;
+    }
+#endif
+    while (x < n && !cells[x])
+        x++;
+    return x;
+}
+
+/* The last active cell at x or before (x < n), or -1 when none. */
+static inline Py_ssize_t
+prev_active(const unsigned char *cells, Py_ssize_t x)
+{
+#if NM_WORDS
+    while (x >= 7) {
+        uint64_t v;
+        memcpy(&v, cells + x - 7, 8);
+        if (v)
+            return x - 7 + ((63 - __builtin_clzll(v)) >> 3);
+        x -= 8;
+    }
+#endif
+    while (x >= 0 && !cells[x])
+        x--;
+    return x;
+}
+
 /* A bad call is a ValueError, whatever the argument parser raised (TypeError, OverflowError). */
 static PyObject *
 bad_call(void)
@@ -278,18 +321,14 @@ static Py_ssize_t
 scan(const unsigned char *cells, Py_ssize_t n, Pair *out)
 {
     Py_ssize_t np = 0;
-    int col = -1; /* i's column, kept as i goes */
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (++col == WIDTH)
-            col = 0;
-        if (!cells[i])
-            continue;
+    Py_ssize_t nx;
+    for (Py_ssize_t i = next_active(cells, n, 0); i < n; i = nx) {
+        nx = next_active(cells, n, i + 1); /* also i's partner in reading order */
+        int col = (int)((size_t)i % WIDTH);
         unsigned char k = CLASS[cells[i]];
         int js[4];
         int m = 0;
-        Py_ssize_t j = i + 1;
-        while (j < n && !cells[j])
-            j++;
+        Py_ssize_t j = nx;
         if (j < n && CLASS[cells[j]] == k)
             js[m++] = (int)j;
         for (j = i + WIDTH; j < n; j += WIDTH) {
@@ -391,14 +430,27 @@ remove_in_place(unsigned char *cells, Py_ssize_t *n, Py_ssize_t i, Py_ssize_t j)
     return gone;
 }
 
-/* The first active cell from x (exclusive) stepping by `step` at most `room` times while on the
- * board (0 <= cell < n), or -1. */
+/* The first active cell from x (exclusive) stepping back by `back` at most `room` times, or
+ * -1; the caller keeps every step on the board (room at most x's row). */
 static inline Py_ssize_t
-first_on(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Py_ssize_t step, int room)
+first_back(const unsigned char *cells, Py_ssize_t x, Py_ssize_t back, Py_ssize_t room)
 {
-    for (int s = 0; s < room; s++) {
+    for (Py_ssize_t s = 0; s < room; s++) {
+        x -= back;
+        if (cells[x])
+            return x;
+    }
+    return -1;
+}
+
+/* The first active cell from x (exclusive) stepping on by `step` at most `room` times while on
+ * the board (cell < n), or -1. */
+static inline Py_ssize_t
+first_on(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Py_ssize_t step, Py_ssize_t room)
+{
+    for (Py_ssize_t s = 0; s < room; s++) {
         x += step;
-        if (x < 0 || x >= n)
+        if (x >= n)
             return -1;
         if (cells[x])
             return x;
@@ -412,20 +464,17 @@ static int
 opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out)
 {
     int m = 0;
-    Py_ssize_t a = x - 1;
-    while (a >= 0 && !cells[a])
-        a--;
+    Py_ssize_t a = prev_active(cells, x - 1);
     if (a >= 0) {
-        Py_ssize_t b = x + 1;
-        while (b < n && !cells[b])
-            b++;
+        Py_ssize_t b = next_active(cells, n, x + 1);
         if (b < n && CLASS[cells[a]] == CLASS[cells[b]]) {
             out[m].a = (int)a;
             out[m].b = (int)b;
             m++;
         }
     }
-    int col = (int)((size_t)x % WIDTH);
+    Py_ssize_t row = (Py_ssize_t)((size_t)x / WIDTH);
+    Py_ssize_t col = x - row * WIDTH;
     Py_ssize_t p, q;
     /* the column: the nearest active cells above and below (any number of rows) */
     for (p = x - WIDTH; p >= 0 && !cells[p]; p -= WIDTH)
@@ -439,8 +488,9 @@ opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out
             m++;
         }
     }
-    /* the down-right diagonal (up-left behind): at most col steps back, WIDTH-1-col ahead */
-    p = first_on(cells, n, x, -(WIDTH + 1), col);
+    /* the down-right diagonal (up-left behind): at most col steps back (and row: each goes
+     * up one row), WIDTH-1-col ahead */
+    p = first_back(cells, x, WIDTH + 1, col < row ? col : row);
     if (p >= 0) {
         q = first_on(cells, n, x, WIDTH + 1, WIDTH - 1 - col);
         if (q >= 0 && CLASS[cells[p]] == CLASS[cells[q]]) {
@@ -450,7 +500,7 @@ opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out
         }
     }
     /* the down-left diagonal (up-right behind) */
-    p = first_on(cells, n, x, -(WIDTH - 1), WIDTH - 1 - col);
+    p = first_back(cells, x, WIDTH - 1, WIDTH - 1 - col < row ? WIDTH - 1 - col : row);
     if (p >= 0) {
         q = first_on(cells, n, x, WIDTH - 1, col);
         if (q >= 0 && CLASS[cells[p]] == CLASS[cells[q]]) {
@@ -587,12 +637,16 @@ static int
 pairs_after_gaps(Board *bd, int i, int j)
 {
     Pair *pairs = bd->pairs;
-    Py_ssize_t np = 0;
-    for (Py_ssize_t k = 0; k < bd->np; k++) { /* without branches: kept or overwritten */
+    Py_ssize_t np = 0, k = 0;
+    int last = i > j ? i : j; /* a pair (a, b), a < b, from after the later cell keeps both */
+    for (; k < bd->np && pairs[k].a <= last; k++) { /* without branches: kept or overwritten */
         Pair p = pairs[k];
         pairs[np] = p;
         np += (p.a != i) & (p.b != i) & (p.a != j) & (p.b != j);
     }
+    if (k < bd->np && np < k)
+        memmove(pairs + np, pairs + k, (size_t)(bd->np - k) * sizeof(Pair));
+    np += bd->np - k;
     Pair found[8];
     int m = opened_through(bd->cells, bd->n, i, found);
     m += opened_through(bd->cells, bd->n, j, found + m);
@@ -1425,10 +1479,15 @@ bytes_put(Bytes *b, int32_t x, int32_t y)
         return -1;
     unsigned char *p = b->buf + b->len;
     uint32_t ux = (uint32_t)x, uy = (uint32_t)y;
+#if NM_WORDS
+    memcpy(p, &ux, 4);
+    memcpy(p + 4, &uy, 4);
+#else
     for (int s = 0; s < 4; s++) {
         p[s] = (unsigned char)(ux >> (8 * s));
         p[4 + s] = (unsigned char)(uy >> (8 * s));
     }
+#endif
     b->len += 8;
     return 0;
 }
@@ -1526,8 +1585,26 @@ play_one(PlayerState *ps, Work *w, Board *bd, const Py_buffer *start, int adds, 
         Py_INCREF(Py_None);
         counts = Py_None;
     }
-    return Py_BuildValue("(OlillNN)", bd->n == 0 ? Py_True : Py_False, moves, adds_used,
-                         collapses, openings, code, counts);
+    /* (won, moves, adds_used, collapses, openings, path, pair counts or None) */
+    PyObject *out = PyTuple_New(7);
+    PyObject *won = PyBool_FromLong(bd->n == 0);
+    PyObject *nums[4] = {PyLong_FromLong(moves), PyLong_FromLong(adds_used),
+                         PyLong_FromLong(collapses), PyLong_FromLong(openings)};
+    if (out == NULL || nums[0] == NULL || nums[1] == NULL || nums[2] == NULL ||
+        nums[3] == NULL) {
+        Py_XDECREF(out);
+        Py_DECREF(won);
+        for (int x = 0; x < 4; x++)
+            Py_XDECREF(nums[x]);
+        Py_DECREF(code);
+        goto fail;
+    }
+    PyTuple_SET_ITEM(out, 0, won);
+    for (int x = 0; x < 4; x++)
+        PyTuple_SET_ITEM(out, 1 + x, nums[x]);
+    PyTuple_SET_ITEM(out, 5, code);
+    PyTuple_SET_ITEM(out, 6, counts);
+    return out;
 fail:
     Py_XDECREF(counts);
     return NULL;
