@@ -79,10 +79,12 @@ docs-images: $(STAMP)
 	$(BIN)/python -m tests.docs_images
 
 # The long fuzz campaigns: the validator (NM_FUZZ_EXAMPLES mutants per strategy) and the studio
-# (NM_FUZZ_EXAMPLES random requests), and writers racing on one bundle (NM_WRITER_TRIALS trials); prints counts.
+# (NM_FUZZ_EXAMPLES random requests), the telemetry readers and the stock's commands
+# (NM_FUZZ_EXAMPLES stock shapes, a fifth as many kills at random points), and writers racing on
+# one bundle (NM_WRITER_TRIALS trials); prints counts.
 fuzz: $(STAMP)
 	NM_FUZZ_EXAMPLES=$${NM_FUZZ_EXAMPLES:-500} NM_WRITER_TRIALS=$${NM_WRITER_TRIALS:-100} \
-		$(BIN)/python -m pytest tests/test_fuzz.py tests/test_fuzz_studio.py tests/test_fuzz_writers.py tests/test_fuzz_telemetry.py -q -s
+		$(BIN)/python -m pytest tests/test_fuzz.py tests/test_fuzz_studio.py tests/test_fuzz_writers.py tests/test_fuzz_telemetry.py tests/test_fuzz_stock.py -q -s
 
 # Rewrite the schema text generated from code (the tier boundaries from pipeline/rating/tiers.py).
 schemas: $(STAMP)

@@ -56,7 +56,7 @@ def level_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         else:
             candidates = [path]
         for c in candidates:
-            key = c.resolve()
+            key = Path(os.path.realpath(c))  # a loop of links is a file the reader reports
             if key not in seen:
                 seen.add(key)
                 out.append(c)

@@ -299,11 +299,15 @@ def prune(root: Path, *, dry_run: bool = False, force: bool = False) -> list[Dro
     than `MAX_PRUNE_SHARE` of the stock's files is refused (PruneRefused) unless `force`.
     Returns what was dropped (or would be, with `dry_run`)."""
     dropped: list[Dropped] = []
-    with LevelIndex(root) as index:
+    # An index of its own, read from the files now: prune deletes, so it never trusts the cache,
+    # whose rows a stale or foreign index file (same sizes, times, inodes) could make say that
+    # every stock puzzle is shipped.
+    with LevelIndex(root, file=":memory:") as index:
         index.refresh()
         shipped = {e.key: e for e in index.entries("bundle")}
         stocked = index.entries(STOCK_DIR)
-    stocked.sort(key=lambda e: (e.stocked, e.id, e.path))  # the oldest copy of a key stays
+    # the oldest copy of a key stays; of one puzzle in a file and a link to it, the file
+    stocked.sort(key=lambda e: (e.stocked, e.id, (root / e.path).is_symlink(), e.path))
     run = Validator()
     indexed = {e.path for e in stocked}
     folder = root / STOCK_DIR
@@ -337,6 +341,10 @@ def prune(root: Path, *, dry_run: bool = False, force: bool = False) -> list[Dro
             )
         else:
             kept[entry.key] = path
+    kept_files = {os.path.realpath(p) for p in kept.values()}  # never a file a kept link names
+    dropped = [
+        d for d in dropped if d.path.is_symlink() or os.path.realpath(d.path) not in kept_files
+    ]
     total = len(files)
     if not dry_run and not force and len(dropped) > MAX_PRUNE_SHARE * total:
         raise PruneRefused(
@@ -358,7 +366,8 @@ def _rating_version(path: Path) -> int:
 
 
 def remove_keys(root: Path, keys: Iterable[str]) -> list[Path]:
-    """Delete the stock files of these canonical keys (a puzzle shipped by a swap leaves the stock)."""
+    """Delete the stock files of these canonical keys (a puzzle shipped by a swap leaves the stock):
+    each one whose key the file itself gives (the index's row alone never deletes a file)."""
     wanted = set(keys)
     removed = []
     with LevelIndex(root) as index:
@@ -366,12 +375,23 @@ def remove_keys(root: Path, keys: Iterable[str]) -> list[Path]:
         for e in index.entries(STOCK_DIR):
             if e.key in wanted:
                 path = root / e.path
+                if _file_key(path) != e.key:
+                    continue
                 try:
                     os.unlink(path)
                     removed.append(path)
                 except FileNotFoundError:
                     pass
     return removed
+
+
+def _file_key(path: Path) -> str | None:
+    """The canonical key of the puzzle a stock file holds (None: it does not read as one)."""
+    try:
+        puzzle = read_puzzle(path)
+    except (NumberMatchError, OSError):
+        return None
+    return canonical_key(puzzle.board, puzzle.adds, puzzle.ruleset)
 
 
 def stock_day(root: Path, today: _dt.date) -> _dt.date:
