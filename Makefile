@@ -61,9 +61,12 @@ docs: $(STAMP)
 
 # Rewrite the output of every console example in README.md and docs/ with what it prints now
 # (keeping `...` lines that still match) and the CLI reference (docs/cli.md) from the commands'
-# --help: run after a change of output, then review the diff. The examples run on generated/ as
+# --help (and the help pages the fast path serves, as `make help-pages`): run after a change of
+# output, then review the diff. The examples run on generated/ as
 # committed, so the rewrite refuses while a night (or anything) has changed those files.
 docs-examples: $(STAMP)
+	$(BIN)/python -m pipeline.cli.help_render
+	$(BIN)/ruff format -q pipeline/cli/help_pages.py
 	$(BIN)/python -m tests.docs_cli
 	$(BIN)/python -m tests.docs_examples --rewrite
 

@@ -240,16 +240,18 @@ _LENIENT = re.compile(r" and not \(isinstance\((\w+), float\) and \1\.is_integer
 _RAISE = re.compile(r"^(\s*)raise JsonSchemaValueException\(.*\)$", re.MULTILINE)
 
 
-@cache
-def fast_check(kind: str) -> Callable[[Any], bool] | None:
-    """A compiled yes/no check of a document against the `kind` schema, much faster than
-    jsonschema (`make bench validator`); None when it cannot stand in exactly (the schema uses a
-    keyword whose meaning differs between drafts).
+def schema_digest(schema: Any) -> str:
+    """What a generated check was made from (`schema_checks.CHECKS`): the inlined schema's hash."""
+    import hashlib  # start-up time: with the check only
 
-    It is only trusted to say "valid": anything it rejects goes to jsonschema, which finds and
-    describes every violation (and is the judge where the two drafts could differ, e.g. 1.0 as
-    an integer).
-    """
+    text = json.dumps(schema, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def check_code(kind: str) -> tuple[str, str, dict[str, Any]] | None:
+    """(function name, source, global state) of the yes/no check fastjsonschema generates for the
+    `kind` schema; None when it cannot stand in exactly (a keyword whose meaning differs between
+    drafts). Each raise in the source is cut to a constant message (see `fast_check`)."""
     import fastjsonschema  # start-up time: a file is written (generate, nightly) without this check
 
     schema = inlined(kind)
@@ -269,26 +271,119 @@ def fast_check(kind: str) -> Callable[[Any], bool] | None:
         return None
     # Only "valid or not" is read from the check, so each raise is cut to a constant message:
     # the same control flow, a quarter of the code, several times cheaper to compile (start-up
-    # time of `validate`). Should a raise ever span lines, the code is compiled as generated.
+    # time of `validate`). Should a raise ever span lines, the code is kept as generated.
+    short = _RAISE.sub(r'\1raise JsonSchemaValueException("invalid")', code)
     try:
-        compiled_code = compile(
-            _RAISE.sub(r'\1raise JsonSchemaValueException("invalid")', code),
-            f"<fastjsonschema {kind}>",
-            "exec",
-        )
+        compile(short, f"<fastjsonschema {kind}>", "exec")
     except SyntaxError:  # pragma: no cover - code we do not know
-        compiled_code = compile(code, f"<fastjsonschema {kind}>", "exec")
-    exec(compiled_code, state)
-    compiled = state[resolver.get_scope_name()]
+        short = code
+    return resolver.get_scope_name(), short, state
+
+
+@cache
+def fast_check(kind: str) -> Callable[[Any], bool] | None:
+    """A compiled yes/no check of a document against the `kind` schema, much faster than
+    jsonschema (`make bench validator`); None when it cannot stand in exactly (the schema uses a
+    keyword whose meaning differs between drafts).
+
+    It is only trusted to say "valid": anything it rejects goes to jsonschema, which finds and
+    describes every violation (and is the judge where the two drafts could differ, e.g. 1.0 as
+    an integer).
+
+    The check is the code `make schemas` generated ahead into `pipeline.schema_checks` while the
+    schema is the one it was generated from (the digest); else (a schema edited, not yet
+    regenerated) it is generated and compiled here.
+    """
+    from pipeline import schema_checks  # start-up time: generated ahead, no fastjsonschema
+
+    ahead = schema_checks.CHECKS.get(kind)
+    if ahead is not None and ahead[0] == schema_digest(inlined(kind)):
+        if ahead[1] is None:
+            return None
+        compiled = getattr(schema_checks, ahead[1])
+        errors: Any = schema_checks.JsonSchemaValueException
+    else:
+        import fastjsonschema  # start-up time: only for a schema changed since `make schemas`
+
+        made = check_code(kind)
+        if made is None:
+            return None
+        name, code, state = made
+        exec(compile(code, f"<fastjsonschema {kind}>", "exec"), state)
+        compiled = state[name]
+        errors = fastjsonschema.JsonSchemaException
 
     def check(data: Any) -> bool:
         try:
             compiled(data)
-        except fastjsonschema.JsonSchemaException:
+        except errors:
             return False
         return True
 
     return check
+
+
+_NONE_TYPE = "NoneType = type(None)\n"
+# what the generated code finds around it (what the module text defines)
+_STATE = {"Decimal", "re", "REGEX_PATTERNS", "custom_formats"} | {
+    "JsonSchemaValueException",
+    "JsonSchemaValuesException",
+}
+
+
+def checks_module_text() -> str:
+    """The text of `pipeline/schema_checks.py`: every kind's check (`check_code`), written by
+    `make schemas`."""
+    patterns: dict[str, str] = {}
+    digests: dict[str, tuple[str, str | None]] = {}
+    bodies: list[str] = []
+    for kind in KINDS:
+        made = check_code(kind)
+        digest = schema_digest(inlined(kind))
+        if made is None:
+            digests[kind] = (digest, None)
+            continue
+        name, code, state = made
+        if set(state) - _STATE:  # pragma: no cover - code we do not know
+            raise SchemaNotFoundError(f"the {kind} check needs {sorted(state)}")
+        for key, regex in state["REGEX_PATTERNS"].items():
+            if regex.flags != re.UNICODE or patterns.get(key, regex.pattern) != regex.pattern:
+                raise SchemaNotFoundError(f"the {kind} check's pattern {key!r} is not plain")
+            patterns[key] = regex.pattern
+        if any(name == other for other, _ in digests.values()):  # pragma: no cover
+            raise SchemaNotFoundError(f"two checks named {name}")
+        digests[kind] = (digest, name)
+        bodies.append(f"# --- {kind}\n\n" + code.removeprefix(_NONE_TYPE).strip("\n") + "\n")
+    lines = [
+        "# mypy: ignore-errors",
+        '"""The schemas\' yes/no checks (`pipeline.schemas.fast_check`): the code fastjsonschema',
+        "generates for each kind, generated by `make schemas` (`python -m pipeline.schemas`), not edited",
+        "by hand. `validate` neither imports fastjsonschema nor generates and compiles the code at",
+        "start-up; a check is used only while its schema's digest is the one in CHECKS.",
+        '"""',
+        "",
+        "import re",
+        "from decimal import Decimal  # noqa: F401 (the generated code may use it)",
+        "",
+        "",
+        "class JsonSchemaValueException(ValueError):",
+        "    def __init__(self, message, value=None, name=None, definition=None, rule=None):",
+        "        super().__init__(message)",
+        "",
+        "",
+        "JsonSchemaValuesException = JsonSchemaValueException",
+        "custom_formats = {}",
+        "NoneType = type(None)",
+        "REGEX_PATTERNS = {",
+        *(f"    {key!r}: re.compile({value!r})," for key, value in patterns.items()),
+        "}",
+        "# kind -> (digest of the inlined schema, the check's function; None: no fast check)",
+        "CHECKS = {",
+        *(f"    {kind!r}: {entry!r}," for kind, entry in digests.items()),
+        "}",
+        "",
+    ]
+    return "\n".join(lines) + "\n\n" + "\n\n".join(bodies)
 
 
 # --- text generated from code ------------------------------------------------------------
@@ -315,13 +410,21 @@ def synced_puzzle_schema() -> str:
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
 
 
+CHECKS_PATH = Path(__file__).with_name("schema_checks.py")
+
+
 def main() -> None:
-    """`python -m pipeline.schemas` (`make schemas`): rewrite the generated parts of the schemas."""
+    """`python -m pipeline.schemas` (`make schemas`): rewrite the generated parts of the schemas,
+    then the checks generated from them (`pipeline/schema_checks.py`)."""
     path = schema_path("puzzle")
     text = synced_puzzle_schema()
     if path.read_text(encoding="utf-8") != text:
         write_guarded(path, text, kinds=("json-schema",))
         print(f"updated {path}")
+    checks = checks_module_text()
+    if CHECKS_PATH.read_text(encoding="utf-8") != checks:
+        write_guarded(CHECKS_PATH, checks, force=True)
+        print(f"updated {CHECKS_PATH}")
 
 
 if __name__ == "__main__":

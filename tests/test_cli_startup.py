@@ -220,9 +220,10 @@ def test_a_bad_value_still_gets_typers_message() -> None:
 
 
 # What the work of a heavier command needs, never its help nor the light commands: the
-# graph library (the assembler), the JSON Schema engine (only a file the fast check rejects), the
+# graph library (the assembler), the JSON Schema engines (only a file the fast check rejects; the
+# fast check is generated ahead), the
 # YAML parser (only files), pydantic and rich (typer's, replaced), the jobs and the validator.
-_HEAVY = ("networkx", "jsonschema", "referencing", "pydantic", "rich")
+_HEAVY = ("networkx", "jsonschema", "referencing", "pydantic", "rich", "fastjsonschema")
 _WORK = (
     "yaml",
     "pipeline.jobs",

@@ -135,6 +135,41 @@ def test_the_fast_check_compiles_with_short_raises(kind: str) -> None:
     compile(short, "<short>", "exec")
 
 
+def test_the_checks_generated_ahead_are_what_make_schemas_writes_now() -> None:
+    """`pipeline/schema_checks.py` (the checks `validate` uses without fastjsonschema) is current:
+    a schema or fastjsonschema changed without `make schemas` fails here."""
+    from pipeline import schema_checks
+
+    assert schemas.checks_module_text() == Path(schema_checks.__file__).read_text(
+        encoding="utf-8"
+    ), "run `make schemas`"
+
+
+@pytest.mark.parametrize("kind, name", [("puzzle", "puzzle.yaml"), ("bundle", "bundle.yaml")])
+def test_a_schema_changed_since_make_schemas_gets_its_check_made_here(
+    kind: str, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pipeline import schema_checks
+
+    doc = yaml.safe_load((VALID / name).read_text())
+    bad = {**doc, "kind": 5}
+    ahead = schemas.fast_check(kind)
+    assert ahead is not None and ahead(doc) and not ahead(bad)
+    stale = {k: ("0" * 64, fn) for k, (_, fn) in schema_checks.CHECKS.items()}
+    monkeypatch.setattr(schema_checks, "CHECKS", stale)
+    schemas.fast_check.cache_clear()
+    try:
+        made = schemas.fast_check(kind)
+        assert made is not None and made is not ahead
+        assert made(doc) and not made(bad)
+        assert made.__closure__ is not None  # the code made here, not the one generated ahead
+        assert schema_checks.JsonSchemaValueException not in {
+            c.cell_contents for c in made.__closure__
+        }
+    finally:
+        schemas.fast_check.cache_clear()
+
+
 @pytest.mark.parametrize("kind, name", [("puzzle", "puzzle.yaml"), ("bundle", "bundle.yaml")])
 def test_fast_schema_check_is_in_use(kind: str, name: str) -> None:
     fast = schemas.fast_check(kind)
