@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 
 ECHO_LIMIT = 80  # characters of user input an error message repeats
 
@@ -19,6 +20,15 @@ def shorten(text: object, limit: int = ECHO_LIMIT) -> str:
 def clip(text: str, limit: int = 2 * ECHO_LIMIT) -> str:
     """`text` itself when short, else its start and how long it was (for echoing input in output)."""
     return text if len(text) <= limit else f"{text[: limit - 30]}... ({len(text):,} characters)"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def printable(text: str) -> str:
+    """`text` with its control characters (a newline, a terminal escape in a file name) written
+    as escapes: a message stays one line and cannot drive the user's terminal."""
+    return _CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
 
 
 NAME_TOO_LONG = "a name in the path is longer than the file system allows (255 bytes)"

@@ -14,7 +14,7 @@ from pipeline.cli import runs
 # shared with the typer-free paths
 from pipeline.cli.runs import emit_json as emit_json
 from pipeline.cli.runs import split_board_adds as split_board_adds
-from pipeline.errors import NumberMatchError
+from pipeline.errors import NumberMatchError, printable
 
 if TYPE_CHECKING:
     from pipeline.formats.source import Source
@@ -37,7 +37,7 @@ def error_text(exc: NumberMatchError) -> str:
 
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print `numbermatch: error: message` to stderr and exit with `code` (no traceback)."""
-    typer.echo(f"numbermatch: error: {message}", err=True)
+    typer.echo(f"numbermatch: error: {printable(message)}", err=True)
     raise typer.Exit(code)
 
 

@@ -10,7 +10,7 @@ import typer
 
 from pipeline.cli.base import app
 from pipeline.cli.common import fail, read_profile_option
-from pipeline.errors import NumberMatchError
+from pipeline.errors import NumberMatchError, printable
 
 DEFAULT_PORT = 8765
 
@@ -91,7 +91,7 @@ def _observed(path: Path, files: list[Path], profile: Any) -> Any:
         catalogue = load_catalogue([path])
         data = read_telemetry(files, catalogue)
         for bad in data.bad:
-            typer.echo(f"numbermatch: skipped {bad}", err=True)
+            typer.echo(f"numbermatch: skipped {printable(str(bad))}", err=True)
         return stage_figures(observe(catalogue, data, profile))
     except NumberMatchError as exc:
         fail(f"--telemetry: {exc}")

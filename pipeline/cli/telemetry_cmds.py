@@ -23,7 +23,7 @@ from pipeline.cli.common import (
     writable_folder,
 )
 from pipeline.cli.help_text import EXAMPLES
-from pipeline.errors import NumberMatchError
+from pipeline.errors import NumberMatchError, printable
 
 if TYPE_CHECKING:
     from pipeline.telemetry.catalogue import Catalogue
@@ -65,7 +65,7 @@ def _inputs(telemetry: list[Path], levels: list[Path], strict: bool) -> tuple[Ca
 
 def _report_bad(data: Telemetry) -> None:
     for bad in data.bad:
-        typer.echo(f"numbermatch: skipped {bad}", err=True)
+        typer.echo(f"numbermatch: skipped {printable(str(bad))}", err=True)
 
 
 @telemetry_app.command("simulate", epilog=f"Example: {EXAMPLES['telemetry']}")
