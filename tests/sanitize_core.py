@@ -80,6 +80,7 @@ def calls(core: ModuleType, rng: random.Random) -> list[Callable[[], object]]:
             rng.choice([-1, 0, 5, 200]),
         ),
         lambda: mt.state(),
+        lambda: core.seeded_mt(rng.randbytes(rng.choice([0, 3, 4, 8, 84, 4096, 4100]))),
     ]
     if rng.random() < 0.02:
         words = [rng.choice([0, 1, 2**32 - 1, 2**32, -1, rng.getrandbits(32)]) for _ in range(625)]

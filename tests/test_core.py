@@ -88,6 +88,29 @@ def test_mt_draws_what_random_draws(seed: int | str, skip: int, ns: list[int]) -
     assert mt.state() == rng.getstate()[1]
 
 
+@needs_core
+@settings(max_examples=_examples(100), deadline=None)
+@given(seed=st.one_of(st.text(max_size=40), st.integers(0, 2**200)))
+def test_the_core_seeds_as_random_seeds(seed: str | int) -> None:
+    assert core is not None
+    if isinstance(seed, str):
+        key = players.seed_key(seed)
+    else:
+        key = seed.to_bytes(4 * max(1, -(-seed.bit_length() // 32)), "little")
+    assert core.seeded_mt(key).state() == random.Random(seed).getstate()[1]
+
+
+@needs_core
+def test_games_seeded_in_the_core_play_the_games_of_the_random() -> None:
+    cells = bytes(random.Random(5).randint(1, 9) for _ in range(27))
+    for player in players.PLAYERS:
+        seeded = players.Games(player, cells, 2, 7)  # its first batch seeds the core
+        read = players.Games(player, cells, 2, 7)
+        read.rng  # noqa: B018 - read first: the core takes the Random's state
+        assert seeded.first(5) == read.first(5)
+        assert seeded.rng.getstate() == read.rng.getstate()
+
+
 # --- the rules -------------------------------------------------------------------------------
 
 
@@ -287,6 +310,10 @@ def test_the_core_refuses_bad_calls_with_value_errors() -> None:
         lambda: core.MT((-1,) + (0,) * 624),
         lambda: core.MT((2**32,) + (0,) * 624),
         lambda: core.MT(("x",) * 625),
+        lambda: core.seeded_mt(b""),
+        lambda: core.seeded_mt(b"123"),
+        lambda: core.seeded_mt(b"\0" * 4 * 1025),
+        lambda: core.seeded_mt("1234"),
         lambda: mt.randbelow(0),
         lambda: mt.randbelow(2**32),
         lambda: mt.randbelow("3"),

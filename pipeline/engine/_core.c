@@ -23,6 +23,7 @@
 #define MAX_INPUT_CELLS 4000 /* limits.MAX_CELLS (a test checks they agree) */
 #define MT_N 624
 #define MT_M 397
+#define MAX_KEY_WORDS 1024 /* a seed of up to 32768 bits */
 
 static const unsigned char CLASS[10] = {0, 1, 2, 3, 4, 5, 4, 3, 2, 1};
 
@@ -1816,6 +1817,64 @@ done:
     return out;
 }
 
+/* random.Random.seed(a) for an int a: init_by_array over the 32-bit words of |a|, least
+ * significant first (`key`: those words as little-endian bytes, 4 a word, at least one word),
+ * as CPython's _randommodule.c seeds. */
+static PyObject *
+core_seeded_mt(PyObject *Py_UNUSED(mod), PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_ValueError, "seeded_mt: the key must be bytes, got %.100s",
+                     Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    Py_ssize_t words = view.len / 4;
+    if (view.len % 4 != 0 || words < 1 || words > MAX_KEY_WORDS) {
+        PyErr_Format(PyExc_ValueError, "seeded_mt: the key must be 1-%d words of 4 bytes, got %zd "
+                     "bytes", MAX_KEY_WORDS, view.len);
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    uint32_t key[MAX_KEY_WORDS];
+    const unsigned char *k8 = view.buf;
+    for (Py_ssize_t w = 0; w < words; w++)
+        key[w] = (uint32_t)k8[4 * w] | (uint32_t)k8[4 * w + 1] << 8 |
+                 (uint32_t)k8[4 * w + 2] << 16 | (uint32_t)k8[4 * w + 3] << 24;
+    PyBuffer_Release(&view);
+    MTObject *self = (MTObject *)MTType.tp_alloc(&MTType, 0);
+    if (self == NULL)
+        return NULL;
+    uint32_t *mt = self->mt;
+    mt[0] = 19650218U;
+    for (int x = 1; x < MT_N; x++)
+        mt[x] = 1812433253U * (mt[x - 1] ^ (mt[x - 1] >> 30)) + (uint32_t)x;
+    size_t i = 1, j = 0, length = (size_t)words;
+    for (size_t left = MT_N > length ? MT_N : length; left; left--) {
+        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525U)) + key[j] + (uint32_t)j;
+        i++;
+        j++;
+        if (i >= MT_N) {
+            mt[0] = mt[MT_N - 1];
+            i = 1;
+        }
+        if (j >= length)
+            j = 0;
+    }
+    for (size_t left = MT_N - 1; left; left--) {
+        mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1566083941U)) - (uint32_t)i;
+        i++;
+        if (i >= MT_N) {
+            mt[0] = mt[MT_N - 1];
+            i = 1;
+        }
+    }
+    mt[0] = 0x80000000U;
+    self->index = MT_N;
+    return (PyObject *)self;
+}
+
 static PyMethodDef core_methods[] = {
     {"legal_pairs", core_legal_pairs, METH_O,
      "rules.legal_pairs: every legal pair (i, j), i < j, sorted."},
@@ -1837,6 +1896,9 @@ static PyMethodDef core_methods[] = {
      "play(kind, param, cells, adds, games, mt, record, max_moves): a batch of games, each "
      "(won, moves, adds_used, collapses, openings, path, pair_counts or None); the path is 8 "
      "bytes a move (two little-endian int32 cells, -1 -1 for an add)."},
+    {"seeded_mt", core_seeded_mt, METH_O,
+     "seeded_mt(key) -> MT as random.Random(a) seeds it, for the int a whose 32-bit words, "
+     "least significant first, are key (little-endian, 4 bytes a word)."},
     {"playouts", core_playouts, METH_VARARGS,
      "solver.search._playouts: playouts(cells, adds, count, mt, stack, nodes_left, max_cells) "
      "-> (status, path, nodes, cells): status 0 none won, 1 won (path), 2 the stack cancels "

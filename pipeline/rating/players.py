@@ -36,6 +36,7 @@ when asked for.
 from __future__ import annotations
 
 import gc
+import hashlib
 import struct
 from bisect import insort
 from collections.abc import Callable, Sequence
@@ -759,7 +760,9 @@ class Games:
     them to the rating, which plays only the rest: the same games, so the same rating.
 
     With the compiled core, the games are played there in batches and the random stream stays in
-    the core between batches (`_mt`); reading `rng` brings it back into the `Random`."""
+    the core between batches (`_mt`); reading `rng` brings it back into the `Random`. The first
+    batch seeds the core's stream itself (`seed_key`), sparing the `Random`'s state's round trip
+    through Python ints, unless the `Random` was read before."""
 
     player: Player
     cells: bytes
@@ -773,13 +776,18 @@ class Games:
     _kind: tuple[int, int] | bool | None = field(
         init=False, default=False, repr=False, compare=False
     )
+    _fresh: bool = field(init=False, default=True, repr=False, compare=False)  # `rng` not read
 
     def __post_init__(self) -> None:
-        self._random = Random(f"{self.seed}:{self.player.name}")
+        self._random = Random(self._seed_text())
+
+    def _seed_text(self) -> str:
+        return f"{self.seed}:{self.player.name}"
 
     @property
     def rng(self) -> Random:
         """The `Random` the next game draws from (in step with the compiled core's draws)."""
+        self._fresh = False
         if self._mt is not None and core is not None:
             version, _, gauss = self._random.getstate()
             self._random.setstate((version, self._mt.state(), gauss))  # type: ignore[attr-defined]
@@ -825,7 +833,12 @@ class Games:
             return
         mt = self._mt
         if mt is None:
-            mt = self._mt = core.MT(self._random.getstate()[1])
+            if self._fresh:  # the stream `Random(seed text)` starts, seeded in the core
+                mt = core.seeded_mt(seed_key(self._seed_text()))
+            else:
+                mt = core.MT(self._random.getstate()[1])
+            self._mt = mt
+            self._fresh = False
         start = (self.cells, self.adds) if self.record else None
         collecting = gc.isenabled()
         gc.disable()  # as in `play`: a batch's results make no cycles, only work for the collector
@@ -852,6 +865,15 @@ class Games:
             seed,
             ruleset,
         ) and self.record >= record
+
+
+def seed_key(text: str) -> bytes:
+    """The key `random.Random(text)` seeds its Mersenne Twister with (`core.seeded_mt`'s
+    argument): as `Random.seed` does, the int of the text's UTF-8 bytes followed by their
+    SHA-512, big-endian; its 32-bit words, least significant first, 4 little-endian bytes each."""
+    raw = text.encode()
+    a = int.from_bytes(raw + hashlib.sha512(raw).digest(), "big")
+    return a.to_bytes(4 * max(1, -(-a.bit_length() // 32)), "little")
 
 
 def play_many(
