@@ -160,3 +160,28 @@ def test_a_prune_killed_at_any_point_never_deletes_a_valid_puzzle(
     )
     assert total >= len(planted) >= 8, f"{total} points, {len(planted)} planted"
     print(f"stock prune ({'index' if warm else 'no index'}): killed at {checked} of {total} points")
+
+
+def test_prune_drops_the_temp_file_of_a_refill_killed_mid_write(
+    shipped_night: Path, tmp_path: Path
+) -> None:
+    """A kill between a stock file's temp write and its link leaves a hidden temp file no
+    command read or removed; prune (under the lock every stock writer holds) drops it, and only
+    it."""
+    out = copy_of(shipped_night, tmp_path / "out")
+    args = [*REFILL, "--seed", "11", "-j", "1", "--out", out]
+    labels = killpoints.points(args, log=tmp_path / "log").points
+    n = next(
+        k for k, label in enumerate(labels, 1) if label.startswith("link ") and ".tmp" in label
+    )
+    shutil.rmtree(out)
+    out = copy_of(shipped_night, out)
+    assert killpoints.run_to(args, n, log=tmp_path / "log").killed
+    (temp,) = [p for p in (out / "stock").rglob(".*.tmp")]
+    before = killpoints.visible_files(out)
+    dry = run("stock", "prune", "--out", out, "--dry-run")
+    assert (
+        dry.exit_code == 0 and dry.stdout == f"{temp}: the temp file of a write that was killed\n"
+    )
+    assert run("stock", "prune", "--out", out).exit_code == 0
+    assert not temp.exists() and killpoints.visible_files(out) == before

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -295,8 +296,9 @@ def prune(root: Path, *, dry_run: bool = False, force: bool = False) -> list[Dro
     """Drop stock files the pipeline would no longer ship: files the validator refuses (a
     ruleset no longer shipped included), puzzles rated by an older rating version than the
     current one, puzzles already shipped in a bundle, and second copies of one canonical key
-    (the oldest stays). A file the validator accepts is never dropped for where it lies. More
-    than `MAX_PRUNE_SHARE` of the stock's files is refused (PruneRefused) unless `force`.
+    (the oldest stays), and the temp files of stock writes a kill cut short (`leftovers`). A
+    file the validator accepts is never dropped for where it lies. More than `MAX_PRUNE_SHARE`
+    of the stock's files is refused (PruneRefused) unless `force`.
     Returns what was dropped (or would be, with `dry_run`)."""
     dropped: list[Dropped] = []
     # An index of its own, read from the files now: prune deletes, so it never trusts the cache,
@@ -351,14 +353,32 @@ def prune(root: Path, *, dry_run: bool = False, force: bool = False) -> list[Dro
             f"{folder}: stock prune would drop {len(dropped)} of {total} puzzle files, more than"
             f" {MAX_PRUNE_SHARE:.0%} of the stock; nothing dropped (check the list above, then"
             " pass --force; docs/limits.md)",
-            dropped,
+            dropped + leftovers(folder),
         )
+    dropped += leftovers(folder)
     if not dry_run:
         for where in sorted({d.path.parent for d in dropped}):  # all of them, or none
             check_writable_folder(where, "stock folder", "nothing dropped")
         for d in dropped:
             d.path.unlink(missing_ok=True)
     return dropped
+
+
+# What the guarded write's temp file of a stock file is called (`atomic._replace`: mkstemp).
+_LEFTOVER = re.compile(r"\.nm[0-9]+-[0-9a-f]{12}\.yaml\.[a-z0-9_]{8}\.tmp", re.ASCII)
+
+
+def leftovers(folder: Path) -> list[Dropped]:
+    """Temp files of stock writes a kill cut short (hidden, never read as puzzles). Every stock
+    writer holds the nights' lock, as prune does, so none of them is being written now."""
+    found = []
+    for top, dirs, names in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(names):
+            path = Path(top) / name
+            if _LEFTOVER.fullmatch(name) and not path.is_symlink() and path.is_file():
+                found.append(Dropped(path, "the temp file of a write that was killed"))
+    return found
 
 
 def _rating_version(path: Path) -> int:
