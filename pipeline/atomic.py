@@ -140,6 +140,28 @@ def check_writable_tree(folder: str | os.PathLike[str], what: str = "folder") ->
             )
 
 
+def check_replaceable(path: str | os.PathLike[str]) -> None:
+    """Refuse in one line (WriteRefused) what `write_guarded` would refuse for want of
+    permission: a file without a write bit, another user's file this user may not write, a
+    folder this user cannot write into. For a command that writes several files, checked for
+    all of them before the first is written."""
+    shown = clip(str(path))
+    target = resolve_target(path)
+    check_writable_folder(target.parent)
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        return
+    mode = stat.S_IMODE(info.st_mode)
+    if not mode & 0o222:
+        raise WriteRefused(f"{shown}: is read-only (mode {mode:04o}); nothing written")
+    if not os.access(target, os.W_OK, effective_ids=os.access in os.supports_effective_ids):
+        raise WriteRefused(
+            f"{shown}: is not writable by this user (mode {mode:04o}, owner uid"
+            f" {info.st_uid}); nothing written"
+        )
+
+
 def resolve_target(path: str | os.PathLike[str]) -> Path:
     """Where a write to `path` goes: through symlinks to the file they name. Refuses in one line a
     dangling link, a loop, a folder, or anything but a regular file."""

@@ -363,3 +363,38 @@ def test_an_unwritable_cache_is_only_a_cache(home: Path, where: str) -> None:
     assert not later.stderr.count("error"), later.stderr
     assert (home / "gen" / "2026-01-03" / "bundle.yaml").exists() and made.exists()
     assert tree(watched) == before
+
+
+def test_rescore_keeps_modes_and_writes_all_files_or_none(home: Path) -> None:
+    """`rescore` of a folder: a 0600 bundle stays 0600; when one of the files is in a folder
+    nobody cannot write (or is another user's), no file is rescored (it used to rewrite the
+    files before it and stop at that one)."""
+    from pipeline.formats.profile_file import profile_document, write_profile
+    from tests.test_telemetry import strong
+
+    folder = night(home, home / "gen")
+    profile = home / "strong.yaml"
+    write_profile(profile, profile_document(strong()))
+    mine = home / "mine"
+    mine.mkdir()
+    shutil.copy(folder / "bundle.yaml", mine / "a.yaml")
+    (mine / "z").mkdir()
+    shutil.copy(folder / "bundle.yaml", mine / "z" / "b.yaml")
+    give(mine)
+    take(mine / "z")
+    os.chmod(mine / "a.yaml", 0o600)
+    before = tree(mine)
+    refused(
+        nobody(home, "rescore", "--profile", profile, mine),
+        str(mine / "z"),
+        "not writable by this user",
+    )
+    assert tree(mine) == before
+    give(mine / "z")
+    os.chown(mine / "z" / "b.yaml", 0, 0)
+    refused(nobody(home, "rescore", "--profile", profile, mine), "b.yaml: is not writable")
+    assert tree(mine) == before
+    os.chown(mine / "z" / "b.yaml", *_uid_gid())
+    result = nobody(home, "rescore", "--profile", profile, mine)
+    assert result.returncode == 0, result.stderr
+    assert tree(mine) != before and stat.S_IMODE((mine / "a.yaml").stat().st_mode) == 0o600

@@ -244,6 +244,7 @@ def rescore_cmd(
 ) -> None:
     """Re-score stored puzzles under a rating profile (from their stored win rates; no replay)."""
     # start-up time: YAML loads to rescore, not for --help
+    from pipeline.atomic import check_replaceable
     from pipeline.formats.files import level_files
     from pipeline.telemetry.rescore import rescore_file, write_rescored
 
@@ -256,6 +257,10 @@ def rescore_cmd(
     try:
         for path in files:  # every file checked before any is written
             results.append(rescore_file(path, profile))
+        if not dry_run:  # nor one written when another cannot be: all of them, or none
+            for r in results:
+                if r.base.text != r.text:
+                    check_replaceable(r.path)
     except NumberMatchError as exc:
         fail(str(exc))
     for r in results:
