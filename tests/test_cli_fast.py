@@ -49,6 +49,9 @@ PLAIN = [
     ["solve", "puzzle.yaml", "--json"],
     ["solve", "12x"],
     ["solve", "missing.yaml"],
+    ["solve", "missing\x1b[31m\nred.yaml"],
+    ["validate", "missing\x1b]0;title\x07.yaml"],
+    ["render", "19", "--out", "a\nb.txt"],
     ["solve", "19", "--adds", "16"],
     ["solve", "nm1-000000000000", "--in", "folder", "--in", "puzzle.yaml"],
     ["rate", "19", "--playouts", "1"],
@@ -66,6 +69,15 @@ PLAIN = [
     ["validate", "missing.yaml"],
     ["validate", "puzzle.yaml", "--profile", "missing.yaml"],
     ["validate", "puzzle.yaml", "--profile", "puzzle.yaml"],
+    ["render", "19", "--out", "-"],
+    ["render", "puzzle.yaml", "--out", "-", "--next", "--no-labels"],
+    ["render", "123456789/987654321/135", "--out=-", "--next", "--adds", "1", "--labels"],
+    ["render", "19", "--out", "pic.svg"],
+    ["render", "19", "--out", "pic.png", "--next"],
+    ["render", "19", "--out", "pic.txt"],
+    ["render", "19", "--out", "notes.txt/pic.svg"],
+    ["render", "19", "--out", "puzzle.yaml"],
+    ["render", "12x", "--out", "-"],
     ["show", "123456789/98.654321/135"],
     ["moves", "1.......9/3.5", "--json"],
     ["apply", "19", "0,0-0,1", "--adds", "1", "--json"],
@@ -96,6 +108,10 @@ UNUSUAL = [
     ["validate", "puzzle.yaml", "--deep", "--deep"],
     ["validate", "puzzle.yaml", "--profile"],
     ["validate", "püzzle.yaml"],
+    ["render", "19"],
+    ["render", "19", "--out", "-", "--labels", "--no-labels"],
+    ["render", "19", "--out", "-", "--no-numbers"],
+    ["render", "19", "--out", "-x"],
     ["show", "٣"],
     ["solve", "--help", "19"],
 ]
@@ -138,7 +154,7 @@ def test_the_option_tables_are_the_commands_options() -> None:
         params = {
             opt: p
             for p in group.commands[name].params  # type: ignore[attr-defined]
-            for opt in p.opts
+            for opt in [*p.opts, *p.secondary_opts]
         }
         assert set(options) <= set(params), name
         for opt in options:

@@ -57,6 +57,7 @@ def _modules_after(
         ("apply", "19", "0,0-0,1", "--adds", "1"),
         ("solve", "19", "--adds", "1", "--json"),
         ("rate", "19", "--playouts", "1"),
+        ("render", "19", "--out", "-"),
         ("--help",),
         ("solve", "--help"),
         ("generate", "--help"),
@@ -282,7 +283,7 @@ def test_light_commands_load_only_what_their_work_needs(tmp_path) -> None:  # ty
     for name, (argv, stdin) in runs.items():
         for fast in (True, False):
             loaded = _modules_after(*argv, stdin=stdin, cwd=str(tmp_path), fast=fast)
-            typer_free = fast and name in ("solve", "rate", "validate")
+            typer_free = fast and name in ("solve", "rate", "validate", "render")
             assert (
                 "pipeline.cli.runs" if typer_free else f"pipeline.cli.{COMMANDS[name]}"
             ) in loaded

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -13,47 +12,28 @@ from pipeline.cli import runs
 
 # shared with the typer-free paths
 from pipeline.cli.runs import emit_json as emit_json
+from pipeline.cli.runs import error_text as error_text
 from pipeline.cli.runs import split_board_adds as split_board_adds
-from pipeline.errors import NumberMatchError, printable
 
 if TYPE_CHECKING:
     from pipeline.formats.source import Source
 
-# How the command line phrases an error's `remedy` (what to change): its own option.
-REMEDY_OPTIONS = {
-    "with": "--with ID",
-    "budget_nodes": "--budget-nodes N, 0 = no limit",
-    "force": "--force replaces the files the job makes and keeps the others",
-    "curve": "--curve FILE",
-    "stock": "--no-stock builds the night without the stock",
-}
-
-
-def error_text(exc: NumberMatchError) -> str:
-    """A library error as the command line says it: the message, then the option that helps."""
-    option = REMEDY_OPTIONS.get(exc.remedy or "")
-    return f"{exc} ({option})" if option else str(exc)
+REMEDY_OPTIONS = runs.REMEDY_OPTIONS
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
     """Print `numbermatch: error: message` to stderr and exit with `code` (no traceback)."""
-    typer.echo(f"numbermatch: error: {printable(message)}", err=True)
+    typer.echo(runs.failure_line(message), err=True)
     raise typer.Exit(code)
 
 
 def writable_folder(folder: Path, option: str) -> None:
     """Refuse in one line, before any work, an output folder that cannot be created or written
     (the nearest existing ancestor must be a writable folder)."""
-    probe = folder
-    while not probe.exists():
-        parent = probe.parent
-        if parent == probe:
-            break
-        probe = parent
-    if not probe.is_dir():
-        fail(f"{option} {folder}: {probe} is not a folder")
-    if not os.access(probe, os.W_OK | os.X_OK):
-        fail(f"{option} {folder}: {probe} is not writable")
+    try:
+        runs.writable_folder(folder, option)
+    except runs.Failed as exc:
+        fail(exc.message, exc.code)
 
 
 SOURCE_HELP = (

@@ -4,12 +4,12 @@ and pictures of boards."""
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
 
+from pipeline.cli import runs
 from pipeline.cli.base import app
 from pipeline.cli.common import (
     IN_HELP,
@@ -20,9 +20,9 @@ from pipeline.cli.common import (
     fail,
     load_source,
     read_profile_option,
+    run,
     writable_folder,
 )
-from pipeline.engine.moves import Move
 from pipeline.errors import NumberMatchError, os_message
 from pipeline.formats.night import POOL_DIR
 from pipeline.formats.slot import Slot, SlotError
@@ -31,7 +31,7 @@ from pipeline.limits import MAX_ADDS
 from pipeline.solver.budgets import DEFAULT_BUDGET_NODES
 
 if TYPE_CHECKING:
-    from pipeline.formats.source import Source
+    pass
 
 _PUZZLE_SOURCES = (
     "The board to author: "
@@ -329,58 +329,7 @@ def render(
     search: list[Path] | None = typer.Option(None, "--in", metavar="PATH", help=IN_HELP),
 ) -> None:
     """Draw a board as the game shows it, as an SVG (or PNG) picture."""
-    from pipeline.atomic import write_guarded  # start-up time: not for --help
-    from pipeline.jobs.picture import board_svg
-
-    to_stdout = str(out) == "-"
-    kind = out.suffix.lower().lstrip(".")
-    if not to_stdout and kind not in ("svg", "png"):
-        fail(f"--out {out}: name an .svg or .png file (or - for standard output)")
-    if no_numbers:
-        typer.echo("numbermatch: warning: --no-numbers is deprecated: use --no-labels", err=True)
-        labels = False
-    if not to_stdout:
-        writable_folder(out.parent, "--out")
-    src = load_source(source, search)
-    highlight: tuple[int, ...] = ()
-    note = ""
-    if next_move and src.cells:
-        highlight, note = _next_pair(src, src.adds_or(adds))
-    if kind == "png" and not to_stdout:
-        from pipeline.jobs.board_png import board_png  # start-up time: only for a PNG
-
-        picture: str | bytes = board_png(src.cells, highlight=highlight, numbers=labels)
-    else:
-        picture = board_svg(src.cells, highlight=highlight, numbers=labels, title=src.label)
-    if to_stdout:
-        sys.stdout.write(str(picture))
-        if note:  # stdout carries the picture alone
-            typer.echo(f"{src.label}{note}", err=True)
-        return
-    try:
-        write_guarded(out, picture, kinds=(kind,))
-    except NumberMatchError as exc:
-        fail(error_text(exc))
-    typer.echo(f"{out}: {src.label}" + note)
-
-
-def _next_pair(src: Source, adds: int) -> tuple[tuple[int, ...], str]:
-    from pipeline.solver.search import (  # start-up time: the search loads only with --next
-        SOLVED,
-        solve,
-    )
-
-    moves = src.certificate(adds)
-    if moves is None:
-        result = solve(src.cells, adds, ruleset=src.ruleset)
-        if result.status != SOLVED or not result.moves:
-            return (), f" (no certificate: the solver says {result.status})"
-        moves = tuple(str(m) for m in result.moves)
-    first = Move.parse(moves[0])
-    if first.is_add:
-        return (), ", next move: + (add numbers)"
-    assert first.first is not None and first.second is not None
-    return (first.first, first.second), f", next move {first} highlighted"
+    run(lambda: runs.render(source, out, next_move, labels, no_numbers, adds, search))
 
 
 @app.command()

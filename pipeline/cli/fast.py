@@ -3,7 +3,8 @@
 Typer (which now coerces every parameter through pydantic) costs several times Python's own
 start-up. When the arguments are plain (positionals, the commands' own options once each, numbers
 in ASCII digits within their range), `try_run` runs the same code the typer commands run
-(`engine_run` for `moves`, `apply`, `show`; `runs` for `solve`, `rate`, `validate`); anything
+(`engine_run` for `moves`, `apply`, `show`; `runs` for `solve`, `rate`, `validate`, `render`);
+anything
 else (an unknown or repeated option, a bad number, an option's value that starts with '-', an
 argument that is not ASCII, shell completion) returns None and typer handles it, with its usage
 messages.
@@ -56,6 +57,11 @@ def _path(text: str) -> Path:
     return Path(text)
 
 
+def _picture(text: str) -> Path:
+    """`render --out`: a path, or - for standard output."""
+    return _path(text)
+
+
 def _choice(*names: str) -> Callable[[str], str]:
     def convert(text: str) -> str:
         if text not in names:
@@ -68,7 +74,7 @@ def _choice(*names: str) -> Callable[[str], str]:
 _FLAG = None  # an option without a value
 
 _Shape = tuple[dict[str, "Any"], frozenset[str], int, int | None]
-COMMANDS = frozenset({"moves", "apply", "show", "solve", "rate", "validate"})
+COMMANDS = frozenset({"moves", "apply", "show", "solve", "rate", "validate", "render"})
 
 
 @cache
@@ -103,6 +109,19 @@ def shapes() -> dict[str, _Shape]:
                 "--explain": _FLAG,
                 "--in": _path,
                 "--profile": _path,
+            },
+            frozenset({"--in"}),
+            1,
+            1,
+        ),
+        "render": (
+            {
+                "--out": _picture,
+                "--next": _FLAG,
+                "--labels": _FLAG,
+                "--no-labels": _FLAG,
+                "--adds": adds,
+                "--in": _path,
             },
             frozenset({"--in"}),
             1,
@@ -151,7 +170,9 @@ def parse(command: str, args: Sequence[str]) -> tuple[list[str], dict[str, Any]]
                         if i >= len(args):
                             return None
                         value = args[i]
-                    if not value.isascii() or value.startswith("-"):
+                    if not value.isascii() or (
+                        value.startswith("-") and not (value == "-" and convert is _picture)
+                    ):
                         return None
                     if name in repeatable:
                         values.setdefault(name, []).append(convert(value))
@@ -238,7 +259,7 @@ def try_run(argv: Sequence[str]) -> int | None:
             return engine_run.show(positional[0], search)
         except NumberMatchError as exc:  # what engine_cmds says
             sys.stdout.flush()
-            runs.echo(f"numbermatch: error: {exc}", err=True)
+            runs.echo(runs.failure_line(str(exc)), err=True)
             return 1
     try:
         if command == "solve":
@@ -265,6 +286,18 @@ def try_run(argv: Sequence[str]) -> int | None:
                 search,
                 values.get("--profile"),
             )
+        if command == "render":
+            if "--out" not in values or ("--labels" in values and "--no-labels" in values):
+                return None  # typer says --out is missing; the last of the two flags wins
+            return runs.render(
+                positional[0],
+                values["--out"],
+                "--next" in values,
+                "--no-labels" not in values,
+                False,
+                adds,
+                search,
+            )
         return runs.validate(
             positional,
             values.get("--format", "text"),
@@ -274,7 +307,7 @@ def try_run(argv: Sequence[str]) -> int | None:
         )
     except runs.Failed as exc:  # what common.fail says
         sys.stdout.flush()
-        runs.echo(f"numbermatch: error: {exc.message}", err=True)
+        runs.echo(runs.failure_line(exc.message), err=True)
         return exc.code
     except NumberMatchError as exc:  # what the typer group says (base)
         sys.stdout.flush()

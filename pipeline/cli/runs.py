@@ -1,6 +1,6 @@
-"""`solve`, `rate` and `validate` without typer: what the commands do, called by the typer
-commands (`solve_cmds`, `rate_cmds`, `validate_cmds`) and by the start-up fast path (`fast`)
-alike, so both run one code path.
+"""`solve`, `rate`, `validate` and `render` without typer: what the commands do, called by the
+typer commands (`solve_cmds`, `rate_cmds`, `validate_cmds`, `designer_cmds`) and by the start-up
+fast path (`fast`) alike, so both run one code path.
 
 Each function prints its output and returns the exit code. A refusal the command words itself
 raises `Failed` (its line and exit code); any other NumberMatchError goes to the caller's
@@ -10,13 +10,14 @@ one-line handler (`one_line`), as in typer's group (`base`).
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from pipeline.errors import NumberMatchError, clip, shorten
+from pipeline.errors import NumberMatchError, clip, printable, shorten
 from pipeline.limits import MAX_ADDS, check_adds
 
 if TYPE_CHECKING:
@@ -36,6 +37,42 @@ class Failed(Exception):
         super().__init__(message)
         self.message = message
         self.code = code
+
+
+# How the command line phrases an error's `remedy` (what to change): its own option.
+REMEDY_OPTIONS = {
+    "with": "--with ID",
+    "budget_nodes": "--budget-nodes N, 0 = no limit",
+    "force": "--force replaces the files the job makes and keeps the others",
+    "curve": "--curve FILE",
+    "stock": "--no-stock builds the night without the stock",
+}
+
+
+def error_text(exc: NumberMatchError) -> str:
+    """A library error as the command line says it: the message, then the option that helps."""
+    option = REMEDY_OPTIONS.get(exc.remedy or "")
+    return f"{exc} ({option})" if option else str(exc)
+
+
+def writable_folder(folder: Path, option: str) -> None:
+    """Refuse (`Failed`), before any work, an output folder that cannot be created or written
+    (the nearest existing ancestor must be a writable folder)."""
+    probe = folder
+    while not probe.exists():
+        parent = probe.parent
+        if parent == probe:
+            break
+        probe = parent
+    if not probe.is_dir():
+        raise Failed(f"{option} {folder}: {probe} is not a folder")
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise Failed(f"{option} {folder}: {probe} is not writable")
+
+
+def failure_line(message: str) -> str:
+    """What `common.fail` prints: one line, its control characters written as escapes."""
+    return f"numbermatch: error: {printable(message)}"
 
 
 def one_line(exc: NumberMatchError) -> str:
@@ -306,3 +343,67 @@ def _deep_with_progress(
     if against is not None:
         run.check_against(against)
     return run.report
+
+
+def render(
+    source: str,
+    out: Path,
+    next_move: bool = False,
+    labels: bool = True,
+    no_numbers: bool = False,
+    adds: int | None = None,
+    search: Sequence[Path] | None = None,
+) -> int:
+    """Draw a board as the game shows it, as an SVG (or PNG) picture (`numbermatch render`)."""
+    from pipeline.atomic import write_guarded  # start-up time: not for --help
+    from pipeline.jobs.picture import board_svg
+
+    to_stdout = str(out) == "-"
+    kind = out.suffix.lower().lstrip(".")
+    if not to_stdout and kind not in ("svg", "png"):
+        raise Failed(f"--out {out}: name an .svg or .png file (or - for standard output)")
+    if no_numbers:
+        echo("numbermatch: warning: --no-numbers is deprecated: use --no-labels", err=True)
+        labels = False
+    if not to_stdout:
+        writable_folder(out.parent, "--out")
+    src = load_source(source, search)
+    highlight: tuple[int, ...] = ()
+    note = ""
+    if next_move and src.cells:
+        highlight, note = _next_pair(src, src.adds_or(adds))
+    if kind == "png" and not to_stdout:
+        from pipeline.jobs.board_png import board_png  # start-up time: only for a PNG
+
+        picture: str | bytes = board_png(src.cells, highlight=highlight, numbers=labels)
+    else:
+        picture = board_svg(src.cells, highlight=highlight, numbers=labels, title=src.label)
+    if to_stdout:
+        sys.stdout.write(str(picture))
+        if note:  # stdout carries the picture alone
+            echo(f"{src.label}{note}", err=True)
+        return 0
+    try:
+        write_guarded(out, picture, kinds=(kind,))
+    except NumberMatchError as exc:
+        raise Failed(error_text(exc)) from exc
+    echo(f"{out}: {src.label}" + note)
+    return 0
+
+
+def _next_pair(src: Source, adds: int) -> tuple[tuple[int, ...], str]:
+    # start-up time: the search loads only with --next
+    from pipeline.engine.moves import Move
+    from pipeline.solver.search import SOLVED, solve
+
+    moves = src.certificate(adds)
+    if moves is None:
+        result = solve(src.cells, adds, ruleset=src.ruleset)
+        if result.status != SOLVED or not result.moves:
+            return (), f" (no certificate: the solver says {result.status})"
+        moves = tuple(str(m) for m in result.moves)
+    first = Move.parse(moves[0])
+    if first.is_add:
+        return (), ", next move: + (add numbers)"
+    assert first.first is not None and first.second is not None
+    return (first.first, first.second), f", next move {first} highlighted"
