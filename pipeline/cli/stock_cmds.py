@@ -136,6 +136,7 @@ def refill_cmd(
 
     if tier not in TIER_NAMES:
         fail(f"--tier {tier!r}: expected one of {', '.join(TIER_NAMES)}", 2)
+    # start-up time: the checks below load to refill, not for --help
     from pipeline.atomic import WriteRefused, check_writable_folder, check_writable_tree
     from pipeline.formats.stock_layout import STOCK_DIR
 
@@ -195,8 +196,9 @@ def prune_cmd(
     """Drop stock puzzles the pipeline would no longer ship: invalid files (a ruleset no longer
     shipped included), an older rating version, already shipped, a second copy of one puzzle.
     One line per file: the file and why."""
+    # start-up time: the validator and the stock load to prune, not for --help
     from pipeline.atomic import WriteRefused
-    from pipeline.jobs.publish import (  # start-up time: the validator loads to prune, not for --help
+    from pipeline.jobs.publish import (
         PublishError,
         locked,
     )
