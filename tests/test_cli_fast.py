@@ -5,6 +5,7 @@ help-pages` after a help change). What it imports is tests/test_cli_startup.py."
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shutil
@@ -78,6 +79,11 @@ PLAIN = [
     ["render", "19", "--out", "notes.txt/pic.svg"],
     ["render", "19", "--out", "puzzle.yaml"],
     ["render", "12x", "--out", "-"],
+    ["play", "19"],
+    ["play", "1.......9/3.5", "--adds", "1", "--hint-nodes", "50"],
+    ["play", "puzzle.yaml"],
+    ["play", "missing.yaml"],
+    ["play", "123456789/987654321/135", "--adds=2"],
     ["show", "123456789/98.654321/135"],
     ["moves", "1.......9/3.5", "--json"],
     ["apply", "19", "0,0-0,1", "--adds", "1", "--json"],
@@ -112,6 +118,8 @@ UNUSUAL = [
     ["render", "19", "--out", "-", "--labels", "--no-labels"],
     ["render", "19", "--out", "-", "--no-numbers"],
     ["render", "19", "--out", "-x"],
+    ["play", "19", "--hint-nodes", "0"],
+    ["play", "19", "20"],
     ["show", "٣"],
     ["solve", "--help", "19"],
 ]
@@ -126,11 +134,16 @@ def _fast(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int | No
 
 @pytest.mark.parametrize("argv", PLAIN, ids=" ".join)
 def test_the_fast_path_says_what_typer_says(
-    argv: list[str], files: Path, capsys: pytest.CaptureFixture[str]
+    argv: list[str],
+    files: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    stdin = "m\n?\nw\n0,0-0,1\n+\nu\nh\n12345\n" + "x" * 300 + "\nq\n"
+    monkeypatch.setattr("sys.stdin", io.StringIO(stdin))
     code, out, err = _fast(argv, capsys)
     assert code is not None, "the fast path left a plain command line to typer"
-    slow = run(*argv)
+    slow = run(*argv, input=stdin)
     assert (code, _steady(out), err) == (slow.exit_code, _steady(slow.stdout), slow.stderr)
 
 

@@ -4,7 +4,7 @@ Each group of commands lives in its own module and registers itself on `app`
 (`pipeline.cli.base`). Start-up time matters for the engine commands people and scripts run
 one at a time, so `main()` imports only the module of the command asked for (`COMMANDS`);
 `--help`, an unknown name and `pipeline.cli.app` (what tests use) load every module. The
-commands scripts run most (`moves`, `apply`, `show`, `solve`, `rate`, `validate`, `render`) with plain
+commands scripts run most (`moves`, `apply`, `show`, `solve`, `rate`, `validate`, `render`, `play`) with plain
 arguments, and `--help` / `COMMAND --help` on a terminal of 80 columns or more or none, skip typer
 altogether (`pipeline.cli.fast`).
 """
@@ -47,7 +47,7 @@ COMMANDS: dict[str, str] = {
 }
 MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 # run by `pipeline.cli.fast` without typer when they can be (and `--help` / `COMMAND --help`)
-_FAST = frozenset({"moves", "apply", "show", "solve", "rate", "validate", "render"})
+_FAST = frozenset({"moves", "apply", "show", "solve", "rate", "validate", "render", "play"})
 
 
 def load_commands(modules: tuple[str, ...] = MODULES) -> Any:

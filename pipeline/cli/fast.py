@@ -3,7 +3,7 @@
 Typer (which now coerces every parameter through pydantic) costs several times Python's own
 start-up. When the arguments are plain (positionals, the commands' own options once each, numbers
 in ASCII digits within their range), `try_run` runs the same code the typer commands run
-(`engine_run` for `moves`, `apply`, `show`; `runs` for `solve`, `rate`, `validate`, `render`);
+(`engine_run` for `moves`, `apply`, `show`; `runs` for `solve`, `rate`, `validate`, `render`; `play_run` for `play`);
 anything
 else (an unknown or repeated option, a bad number, an option's value that starts with '-', an
 argument that is not ASCII, shell completion) returns None and typer handles it, with its usage
@@ -74,7 +74,7 @@ def _choice(*names: str) -> Callable[[str], str]:
 _FLAG = None  # an option without a value
 
 _Shape = tuple[dict[str, "Any"], frozenset[str], int, int | None]
-COMMANDS = frozenset({"moves", "apply", "show", "solve", "rate", "validate", "render"})
+COMMANDS = frozenset({"moves", "apply", "show", "solve", "rate", "validate", "render", "play"})
 
 
 @cache
@@ -110,6 +110,12 @@ def shapes() -> dict[str, _Shape]:
                 "--in": _path,
                 "--profile": _path,
             },
+            frozenset({"--in"}),
+            1,
+            1,
+        ),
+        "play": (
+            {"--adds": adds, "--in": _path, "--hint-nodes": _whole(1)},
             frozenset({"--in"}),
             1,
             1,
@@ -286,6 +292,11 @@ def try_run(argv: Sequence[str]) -> int | None:
                 search,
                 values.get("--profile"),
             )
+        if command == "play":
+            from pipeline.cli import play_run  # start-up time: the game, only to play
+            from pipeline.solver.budgets import HINT_NODES
+
+            return play_run.run(positional[0], adds, search, values.get("--hint-nodes", HINT_NODES))
         if command == "render":
             if "--out" not in values or ("--labels" in values and "--no-labels" in values):
                 return None  # typer says --out is missing; the last of the two flags wins
