@@ -97,6 +97,7 @@ def studio(*files: str | Path) -> Any:
     return run(*args)
 
 
+@pytest.mark.slow  # seconds: the studio's start-up on each file, then its pages
 @pytest.mark.parametrize("suffix", ["jsonl", "csv"])
 def test_hostile_records_are_counted_not_played_and_reach_no_page_raw(
     served: dict[str, Any], tmp_path: Path, suffix: str
@@ -151,6 +152,7 @@ def test_hostile_records_are_counted_not_played_and_reach_no_page_raw(
             assert markup not in text, (name, markup)
 
 
+@pytest.mark.slow  # seconds: seven start-ups
 def test_names_are_read_literally_and_links_followed(
     served: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
