@@ -461,7 +461,10 @@ first_on(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Py_ssize_t step
 
 /* players._opened_across for one gap x: the pairs seeing across x (cells a < b) into out:
  * along reading order, the column and both diagonals, the nearest active cells either side. */
-static int
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int
 opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out)
 {
     int m = 0;
@@ -634,7 +637,10 @@ counts_after(Scratch *sc, const unsigned char *cells, Py_ssize_t n, const Pair *
 
 /* players.pairs_after_gaps: i and j are gaps now (rows kept); the pairs through them go, and
  * the cells that now see each other across them pair (inserted in order, once). */
-static int
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int
 pairs_after_gaps(Board *bd, int i, int j)
 {
     Pair *pairs = bd->pairs;
