@@ -344,8 +344,12 @@ def _stand_ins(
     missing = {t: n - spare[t] for t, n in wanted.items() if n > spare[t]}
     if missing:
         taken = elsewhere | {p.key for p in valid}
-        valid = valid + _validate_puzzles(make_up(options, missing, taken, stats), stats)
+        extra = _validate_puzzles(make_up(options, missing, taken, stats), stats)
+        valid = valid + extra
         have = Counter(p.tier for p in valid)
+        line = f"short: made up {per_tier(Counter(p.tier for p in extra))} to stand in"
+        lines.append(line)
+        log(line)
     pins: dict[tuple[int, int], str] = {}
     used: set[str] = set()
     for tier, n in short.items():

@@ -4,6 +4,7 @@ stocked before, and each tier's statistics (attempts, rejections, where the work
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence, Set
 from dataclasses import dataclass, field
@@ -108,7 +109,7 @@ def _streams(
             if progress
             else None
         )
-        reason = ""
+        reason, began = "", time.perf_counter()
         try:
             result = generate(
                 sum(n for _, n in asked),
@@ -124,6 +125,7 @@ def _streams(
             # a tier not reached within the budget: the night places what was made, and the
             # build records the Stages left short of their tier (`build._stand_ins`)
             result, reason = exc.partial, str(exc)
+            result.seconds = time.perf_counter() - began  # a partial result carries no clock
         except NumberMatchError as exc:
             raise NightlyError("generate", f"{name}: {exc}") from exc
         fresh = []
