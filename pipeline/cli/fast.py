@@ -24,7 +24,8 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 
-TYPE_CHECKING = False  # start-up time: `typing` is not loaded for help (mypy reads the block)
+from pipeline.cli import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -197,7 +198,7 @@ def parse(command: str, args: Sequence[str]) -> tuple[list[str], dict[str, Any]]
 
 
 def _help(argv: Sequence[str]) -> int | None:
-    from pipeline.cli.help_pages import PAGES, WIDTH  # start-up time: only for help
+    from pipeline.cli.help_pages import PAGES, RENDERED_AT  # start-up time: only for help
 
     if list(argv) == ["--help"]:
         key = ""
@@ -205,7 +206,7 @@ def _help(argv: Sequence[str]) -> int | None:
         key = argv[0]
     else:
         return None
-    if columns() < WIDTH:
+    if columns() < RENDERED_AT:
         return None
     sys.stdout.write(PAGES[key])
     return 0
