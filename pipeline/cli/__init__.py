@@ -15,9 +15,9 @@ import importlib
 import os
 import sys
 
+from pipeline.cli.startup import TYPE_CHECKING
 from pipeline.errors import Terminated, os_error_line
 
-TYPE_CHECKING = False  # start-up time: `typing` is not loaded for help (mypy reads the block)
 if TYPE_CHECKING:
     from typing import Any, NoReturn
 

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from pathlib import Path
 
-from pipeline.cli import TYPE_CHECKING
+from pipeline.cli.startup import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any
