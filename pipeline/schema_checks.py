@@ -30,7 +30,7 @@ REGEX_PATTERNS = {
 CHECKS = {
     'puzzle': ('2da016162012a041a5c421b25f61164775f95f4afdb9016b81dac5cb0aea932a', 'validate_https___numbermatch_dev_schemas_puzzle_1_schema_json'),
     'bundle': ('7334b3ca933e7a75ea23fe5e6b9afc60b7222881347ddc3fd35adc6d20ee45ff', 'validate_https___numbermatch_dev_schemas_bundle_1_schema_json'),
-    'curves': ('29aa43976f5f5431f915c04be9378e9b01964384c0bc852baddc41e3e02432f7', 'validate_https___numbermatch_dev_schemas_curves_1_schema_json'),
+    'curves': ('dbe26b1733d8283564c06fac77388c7f84cc12a7aea262fc144fe850e7cb40c7', 'validate_https___numbermatch_dev_schemas_curves_1_schema_json'),
     'rating-profile': ('a7e5295f2cf2969270ebf0a6c1bb15cb5951cf8b2f46be35a4057d80b9ca2abe', 'validate_https___numbermatch_dev_schemas_rating_profile_1_schema_json'),
 }
 
@@ -1245,9 +1245,30 @@ def validate_https___numbermatch_dev_schemas_bundle_1_schema_json(data, custom_f
 def validate_https___numbermatch_dev_schemas_curves_1_schema_json(data, custom_formats={}, name_prefix=None):
     if not isinstance(data, (dict)):
         raise JsonSchemaValueException("invalid")
+    data_any_of_count1 = 0
+    if not data_any_of_count1:
+        try:
+            data_is_dict = isinstance(data, dict)
+            if data_is_dict:
+                data__missing_keys = set(['curves']) - data.keys()
+                if data__missing_keys:
+                    raise JsonSchemaValueException("invalid")
+            data_any_of_count1 += 1
+        except (JsonSchemaValueException, JsonSchemaValuesException): pass
+    if not data_any_of_count1:
+        try:
+            data_is_dict = isinstance(data, dict)
+            if data_is_dict:
+                data__missing_keys = set(['job']) - data.keys()
+                if data__missing_keys:
+                    raise JsonSchemaValueException("invalid")
+            data_any_of_count1 += 1
+        except (JsonSchemaValueException, JsonSchemaValuesException): pass
+    if not data_any_of_count1:
+        raise JsonSchemaValueException("invalid")
     data_is_dict = isinstance(data, dict)
     if data_is_dict:
-        data__missing_keys = set(['schema_version', 'kind', 'curves']) - data.keys()
+        data__missing_keys = set(['schema_version', 'kind']) - data.keys()
         if data__missing_keys:
             raise JsonSchemaValueException("invalid")
         data_keys = set(data.keys())

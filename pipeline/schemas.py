@@ -205,6 +205,7 @@ _FAST_KEYWORDS = frozenset(
         "$id",
         "$schema",
         "additionalProperties",
+        "anyOf",
         "const",
         "description",
         "enum",

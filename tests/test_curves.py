@@ -326,6 +326,25 @@ def test_validate_checks_that_the_job_can_be_made(tmp_path: Path) -> None:
     )
 
 
+def test_a_job_file_needs_no_curves_of_its_own_but_needs_one_of_the_two(tmp_path: Path) -> None:
+    """A game that fixes its Stage settings writes only `job:` (a built-in curve at 35 cells, 5
+    adds); a file with neither `curves:` nor `job:` is one missing field, named as such."""
+    from pipeline.jobs.nightly.options import read_job
+
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "schema_version: 1\nkind: curves\n"
+        "job: {curve: campaign, levels: 2, stages: 4, cells: 35, adds: 5}\n"
+    )
+    assert validate_paths([job]).problems == []
+    assert read_job(job) == {"curve": "campaign", "levels": 2, "stages": 4, "cells": 35, "adds": 5}
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("schema_version: 1\nkind: curves\n")
+    problems = validate_paths([empty]).problems
+    assert [(p.code, p.line, p.path) for p in problems] == [("NM203", 1, "$.curves")]
+    assert problems[0].message == "missing required field: one of 'curves', 'job'"
+
+
 def test_assemble_names_the_bad_curve_file_line(tmp_path: Path) -> None:
     path = tmp_path / "curves.yaml"
     path.write_text(BAD_CURVES)

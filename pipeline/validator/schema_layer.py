@@ -173,6 +173,25 @@ def _describe(
             (*parts, field),
         )
         return
+    alternatives = error.validator_value if keyword == "anyOf" else None
+    if isinstance(alternatives, list) and all(
+        isinstance(a, dict) and list(a) == ["required"] and len(a["required"]) == 1
+        for a in alternatives
+    ):  # one of some fields (a curve file's `curves:` or `job:`)
+        fields = [a["required"][0] for a in alternatives]
+        where = f" in {path}" if parts else ""
+        yield (
+            Problem(
+                name,
+                line,
+                col,
+                "NM203",
+                f"missing required field: one of {', '.join(map(repr, fields))}{where}",
+                json_path(parts + [fields[0]]),
+            ),
+            (*parts, fields[0]),
+        )
+        return
     if (
         keyword == "additionalProperties"
         and error.validator_value is False
