@@ -283,9 +283,18 @@ def test_light_commands_load_only_what_their_work_needs(tmp_path) -> None:  # ty
     for name, (argv, stdin) in runs.items():
         for fast in (True, False):
             loaded = _modules_after(*argv, stdin=stdin, cwd=str(tmp_path), fast=fast)
-            typer_free = fast and name in ("solve", "rate", "validate", "render", "play")
+            typer_free = fast and name in (
+                "solve",
+                "rate",
+                "validate",
+                "render",
+                "play",
+                "generate",
+            )
             assert (
-                "pipeline.cli.runs" if typer_free else f"pipeline.cli.{COMMANDS[name]}"
+                ("pipeline.cli.generate_run" if name == "generate" else "pipeline.cli.runs")
+                if typer_free
+                else f"pipeline.cli.{COMMANDS[name]}"
             ) in loaded
             assert ("typer" in loaded) is not typer_free, name
             assert _heavy(loaded, _HEAVY) == [], name

@@ -47,7 +47,9 @@ COMMANDS: dict[str, str] = {
 }
 MODULES: tuple[str, ...] = tuple(dict.fromkeys(COMMANDS.values()))
 # run by `pipeline.cli.fast` without typer when they can be (and `--help` / `COMMAND --help`)
-_FAST = frozenset({"moves", "apply", "show", "solve", "rate", "validate", "render", "play"})
+_FAST = frozenset(
+    {"moves", "apply", "show", "solve", "rate", "validate", "render", "play", "generate"}
+)
 
 
 def load_commands(modules: tuple[str, ...] = MODULES) -> Any:

@@ -75,14 +75,19 @@ def _choice(*names: str) -> Callable[[str], str]:
 _FLAG = None  # an option without a value
 
 _Shape = tuple[dict[str, "Any"], frozenset[str], int, int | None]
-COMMANDS = frozenset({"moves", "apply", "show", "solve", "rate", "validate", "render", "play"})
+COMMANDS = frozenset(
+    {"moves", "apply", "show", "solve", "rate", "validate", "render", "play", "generate"}
+)
 
 
 @cache
 def shapes() -> dict[str, _Shape]:
     """command -> (options: name -> converter (None: a flag), repeatable options, positionals
     min, max)."""
-    from pipeline.limits import MAX_ADDS, MAX_PLAYOUTS  # start-up time: not for help
+    # start-up time: not for help
+    from pipeline.generation import STRATEGY_NAMES
+    from pipeline.limits import MAX_ADDS, MAX_COUNT, MAX_JOBS, MAX_PLAYOUTS
+    from pipeline.rating.tiers import TIER_NAMES
 
     adds = _whole(0, MAX_ADDS)
     return {
@@ -133,6 +138,30 @@ def shapes() -> dict[str, _Shape]:
             frozenset({"--in"}),
             1,
             1,
+        ),
+        # generate: only the long options whose values it checks as typer does (the floats, the
+        # targets, the digits and the scheduler go to typer)
+        "generate": (
+            {
+                "--count": _whole(1, MAX_COUNT),
+                "--cells": _whole(0),
+                "--adds": _whole(0),
+                "--tier": _choice(*TIER_NAMES),
+                "--seed": _whole(0),
+                "--out": _path,
+                "--jobs": _whole(1, MAX_JOBS),
+                "--strategy": _choice(*STRATEGY_NAMES),
+                "--max-attempts": _whole(0),
+                "--solve-nodes": _whole(0),
+                "--playouts": _whole(1, MAX_PLAYOUTS),
+                "--rating-version": _whole(0),
+                "--attempt": _whole(0),
+                "--profile": _path,
+                "--json": _FLAG,
+            },
+            frozenset(),
+            0,
+            0,
         ),
         "validate": (
             {
@@ -247,6 +276,8 @@ def try_run(argv: Sequence[str]) -> int | None:
     if parsed is None:
         return None
     positional, values = parsed
+    if command == "generate":
+        return _generate(values)
 
     # start-up time: not for help
     from pipeline.cli import runs
@@ -316,6 +347,50 @@ def try_run(argv: Sequence[str]) -> int | None:
             "--deep" in values,
             values.get("--profile"),
             values.get("--against"),
+        )
+    except runs.Failed as exc:  # what common.fail says
+        sys.stdout.flush()
+        runs.echo(runs.failure_line(exc.message), err=True)
+        return exc.code
+    except NumberMatchError as exc:  # what the typer group says (base)
+        sys.stdout.flush()
+        runs.echo(runs.one_line(exc), err=True)
+        return 1
+
+
+def _generate(values: dict[str, Any]) -> int | None:
+    from pipeline.generation import DEFAULT_WITHIN, SCHEDULER_ENV  # start-up time: not for help
+
+    if "--cells" not in values or "--adds" not in values or os.environ.get(SCHEDULER_ENV):
+        return None  # typer says what is missing; a scheduler from the environment is typer's
+    if "--attempt" not in values and sys.stderr.isatty():
+        return None  # typer's progress bar
+    from pipeline.cli import generate_run, runs  # start-up time: not for help
+    from pipeline.errors import NumberMatchError
+    from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
+
+    try:
+        return generate_run.generate(
+            count=values.get("--count", 1),
+            cells=values["--cells"],
+            adds=values["--adds"],
+            tier=values.get("--tier"),
+            score=None,
+            within=DEFAULT_WITHIN,
+            target=None,
+            seed=values.get("--seed", 0),
+            out=values.get("--out", Path(".")),
+            jobs=values.get("--jobs"),
+            scheduler=None,
+            strategy=values.get("--strategy"),
+            digits=None,
+            max_attempts=values.get("--max-attempts"),
+            solve_nodes=values.get("--solve-nodes", DEFAULT_SOLVE_NODES),
+            playouts=values.get("--playouts"),
+            rating_version=values.get("--rating-version"),
+            attempt=values.get("--attempt"),
+            profile_file=values.get("--profile"),
+            json_out="--json" in values,
         )
     except runs.Failed as exc:  # what common.fail says
         sys.stdout.flush()

@@ -3,30 +3,18 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
+from pipeline.cli import generate_run
 from pipeline.cli.base import app
-from pipeline.cli.common import (
-    PROFILE_HELP,
-    emit_json,
-    fail,
-    read_profile_option,
-    writable_folder,
-)
-from pipeline.errors import NumberMatchError
+from pipeline.cli.common import PROFILE_HELP, run
 from pipeline.generation import DEFAULT_WITHIN, SCHEDULER_ENV, STRATEGY_NAMES
 from pipeline.limits import MAX_COUNT, MAX_JOBS, MAX_PLAYOUTS
 from pipeline.rating.tiers import TIER_NAMES
 from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
-
-if TYPE_CHECKING:
-    from pipeline.formats.puzzle import Puzzle
-    from pipeline.generation.executors import Executor
-    from pipeline.generation.generator import GenerateParams, GenerateResult
 
 
 @app.command()
@@ -117,111 +105,32 @@ def generate(
     ),
 ) -> None:
     """Propose, solve and rate boards; write the ones in the tier as puzzle files."""
-    # start-up time: the generator and the file writer load to generate, not for --help
-    from pipeline.generation.generator import GenerateParams, GenerationError, Target
-
-    if jobs is not None and jobs < 1:
-        fail(f"--jobs {jobs} must be at least 1")
-    try:
-        targets = tuple(Target.parse(t) for t in target or ())
-    except GenerationError as exc:
-        fail(f"--target: {exc}")
-    writable_folder(out, "--out")  # before any generation work
-    params = GenerateParams(
-        cells=cells,
-        adds=adds,
-        tier=tier,
-        score=score,
-        within=within,
-        targets=targets,
-        strategy=strategy,
-        seed=seed,
-        digits=digits,
-        max_attempts=max_attempts,
-        solve_nodes=solve_nodes,
-        playouts=playouts,
-        profile=read_profile_option(profile_file),
-        rating_version=rating_version,
+    run(
+        lambda: generate_run.generate(
+            count=count,
+            cells=cells,
+            adds=adds,
+            tier=tier,
+            score=score,
+            within=within,
+            target=target,
+            seed=seed,
+            out=out,
+            jobs=jobs,
+            scheduler=scheduler,
+            strategy=strategy,
+            digits=digits,
+            max_attempts=max_attempts,
+            solve_nodes=solve_nodes,
+            playouts=playouts,
+            rating_version=rating_version,
+            attempt=attempt,
+            profile_file=profile_file,
+            json_out=json_out,
+            progress_bar=_progress_bar,
+        )
     )
-    try:
-        if attempt is not None:
-            _one_attempt(params, attempt, out, json_out)
-            return
-        from pipeline.generation.executors import open_executor  # start-up time: not for --attempt
-
-        with open_executor(jobs, scheduler) as executor:
-            result = _run(count, params, executor, out)
-    except GenerationError as exc:
-        if exc.partial is not None and exc.partial.puzzles:
-            _write(exc.partial, out)
-        fail(str(exc))
-    except (NumberMatchError, OSError) as exc:
-        fail(str(exc))
-    written = _write(result, out, not json_out)
-    if json_out:
-        emit_json(
-            {
-                "written": written,
-                "attempts": result.attempts,
-                "acceptance": round(result.acceptance_rate, 4),
-                "rejected": dict(sorted(result.rejected.items())),
-                "seconds": round(result.seconds, 2),
-            }
-        )
-        return
-    typer.echo(result.summary(), err=True)
-    if scheduler and result.work is not None:
-        typer.echo(f"ran on {result.work}", err=True)
 
 
-def _run(count: int, params: GenerateParams, executor: Executor, out: Path) -> GenerateResult:
-    from pipeline.generation.generator import existing_ids  # start-up time
-    from pipeline.generation.generator import generate as generate_puzzles
-
-    exclude = existing_ids(out)
-    if not sys.stderr.isatty():
-        return generate_puzzles(count, params, exclude_ids=exclude, executor=executor)
-    with typer.progressbar(length=count, label="generating", file=sys.stderr) as bar:
-        done = [0]
-
-        def progress(accepted: int, total: int) -> None:
-            bar.update(accepted - done[0])
-            done[0] = accepted
-
-        return generate_puzzles(
-            count, params, exclude_ids=exclude, progress=progress, executor=executor
-        )
-
-
-def _write(result: GenerateResult, out: Path, echo: bool = True) -> list[dict[str, Any]]:
-    from pipeline.formats.files import write_puzzles  # start-up time
-
-    return _written(write_puzzles(result.puzzles, out), result.puzzles, echo)
-
-
-def _written(paths: Sequence[Path], puzzles: Sequence[Puzzle], echo: bool) -> list[dict[str, Any]]:
-    """Each file written (its name printed unless `echo` is False) with its puzzle's figures."""
-    out = []
-    for path, puzzle in zip(paths, puzzles, strict=True):
-        if echo:
-            typer.echo(str(path))
-        out.append(
-            {"path": str(path), "id": puzzle.id, "tier": puzzle.tier, "score": puzzle.rated.score}
-        )
-    return out
-
-
-def _one_attempt(params: GenerateParams, attempt: int, out: Path, json_out: bool = False) -> None:
-    from pipeline.formats.files import write_puzzles  # start-up time
-    from pipeline.generation.generator import run_attempt
-
-    if attempt < 0:
-        fail(f"--attempt {attempt} must be 0 or more")
-    outcome = run_attempt(params, attempt)
-    if outcome.puzzle is None:
-        fail(
-            f"attempt {attempt} with seed {params.seed} gives no puzzle: rejected as {outcome.reason}"
-        )
-    written = _written(write_puzzles([outcome.puzzle], out), [outcome.puzzle], not json_out)
-    if json_out:
-        emit_json({"written": written, "attempt": attempt, "seed": params.seed})
+def _progress_bar(count: int) -> Any:
+    return typer.progressbar(length=count, label="generating", file=sys.stderr)
