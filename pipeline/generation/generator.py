@@ -33,7 +33,6 @@ from pipeline.engine.stage import replay
 from pipeline.errors import NumberMatchError
 from pipeline.formats.puzzle import GENERATOR_NAME, Puzzle
 from pipeline.generation import DEFAULT_WITHIN
-from pipeline.generation.executors import Executor, WorkReport, open_executor
 from pipeline.generation.proposals import DigitDistribution, Proposal, reading_order_reduction
 from pipeline.generation.screen import Window
 from pipeline.generation.strategies import (
@@ -50,6 +49,7 @@ from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
 from pipeline.solver.search import SOLVED, UNSOLVABLE, solve
 
 if TYPE_CHECKING:
+    from pipeline.generation.executors import Executor, WorkReport
     from pipeline.rating.score import Rating
 from pipeline.rating import DEFAULT_PLAYOUTS
 from pipeline.rating.players import Games, ScannerPlayer
@@ -571,6 +571,9 @@ def generate(
             f" puzzles, {count} in all"
         )
     if executor is None:
+        # start-up time: a rebuilt attempt (`run_attempt`) needs no executor
+        from pipeline.generation.executors import open_executor
+
         with open_executor(jobs) as local:
             return generate(
                 count,
@@ -598,6 +601,8 @@ def generate(
                 break
         judge.next_round()
     result = judge.result(time.perf_counter() - start)
+    from pipeline.generation.executors import WorkReport
+
     result.work = WorkReport.of(executor.description, workers)
     if len(result.puzzles) < count:
         raise GenerationError(
