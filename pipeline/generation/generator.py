@@ -601,7 +601,7 @@ def generate(
                 break
         judge.next_round()
     result = judge.result(time.perf_counter() - start)
-    from pipeline.generation.executors import WorkReport
+    from pipeline.generation.executors import WorkReport  # start-up time: see above
 
     result.work = WorkReport.of(executor.description, workers)
     if len(result.puzzles) < count:
