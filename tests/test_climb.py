@@ -190,20 +190,43 @@ def test_a_bad_fixed_size_in_a_job_file_is_one_line(tmp_path: Path, field: str, 
 # --- out of reach, and no gaming the score ---------------------------------------------------
 
 
-@pytest.mark.slow
-def test_a_target_the_climb_does_not_come_near_stops_early_in_one_line():
-    """Expert at 45 cells/5 adds: every board there is easy, and climbs top out far below 84. The
-    run stops after the climb's pilot (a few attempts, not the whole --max-attempts) with one line
-    naming the estimates and scores seen and what the target needs."""
-    args = ["generate", "--count", "1", "--cells", "45", "--adds", "5", "--tier", "expert"]
-    result = run(*args, "--strategy", "climb", "--seed", "1", "--jobs", "1")
-    assert result.exit_code == 1 and "Traceback" not in result.output, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1, result.output
-    line = lines[0]
-    pilot = climb_pilot()
-    assert f"in {pilot} climbs" in line and "the target needs 84-100" in line, line
-    assert "estimates and scores were" in line and "another --cells/--adds" in line, line
+def test_expert_beyond_the_screens_adds_gets_the_deeper_climb_and_only_there():
+    """The parameter choice: expert at 5 adds (35 cells, a public game's setting) climbs deeper;
+    expert at 1-3 adds and hard at 5 keep the default climb, and the provenance records what ran."""
+    expert, hard = Window(84.0, 100.0), Window(72.0, 84.0)
+    deep, shallow = (climb.DEEP_STEPS, climb.DEEP_BRANCH), (climb.STEPS, climb.BRANCH)
+    assert deep != shallow
+    assert climb.depth(5, (expert,)) == climb.depth(4, (expert,)) == deep
+    assert climb.depth(3, (expert,)) == climb.depth(1, (expert,)) == shallow
+    assert (
+        climb.depth(5, (hard,)) == climb.depth(5, (hard, expert)) == climb.depth(5, ()) == shallow
+    )
+    params = GenerateParams(cells=35, adds=5, tier="expert", seed=1)
+    assert params.strategy_record().name == "climb"
+    settings = params.provenance_params()["settings"]
+    assert (settings["steps"], settings["branch"]) == deep
+    fitted = GenerateParams(cells=35, adds=3, tier="expert", strategy="climb", seed=1)
+    assert (
+        fitted.provenance_params()["settings"]["steps"],
+        fitted.provenance_params()["settings"]["branch"],
+    ) == shallow
+
+
+def test_the_climbs_stop_does_not_apply_beyond_the_screens_adds():
+    """Expert at 35/5 (the default climb's estimates there read far below 84 while the deeper
+    climb makes expert): estimates far from the target after the pilot do not stop the run;
+    at 3 adds the same estimates do."""
+    from pipeline.generation.generator import GenerationError, _Judge
+
+    for adds, stops in ((5, False), (3, True)):
+        params = GenerateParams(cells=35, adds=adds, tier="expert", strategy="climb", seed=1)
+        judge = _Judge(1, params, frozenset())
+        judge.estimates = (40.0, 70.0)
+        if stops:
+            with pytest.raises(GenerationError, match="climbs"):
+                judge._climb_check()
+        else:
+            judge._climb_check()
 
 
 def climb_pilot() -> int:

@@ -343,7 +343,7 @@ class GenerateParams:
             out.update(targets=[[t.tier, t.score] for t in self.targets], within=self.within)
         settings = self.strategy_record().settings
         if settings is not None:
-            out["settings"] = settings()
+            out["settings"] = settings(self.adds, self.windows())
         return out
 
 
@@ -744,10 +744,12 @@ class _Judge:
     def _climb_check(self) -> None:
         """After a climbing strategy's `reach_pilot` attempts of a round with nothing accepted: stop
         when every estimate its climbs stood on and every score rated stayed more than SCREEN_REACH
-        points from every window (a climb pushes as far as it can: more climbs go no nearer)."""
+        points from every window (a climb pushes as far as it can: more climbs go no nearer); only
+        at the adds the screen's estimate was fitted at (`strategies.SCREEN_ADDS`), as for the
+        screen's stop: beyond them the estimates read low."""
         p = self.round_params()
         windows = p.windows()
-        if self.estimates is None or not windows:
+        if self.estimates is None or not windows or not screen_fitted(p.adds):
             return
         lo, hi = self.estimates
         if self.scores:

@@ -46,7 +46,8 @@ class Strategy:
     certified: bool = (
         False  # its boards come with a win (what to try when no random board is solvable)
     )
-    settings: Callable[[], dict[str, object]] | None = None  # its parameters, for provenance
+    # its parameters for (adds, target windows), for provenance
+    settings: Callable[[int, tuple[Window, ...]], dict[str, object]] | None = None
     # where it is the default targeted strategy: (cells, adds, the lowest score asked for) -> bool
     # (None: wherever no strategy registered with a condition claims the target)
     default_at: Callable[[int, int, float], bool] | None = None
@@ -165,7 +166,7 @@ def _search(
     return screen(cells, adds, rng, digits, ruleset, windows)
 
 
-def _search_settings() -> dict[str, object]:
+def _search_settings(adds: int, windows: tuple[Window, ...]) -> dict[str, object]:
     from pipeline.generation.screen import settings  # start-up time (see `_search`)
 
     return settings()
@@ -208,10 +209,10 @@ def _climb(
     return climb(cells, adds, rng, digits, ruleset, windows)
 
 
-def _climb_settings() -> dict[str, object]:
+def _climb_settings(adds: int, windows: tuple[Window, ...]) -> dict[str, object]:
     from pipeline.generation.climb import settings  # start-up time (see `_search`)
 
-    return settings()
+    return settings(adds, windows)
 
 
 RANDOM = register(Strategy("random", "digits drawn independently", _random))
