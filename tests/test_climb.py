@@ -193,14 +193,15 @@ def test_a_bad_fixed_size_in_a_job_file_is_one_line(tmp_path: Path, field: str, 
 def test_expert_beyond_the_screens_adds_gets_the_deeper_climb_and_only_there():
     """The parameter choice: expert at 5 adds (35 cells, a public game's setting) climbs deeper;
     expert at 1-3 adds and hard at 5 keep the default climb, and the provenance records what ran."""
+    from pipeline.generation.strategies import DEEP_CLIMB, climb_depth
+
     expert, hard = Window(84.0, 100.0), Window(72.0, 84.0)
-    deep, shallow = (climb.DEEP_STEPS, climb.DEEP_BRANCH), (climb.STEPS, climb.BRANCH)
+    deep, shallow = DEEP_CLIMB, (climb.STEPS, climb.BRANCH)
     assert deep != shallow
-    assert climb.depth(5, (expert,)) == climb.depth(4, (expert,)) == deep
-    assert climb.depth(3, (expert,)) == climb.depth(1, (expert,)) == shallow
-    assert (
-        climb.depth(5, (hard,)) == climb.depth(5, (hard, expert)) == climb.depth(5, ()) == shallow
-    )
+    assert climb_depth(5, (expert,)) == climb_depth(4, (expert,)) == deep
+    assert climb_depth(3, (expert,)) is None and climb_depth(1, (expert,)) is None
+    assert climb_depth(5, (hard,)) is None and climb_depth(5, (hard, expert)) is None
+    assert climb_depth(5, ()) is None
     params = GenerateParams(cells=35, adds=5, tier="expert", seed=1)
     assert params.strategy_record().name == "climb"
     settings = params.provenance_params()["settings"]

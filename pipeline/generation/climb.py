@@ -22,7 +22,7 @@ the params and the attempt number k (its `random.Random`; no clock anywhere):
    itself (`screen.passes`: the rating's own first games, which the rating takes over), with its
    path of changes (`Proposal.path`, written to the puzzle's provenance). The generator solves it,
    rates it in full and checks the target exactly as for any board. A board that fails the screen
-   is climbed on. After `STEPS` steps (`depth`: more for expert
+   is climbed on. After `STEPS` steps (`strategies.climb_depth`: more for expert
    beyond the screen's fitted adds) the attempt offers nothing.
 
 Where the climb aims: a score's aim is the screen's (the middle half of its window); a tier's is
@@ -55,23 +55,9 @@ from pipeline.solver.search import SOLVED, solve
 START_DRAWS = 64  # random boards probed for a start
 BRANCH = 8  # neighbours probed per step
 STEPS = 150  # steps per attempt before it gives up
-# beyond the adds the screen's lines were fitted at, a target from this score up (expert) gets the
-# deeper climb: the default one tops out below it there (docs/generation.md has the rates)
-DEEP_FROM = 84.0
-DEEP_STEPS, DEEP_BRANCH = 3000, 16
 START, PROBE, CONFIRM = STAGES[0], STAGES[1], STAGES[3]  # the screen's stages the climb probes with
 # the moves and their weights (docs/generation.md says which paid, measured)
 MOVES: tuple[tuple[str, int], ...] = (("digit", 1), ("swap", 1), ("row", 1))
-
-
-def depth(adds: int, windows: tuple[Window, ...]) -> tuple[int, int]:
-    """The climb's steps and neighbours per step for a target: the deeper climb beyond the adds
-    the screen's lines were fitted at for a target from DEEP_FROM up, else STEPS and BRANCH."""
-    from pipeline.generation.strategies import screen_fitted  # strategies loads the climb lazily
-
-    if windows and not screen_fitted(adds) and min(w.low for w in windows) >= DEEP_FROM:
-        return DEEP_STEPS, DEEP_BRANCH
-    return STEPS, BRANCH
 
 
 def aim(window: Window) -> tuple[float, float]:
@@ -184,6 +170,7 @@ def climb(
     digits: DigitDistribution,
     ruleset: Ruleset,
     windows: tuple[Window, ...],
+    depth: tuple[int, int] | None = None,
 ) -> Generator[Proposal, None, tuple[float, float] | None]:
     """Candidates for one attempt: the climbed board once the screen passes it (none: the first
     draw, as drawn). Returns (as the generator's value, like the screen) the lowest and highest
@@ -201,7 +188,7 @@ def climb(
     if start is None:
         return None
     here, path = draws[start], [f"draw {start}"]
-    steps, branch = depth(adds, windows)
+    steps, branch = depth or (STEPS, BRANCH)  # `strategies.climb_depth`: deeper for some targets
     tried: set[bytes] = set()
     seen: list[float] = []
     for _ in range(steps):
@@ -234,9 +221,10 @@ def climb(
     return min(seen), max(seen)
 
 
-def settings(adds: int = 1, windows: tuple[Window, ...] = ()) -> dict[str, object]:
-    """The strategy's parameters for a target, recorded in each puzzle's provenance."""
-    steps, branch = depth(adds, windows)
+def settings(depth: tuple[int, int] | None = None) -> dict[str, object]:
+    """The strategy's parameters (`depth`: steps and neighbours, if not the default), recorded in
+    each puzzle's provenance."""
+    steps, branch = depth or (STEPS, BRANCH)
     return {
         "draws": START_DRAWS,
         "branch": branch,

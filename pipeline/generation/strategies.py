@@ -196,6 +196,19 @@ def climbs_by_default(cells: int, adds: int, low: float) -> bool:
     return adds >= min(CLIMB_FROM) and low >= CLIMB_FROM[min(adds, max(CLIMB_FROM))]
 
 
+# beyond the screen's fitted adds a target from this score up (expert) gets a deeper climb, these
+# steps and neighbours a step: the default climb tops out below it there (docs/generation.md)
+DEEP_FROM = 84.0
+DEEP_CLIMB = (3000, 16)
+
+
+def climb_depth(adds: int, windows: tuple[Window, ...]) -> tuple[int, int] | None:
+    """The climb's steps and neighbours per step for a target when not its default (None)."""
+    if windows and not screen_fitted(adds) and min(w.low for w in windows) >= DEEP_FROM:
+        return DEEP_CLIMB
+    return None
+
+
 def _climb(
     cells: int,
     adds: int,
@@ -206,13 +219,13 @@ def _climb(
 ) -> Iterator[Proposal]:
     from pipeline.generation.climb import climb  # start-up time (see `_search`)
 
-    return climb(cells, adds, rng, digits, ruleset, windows)
+    return climb(cells, adds, rng, digits, ruleset, windows, climb_depth(adds, windows))
 
 
 def _climb_settings(adds: int, windows: tuple[Window, ...]) -> dict[str, object]:
     from pipeline.generation.climb import settings  # start-up time (see `_search`)
 
-    return settings(adds, windows)
+    return settings(climb_depth(adds, windows))
 
 
 RANDOM = register(Strategy("random", "digits drawn independently", _random))
