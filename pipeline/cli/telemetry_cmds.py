@@ -24,6 +24,7 @@ from pipeline.cli.common import (
 )
 from pipeline.cli.help_text import EXAMPLES
 from pipeline.errors import NumberMatchError, printable
+from pipeline.limits import MAX_JOBS
 
 if TYPE_CHECKING:
     from pipeline.telemetry.catalogue import Catalogue
@@ -237,12 +238,35 @@ def rescore_cmd(
     paths: list[str] = typer.Argument(
         ..., metavar="PATH...", help="Puzzle files, bundles or folders to re-score in place."
     ),
-    profile_file: Path = typer.Option(
-        ..., "--profile", metavar="FILE", help="The rating profile to score under."
+    profile_file: Path | None = typer.Option(
+        None,
+        "--profile",
+        metavar="FILE",
+        help="The rating profile to score under (from the stored win rates; no game replayed).",
+    ),
+    rating_version: int | None = typer.Option(
+        None,
+        "--rating-version",
+        metavar="N",
+        help="Re-rate under rating version N: every puzzle's games played again (version 4 and"
+        " later with the confirmation seed), blocks already at N kept.",
+    ),
+    jobs: int = typer.Option(
+        1,
+        "--jobs",
+        "-j",
+        min=1,
+        max=MAX_JOBS,
+        help="Worker processes for --rating-version's ratings (the files do not depend on it).",
     ),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say what would change; write nothing."),
 ) -> None:
-    """Re-score stored puzzles under a rating profile (from their stored win rates; no replay)."""
+    """Re-score stored puzzles under a rating profile (no replay) or a rating version (re-rated)."""
+    if (profile_file is None) == (rating_version is None):
+        fail("give one of --profile FILE (re-score) or --rating-version N (re-rate)")
+    if rating_version is not None:
+        _rerate(paths, rating_version, jobs, dry_run)
+        return
     # start-up time: YAML loads to rescore, not for --help
     from pipeline.atomic import check_replaceable
     from pipeline.formats.files import level_files
@@ -275,3 +299,53 @@ def rescore_cmd(
             f"{r.path}: {r.blocks} difficulty block{'s' if r.blocks != 1 else ''}, {r.changed} changed score or tier"
             + (" (dry run)" if dry_run else "")
         )
+
+
+def _rerate(paths: list[str], version: int, jobs: int, dry_run: bool) -> None:
+    """`rescore --rating-version N`: every file re-rated and checked before any is written."""
+    # start-up time: the players load to re-rate, not for --help
+    from pipeline.atomic import check_replaceable
+    from pipeline.formats.files import level_files
+    from pipeline.telemetry.rerate import rerate_files, write_rerated
+
+    files = level_files(paths)
+    if not files:
+        fail("no level files given")
+    try:
+        results, _ = rerate_files(files, version, jobs=jobs)
+        if not dry_run:  # nor one written when another cannot be: all of them, or none
+            for r in results:
+                for target in ([r.path] if r.base.text != r.text else []) + [e[0] for e in r.extra]:
+                    check_replaceable(target)
+    except NumberMatchError as exc:
+        fail(str(exc))
+    blocks = moved_tier = 0
+    for r in results:
+        if not dry_run:
+            try:
+                write_rerated(r)
+            except NumberMatchError as exc:  # changed on disk since it was read, read-only, ...
+                fail(str(exc))
+            except OSError as exc:
+                fail(f"{r.path}: cannot write: {exc.strerror or exc}")
+        blocks += len(r.moved)
+        moved_tier += r.changed_tier
+        kept = f", {r.skipped} already version {version} or unsolvable" if r.skipped else ""
+        also = "".join(f", {e[0].name} re-rendered" for e in r.extra)
+        typer.echo(
+            f"{r.path}: {len(r.moved)} difficulty block{'s' if len(r.moved) != 1 else ''} re-rated"
+            f" to version {version}{kept}, {r.changed_tier} changed tier{also}"
+            + (" (dry run)" if dry_run else "")
+        )
+        for m in r.moved:
+            typer.echo(f"  {m}")
+    if moved_tier and any(r.kind == "puzzle" for r in results):
+        typer.echo(
+            "a puzzle whose tier changed stays where it is: the stock's folders are by size and"
+            " adds, not tier"
+        )
+    typer.echo(
+        f"{blocks} block{'s' if blocks != 1 else ''} re-rated in {len(results)} file"
+        f"{'s' if len(results) != 1 else ''}, {moved_tier} changed tier"
+        + (" (dry run: nothing written)" if dry_run else "")
+    )
