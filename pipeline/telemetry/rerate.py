@@ -19,13 +19,13 @@ before it writes one).
 
 from __future__ import annotations
 
+import copy
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from yaml.nodes import MappingNode, ScalarNode
 
 from pipeline.atomic import Snapshot, snapshot, write_guarded
@@ -195,7 +195,7 @@ def rerate_task(tasks: Sequence[Task], k: int) -> dict[str, Any]:
         return rated_under(rating, profile_of(t.old)).to_dict()
     except (NumberMatchError, ValueError) as exc:
         place = f" {t.where}" if t.where else ""
-        raise RescoreError(f"{t.board}{place}: cannot be re-rated: {exc}") from None
+        raise RescoreError(f"{t.board}{place}: cannot be re-rated: {exc}") from exc
 
 
 def rerated_text(plan: Plan, blocks: Sequence[dict[str, Any]]) -> Rerated:
@@ -210,7 +210,7 @@ def rerated_text(plan: Plan, blocks: Sequence[dict[str, Any]]) -> Rerated:
     assert doc is not None
     offsets = _Offsets(text)
     edits: list[tuple[int, int, str]] = []
-    expected = yaml.safe_load(text)
+    expected = copy.deepcopy(doc.data)
     moved = []
     for task, new in zip(plan.tasks, blocks):
         node, _, found = find_node(doc.node, list(task.parts))
@@ -231,7 +231,8 @@ def rerated_text(plan: Plan, blocks: Sequence[dict[str, Any]]) -> Rerated:
     out = text
     for start, end, repl in sorted(edits, reverse=True):
         out = out[:start] + repl + out[end:]
-    if yaml.safe_load(out) != expected:
+    check = load_text(out, name).document
+    if check is None or check.data != expected:
         raise _layout(name)
     after = validate_texts([(name, out)])
     if not after.ok:
@@ -300,7 +301,9 @@ def _with_report(result: Rerated) -> Rerated:
     if not html.is_file():
         return result
     base = snapshot(html)
-    page = render_report_html(yaml.safe_load(result.text))
+    now = load_text(result.text, str(result.path)).document
+    assert now is not None  # validated when it was re-rated
+    page = render_report_html(now.data)
     if base.text == page:
         return result
     return Rerated(
