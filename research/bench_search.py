@@ -2,8 +2,11 @@
 
 Run: `python -m research.bench_search` (`make bench` runs it after `python -m pipeline.bench`; it
 needs the rating study's held-out models, which the installed package does not ship); name groups,
-tiers or strategies to run only those (`python -m research.bench_search 35/5 expert climb`), and
-`--quick` for a small budget (your own runs on a shared machine). For each group (35/5 and 27/4,
+tiers or strategies to run only those (`python -m research.bench_search 35/5 expert climb`),
+`--quick` for a small budget (your own runs on a shared machine), `--count=N` and `--budget=S`
+for N puzzles per target within S CPU seconds (the deeper climb's expert at 35/5 needs both: it
+makes about a puzzle per 90 CPU s, and the tier-order check needs 4 or more a tier to be able to
+pass). For each group (35/5 and 27/4,
 the public games' settings; 27/2, 30/2 and 36/1, the nightly's) and every tier, each strategy
 generates up to COUNT puzzles in one process within a fixed CPU budget (BUDGET seconds, in rounds
 of ROUND attempts on seeds of their own) and the table prints validated puzzles per CPU second,
@@ -193,6 +196,14 @@ class Run:
     def best(self) -> float | None:
         return max(self.scores, default=None)
 
+    @property
+    def spread(self) -> str:
+        """Its puzzles' scores: the median and the range (where in the tier they sit)."""
+        made = sorted(float(p.difficulty["score"]) for p in self.puzzles)
+        if not made:
+            return "-"
+        return f"{statistics.median(made):.1f} ({made[0]:.1f}-{made[-1]:.1f})"
+
 
 def run(
     cells: int,
@@ -250,14 +261,19 @@ def main(argv: Sequence[str] = ()) -> None:
     tiers = [t for t in TIER_NAMES if t in argv] or list(TIER_NAMES)
     strategies = [s for s in STRATEGIES if s in argv] or list(STRATEGIES)
     counts, budget = QUICK if "--quick" in argv else (COUNT, BUDGET)
+    for arg in argv:
+        if arg.startswith("--count="):
+            counts = dict.fromkeys(counts, int(_positive(arg, int)))
+        elif arg.startswith("--budget="):
+            budget = _positive(arg, float)
     print(
         f"   up to {', '.join(f'{t} {n}' for t, n in counts.items())} puzzles per target in {budget:g} CPU s"
         f" each, 1 worker, seed {SEED}; rate = validated puzzles / CPU s; ratings = boards fully"
-        " rated per puzzle; best = highest score rated"
+        " rated per puzzle; best = highest score rated; puzzles scored = median (range)"
     )
     print(
         f"   {'group':>5} {'tier':<7} {'strategy':<8} {'made':>4} {'CPU s':>7} {'rate/s':>7}"
-        f" {'ratings':>7} {'best':>6}  vs screen"
+        f" {'ratings':>7} {'best':>6} {'puzzles scored':>19}  vs screen"
     )
     failed: list[str] = []
     for cells, adds in groups:
@@ -277,12 +293,25 @@ def main(argv: Sequence[str] = ()) -> None:
                 best = "-" if r.best is None else f"{r.best:.1f}"
                 print(
                     f"   {cells:>2}/{adds:<2} {tier:<7} {name:<8} {len(r.puzzles):>4} {r.cpu:>7.1f}"
-                    f" {r.rate:>7.3f} {r.ratings_each:>7.1f} {best:>6}  {ratio}",
+                    f" {r.rate:>7.3f} {r.ratings_each:>7.1f} {best:>6} {r.spread:>19}  {ratio}",
                     flush=True,
                 )
             failed += _checks(cells, adds, tier, runs)
         failed += _orders(cells, adds, made)
     print(f"   {'all checks passed' if not failed else 'FAILED: ' + ', '.join(failed)}")
+
+
+def _positive(arg: str, kind: type[int] | type[float]) -> float:
+    """The value of `--name=value`, a positive number, or one line and exit 2."""
+    name, _, text = arg.partition("=")
+    try:
+        value: float = kind(text)
+    except ValueError:
+        value = 0
+    if not value > 0:
+        print(f"bench_search: {name} needs a positive number, not {text!r}", file=sys.stderr)
+        sys.exit(2)
+    return value
 
 
 def random_boards(cells: int, adds: int, n: int = 16) -> list[Puzzle]:

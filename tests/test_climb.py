@@ -230,6 +230,79 @@ def test_the_climbs_stop_does_not_apply_beyond_the_screens_adds():
             judge._climb_check()
 
 
+def test_a_deeper_climb_that_runs_out_of_steps_offers_its_best_board_with_its_path():
+    """Out of steps, the deeper climb (`offer_best`) offers the board it stood on nearest the aim,
+    unscreened (for the full rating), and its path rebuilds it; the default climb offers nothing."""
+    params = GenerateParams(cells=45, adds=5, tier="expert", strategy="climb", seed=1)
+    digits, windows = DigitDistribution.parse(None), params.windows()
+    for offer_best in (True, False):
+        rng = random.Random(f"{params.seed}:0")
+        offered = list(climb.climb(45, 5, rng, digits, DEFAULT, windows, (12, 4), offer_best))
+        if not offer_best:
+            assert offered == []
+            continue
+        assert len(offered) == 1 and not offered[0].played
+        board, path = offered[0].cells, list(offered[0].path)
+        assert _follow(params, 0, path) == board
+
+
+def _outcome(attempt: int, score: float | None):
+    from pipeline.generation.generator import Outcome
+
+    return Outcome(attempt, reason="off target", score=score, rated=score is not None)
+
+
+@pytest.mark.parametrize(
+    ("scores", "stops"),
+    [
+        ((70.0, 61.2, 78.9, 52.0), True),  # every best board rated more than 5 below 84
+        ((70.0, 61.2, 79.0, 52.0), False),  # one within 5 points: more climbs may reach it
+        ((70.0, None, 78.0, 52.0), False),  # an attempt rated nothing: it says nothing
+    ],
+)
+def test_the_full_rating_stop_trusts_only_full_ratings_at_any_adds(scores, stops):
+    """Beyond the screen's fitted adds (where `_climb_check` does not apply): after the pilot's
+    climbs, every one of them rated in full and every score more than 5 below the target stops
+    the run in one line; a score within 5, or an attempt that rated nothing, does not."""
+    from pipeline.generation.generator import GenerationError, _Judge
+
+    params = GenerateParams(cells=45, adds=5, tier="expert", strategy="climb", seed=1)
+    assert len(scores) == climb_pilot()
+    judge = _Judge(1, params, frozenset())
+    *first, last = [_outcome(k, s) for k, s in enumerate(scores)]
+    for outcome in first:
+        judge.take(outcome, None)
+    if not stops:
+        judge.take(last, None)
+        return
+    with pytest.raises(GenerationError) as info:
+        judge.take(last, None)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message == (
+        "no board came near 45 cells/5 adds (climb, expert) in 4 climbs: their best boards rated"
+        " 52.0-78.9 in full, the target needs 84-100; ask for another tier, or another"
+        " --cells/--adds"
+    )
+
+
+@pytest.mark.slow
+def test_a_target_the_deeper_climb_cannot_reach_stops_after_the_pilot(monkeypatch):
+    """Expert at 45 cells/5 adds (random boards rate 21-27 there): the run stops after the climb's
+    pilot on its best boards' full ratings instead of running to --max-attempts (the deeper climb
+    cut to 20 steps here, to be quick; the stop does not depend on the depth)."""
+    from pipeline.generation import strategies
+    from pipeline.generation.generator import GenerationError
+
+    monkeypatch.setattr(strategies, "DEEP_CLIMB", (20, 4))
+    params = GenerateParams(
+        cells=45, adds=5, tier="expert", strategy="climb", seed=1, max_attempts=12
+    )
+    with pytest.raises(GenerationError, match=r"best boards rated .* in full") as info:
+        generate(1, params, jobs=1)
+    assert info.value.partial is not None and info.value.partial.attempts == climb_pilot()
+
+
 def climb_pilot() -> int:
     from pipeline.generation.strategies import CLIMB
 

@@ -23,7 +23,10 @@ the params and the attempt number k (its `random.Random`; no clock anywhere):
    path of changes (`Proposal.path`, written to the puzzle's provenance). The generator solves it,
    rates it in full and checks the target exactly as for any board. A board that fails the screen
    is climbed on. After `STEPS` steps (`strategies.climb_depth`: more for expert
-   beyond the screen's fitted adds) the attempt offers nothing.
+   beyond the screen's fitted adds) the attempt offers nothing, except that the deeper climb
+   (`offer_best`) offers the board it stood on nearest the aim, unscreened: its full rating is
+   what tells a run that the target is out of reach there (`generator._Judge`), where the
+   estimates read low and a run cannot trust them to stop.
 
 Where the climb aims: a score's aim is the screen's (the middle half of its window); a tier's is
 its middle half too (`aim`), not the whole range the screen keeps. A climb enters a window at its
@@ -171,11 +174,13 @@ def climb(
     ruleset: Ruleset,
     windows: tuple[Window, ...],
     depth: tuple[int, int] | None = None,
+    offer_best: bool = False,
 ) -> Generator[Proposal, None, tuple[float, float] | None]:
     """Candidates for one attempt: the climbed board once the screen passes it (none: the first
-    draw, as drawn). Returns (as the generator's value, like the screen) the lowest and highest
-    last-stage estimate of the boards it stood on, so a run can tell a target the climb does not
-    come near (`generator`); None when it judged none."""
+    draw, as drawn); with `offer_best`, when the steps run out first, the board it stood on
+    nearest the aim (the first of equals), for the full rating. Returns (as the generator's value,
+    like the screen) the lowest and highest last-stage estimate of the boards it stood on, so a run
+    can tell a target the climb does not come near (`generator`); None when it judged none."""
     if not windows:
         yield Proposal(bytes(digits.draw(rng, cells)))
         return None
@@ -191,6 +196,7 @@ def climb(
     steps, branch = depth or (STEPS, BRANCH)  # `strategies.climb_depth`: deeper for some targets
     tried: set[bytes] = set()
     seen: list[float] = []
+    best: tuple[float, bytes, tuple[str, ...]] | None = None  # nearest the aim it stood on
     for _ in range(steps):
         # the neighbours share the step's games (common random numbers) and the nearest is judged
         # against the board on games of another seed, both on the same ones: a fresh paired
@@ -198,6 +204,8 @@ def climb(
         step_seed, judge_seed = rng.getrandbits(32), rng.getrandbits(32)
         score = _Probe(here, adds, ruleset, judge_seed).at(CONFIRM)
         seen.append(score)
+        if best is None or distance(score, windows) < best[0]:
+            best = (distance(score, windows), here, tuple(path))
         stuck = False  # the screen refused the board: move on whatever the neighbour's estimate
         if distance(score, windows) == 0.0 and here not in tried:
             tried.add(here)
@@ -218,12 +226,15 @@ def climb(
         judged = distance(_Probe(board, adds, ruleset, judge_seed).at(CONFIRM), windows)
         if (stuck or judged < distance(score, windows)) and _winnable(board, adds, ruleset):
             here, path = board, [*path, step]
-    return min(seen), max(seen)
+    if offer_best and best is not None:
+        yield Proposal(best[1], path=best[2])
+    return (min(seen), max(seen)) if seen else None
 
 
-def settings(depth: tuple[int, int] | None = None) -> dict[str, object]:
-    """The strategy's parameters (`depth`: steps and neighbours, if not the default), recorded in
-    each puzzle's provenance."""
+def settings(depth: tuple[int, int] | None = None, offer_best: bool = False) -> dict[str, object]:
+    """The strategy's parameters (`depth`: steps and neighbours, if not the default; `offer_best`:
+    whether a climb that runs out of steps offers its best board), recorded in each puzzle's
+    provenance."""
     steps, branch = depth or (STEPS, BRANCH)
     return {
         "draws": START_DRAWS,
@@ -232,4 +243,5 @@ def settings(depth: tuple[int, int] | None = None) -> dict[str, object]:
         "probes": [dict(s.games) for s in (START, PROBE, CONFIRM)],
         "moves": dict(MOVES),
         "aim": "middle half",
+        **({"offers_best": True} if offer_best else {}),
     }

@@ -639,6 +639,7 @@ class _Judge:
         self.round = 0
         self.round_attempts = self.round_accepted = self.round_rated = 0
         self.estimates: tuple[float, float] | None = None  # the screen's range this round
+        self.round_scores: list[float | None] = []  # each attempt's last full rating this round
 
     @property
     def done(self) -> bool:
@@ -667,6 +668,7 @@ class _Judge:
         self.round += 1
         self.round_attempts = self.round_accepted = self.round_rated = 0
         self.estimates = None
+        self.round_scores = []
 
     def _place(self, outcome: Outcome) -> bool:
         """Take room for an outcome's puzzle: the first target with room it is on (without quotas,
@@ -691,6 +693,7 @@ class _Judge:
             self.estimates = (min(seen[0], lo), max(seen[1], hi))
         if outcome.score is not None:
             self.scores.append(outcome.score)
+        self.round_scores.append(outcome.score)
         puzzle = outcome.puzzle
         if puzzle is None:
             self.rejected[outcome.reason or "rejected"] += 1
@@ -711,6 +714,7 @@ class _Judge:
         climbs = self.params.strategy_record().reach_pilot
         if climbs is not None and self.round_attempts == climbs and not self.round_accepted:
             self._climb_check()
+            self._rated_check()
         if self.round_attempts == self.params.pilot and not self.round_accepted:
             self._pilot_check()
 
@@ -761,6 +765,27 @@ class _Judge:
         raise GenerationError(
             f"no board came near {_target(p)} in {self.attempts} climbs: the climb's estimates"
             f" and scores were {lo:.1f}-{hi:.1f} ({best}), the target needs {low:g}-{high:g};"
+            " ask for another tier, or another --cells/--adds",
+            partial=self.result(0.0),
+        )
+
+    def _rated_check(self) -> None:
+        """After a climbing strategy's `reach_pilot` attempts of a round with nothing accepted: stop
+        when every one of them rated a board in full (the deeper climb rates its best board when
+        it runs out of steps) and every such score stayed more than SCREEN_REACH points below every
+        window. Full ratings only, so it holds at any adds, beyond the screen's fitted ones too
+        (where the estimates read low and `_climb_check` does not apply)."""
+        p = self.round_params()
+        windows = p.windows()
+        scores = [s for s in self.round_scores if s is not None]
+        if not windows or not scores or len(scores) < len(self.round_scores):
+            return
+        if any(s >= w.low - SCREEN_REACH for s in scores for w in windows):
+            return
+        low, high = min(w.low for w in windows), max(w.high for w in windows)
+        raise GenerationError(
+            f"no board came near {_target(p)} in {self.attempts} climbs: their best boards rated"
+            f" {min(scores):.1f}-{max(scores):.1f} in full, the target needs {low:g}-{high:g};"
             " ask for another tier, or another --cells/--adds",
             partial=self.result(0.0),
         )

@@ -219,13 +219,17 @@ def _climb(
 ) -> Iterator[Proposal]:
     from pipeline.generation.climb import climb  # start-up time (see `_search`)
 
-    return climb(cells, adds, rng, digits, ruleset, windows, climb_depth(adds, windows))
+    # the deeper climb offers its best board when it runs out of steps: its full rating is what
+    # can stop a run there (`generator._Judge`), where the estimates read low
+    depth = climb_depth(adds, windows)
+    return climb(cells, adds, rng, digits, ruleset, windows, depth, offer_best=depth is not None)
 
 
 def _climb_settings(adds: int, windows: tuple[Window, ...]) -> dict[str, object]:
     from pipeline.generation.climb import settings  # start-up time (see `_search`)
 
-    return settings(climb_depth(adds, windows))
+    depth = climb_depth(adds, windows)
+    return settings(depth, offer_best=depth is not None)
 
 
 RANDOM = register(Strategy("random", "digits drawn independently", _random))
