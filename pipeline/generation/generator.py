@@ -244,7 +244,7 @@ class GenerateParams:
                 f"rating version {self.rating_version!r} is not known (known: {known})"
             )
         version = RATING_VERSION if self.rating_version is None else self.rating_version
-        if self.profile is not None and version != self.profile.version:
+        if self.profile is not None and not self.profile.scores_version(version):
             raise GenerationError(
                 f"rating profile {self.profile.name!r} weighs rating version"
                 f" {self.profile.version}'s players; it cannot score rating version {version}"

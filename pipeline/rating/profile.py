@@ -119,6 +119,12 @@ class RatingProfile:
         text = json.dumps(core, sort_keys=True, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
+    def scores_version(self, version: object) -> bool:
+        """Whether the profile can score a block of rating `version`: one whose players are the
+        ones it weighs (version 4 plays version 3's players, on more games)."""
+        found = VERSIONS.get(version) if isinstance(version, int) else None
+        return found is not None and found.players == VERSIONS[self.version].players
+
     def points(self, difficulty: Mapping[str, Any]) -> dict[str, float]:
         """Per player, the points (0-100 scale) its loss rate adds, from a block's stored win
         rates (`score_points`'s form, so both sum alike)."""
@@ -210,7 +216,7 @@ def rescored(difficulty: Mapping[str, Any], profile: RatingProfile | None) -> di
         score = score_from_metrics(out)
         out.update(score=score, tier=tier_for(score, out.get("version", 1)))
         return out
-    if out.get("version", 1) != profile.version:
+    if not profile.scores_version(out.get("version", 1)):
         raise ProfileError(
             f"rating profile {profile.name!r} weighs rating version {profile.version}'s players; "
             f"this block is version {out.get('version', 1)} (re-rate it first)"

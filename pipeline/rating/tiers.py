@@ -21,7 +21,7 @@ UNSOLVABLE = "unsolvable"
 
 # The rating version new ratings are made by (a difficulty block's `version`; absent means 1),
 # and each version's tier table: a stored rating is checked against its own version's table.
-RATING_VERSION = 3
+RATING_VERSION = 4
 TIERS_BY_VERSION: dict[int, tuple[tuple[str, float, float], ...]] = {
     n: v.tiers for n, v in VERSIONS.items()
 }

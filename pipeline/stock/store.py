@@ -295,7 +295,7 @@ class PruneRefused(StockError):
 def prune(root: Path, *, dry_run: bool = False, force: bool = False) -> list[Dropped]:
     """Drop stock files the pipeline would no longer ship: files the validator refuses (a
     ruleset no longer shipped included), puzzles rated by an older rating version than the
-    current one, puzzles already shipped in a bundle, and second copies of one canonical key
+    current one (`rerate_command` re-rates them instead), puzzles already shipped in a bundle, and second copies of one canonical key
     (the oldest stays), and the temp files of stock writes a kill cut short (`leftovers`). A
     file the validator accepts is never dropped for where it lies. More than `MAX_PRUNE_SHARE`
     of the stock's files is refused (PruneRefused) unless `force`.
@@ -332,7 +332,8 @@ def prune(root: Path, *, dry_run: bool = False, force: bool = False) -> list[Dro
             dropped.append(
                 Dropped(
                     path,
-                    f"rated by rating version {version}; the current version is {RATING_VERSION}",
+                    f"rated by rating version {version}; the current version is {RATING_VERSION}"
+                    f" (`{rerate_command(root)}` re-rates the stock instead)",
                 )
             )
         elif entry.key in shipped:
@@ -349,10 +350,14 @@ def prune(root: Path, *, dry_run: bool = False, force: bool = False) -> list[Dro
     ]
     total = len(files)
     if not dry_run and not force and len(dropped) > MAX_PRUNE_SHARE * total:
+        older = sum(d.reason.startswith("rated by rating version") for d in dropped)
+        remedy = (
+            f"; {older} are of an older rating version: `{rerate_command(root)}`" if older else ""
+        )
         raise PruneRefused(
             f"{folder}: stock prune would drop {len(dropped)} of {total} puzzle files, more than"
             f" {MAX_PRUNE_SHARE:.0%} of the stock; nothing dropped (check the list above, then"
-            " pass --force; docs/limits.md)",
+            f" pass --force; docs/limits.md{remedy})",
             dropped + leftovers(folder),
         )
     dropped += leftovers(folder)
@@ -379,6 +384,11 @@ def leftovers(folder: Path) -> list[Dropped]:
             if _LEFTOVER.fullmatch(name) and not path.is_symlink() and path.is_file():
                 found.append(Dropped(path, "the temp file of a write that was killed"))
     return found
+
+
+def rerate_command(root: Path) -> str:
+    """The command that moves a stock rated by an older rating version to the current one."""
+    return f"numbermatch rescore --rating-version {RATING_VERSION} {root / STOCK_DIR}"
 
 
 def _rating_version(path: Path) -> int:

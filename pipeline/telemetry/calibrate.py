@@ -77,13 +77,19 @@ class Sample:
 def samples(
     catalogue: Catalogue, telemetry: Telemetry, min_attempts: int = MIN_ATTEMPTS
 ) -> list[Sample]:
-    """The puzzles usable for a fit: rating version 3 blocks with `min_attempts` finished attempts."""
+    """The puzzles usable for a fit: blocks of a rating version that plays the players a profile
+    weighs (3 and 4) with `min_attempts` finished attempts."""
     out = []
     for pid in sorted(catalogue.puzzles):
         rated = catalogue.puzzles[pid].rated
         d = rated.data
         c = telemetry.counts.get(pid)
-        if c is None or c.finished < min_attempts or rated.version != 3 or rated.score is None:
+        if (
+            c is None
+            or c.finished < min_attempts
+            or not RatingProfile.default().scores_version(rated.version)
+            or rated.score is None
+        ):
             continue
         out.append(
             Sample(

@@ -436,7 +436,7 @@ def _block_profile(
             "NM317",
             f"digest {d['profile']['digest']} does not match the embedded profile's name, weights and tiers, which give {profile.digest}",
         )
-    if d.get("version", 1) != profile.version:
+    if not profile.scores_version(d.get("version", 1)):
         ctx.add(
             parts + ("profile",),
             "NM317",
