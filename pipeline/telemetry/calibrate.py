@@ -185,12 +185,12 @@ def audience_tiers(
     catalogue: Catalogue, profile_weights: Mapping[str, float]
 ) -> tuple[tuple[str, float, float], ...]:
     """The profile's tier table: each default boundary moved to the profile score at the same
-    quantile of the catalogue's (version 3) puzzles, or along the least-squares line where the
+    quantile of the catalogue's puzzles (of the versions a profile scores: 3 and 4), or along the least-squares line where the
     quantile has too few puzzles on a side (module docstring)."""
     pairs = []
     for p in catalogue.puzzles.values():
         rated = p.rated
-        if rated.version == 3 and rated.score is not None:
+        if RatingProfile.default().scores_version(rated.version) and rated.score is not None:
             players = rated.data["players"]
             prof = 100.0 * sum(
                 w * (1.0 - float(players[n]["win_rate"])) for n, w in profile_weights.items()
