@@ -83,7 +83,7 @@ def run_audience(
     ids = sorted(
         pid
         for pid, p in catalogue.puzzles.items()
-        if p.difficulty.get("version") == 3 and p.difficulty.get("score") is not None
+        if p.difficulty.get("version") in (3, 4) and p.difficulty.get("score") is not None
     )
     fit_ids = [pid for pid in ids if _half(pid, seed) == 0]
     test_ids = [pid for pid in ids if _half(pid, seed) == 1]

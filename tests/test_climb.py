@@ -151,6 +151,7 @@ job: {curve: fixed, levels: 1, stages: 2, cells: 27, adds: 4}
 """
 
 
+@pytest.mark.slow  # a night generated from scratch, rated by version 4
 def test_a_job_file_fixes_every_stages_cells_and_adds(tmp_path: Path):
     """`cells` and `adds` in the job: every Stage of the night, whatever its tier, has that board
     size and allocation, made by the strategy the generator defaults to there for the tier."""

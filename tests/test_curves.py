@@ -131,6 +131,7 @@ def test_stretching_a_written_level_reads_the_line_and_keeps_a_tier_change_in_pl
     assert stretched(easy_to_medium, 5) == five  # deterministic
 
 
+@pytest.mark.slow  # a night generated from scratch, rated by version 4
 def test_the_default_night_takes_any_stages_and_levels(tmp_path: Path) -> None:
     """`nightly --levels 2 --stages 4` with the default curve (campaign, whose first Level is
     written with 6 Stages) makes the night instead of refusing it in setup; the tutorial Level

@@ -206,7 +206,8 @@ def test_the_screen_is_one_sided_with_a_wider_margin_at_the_top():
 def test_the_stages_play_on_and_the_estimate_grows_with_the_losses():
     """Each stage plays on from the last (no player's count falls), every slope is positive (what
     lets the screen skip games that cannot change its verdict), and a player the screen plays in
-    full plays exactly the rating's games of it."""
+    full plays exactly the rating's games of it (version 3's, the counts the screen was fitted on:
+    version 4 plays the same streams further, taking the screen's games as its first)."""
     from pipeline.rating.score import DEFAULT_PLAYOUTS, games_for
 
     for before, stage in zip(screen.STAGES, screen.STAGES[1:]):
@@ -215,8 +216,8 @@ def test_the_stages_play_on_and_the_estimate_grows_with_the_losses():
     assert all(len(stage.slopes) == len(stage.games) for stage in screen.STAGES)
     last = dict(screen.STAGES[-1].games)
     for name in ("scanner", "proximity", "lookahead", "opener"):
-        assert last[name] == games_for(name, DEFAULT_PLAYOUTS)
-    assert all(last[name] < games_for(name, DEFAULT_PLAYOUTS) for name in ("random", "local"))
+        assert last[name] == games_for(name, DEFAULT_PLAYOUTS, 3)
+    assert all(last[name] < games_for(name, DEFAULT_PLAYOUTS, 3) for name in ("random", "local"))
 
 
 def _naive_passes(cells: bytes, adds: int, window: Window) -> bool:

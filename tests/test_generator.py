@@ -33,7 +33,7 @@ from pipeline.generation.proposals import (
 )
 from pipeline.rating import CONFIRM_SEED, DEFAULT_SEED
 from pipeline.rating.score import rate
-from pipeline.rating.tiers import tier_for
+from pipeline.rating.tiers import RATING_VERSION, tier_for
 from pipeline.schemas import validator
 from pipeline.validator import validate_texts
 from tests import reference
@@ -214,17 +214,24 @@ def test_a_profile_of_another_rating_version_is_refused_before_any_work():
     )
     profile = RatingProfile("even", tuple((n, 1 / len(PLAYER_NAMES)) for n in PLAYER_NAMES), tiers)
     replace(V4, profile=profile, rating_version=profile.version).check()
-    with pytest.raises(GenerationError, match=r"weighs rating version 3's players.*version 4"):
-        replace(V4, profile=profile).check()
+    replace(V4, profile=profile).check()  # version 4 plays version 3's players
+    with pytest.raises(GenerationError, match=r"weighs rating version 3's players.*version 2"):
+        replace(V4, profile=profile, rating_version=2).check()
 
 
-def test_version_3_by_name_makes_what_the_default_made(small_run):
-    """Version 3 does not confirm: one rating per kept board, with DEFAULT_SEED."""
-    named = generate(6, replace(SMALL, rating_version=3), jobs=1)
+def test_the_default_version_by_name_makes_what_the_default_made(small_run):
+    """The default (version 4) by name makes the same puzzles, each stored with the confirmation's
+    rating; version 3 does not confirm: one rating per kept board, with DEFAULT_SEED."""
+    named = generate(6, replace(SMALL, rating_version=RATING_VERSION), jobs=1)
     assert named.ratings == small_run.ratings
     for p, q in zip(small_run.puzzles, named.puzzles, strict=True):
-        assert q.provenance["params"].pop("rating_version") == 3
-        assert p == q and p.provenance["rating_seed"] == DEFAULT_SEED
+        assert q.provenance["params"].pop("rating_version") == RATING_VERSION == 4
+        assert p == q and p.provenance["rating_seed"] == CONFIRM_SEED
+    v3 = generate(6, replace(SMALL, rating_version=3), jobs=1)
+    assert v3.puzzles and all(
+        p.difficulty["version"] == 3 and p.provenance["rating_seed"] == DEFAULT_SEED
+        for p in v3.puzzles
+    )
 
 
 def test_files_are_schema_valid_and_named_by_id(tmp_path, small_run):

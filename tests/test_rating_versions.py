@@ -63,7 +63,7 @@ def test_version_2_block_validates_and_version_1_deep_reproduces(doc) -> None:
 
 
 def test_version_3_block_validates_deeply_and_measures_no_traps(doc) -> None:
-    v3 = rate(doc["board"], doc["adds"], solution=doc["solution"]).to_dict()
+    v3 = rate(doc["board"], doc["adds"], solution=doc["solution"], version=3).to_dict()
     assert v3["version"] == 3 and v3["trap_density"] is None and v3["trap_density_sampled"] is None
     assert set(v3["players"]) == set(WEIGHTS_V3)
     assert {n: s["playouts"] for n, s in v3["players"].items()} == {

@@ -8,8 +8,14 @@ job and its worker processes, the cores it had, the load the machine was under (
 shared machine slows a night down), and the phases from its run.log. The baseline in the same run
 is the bare interpreter's start (`python -c pass`), which the wall time is printed against.
 
-Then the same night again with the compiled core and in pure Python (`NUMBERMATCH_PUREPYTHON=1`):
-the CPU ratio, and whether the two bundles are byte-identical.
+Then the figures issue 35 asks of the night from scratch under the default rating version
+(`backends`), same run: the same night with the compiled core; in pure Python
+(`NUMBERMATCH_PUREPYTHON=1`) on its first `PURE_LEVELS` Levels, against the compiled core on the
+same Levels (a pure-Python night under version 4's game counts takes the better part of an hour:
+the output says which Levels it ran), the CPU ratio (target 10) and whether the two bundles are
+byte-identical; and the same night as `checkout.RATING_BASELINE` (the pure-Python code of
+version 3, before the compiled core) ran it, checked out into a temporary worktree: the CPU
+ratio (target 3).
 
 Then the night `make nightly` runs in a fresh clone: the default night (the `campaign` curve from
 the committed stock, continuing the committed nights, with the stock's refill after it), on a
@@ -36,11 +42,20 @@ import tempfile
 import time
 from pathlib import Path
 
-from pipeline.bench.checkout import NIGHTLY_BASELINE, commit_checked_out, reference_players_module
+from pipeline.bench.checkout import (
+    NIGHTLY_BASELINE,
+    RATING_BASELINE,
+    commit_checked_out,
+    reference_players_module,
+)
 from pipeline.engine.backend import PURE_ENV, describe
+from pipeline.rating.tiers import RATING_VERSION
 
 DATE = "2026-11-29"  # the committed night's date and seed
 NIGHT = ["--levels", "10", "--stages", "6", "--curve", "ramp", "--no-stock"]  # everything generated
+PURE_LEVELS = (
+    2  # the Levels of NIGHT the pure-Python backend plays (the compiled core too, to compare)
+)
 CAMPAIGN = ["--levels", "10", "--stages", "6", "--curve", "campaign", "--no-stock"]
 # the same command line, with the reference players swapped in (they reach the forked workers)
 WITH_REFERENCE = (
@@ -141,24 +156,52 @@ def make_nightly(command: Path) -> None:
 
 
 def backends(command: Path) -> None:
-    """The same night with the compiled core and in pure Python (`NUMBERMATCH_PUREPYTHON=1`)."""
+    """The night from scratch under the default rating version: with the compiled core, in pure
+    Python (`NUMBERMATCH_PUREPYTHON=1`) and the compiled core on its first `PURE_LEVELS` Levels,
+    and as `RATING_BASELINE` ran it (pure Python, rating version 3), same run."""
     load = os.getloadavg()[0]
     pure_env = {**os.environ, PURE_ENV: "1"}
     compiled_env = {k: v for k, v in os.environ.items() if k != PURE_ENV}
+    few = [*NIGHT]
+    few[few.index("--levels") + 1] = str(PURE_LEVELS)
     with tempfile.TemporaryDirectory(prefix="nm-bench-backends-") as tmp:
-        fast = _timed(
-            [str(command), "nightly", "--date", DATE, *NIGHT, "--out", f"{tmp}/c"], env=compiled_env
-        )
-        slow = _timed(
-            [str(command), "nightly", "--date", DATE, *NIGHT, "--out", f"{tmp}/py"], env=pure_env
-        )
-        same = (Path(tmp) / "c" / DATE / "bundle.yaml").read_bytes() == (
-            Path(tmp) / "py" / DATE / "bundle.yaml"
+        night = [str(command), "nightly", "--date", DATE]
+        full = _timed([*night, *NIGHT, "--out", f"{tmp}/c"], env=compiled_env)
+        fast = _timed([*night, *few, "--out", f"{tmp}/c-few"], env=compiled_env)
+        slow = _timed([*night, *few, "--out", f"{tmp}/py-few"], env=pure_env)
+        same = (Path(tmp) / "c-few" / DATE / "bundle.yaml").read_bytes() == (
+            Path(tmp) / "py-few" / DATE / "bundle.yaml"
         ).read_bytes()
+        with commit_checked_out(RATING_BASELINE, f"{tmp}/code") as code:
+            then = (
+                None
+                if code is None
+                else _timed(
+                    [sys.executable, "-m", "pipeline.cli", "nightly", "--date", DATE, *NIGHT]
+                    + ["--out", f"{tmp}/then"],
+                    cwd=str(code),
+                    env=compiled_env,
+                )
+            )
     print(
-        f"   the same night (load {load:.1f} before): {describe()} CPU {fast[1]:.1f} s (wall"
-        f" {fast[0]:.1f} s); pure Python CPU {slow[1]:.1f} s (wall {slow[0]:.1f} s):"
-        f" x{slow[1] / fast[1]:.2f} less CPU; bundles {'byte-identical' if same else 'DIFFER'}"
+        f"   nightly --date {DATE} {' '.join(NIGHT)}, rating version {RATING_VERSION} (all cores,"
+        f" load {load:.1f} before):"
+    )
+    print(f"     {describe()}: CPU {full[1]:.1f} s (wall {full[0]:.1f} s)")
+    print(
+        f"     pure Python on the first {PURE_LEVELS} of its Levels (--levels {PURE_LEVELS}; the"
+        f" whole night, at this ratio, about {slow[1] * full[1] / fast[1] / 60:.0f} CPU minutes): CPU {slow[1]:.1f} s (wall {slow[0]:.1f} s)"
+        f" against the compiled core's {fast[1]:.1f} s on the same Levels: x{slow[1] / fast[1]:.1f}"
+        f" less CPU compiled (target 10); bundles {'byte-identical' if same else 'DIFFER'}"
+    )
+    if then is None:
+        print(
+            f"     as {RATING_BASELINE} ran it: skipped (no git history here to check it out from)"
+        )
+        return
+    print(
+        f"     as {RATING_BASELINE} ran it (pure Python, rating version 3): CPU {then[1]:.1f} s"
+        f" (wall {then[0]:.1f} s): x{then[1] / full[1]:.2f} less CPU now (target 3)"
     )
 
 

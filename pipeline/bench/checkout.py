@@ -22,6 +22,10 @@ REFERENCE_PLAYERS = REPO / "tests" / "reference_players.py"
 # The commit whose nightly `bench nightly` measures the campaign night against (its nightly had
 # no stock, so it runs without `--no-stock`); bench data, read from git history at run time.
 NIGHTLY_BASELINE = "96cd43c"
+# The commit whose night from scratch `bench nightly` measures the default rating version's night
+# against: the last one in pure Python (rating version 3, before the compiled core; issue 35's
+# "today's main").
+RATING_BASELINE = "4f37e92"
 
 
 def reference_players_module() -> ModuleType | None:
