@@ -150,3 +150,23 @@ def test_hostile_input_is_one_line_and_nothing_is_written(tmp_path: Path) -> Non
     flow.write_text(yaml.safe_dump(doc, default_flow_style=True))
     result = run("rescore", "--rating-version", "4", str(flow))
     assert result.exit_code == 1 and "cannot edit in place" in result.output, result.output
+
+
+def test_prune_of_a_version_3_stock_names_the_command_that_rerates_it(tmp_path: Path) -> None:
+    """A stock of an older rating version is what prune drops: each line, and the refusal to
+    drop more than its share, names `rescore --rating-version 4`, after which prune keeps it."""
+    root = tmp_path / "out"
+    shutil.copytree(STOCK, root / "stock")
+    command = f"numbermatch rescore --rating-version 4 {root / 'stock'}"
+    dry = run("stock", "prune", "--out", str(root), "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert dry.output.count("rated by rating version 3; the current version is 4") == 2
+    assert dry.output.count(command) == 2
+    refused = run("stock", "prune", "--out", str(root))
+    assert refused.exit_code == 1 and f"2 are of an older rating version: `{command}`" in (
+        refused.output
+    )
+    assert len(list((root / "stock").rglob("*.yaml"))) == 2  # nothing dropped
+    assert run("rescore", "--rating-version", "4", str(root / "stock")).exit_code == 0
+    kept = run("stock", "prune", "--out", str(root), "--dry-run")
+    assert kept.exit_code == 0 and "rated by rating version" not in kept.output, kept.output

@@ -1,6 +1,6 @@
 """Rating profiles: the score and the tiers for one game's own audience (`numbermatch calibrate`).
 
-The default score (rating version 3) is the percentage of games lost by a player drawn from a
+The default score (rating versions 3 and 4) is the percentage of games lost by a player drawn from a
 stated mix of the rating's simulated players (`pipeline.rating.score.WEIGHTS_V3`). A profile
 keeps that meaning and changes the mix: its weights say how the game's players are made of the
 same simulated players, fitted to their play telemetry; its tier table says where this

@@ -30,10 +30,10 @@ The score (`score_from_metrics`) is 100 times a weighted sum of hardness terms, 
 higher when harder, with the weights of the block's rating version (`WEIGHTS_BY_VERSION`). The
 weights, game counts, tier tables and stored keys of each version are one record each in
 `pipeline.rating.versions`, with the formula:
-- version 3 (current, `WEIGHTS_V3`): the share of games a player drawn from the stated mix of
+- version 3 (`WEIGHTS_V3`): the share of games a player drawn from the stated mix of
   seven players loses (one minus each player's win rate, weighted). Each player plays the games
   `PLAYOUT_SHARE_BY_VERSION` gives it (cheap players more, costly ones fewer; counts stored).
-- version 4 (`WEIGHTS_V3`): version 3's score and tiers on the game counts that bound its
+- version 4 (current, `WEIGHTS_V3`): version 3's score and tiers on the game counts that bound its
   standard deviation across seeds (`RatingVersion.sd_bound`); the generator confirms a board it
   accepts by it on an independent draw (`pipeline.rating.CONFIRM_SEED`).
 - version 2 (`WEIGHTS_V2`): the same form over six players (no `proximity`).

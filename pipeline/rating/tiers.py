@@ -5,8 +5,9 @@ A rating's `score` runs 0-100 and rises as simulated players' win rates fall; th
 row whose [low, high) range holds the score (the last row includes 100). A Stage that cannot be
 won gets the tier `unsolvable` and no score.
 
-Rating version 3 (the current one): the score is defined in `pipeline.rating.versions` (the one
-place its formula is written): the percentage of games lost by a player drawn from a stated mix.
+Rating versions 3 and 4 (the current one: version 3 on more games): the score is defined in
+`pipeline.rating.versions` (the one place its formula is written): the percentage of games lost
+by a player drawn from a stated mix.
 The boundaries come from measured loss rates (`make rating-calibration`, on its own sample): they
 are the scores at which the strongest player's (planner's) loss rate, fitted monotone in the
 score, reaches 5%, 30% and 65%. The measured loss rates per tier, per player model, are printed

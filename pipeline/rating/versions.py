@@ -77,7 +77,7 @@ WEIGHTS_V2: dict[str, float] = {
     "local": 0.10,  # narrow attention: pairs near the rows it last played
     "planner": 0.20,  # strongest: two moves ahead on its best candidates
 }
-# Version 3 (current, `WEIGHTS_V3`): version 2's population plus the proximity habit, mixed
+# Version 3 (`WEIGHTS_V3`, which version 4, the current one, keeps): version 2's population plus the proximity habit, mixed
 # with the weights `make rating-calibration` measured on its own calibration sample (the mix of
 # the other players that best predicts each player's loss rate, leave-one-player-out; the
 # study's models are never read). Traps are not measured any more (`trap_density` null).
