@@ -54,6 +54,37 @@ def _int(rng: random.Random, size: int) -> Any:
     )
 
 
+_SLOTS = (
+    "_code",
+    "_path",
+    "_positions",
+    "_start",
+    "adds_used",
+    "collapses",
+    "moves",
+    "openings",
+    "pair_counts",
+    "won",
+)  # players.Playout's
+
+
+class _Playout:
+    __slots__ = _SLOTS
+
+
+class _Short:
+    __slots__ = _SLOTS[1:]
+
+
+class _Props:
+    __slots__ = _SLOTS[:-1]
+    won = property(lambda self: 1)
+
+
+# what `core.play` is handed as the playout class: a good one, and what it must refuse
+_CLASSES: list[Any] = [_Playout, _Playout, None, _Short, _Props, int, tuple, type, 0, "x"]
+
+
 def calls(core: ModuleType, rng: random.Random) -> list[Callable[[], object]]:
     """One round of hostile calls, one per entry point."""
     cells = _cells(rng)
@@ -78,6 +109,17 @@ def calls(core: ModuleType, rng: random.Random) -> list[Callable[[], object]]:
             mt,
             rng.random() < 0.5,
             rng.choice([-1, 0, 5, 200]),
+        ),
+        lambda: core.play(
+            rng.randrange(-1, 8),
+            rng.randrange(-1, 6),
+            cells,
+            rng.randrange(-1, 4),
+            rng.randrange(-1, 3),
+            mt,
+            rng.random() < 0.5,
+            rng.choice([-1, 0, 5, 200]),
+            rng.choice(_CLASSES),
         ),
         lambda: mt.state(),
         lambda: core.seeded_mt(rng.randbytes(rng.choice([0, 3, 4, 8, 84, 4096, 4100]))),

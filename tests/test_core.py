@@ -11,6 +11,7 @@ sanitize` runs these under AddressSanitizer and UndefinedBehaviorSanitizer).
 from __future__ import annotations
 
 import dataclasses
+import gc
 import json
 import os
 import pickle
@@ -242,6 +243,76 @@ def test_the_core_s_choice_memo_changes_no_game() -> None:
     compiled = players.Games(population[3], cells[0], 2, 11).first(6)
     with pure_python() as pure:
         assert compiled == players.Games(population[3], cells[0], 2, 11, pure).first(6)
+
+
+@needs_core
+@settings(max_examples=_examples(30), deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
+    adds=st.integers(0, 3),
+    record=st.booleans(),
+    name=st.sampled_from(sorted(PLAYERS)),
+)
+def test_the_core_s_playouts_are_those_of_its_tuples(
+    seed: int, adds: int, record: bool, name: str
+) -> None:
+    """`core.play(..., Playout)` makes the Playouts `_compiled_playout` makes of its tuples (the
+    same fields, paths, positions, draws), each out of the cyclic collector's sight."""
+    assert core is not None
+    cells = _board(seed, 27 + seed % 19, seed % 2 == 0)
+    kind = players._compiled(PLAYERS[name], DEFAULT, cells, adds, MAX_PLAYER_MOVES)
+    assert kind is not None
+    state = random.Random(seed).getstate()[1]
+    mt_made, mt_tuples = core.MT(state), core.MT(state)
+    made = core.play(*kind, cells, adds, 5, mt_made, record, MAX_PLAYER_MOVES, players.Playout)
+    tuples = core.play(*kind, cells, adds, 5, mt_tuples, record, MAX_PLAYER_MOVES)
+    start = (cells, adds) if record else None
+    expected = [players._compiled_playout(t, start) for t in tuples]
+    assert mt_made.state() == mt_tuples.state()
+    for got, want in zip(made, expected, strict=True):
+        assert type(got) is players.Playout
+        assert [getattr(got, k) for k in got.__slots__] == [
+            getattr(want, k) for k in want.__slots__
+        ]
+        assert not gc.is_tracked(got) and not gc.is_tracked(got.pair_counts)
+        assert got == want and got.path == want.path
+    gc.collect()  # nothing the collector would trip over
+
+
+@needs_core
+def test_the_core_checks_the_playout_class() -> None:
+    """Anything but a plain class whose instances have the ten slots as object slots is refused,
+    and the class checked before still serves."""
+    assert core is not None
+    mt = core.MT(random.Random(0).getstate()[1])
+    slots = players.Playout.__slots__
+
+    class NoSlots:
+        pass
+
+    class Short:
+        __slots__ = slots[:-1]
+
+    class Props:
+        __slots__ = tuple(s for s in slots if s != "won")
+        won = property(lambda self: True)
+
+    class New:
+        __slots__ = slots
+
+        def __new__(cls) -> New:
+            return super().__new__(cls)
+
+    class Same:
+        __slots__ = slots
+
+    for cls in (None.__class__, int, tuple, NoSlots, Short, Props, New, 3, "Playout"):
+        with pytest.raises(ValueError):
+            core.play(core.RANDOM, 0, b"\1\1", 0, 1, mt, False, 10, cls)
+    (one,) = core.play(core.RANDOM, 0, b"\1\1", 0, 1, mt, True, 10, Same)
+    assert type(one) is Same and one.won and one._start == (b"\1\1", 0)
+    (two,) = core.play(core.RANDOM, 0, b"\1\1", 0, 1, mt, False, 10, players.Playout)
+    assert type(two) is players.Playout and two.won and two.positions == []
 
 
 @needs_core

@@ -2,8 +2,9 @@
 
 Backends first: CPU per rating at 27 cells / 2 adds, 30/2, 36/1 and 35/5 (random boards) with the
 compiled core and in pure Python (`NUMBERMATCH_PUREPYTHON=1`), each in a fresh process, taking
-turns, the least of two runs each counting; the ratio, the players' moves per CPU second, the
-machine and its load, and whether every rating came out the same.
+turns, the least of two runs each counting; the ratio against the target (x30), the players'
+moves per CPU second, the machine and its load, and whether every rating came out the same; for
+rating version 4 and the default version (BACKEND_VERSIONS).
 
 The score's spread and bias: each player's CPU per game; per rating version compared (3 and 4):
    ms per rating, the score's standard deviation across five rating seeds (SPREAD_SEEDS) on the
@@ -51,6 +52,7 @@ from pipeline.generation.requests import TIER_PLANS
 from pipeline.rating import CONFIRM_SEED, DEFAULT_SEED
 from pipeline.rating.players import PLAYERS, play_many
 from pipeline.rating.score import rate
+from pipeline.rating.tiers import RATING_VERSION
 from pipeline.rating.versions import VERSIONS
 
 TIMING_BOARDS = 10
@@ -61,23 +63,26 @@ BACKEND_SIZES = ((27, 2), (30, 2), (36, 1), (35, 5))
 SPREAD_SEEDS = tuple(s for s in range(8) if s not in (DEFAULT_SEED, CONFIRM_SEED))[:5]
 SPREAD_RANDOM = 5  # random boards a size (BACKEND_SIZES) beside the committed nights' Stages
 COMPARED = (3, 4)  # the rating versions the spread, the bias and the cost are printed for
+BACKEND_VERSIONS = tuple(dict.fromkeys((4, RATING_VERSION)))  # the backends' rows: 4, the default
+BACKEND_TARGET = 30  # the issue's ratio for a rating, compiled against pure Python
 _CHILD = (
     "import json, sys; from pipeline.bench.bench_rating import ratings_cpu; "
-    "print(json.dumps(ratings_cpu(int(sys.argv[1]), int(sys.argv[2]))))"
+    "print(json.dumps(ratings_cpu(*map(int, sys.argv[1:]))))"
 )
 
 
-def ratings_cpu(cells_n: int, adds: int) -> dict[str, Any]:
-    """CPU per rating (seconds) and the players' moves per rating over TIMING_BOARDS random
-    boards, the backend, and a digest of the ratings (run in a child process per backend)."""
+def ratings_cpu(cells_n: int, adds: int, version: int = RATING_VERSION) -> dict[str, Any]:
+    """CPU per rating (seconds) by rating `version` and the players' moves per rating over
+    TIMING_BOARDS random boards, the backend, and a digest of the ratings (run in a child process
+    per backend)."""
     rng = random.Random(cells_n * 10 + adds)
     boards = [bytes(rng.randint(1, 9) for _ in range(cells_n)) for _ in range(TIMING_BOARDS)]
-    rate(boards[0], adds)  # warm: the ray tables, the first imports of the solver
+    rate(boards[0], adds, version=version)  # warm: the ray tables, the solver's first imports
     cpu = moves = 0.0
     digest = hashlib.sha256()
     for cells in boards:
         start = time.process_time()
-        rating = rate(cells, adds).to_json()
+        rating = rate(cells, adds, version=version).to_json()
         cpu += time.process_time() - start
         moves += sum(p["playouts"] * p["mean_moves"] for p in rating["players"].values())
         digest.update(json.dumps(rating, sort_keys=True).encode())
@@ -89,12 +94,12 @@ def ratings_cpu(cells_n: int, adds: int) -> dict[str, Any]:
     }
 
 
-def _child(cells_n: int, adds: int, pure: bool) -> dict[str, Any]:
+def _child(cells_n: int, adds: int, pure: bool, version: int) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k != PURE_ENV}
     if pure:
         env[PURE_ENV] = "1"
     out = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(cells_n), str(adds)],
+        [sys.executable, "-c", _CHILD, str(cells_n), str(adds), str(version)],
         env=env,
         capture_output=True,
         text=True,
@@ -105,26 +110,39 @@ def _child(cells_n: int, adds: int, pure: bool) -> dict[str, Any]:
 
 
 def backends() -> None:
-    """The compiled core against pure Python, per size, same run."""
+    """The compiled core against pure Python, per rating version and size, same run."""
     print(
         f"   backends: CPU per rating, {TIMING_BOARDS} random boards a size, a fresh process per"
         f" backend, the least of 2 runs each, taking turns; machine: {machine()};"
         f" load average {os.getloadavg()[0]:.1f} before"
     )
-    for cells_n, adds in BACKEND_SIZES:
-        runs = [(_child(cells_n, adds, False), _child(cells_n, adds, True)) for _ in range(2)]
-        fast = min((r[0] for r in runs), key=lambda r: r["cpu"])
-        slow = min((r[1] for r in runs), key=lambda r: r["cpu"])
-        same = len({r["digest"] for pair in runs for r in pair}) == 1
-        label = "compiled" if "compiled" in fast["backend"] else "NOT COMPILED (pure Python)"
-        print(
-            f"   rate {cells_n} cells / {adds} add{'s' if adds != 1 else ''}:"
-            f" {label} {fast['cpu'] * 1000:.1f} ms ({fast['moves'] / fast['cpu'] / 1e6:.2f} M moves/s),"
-            f" pure Python {slow['cpu'] * 1000:.0f} ms ({slow['moves'] / slow['cpu'] / 1e6:.2f} M moves/s):"
-            f" x{slow['cpu'] / fast['cpu']:.1f} (target 30); ratings {'identical' if same else 'DIFFER'}",
-            flush=True,
-        )
+    for version in BACKEND_VERSIONS:
+        default = " (the default)" if version == RATING_VERSION else ""
+        print(f"   rating version {version}{default}:", flush=True)
+        for cells_n, adds in BACKEND_SIZES:
+            _backend_row(cells_n, adds, version)
     print(f"   load average {os.getloadavg()[0]:.1f} after")
+
+
+def _backend_row(cells_n: int, adds: int, version: int) -> None:
+    """One size's row of `backends`."""
+    runs = [
+        (_child(cells_n, adds, False, version), _child(cells_n, adds, True, version))
+        for _ in range(2)
+    ]
+    fast = min((r[0] for r in runs), key=lambda r: r["cpu"])
+    slow = min((r[1] for r in runs), key=lambda r: r["cpu"])
+    same = len({r["digest"] for pair in runs for r in pair}) == 1
+    label = "compiled" if "compiled" in fast["backend"] else "NOT COMPILED (pure Python)"
+    ratio = slow["cpu"] / fast["cpu"]
+    print(
+        f"   rate {cells_n} cells / {adds} add{'s' if adds != 1 else ''}:"
+        f" {label} {fast['cpu'] * 1000:.1f} ms ({fast['moves'] / fast['cpu'] / 1e6:.2f} M moves/s),"
+        f" pure Python {slow['cpu'] * 1000:.0f} ms ({slow['moves'] / slow['cpu'] / 1e6:.2f} M moves/s):"
+        f" x{ratio:.1f} (target {BACKEND_TARGET}: {'met' if ratio >= BACKEND_TARGET else 'NOT met'});"
+        f" ratings {'identical' if same else 'DIFFER'}; load {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
 
 
 def _time(boards: list[tuple[bytes, int]], version: int) -> float:

@@ -12,6 +12,14 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#ifdef Py_T_OBJECT_EX /* 3.12 on */
+#define NM_T_OBJECT_EX Py_T_OBJECT_EX
+#define NM_READONLY Py_READONLY
+#else
+#include <structmember.h>
+#define NM_T_OBJECT_EX T_OBJECT_EX
+#define NM_READONLY READONLY
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -132,14 +140,15 @@ genrand_uint32(MTObject *self)
 static uint32_t
 randbelow(MTObject *self, uint32_t n)
 {
-    int k = 0;
-    uint32_t v = n;
     if (n == 0)
         return 0; /* never asked: every caller draws among one or more */
-    while (v) {
+#if defined(__GNUC__)
+    int k = 32 - __builtin_clz(n);
+#else
+    int k = 0;
+    for (uint32_t v = n; v; v >>= 1)
         k++;
-        v >>= 1;
-    }
+#endif
     uint32_t r = genrand_uint32(self) >> (32 - k);
     while (r >= n)
         r = genrand_uint32(self) >> (32 - k);
@@ -390,9 +399,16 @@ board_rescan(Board *bd)
     return 0;
 }
 
-static int
+static inline int
 row_empty(const unsigned char *cells, Py_ssize_t n, Py_ssize_t start)
 {
+#if NM_WORDS && WIDTH == 9
+    if (start + WIDTH <= n) { /* a whole row: eight cells at once, then the ninth */
+        uint64_t v;
+        memcpy(&v, cells + start, 8);
+        return !v && !cells[start + 8];
+    }
+#endif
     Py_ssize_t end = start + WIDTH < n ? start + WIDTH : n;
     for (Py_ssize_t x = start; x < end; x++)
         if (cells[x])
@@ -460,16 +476,21 @@ first_on(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Py_ssize_t step
 }
 
 /* players._opened_across for one gap x: the pairs seeing across x (cells a < b) into out:
- * along reading order, the column and both diagonals, the nearest active cells either side. */
+ * along reading order, the column and both diagonals, the nearest active cells either side.
+ * *behind gets the least of x and the nearest active cells before x along those four lines
+ * (pairs_after_gaps' bound). */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
 static inline int
-opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out)
+opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out,
+               Py_ssize_t *behind)
 {
     int m = 0;
+    Py_ssize_t least = x;
     Py_ssize_t a = prev_active(cells, x - 1);
     if (a >= 0) {
+        least = a;
         Py_ssize_t b = next_active(cells, n, x + 1);
         if (b < n && CLASS[cells[a]] == CLASS[cells[b]]) {
             out[m].a = (int)a;
@@ -484,6 +505,7 @@ opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out
     for (p = x - WIDTH; p >= 0 && !cells[p]; p -= WIDTH)
         ;
     if (p >= 0) {
+        least = p < least ? p : least;
         for (q = x + WIDTH; q < n && !cells[q]; q += WIDTH)
             ;
         if (q < n && CLASS[cells[p]] == CLASS[cells[q]]) {
@@ -496,6 +518,7 @@ opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out
      * up one row), WIDTH-1-col ahead */
     p = first_back(cells, x, WIDTH + 1, col < row ? col : row);
     if (p >= 0) {
+        least = p < least ? p : least;
         q = first_on(cells, n, x, WIDTH + 1, WIDTH - 1 - col);
         if (q >= 0 && CLASS[cells[p]] == CLASS[cells[q]]) {
             out[m].a = (int)p;
@@ -506,6 +529,7 @@ opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out
     /* the down-left diagonal (up-right behind) */
     p = first_back(cells, x, WIDTH - 1, WIDTH - 1 - col < row ? WIDTH - 1 - col : row);
     if (p >= 0) {
+        least = p < least ? p : least;
         q = first_on(cells, n, x, WIDTH - 1, col);
         if (q >= 0 && CLASS[cells[p]] == CLASS[cells[q]]) {
             out[m].a = (int)p;
@@ -513,6 +537,7 @@ opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out
             m++;
         }
     }
+    *behind = least;
     return m;
 }
 
@@ -615,8 +640,9 @@ counts_after(Scratch *sc, const unsigned char *cells, Py_ssize_t n, const Pair *
         unsigned char vi = work[i], vj = work[j];
         work[i] = work[j] = 0;
         Pair found[8];
-        int m = opened_through(work, n, i, found);
-        m += opened_through(work, n, j, found + m);
+        Py_ssize_t unused;
+        int m = opened_through(work, n, i, found, &unused);
+        m += opened_through(work, n, j, found + m, &unused);
         work[i] = vi;
         work[j] = vj;
         int extra = 0;
@@ -643,8 +669,24 @@ __attribute__((always_inline))
 static inline int
 pairs_after_gaps(Board *bd, int i, int j)
 {
+    Pair found[8];
+    Py_ssize_t bi, bj;
+    int m = opened_through(bd->cells, bd->n, i, found, &bi);
+    m += opened_through(bd->cells, bd->n, j, found + m, &bj);
+    /* A pair through i (or j) is (i, b), or (a, i) with a the nearest active cell before i
+     * along a line (j is not between them, or a is j): every pair that goes has its first
+     * cell at bi or bj or after, so the pairs before those stay as they are. */
+    int from = (int)(bi < bj ? bi : bj);
     Pair *pairs = bd->pairs;
-    Py_ssize_t np = 0, k = 0;
+    Py_ssize_t k = 0, hi = bd->np;
+    while (k < hi) {
+        Py_ssize_t mid = (k + hi) / 2;
+        if (pairs[mid].a < from)
+            k = mid + 1;
+        else
+            hi = mid;
+    }
+    Py_ssize_t np = k;
     int last = i > j ? i : j; /* a pair (a, b), a < b, from after the later cell keeps both */
     for (; k < bd->np && pairs[k].a <= last; k++) { /* without branches: kept or overwritten */
         Pair p = pairs[k];
@@ -654,9 +696,6 @@ pairs_after_gaps(Board *bd, int i, int j)
     if (k < bd->np && np < k)
         memmove(pairs + np, pairs + k, (size_t)(bd->np - k) * sizeof(Pair));
     np += bd->np - k;
-    Pair found[8];
-    int m = opened_through(bd->cells, bd->n, i, found);
-    m += opened_through(bd->cells, bd->n, j, found + m);
     for (int x = 0; x < m; x++) {
         int a = found[x].a, b = found[x].b;
         Py_ssize_t lo = 0, hi = np;
@@ -1499,10 +1538,18 @@ bytes_put(Bytes *b, int32_t x, int32_t y)
     return 0;
 }
 
-/* One game (players._play); returns the result tuple or NULL. */
-static PyObject *
+/* One game's numbers (its path in the caller's Bytes, a recorded game's pair counts in
+ * Work.rec). */
+typedef struct {
+    int won, adds_used;
+    long moves, collapses, openings;
+    Py_ssize_t ncounts;
+} Game;
+
+/* One game (players._play) into *out; 0, or -1 with an exception set. */
+static int
 play_one(PlayerState *ps, Work *w, Board *bd, const Py_buffer *start, int adds, MTObject *rng,
-         int record, long max_moves, Bytes *path)
+         int record, long max_moves, Bytes *path, Game *out)
 {
     /* begin: the scanner's eyes and the local player's row are drawn first */
     ps->cursor = 0;
@@ -1515,12 +1562,11 @@ play_one(PlayerState *ps, Work *w, Board *bd, const Py_buffer *start, int adds, 
     }
     if (ensure_cells(&bd->cells, &bd->cap, start->len + 1) < 0 ||
         ensure_pairs(&bd->pairs, &bd->pcap, 4 * start->len + 4) < 0)
-        return NULL;
+        return -1;
     memcpy(bd->cells, start->buf, (size_t)start->len);
     bd->n = start->len;
     memcpy(bd->pairs, w->start_pairs, (size_t)w->start_np * sizeof(Pair));
     bd->np = w->start_np;
-    PyObject *counts = NULL;
     Py_ssize_t ncounts = 0;
     path->len = 0;
     int adds_left = adds, adds_used = 0;
@@ -1528,93 +1574,231 @@ play_one(PlayerState *ps, Work *w, Board *bd, const Py_buffer *start, int adds, 
     while (bd->n && moves < max_moves) {
         if (record) {
             if (ensure_ints(&w->rec, &w->rcap, ncounts + 1) < 0)
-                goto fail;
+                return -1;
             w->rec[ncounts++] = (int)bd->np;
         }
         Py_ssize_t k = bd->np ? choose(ps, w, bd, adds_left, rng) : -2;
         if (k == -1)
-            goto fail;
+            return -1;
         if (k == -2) {
             if (adds_left <= 0) {
                 if (bd->np) {
                     PyErr_SetString(PyExc_ValueError, "a player chose to add with no add left");
-                    goto fail;
+                    return -1;
                 }
                 break;
             }
             Py_ssize_t act = active_count(bd->cells, bd->n);
             if (act > PY_SSIZE_T_MAX / 8 - bd->n) {
                 PyErr_NoMemory();
-                goto fail;
+                return -1;
             }
             if (ensure_cells(&bd->cells, &bd->cap, bd->n + act + 1) < 0)
-                goto fail;
+                return -1;
             Py_ssize_t wpos = bd->n;
             for (Py_ssize_t x = 0; x < bd->n; x++)
                 if (bd->cells[x])
                     bd->cells[wpos++] = bd->cells[x];
             bd->n = wpos;
             if (board_rescan(bd) < 0)
-                goto fail;
+                return -1;
             adds_left--;
             adds_used++;
             moves++;
             if (bytes_put(path, -1, -1) < 0)
-                goto fail;
+                return -1;
             continue;
         }
         int i = bd->pairs[k].a, j = bd->pairs[k].b;
         if (bytes_put(path, i, j) < 0)
-            goto fail;
+            return -1;
         int collapsed, opened;
         if (track(bd, i, j, &w->gap, &w->gcap, &w->gpairs, &w->gpcap, &collapsed, &opened) < 0)
-            goto fail;
+            return -1;
         if (collapsed) {
             collapses++;
             openings += opened;
         }
         moves++;
     }
-    if (record) {
-        if ((counts = PyList_New(ncounts)) == NULL)
-            goto fail;
-        for (Py_ssize_t x = 0; x < ncounts; x++) {
-            PyObject *v = PyLong_FromLong(w->rec[x]);
-            if (v == NULL)
-                goto fail;
-            PyList_SET_ITEM(counts, x, v);
+    out->won = bd->n == 0;
+    out->adds_used = adds_used;
+    out->moves = moves;
+    out->collapses = collapses;
+    out->openings = openings;
+    out->ncounts = record ? ncounts : -1;
+    return 0;
+}
+
+/* A recorded game's pair counts as a list (an empty list when not recorded). */
+static PyObject *
+counts_list(const Work *w, const Game *g)
+{
+    Py_ssize_t nc = g->ncounts > 0 ? g->ncounts : 0;
+    PyObject *counts = PyList_New(nc);
+    if (counts == NULL)
+        return NULL;
+    for (Py_ssize_t x = 0; x < nc; x++) {
+        PyObject *v = PyLong_FromLong(w->rec[x]);
+        if (v == NULL) {
+            Py_DECREF(counts);
+            return NULL;
         }
+        PyList_SET_ITEM(counts, x, v);
     }
-    PyObject *code = PyBytes_FromStringAndSize((const char *)path->buf, path->len);
-    if (code == NULL)
-        goto fail;
-    if (counts == NULL) {
+    return counts;
+}
+
+/* A game's path as bytes */
+static PyObject *
+path_bytes(const Bytes *path)
+{
+    return PyBytes_FromStringAndSize(path->buf ? (const char *)path->buf : "", path->len);
+}
+
+/* (won, moves, adds_used, collapses, openings, path, pair counts or None) */
+static PyObject *
+game_tuple(const Work *w, const Game *g, const Bytes *path)
+{
+    PyObject *out = PyTuple_New(7);
+    if (out == NULL)
+        return NULL;
+    PyObject *counts;
+    if (g->ncounts >= 0)
+        counts = counts_list(w, g);
+    else {
         Py_INCREF(Py_None);
         counts = Py_None;
     }
-    /* (won, moves, adds_used, collapses, openings, path, pair counts or None) */
-    PyObject *out = PyTuple_New(7);
-    PyObject *won = PyBool_FromLong(bd->n == 0);
-    PyObject *nums[4] = {PyLong_FromLong(moves), PyLong_FromLong(adds_used),
-                         PyLong_FromLong(collapses), PyLong_FromLong(openings)};
-    if (out == NULL || nums[0] == NULL || nums[1] == NULL || nums[2] == NULL ||
-        nums[3] == NULL) {
-        Py_XDECREF(out);
-        Py_DECREF(won);
-        for (int x = 0; x < 4; x++)
-            Py_XDECREF(nums[x]);
-        Py_DECREF(code);
-        goto fail;
+    PyObject *items[7] = {PyBool_FromLong(g->won), PyLong_FromLong(g->moves),
+                          PyLong_FromLong(g->adds_used), PyLong_FromLong(g->collapses),
+                          PyLong_FromLong(g->openings), path_bytes(path), counts};
+    int bad = 0;
+    for (int x = 0; x < 7; x++) {
+        if (items[x] == NULL)
+            bad = 1;
+        PyTuple_SET_ITEM(out, x, items[x]); /* a NULL item is skipped by the tuple's dealloc */
     }
-    PyTuple_SET_ITEM(out, 0, won);
-    for (int x = 0; x < 4; x++)
-        PyTuple_SET_ITEM(out, 1 + x, nums[x]);
-    PyTuple_SET_ITEM(out, 5, code);
-    PyTuple_SET_ITEM(out, 6, counts);
+    if (bad) {
+        Py_DECREF(out);
+        return NULL;
+    }
     return out;
-fail:
-    Py_XDECREF(counts);
-    return NULL;
+}
+
+/* Games as instances of the caller's Playout class (players.Playout), built here rather than
+ * from tuples in Python: the class's slots, in this order, are set as players._compiled_playout
+ * sets them. The class is checked once (and kept): a type whose instances object.__new__ makes,
+ * each name a writable object slot of it. */
+#define PL_SLOTS 10
+static const char *const PL_NAMES[PL_SLOTS] = {
+    "won", "moves", "adds_used", "collapses", "openings", "_code", "pair_counts", "_path",
+    "_positions", "_start",
+};
+enum { PL_WON, PL_MOVES, PL_ADDS, PL_COLLAPSES, PL_OPENINGS, PL_CODE, PL_COUNTS, PL_PATH,
+       PL_POSITIONS, PL_START };
+static PyTypeObject *pl_type = NULL; /* a strong reference once checked */
+static Py_ssize_t pl_off[PL_SLOTS];
+
+static int
+playout_layout(PyObject *cls)
+{
+    if ((PyObject *)pl_type == cls)
+        return 0;
+    if (!PyType_Check(cls)) {
+        PyErr_Format(PyExc_ValueError, "play: the playout class must be a type, got %.100s",
+                     Py_TYPE(cls)->tp_name);
+        return -1;
+    }
+    PyTypeObject *tp = (PyTypeObject *)cls;
+    if (tp->tp_itemsize != 0 || tp->tp_new != PyBaseObject_Type.tp_new || tp->tp_alloc == NULL ||
+        !PyType_HasFeature(tp, Py_TPFLAGS_HAVE_GC) ||
+        tp->tp_basicsize < (Py_ssize_t)sizeof(PyObject)) {
+        PyErr_Format(PyExc_ValueError, "play: %.100s is not a plain class with slots", tp->tp_name);
+        return -1;
+    }
+    Py_ssize_t off[PL_SLOTS];
+    for (int x = 0; x < PL_SLOTS; x++) {
+        PyObject *d = PyObject_GetAttrString(cls, PL_NAMES[x]);
+        if (d == NULL) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "play: %.100s has no slot %s", tp->tp_name,
+                         PL_NAMES[x]);
+            return -1;
+        }
+        int ok = Py_IS_TYPE(d, &PyMemberDescr_Type) &&
+                 PyType_IsSubtype(tp, PyDescr_TYPE(d));
+        if (ok) {
+            PyMemberDef *m = ((PyMemberDescrObject *)d)->d_member;
+            off[x] = m->offset;
+            ok = m->type == NM_T_OBJECT_EX && !(m->flags & NM_READONLY) &&
+                 m->offset >= (Py_ssize_t)sizeof(PyObject) &&
+                 m->offset <= tp->tp_basicsize - (Py_ssize_t)sizeof(PyObject *);
+            for (int y = 0; ok && y < x; y++)
+                ok = off[y] != off[x];
+        }
+        Py_DECREF(d);
+        if (!ok) {
+            PyErr_Format(PyExc_ValueError, "play: %.100s.%s is not an object slot", tp->tp_name,
+                         PL_NAMES[x]);
+            return -1;
+        }
+    }
+    memcpy(pl_off, off, sizeof off);
+    Py_INCREF(tp);
+    Py_XSETREF(pl_type, tp);
+    return 0;
+}
+
+/* One game as a playout (tp checked by playout_layout, its offsets); `start` is the recorded game's (cells, adds), or
+ * NULL. */
+static PyObject *
+game_playout(PyTypeObject *tp, const Py_ssize_t *off, const Work *w, const Game *g,
+             const Bytes *path, PyObject *start)
+{
+    PyObject *o = tp->tp_alloc(tp, 0);
+    if (o == NULL)
+        return NULL;
+    PyObject *v[PL_SLOTS];
+    v[PL_WON] = PyBool_FromLong(g->won);
+    v[PL_MOVES] = PyLong_FromLong(g->moves);
+    v[PL_ADDS] = PyLong_FromLong(g->adds_used);
+    v[PL_COLLAPSES] = PyLong_FromLong(g->collapses);
+    v[PL_OPENINGS] = PyLong_FromLong(g->openings);
+    v[PL_CODE] = path_bytes(path);
+    v[PL_COUNTS] = counts_list(w, g);
+    Py_INCREF(Py_None);
+    v[PL_PATH] = Py_None;
+    if (start != NULL) {
+        Py_INCREF(Py_None);
+        v[PL_POSITIONS] = Py_None;
+        Py_INCREF(start);
+        v[PL_START] = start;
+    }
+    else {
+        v[PL_POSITIONS] = PyList_New(0);
+        Py_INCREF(Py_None);
+        v[PL_START] = Py_None;
+    }
+    int bad = 0;
+    for (int x = 0; x < PL_SLOTS; x++) {
+        if (v[x] == NULL)
+            bad = 1;
+        *(PyObject **)((char *)o + off[x]) = v[x]; /* a NULL slot is skipped when o goes */
+    }
+    if (bad) {
+        Py_DECREF(o);
+        return NULL;
+    }
+    /* Out of the cyclic collector's sight: a playout and its lists of numbers refer to no
+     * container that could lead back to them (what players.Playout fills in later, its path
+     * and positions, holds moves and positions only), so they go by reference counting; the
+     * collector's passes over a rating's tens of thousands of them cost about a tenth of it. */
+    PyObject_GC_UnTrack(v[PL_COUNTS]);
+    if (v[PL_POSITIONS] != Py_None)
+        PyObject_GC_UnTrack(v[PL_POSITIONS]);
+    PyObject_GC_UnTrack(o);
+    return o;
 }
 
 static PyObject *
@@ -1623,9 +1807,9 @@ core_play(PyObject *Py_UNUSED(mod), PyObject *args)
     int kind, param, adds, record;
     Py_ssize_t games;
     long max_moves;
-    PyObject *obj, *rngobj;
-    if (!PyArg_ParseTuple(args, "iiOinO!pl:play", &kind, &param, &obj, &adds, &games, &MTType,
-                          &rngobj, &record, &max_moves))
+    PyObject *obj, *rngobj, *cls = Py_None;
+    if (!PyArg_ParseTuple(args, "iiOinO!pl|O:play", &kind, &param, &obj, &adds, &games, &MTType,
+                          &rngobj, &record, &max_moves, &cls))
         return bad_call();
     if (kind < 0 || kind >= P_KINDS) {
         PyErr_Format(PyExc_ValueError, "play: unknown player kind %d", kind);
@@ -1647,9 +1831,27 @@ core_play(PyObject *Py_UNUSED(mod), PyObject *args)
         PyErr_Format(PyExc_ValueError, "play: max_moves %ld out of range", max_moves);
         return NULL;
     }
+    /* games as instances of cls (players.Playout) when given, else as tuples */
+    PyTypeObject *tp = NULL;
+    Py_ssize_t off[PL_SLOTS];
+    if (cls != Py_None) {
+        if (playout_layout(cls) < 0)
+            return NULL;
+        tp = pl_type;
+        Py_INCREF(tp); /* a call made during this one may check another class */
+        memcpy(off, pl_off, sizeof off);
+    }
     Py_buffer view;
-    if (get_cells_max(obj, &view, MAX_INPUT_CELLS) < 0)
+    if (get_cells_max(obj, &view, MAX_INPUT_CELLS) < 0) {
+        Py_XDECREF(tp);
         return NULL;
+    }
+    PyObject *start = NULL;
+    if (tp != NULL && record && (start = Py_BuildValue("(Oi)", obj, adds)) == NULL) {
+        PyBuffer_Release(&view);
+        Py_DECREF(tp);
+        return NULL;
+    }
     MTObject *rng = (MTObject *)rngobj;
     PlayerState ps = {kind, param, 0, 0};
     /* The buffers stay between calls (the screen plays one game a call); a call made while
@@ -1682,7 +1884,11 @@ core_play(PyObject *Py_UNUSED(mod), PyObject *args)
     if (out == NULL)
         goto done;
     for (Py_ssize_t g = 0; g < games; g++) {
-        PyObject *r = play_one(&ps, w, bd, &view, adds, rng, record, max_moves, path);
+        Game game;
+        PyObject *r = NULL;
+        if (play_one(&ps, w, bd, &view, adds, rng, record, max_moves, path, &game) == 0)
+            r = tp != NULL ? game_playout(tp, off, w, &game, path, start)
+                           : game_tuple(w, &game, path);
         if (r == NULL) {
             Py_CLEAR(out);
             goto done;
@@ -1691,6 +1897,8 @@ core_play(PyObject *Py_UNUSED(mod), PyObject *args)
     }
 done:
     PyBuffer_Release(&view);
+    Py_XDECREF(start);
+    Py_XDECREF(tp);
     if (mine) {
         work_free(w);
         board_free(bd);
@@ -1899,9 +2107,11 @@ static PyMethodDef core_methods[] = {
      "players.remove_and_track(cells, pairs, i, j) as (cells, pairs, collapsed, opened); "
      "ValueError unless (i, j) is legal."},
     {"play", core_play, METH_VARARGS,
-     "play(kind, param, cells, adds, games, mt, record, max_moves): a batch of games, each "
-     "(won, moves, adds_used, collapses, openings, path, pair_counts or None); the path is 8 "
-     "bytes a move (two little-endian int32 cells, -1 -1 for an add)."},
+     "play(kind, param, cells, adds, games, mt, record, max_moves[, cls]): a batch of games, "
+     "each (won, moves, adds_used, collapses, openings, path, pair_counts or None); the path is "
+     "8 bytes a move (two little-endian int32 cells, -1 -1 for an add). With cls (the "
+     "players.Playout class), each an instance of it, its slots set as "
+     "players._compiled_playout sets them."},
     {"seeded_mt", core_seeded_mt, METH_O,
      "seeded_mt(key) -> MT as random.Random(a) seeds it, for the int a whose 32-bit words, "
      "least significant first, are key (little-endian, 4 bytes a word)."},

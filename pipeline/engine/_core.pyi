@@ -1,4 +1,8 @@
 # Types of the compiled core (pipeline/engine/_core.c), for mypy.
+from typing import TypeVar, overload
+
+_T = TypeVar("_T")
+
 MAX_INPUT_CELLS: int
 SOURCE_SHA256: str
 RANDOM: int
@@ -23,6 +27,7 @@ def remove_pair(cells: bytes, i: int, j: int, /) -> bytes: ...
 def add_numbers(cells: bytes, /) -> bytes: ...
 def pair_counts_after(cells: bytes, /) -> list[int]: ...
 def track(cells: bytes, i: int, j: int, /) -> tuple[bytes, list[tuple[int, int]], bool, bool]: ...
+@overload
 def play(
     kind: int,
     param: int,
@@ -34,6 +39,19 @@ def play(
     max_moves: int,
     /,
 ) -> list[tuple[bool, int, int, int, int, bytes, list[int] | None]]: ...
+@overload
+def play(
+    kind: int,
+    param: int,
+    cells: bytes,
+    adds: int,
+    games: int,
+    mt: MT,
+    record: bool,
+    max_moves: int,
+    cls: type[_T],
+    /,
+) -> list[_T]: ...
 
 PLAYOUTS_NONE: int
 PLAYOUTS_WON: int

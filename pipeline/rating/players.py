@@ -839,20 +839,23 @@ class Games:
                 mt = core.MT(self._random.getstate()[1])
             self._mt = mt
             self._fresh = False
-        start = (self.cells, self.adds) if self.record else None
         collecting = gc.isenabled()
         gc.disable()  # as in `play`: a batch's results make no cycles, only work for the collector
         try:
-            results = core.play(
-                *kind,
-                self.cells,
-                self.adds,
-                count,
-                mt,
-                self.record,
-                MAX_PLAYER_MOVES,
+            # Playouts made by the core itself, as `_compiled_playout` makes them (and out of the
+            # cyclic collector's sight: they hold no containers that could lead back to them)
+            self.played.extend(
+                core.play(
+                    *kind,
+                    self.cells,
+                    self.adds,
+                    count,
+                    mt,
+                    self.record,
+                    MAX_PLAYER_MOVES,
+                    Playout,
+                )
             )
-            self.played.extend([_compiled_playout(r, start) for r in results])
         finally:
             if collecting:
                 gc.enable()
