@@ -107,12 +107,20 @@ def test_every_move_replays_and_keeps_the_board_a_board():
 
 def test_the_climb_aims_a_quarter_into_a_tier_and_at_a_score_as_the_screen_does():
     """A climb enters a window at its near edge: aiming at a tier's whole range would make its
-    puzzles the tier's easiest ones when it climbs up. A score's aim is the screen's."""
-    assert climb.aim(Window(54.0, 84.0)) == (61.5, 84.0)
+    puzzles the tier's easiest ones when it climbs up. At the top it keeps what the screen keeps
+    (ABOVE errors of its last stage over the high end, below 100), so the tier's top is not
+    turned away. A score's aim is the screen's."""
+    from pipeline.generation.screen import ABOVE
+
+    over = ABOVE * climb.CONFIRM.error
+    assert over > 0
+    assert climb.aim(Window(54.0, 84.0)) == (61.5, 84.0 + over)
+    assert climb.aim(Window(84.0, 100.0)) == (88.0, 100.0)
     assert climb.aim(Window(39.0, 51.0, 45.0)) == Window(39.0, 51.0, 45.0).aim()
     assert climb.distance(70.0, (Window(54.0, 84.0),)) == 0.0
+    assert climb.distance(85.0, (Window(54.0, 84.0),)) == 0.0
     assert climb.distance(55.0, (Window(54.0, 84.0), Window(84.0, 100.0))) == 6.5
-    assert climb.distance(90.0, (Window(54.0, 84.0),)) == 6.0
+    assert climb.distance(90.0, (Window(54.0, 84.0),)) == pytest.approx(6.0 - over)
 
 
 def test_with_no_target_the_climb_offers_the_random_board():

@@ -28,12 +28,16 @@ the params and the attempt number k (its `random.Random`; no clock anywhere):
    what tells a run that the target is out of reach there (`generator._Judge`), where the
    estimates read low and a run cannot trust them to stop.
 
-Where the climb aims: a score's aim is the screen's (the middle half of its window); a tier's is
-its middle half too (`aim`), not the whole range the screen keeps. A climb enters a window at its
-near edge, so aiming at the whole tier would make its puzzles the tier's easiest when it climbs up
-(and hardest when it climbs down): the middle keeps them typical of the tier, which is what the
-held-out check compares (`make bench`: the rating study's held-out players must lose the climb's
-puzzles of a tier at least as often as the screen's and random's).
+Where the climb aims: a score's aim is the screen's (the middle half of its window); a tier's
+runs from a quarter of the way in (`aim`). A climb enters a window at its near edge, so aiming at
+the whole tier would make its puzzles the tier's easiest when it climbs up. At the top a tier's
+aim goes on past the tier's high end by the margin the screen keeps there (`screen.ABOVE` errors
+of the climb's last stage): the full rating decides, as for the screen's boards. An aim ending at
+the high end turned away the boards whose estimate landed just over it, the top of the tier,
+where random boards crowd when the tier above is common, and the climb's puzzles sat lower in
+the tier than the screen's (docs/generation.md). Both are what the held-out check compares
+(`make bench`: the rating study's held-out players must lose the climb's puzzles of a tier at
+least as often as the screen's and random's).
 
 Why games of its own: the climb compares hundreds of boards, and comparing them on the rating's
 own games would keep the boards whose rating games happened to go badly, not the hard boards.
@@ -50,7 +54,7 @@ from dataclasses import dataclass
 from pipeline.engine.board import WIDTH
 from pipeline.engine.rulesets import Ruleset
 from pipeline.generation.proposals import DigitDistribution, Proposal, reading_order_reduction
-from pipeline.generation.screen import _PLAYERS, STAGES, Stage, Window, passes
+from pipeline.generation.screen import _PLAYERS, ABOVE, STAGES, Stage, Window, passes
 from pipeline.rating.players import Games
 from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
 from pipeline.solver.search import SOLVED, solve
@@ -65,11 +69,13 @@ MOVES: tuple[tuple[str, int], ...] = (("digit", 1), ("swap", 1), ("row", 1))
 
 def aim(window: Window) -> tuple[float, float]:
     """Where the climb wants the estimate: a tier's range from a quarter of the way in (a climb
-    up enters at the low edge: that would make its puzzles the tier's easiest), a score's the
-    screen's aim (the middle half of its window)."""
+    up enters at the low edge: that would make its puzzles the tier's easiest) to the screen's
+    margin over its high end (below 100), a score's the screen's aim (the middle half of its
+    window)."""
     if window.score is not None:
         return window.aim()
-    return window.low + (window.high - window.low) / 4, window.high
+    top = window.high + ABOVE * CONFIRM.error if window.high < 100.0 else window.high
+    return window.low + (window.high - window.low) / 4, top
 
 
 def distance(estimate: float, windows: tuple[Window, ...]) -> float:
@@ -242,6 +248,6 @@ def settings(depth: tuple[int, int] | None = None, offer_best: bool = False) -> 
         "steps": steps,
         "probes": [dict(s.games) for s in (START, PROBE, CONFIRM)],
         "moves": dict(MOVES),
-        "aim": "middle half",
+        "aim": "a tier from a quarter in to the screen's margin over it; a score's middle half",
         **({"offers_best": True} if offer_best else {}),
     }
