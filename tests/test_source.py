@@ -4,6 +4,7 @@ generated/ without --in."""
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 from pathlib import Path
@@ -157,3 +158,32 @@ def test_a_board_pasted_over_several_lines_reads_its_lines_as_rows() -> None:
     assert shown.exit_code == 0 and shown.stdout == run("show", "123456789/987654321/1").stdout
     bad = run("show", "12x\n3")
     assert bad.exit_code == 1 and "'x' at column 2" in bad.output
+
+
+def test_rate_reproduces_a_stored_rating_by_its_seed() -> None:
+    """`rate` on a stored puzzle plays with the seed its stored rating was played with (a stock
+    file's `provenance.rating_seed`); a pasted board, with nothing stored, plays seed 0; --seed wins."""
+    from pipeline.rating import CONFIRM_SEED, DEFAULT_SEED
+    from pipeline.rating.versions import stored_rating_seed
+
+    stored = next(
+        p
+        for p in sorted(REPO.glob("generated/stock/**/nm*-*.yaml"))
+        if yaml.safe_load(p.read_text())["difficulty"]["version"] == 4
+    )
+    puzzle = yaml.safe_load(stored.read_text())
+    assert puzzle["provenance"]["rating_seed"] == CONFIRM_SEED
+    rated = run("rate", str(stored), "--json")
+    assert rated.exit_code == 0 and f'"score": {puzzle["difficulty"]["score"]},' in rated.output
+    board = run("rate", puzzle["board"], "--adds", str(puzzle["adds"]), "--json")
+    seed0 = run("rate", puzzle["board"], "--adds", str(puzzle["adds"]), "--seed", "0", "--json")
+    assert board.output == seed0.output != rated.output
+    # the stored certificate spares the solver its nodes, so only the score is the same
+    explicit = run("rate", str(stored), "--seed", "0", "--json")
+    assert json.loads(explicit.output)["score"] == json.loads(seed0.output)["score"]
+    # a Stage without provenance: version 4 confirms; older versions rated with the default
+    assert stored_rating_seed({"difficulty": {"version": 4}}, 4) == CONFIRM_SEED
+    assert stored_rating_seed({"difficulty": {"version": 3}}, 4) == DEFAULT_SEED
+    assert stored_rating_seed({"provenance": {"rating_seed": 7}}, 4) == 7
+    assert stored_rating_seed({"provenance": {"rating_seed": True}}, 4) == DEFAULT_SEED
+    assert stored_rating_seed(None, 4) == DEFAULT_SEED

@@ -312,13 +312,13 @@ def try_run(argv: Sequence[str]) -> int | None:
                 search,
             )
         if command == "rate":
-            from pipeline.rating import DEFAULT_PLAYOUTS, DEFAULT_SEED  # start-up time
+            from pipeline.rating import DEFAULT_PLAYOUTS  # start-up time
 
             return runs.rate(
                 positional[0],
                 adds,
                 values.get("--playouts", DEFAULT_PLAYOUTS),
-                values.get("--seed", DEFAULT_SEED),
+                values.get("--seed"),  # None: the stored rating's seed
                 json_out,
                 "--explain" in values,
                 search,

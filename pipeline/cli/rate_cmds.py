@@ -11,7 +11,7 @@ from pipeline.cli import runs
 from pipeline.cli.base import app
 from pipeline.cli.common import IN_HELP, SOURCE_HELP, run
 from pipeline.limits import MAX_ADDS, MAX_PLAYOUTS
-from pipeline.rating import DEFAULT_PLAYOUTS, DEFAULT_SEED
+from pipeline.rating import CONFIRM_SEED, DEFAULT_PLAYOUTS, DEFAULT_SEED
 
 
 @app.command("rate")
@@ -35,8 +35,11 @@ def rate_cmd(
         max=MAX_PLAYOUTS,
         help="Games per simulated player at the base share (the rating gives cheap players more, costly ones fewer; the counts are stored).",
     ),
-    seed: int = typer.Option(
-        DEFAULT_SEED, "--seed", help="Seed of the simulated players (same seed, same rating)."
+    seed: int | None = typer.Option(
+        None,
+        "--seed",
+        show_default=False,
+        help=f"Seed of the simulated players (same seed, same rating). Default: the seed of the puzzle's stored rating (provenance.rating_seed; {CONFIRM_SEED} for a Stage rated by a version that confirms), else {DEFAULT_SEED}.",
     ),
     json_out: bool = typer.Option(False, "--json", help="Print one JSON object instead of text."),
     explain_out: bool = typer.Option(

@@ -247,7 +247,7 @@ def rate(
     board: str,
     adds: int | None,
     playouts: int,
-    seed: int,
+    seed: int | None,
     json_out: bool = False,
     explain_out: bool = False,
     search: Sequence[Path] | None = None,
@@ -255,13 +255,16 @@ def rate(
 ) -> int:
     # start-up time: the players and the solver load to rate, not for validate
     from pipeline.engine.board import Board
+    from pipeline.rating import DEFAULT_SEED
     from pipeline.rating.explain import explain
     from pipeline.rating.profile import rated_under
     from pipeline.rating.score import rate as score_rate
+    from pipeline.rating.tiers import RATING_VERSION
+    from pipeline.rating.versions import stored_rating_seed
 
     profile = read_profile_option(profile_file)
 
-    def rated(cells: object, a: int, **kw: object) -> Rating:
+    def rated(cells: object, a: int, seed: int = DEFAULT_SEED, **kw: object) -> Rating:
         return rated_under(score_rate(cells, a, playouts=playouts, seed=seed, **kw), profile)  # type: ignore[arg-type]
 
     def as_json(r: Rating) -> dict[str, Any]:
@@ -271,12 +274,16 @@ def rate(
         return out
 
     if board == "-":
-        return board_adds_stream(lambda _t, cells, a: as_json(rated(cells, a)))
+        return board_adds_stream(
+            lambda _t, cells, a: as_json(rated(cells, a, DEFAULT_SEED if seed is None else seed))
+        )
     source = load_source(board, search)
     b = Board(source.cells)
     adds = source.adds_or(adds)
+    if seed is None:  # a stored rating is reproduced: the seed it was played with
+        seed = stored_rating_seed(source.puzzle, RATING_VERSION)
     try:
-        rating = rated(b, adds, solution=source.certificate(adds), ruleset=source.ruleset)
+        rating = rated(b, adds, seed, solution=source.certificate(adds), ruleset=source.ruleset)
     except NumberMatchError as exc:
         raise Failed(str(exc)) from exc
     if json_out:

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pipeline.rating import CONFIRM_SEED, DEFAULT_SEED
+
 MIN_ADDS_CAP = 3  # min_adds at or above this counts as fully hard
 
 # (tier, low score inclusive, high score exclusive); version 3 (`make rating-calibration` sets the
@@ -318,3 +320,20 @@ def stored_score(difficulty: Mapping[str, Any]) -> float | None:
 def stored_tier(difficulty: Mapping[str, Any]) -> str:
     """A stored block's tier (`"None"` when absent, as readers always showed it)."""
     return str(difficulty.get("tier"))
+
+
+def stored_rating_seed(puzzle: Mapping[str, Any] | None, version: int) -> int:
+    """The seed that reproduces `puzzle`'s stored rating by `version`: its
+    `provenance.rating_seed`, else the confirmation's for a block of a version that confirms (a
+    bundle's Stage carries no provenance), else the default (no stored block by `version`)."""
+    if not isinstance(puzzle, Mapping):
+        return DEFAULT_SEED
+    provenance = puzzle.get("provenance")
+    seed = provenance.get("rating_seed") if isinstance(provenance, Mapping) else None
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        return seed
+    stored = puzzle.get("difficulty")
+    stored_version = stored.get("version") if isinstance(stored, Mapping) else None
+    if stored_version == version and version in VERSIONS and VERSIONS[version].confirms:
+        return CONFIRM_SEED
+    return DEFAULT_SEED
