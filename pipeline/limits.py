@@ -278,6 +278,51 @@ LIMITS: tuple[Limit, ...] = (
         value="16",
     ),
     Limit(
+        "generating: attempts of a round with nothing accepted, then the pilot's check"
+        " (`generation.generator.PILOT_ATTEMPTS`); attempts of a run without `--max-attempts`",
+        (),
+        "no solvable non-trivial board, or every score more than 10 points"
+        " (`generator.SCORE_SLACK`) beyond the target: one line; the attempts run out: one line"
+        " naming the scores seen, the puzzles made so far kept",
+        value="200; 1,000 + 200 per puzzle asked",
+    ),
+    Limit(
+        "generating, the climb: random boards probed for a start / steps of an attempt / neighbours"
+        " per step (`generation.climb.START_DRAWS`, `STEPS`, `BRANCH`); the deeper climb's steps /"
+        " neighbours, for targets from 84 (expert) beyond the screen's fitted adds (1-3)"
+        " (`generation.strategies.DEEP_CLIMB`, `DEEP_FROM`)",
+        (),
+        "the steps run out: the attempt offers nothing (`no-candidate`); the deeper climb offers"
+        " the board it stood on nearest the aim, unscreened, and it is rated in full",
+        value="64 / 150 / 8; 3,000 / 16",
+    ),
+    Limit(
+        "generating, the climb's stop on estimates: attempts of a round with nothing accepted"
+        " (`strategies.CLIMB.reach_pilot`), after which every estimate the climbs stood on and"
+        " every score rated staying more than 5 points (`generator.SCREEN_REACH`) from the target"
+        " stops the run; at 1-3 adds only, where the screen's lines were fitted",
+        (),
+        "`generate`, a night: one line naming the estimates and scores seen and what to change",
+        value="4",
+    ),
+    Limit(
+        "generating, the climb's stop on full ratings: attempts of a round with nothing accepted"
+        " (`strategies.CLIMB.reach_pilot`), after which, when each of them rated a board in full and"
+        " every such score stayed more than 5 points below the target, the run stops; at any adds",
+        (),
+        "`generate`, a night: one line naming the full ratings' range and the target",
+        value="4",
+    ),
+    Limit(
+        "generating: solver nodes per candidate board (`--solve-nodes`,"
+        " `solver.budgets.DEFAULT_SOLVE_NODES`); the climb's own checks that its start and each"
+        " board it keeps are still winnable use the default whatever `--solve-nodes` says",
+        (),
+        "over budget: the candidate is rejected (`solver-budget`), never called unsolvable; the"
+        " climb neither starts from nor keeps such a board",
+        value="50,000",
+    ),
+    Limit(
         "share of the stock one `stock prune` drops",
         ("MAX_PRUNE_SHARE",),
         "refused, one line, nothing dropped (the list is printed); `--force` drops them",

@@ -236,6 +236,29 @@ def test_the_docs_list_every_limit() -> None:
         assert shown in section, (name, shown)
 
 
+def test_the_generators_stops_in_the_table_are_the_codes() -> None:
+    """The generation rows of the table (kept as text: pipeline.limits may not import the
+    generator) say what the code does: the pilot, the climb's steps, its two stops, node budgets."""
+    from pipeline.generation import climb, generator, strategies
+    from pipeline.solver.budgets import DEFAULT_SOLVE_NODES
+
+    rows = [row for row in limits.LIMITS if row.what.startswith("generating")]
+    values = [row.value for row in rows]
+    whats = " ".join(row.what for row in rows)
+    steps, branch = strategies.DEEP_CLIMB
+    assert f"{climb.START_DRAWS} / {climb.STEPS} / {climb.BRANCH}; {steps:,} / {branch}" in values
+    assert f"{generator.PILOT_ATTEMPTS}; 1,000 + 200 per puzzle asked" in values
+    assert generator.GenerateParams(cells=27, adds=2).attempt_limit(3) == 1000 + 200 * 3
+    assert f"{DEFAULT_SOLVE_NODES:,}" in values
+    assert str(generator.SCREEN_BUDGET) in values
+    assert values.count(str(strategies.CLIMB.reach_pilot)) == 2
+    assert whats.count(f"more than {generator.SCREEN_REACH:g} points") == 2
+    assert f"from {strategies.DEEP_FROM:g} (expert)" in whats
+    fitted = strategies.SCREEN_ADDS
+    assert whats.count(f"{fitted.start}-{fitted.stop - 1}") == 3
+    assert f"more than {generator.SCORE_SLACK:g} points" in " ".join(r.beyond for r in rows)
+
+
 @pytest.mark.slow
 def test_a_big_file_without_aliases_is_not_blamed_on_aliases() -> None:
     from pipeline.formats.loader import load_text
