@@ -101,6 +101,15 @@ def numbermatch_argv() -> list[str]:
     return [str(exe)] if exe.exists() else [sys.executable, "-m", "pipeline.cli"]
 
 
+def sigint_as_at_a_terminal() -> None:
+    """A `preexec_fn` for a child a test interrupts with SIGINT: the default disposition, as
+    at a terminal. A shell starts background jobs with SIGINT ignored (`make test &`, nohup), an
+    exec'd child inherits that, and Python then never raises KeyboardInterrupt."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def edited(text: str, old: str, new: str) -> str:
     """`text` with the first `old` replaced by `new` (which must be there): a mutant document."""
     assert old in text

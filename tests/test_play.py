@@ -18,7 +18,7 @@ from pipeline.engine.board import parse
 from pipeline.engine.stage import replay
 from pipeline.formats.source import resolve
 from pipeline.solver.search import SOLVED, solve
-from tests.helpers import numbermatch_argv, run
+from tests.helpers import numbermatch_argv, run, sigint_as_at_a_terminal
 
 
 def test_play_piped_reaches_won_with_the_certificate(night: Path) -> None:
@@ -161,6 +161,7 @@ def test_ctrl_c_in_play_exits_130() -> None:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        preexec_fn=sigint_as_at_a_terminal,
     )
     assert proc.stdout is not None
     while b"status: in play" not in proc.stdout.readline():

@@ -30,6 +30,7 @@ from pipeline.studio.app import create_app
 from pipeline.studio.draft import Draft, DraftError
 from pipeline.studio.paths import PathRefused, inside
 from tests.conftest import studio_post
+from tests.helpers import sigint_as_at_a_terminal
 
 BUNDLE = "2026-01-02/bundle.yaml"
 ORIGIN = "http://127.0.0.1:8765"
@@ -176,6 +177,7 @@ def test_the_cli_serves_on_localhost_and_stops_cleanly_on_ctrl_c(night_copy: Pat
         stderr=subprocess.PIPE,
         text=True,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        preexec_fn=sigint_as_at_a_terminal,
     )
     try:
         assert proc.stdout is not None
