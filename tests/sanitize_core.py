@@ -121,6 +121,16 @@ def calls(core: ModuleType, rng: random.Random) -> list[Callable[[], object]]:
             rng.choice([-1, 0, 5, 200]),
             rng.choice(_CLASSES),
         ),
+        lambda: core.tally(
+            rng.randrange(-1, 8),
+            rng.randrange(-1, 6),
+            cells,
+            rng.randrange(-1, 4),
+            rng.randrange(-1, 3),
+            mt,
+            rng.random() < 0.5,
+            rng.choice([-1, 0, 5, 200]),
+        ),
         lambda: mt.state(),
         lambda: core.seeded_mt(rng.randbytes(rng.choice([0, 3, 4, 8, 84, 4096, 4100]))),
     ]

@@ -185,6 +185,33 @@ def test_every_player_plays_the_python_games(
 @settings(max_examples=_examples(40), deadline=None)
 @given(
     seed=st.integers(0, 2**32),
+    n=st.sampled_from([1, 9, 27, 30, 36, 45]),
+    adds=st.integers(0, 4),
+    gappy=st.booleans(),
+    record=st.booleans(),
+    name=st.sampled_from(sorted(PLAYERS)),
+)
+def test_the_core_s_tally_sums_the_games_it_would_play(
+    seed: int, n: int, adds: int, gappy: bool, record: bool, name: str
+) -> None:
+    """`core.tally` gives the sums (`players.Tally`) of the very games `core.play` plays, and
+    leaves the stream where they leave it."""
+    assert core is not None
+    cells = _board(seed, n, gappy)
+    kind = players._compiled(PLAYERS[name], DEFAULT, cells, adds, MAX_PLAYER_MOVES)
+    assert kind is not None
+    state = random.Random(seed).getstate()[1]
+    mt_games, mt_sums = core.MT(state), core.MT(state)
+    games = core.play(*kind, cells, adds, 7, mt_games, record, MAX_PLAYER_MOVES, players.Playout)
+    sums = core.tally(*kind, cells, adds, 7, mt_sums, record, MAX_PLAYER_MOVES)
+    assert players.Tally(7, *sums) == players.Tally.of(games)
+    assert mt_sums.state() == mt_games.state()
+
+
+@needs_core
+@settings(max_examples=_examples(40), deadline=None)
+@given(
+    seed=st.integers(0, 2**32),
     adds=st.integers(0, 3),
     cap=st.integers(0, 30),
     threshold=st.integers(0, 5),
@@ -401,6 +428,10 @@ def test_the_core_refuses_bad_calls_with_value_errors() -> None:
         lambda: core.play(core.RANDOM, 0, b"1" * (MAX_CELLS + 1), 0, 1, mt, False, 10),
         lambda: core.play(core.RANDOM, 0, b"1\x0c", 0, 1, mt, False, 10),
         lambda: core.play(core.RANDOM, 0, b"11", 0, 1, object(), False, 10),
+        lambda: core.tally(99, 0, b"11", 0, 1, mt, False, 10),
+        lambda: core.tally(core.RANDOM, 0, b"11", 0, -1, mt, False, 10),
+        lambda: core.tally(core.RANDOM, 0, b"1\x0c", 0, 1, mt, False, 10),
+        lambda: core.tally(core.RANDOM, 0, b"11", 0, 1, mt, False, 10, players.Playout),
     ]
     for call in bad:
         with pytest.raises(ValueError):
@@ -482,6 +513,29 @@ def test_a_stale_core_falls_back_to_python_with_one_warning() -> None:
     assert out.stderr.splitlines() == [
         f"numbermatch: warning: {backend.STALE}; running in pure Python"
     ]
+
+
+@pytest.mark.backends
+@pytest.mark.parametrize("name", sorted(PLAYERS))
+def test_games_summed_are_the_games_kept(name: str) -> None:
+    """`Games.totals` (the rating's sums, its games not kept) is `Tally.of` the same games kept,
+    on from the games a screen kept, under either backend; games only summed cannot be asked for
+    one by one, nor summed over fewer of them."""
+    cells = _board(5, 30, False)
+    record = name == "random"
+    kept = players.Games(PLAYERS[name], cells, 2, 3, record=record)
+    summed = players.Games(PLAYERS[name], cells, 2, 3, record=record)
+    summed.first(4)  # what a screen keeps
+    assert summed.totals(3) == players.Tally.of(kept.first(3))
+    assert summed.totals(25) == players.Tally.of(kept.first(25))
+    assert summed.totals(25) == summed.totals(25) and len(summed.played) == 4
+    assert summed.totals(40) == players.Tally.of(kept.first(40))
+    assert summed.totals(40).stats() == players.play_many(PLAYERS[name], cells, 2, 40, 3)[0]
+    with pytest.raises(ValueError):
+        summed.first(5)
+    with pytest.raises(ValueError):
+        summed.totals(30)
+    assert summed.rng.getstate() == kept.rng.getstate()
 
 
 @pytest.mark.backends

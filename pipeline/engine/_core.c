@@ -1546,7 +1546,8 @@ typedef struct {
     Py_ssize_t ncounts;
 } Game;
 
-/* One game (players._play) into *out; 0, or -1 with an exception set. */
+/* One game (players._play) into *out, its path into *path (not kept when path is NULL); 0, or
+ * -1 with an exception set. */
 static int
 play_one(PlayerState *ps, Work *w, Board *bd, const Py_buffer *start, int adds, MTObject *rng,
          int record, long max_moves, Bytes *path, Game *out)
@@ -1568,7 +1569,8 @@ play_one(PlayerState *ps, Work *w, Board *bd, const Py_buffer *start, int adds, 
     memcpy(bd->pairs, w->start_pairs, (size_t)w->start_np * sizeof(Pair));
     bd->np = w->start_np;
     Py_ssize_t ncounts = 0;
-    path->len = 0;
+    if (path != NULL)
+        path->len = 0;
     int adds_left = adds, adds_used = 0;
     long moves = 0, collapses = 0, openings = 0;
     while (bd->n && moves < max_moves) {
@@ -1605,12 +1607,12 @@ play_one(PlayerState *ps, Work *w, Board *bd, const Py_buffer *start, int adds, 
             adds_left--;
             adds_used++;
             moves++;
-            if (bytes_put(path, -1, -1) < 0)
+            if (path != NULL && bytes_put(path, -1, -1) < 0)
                 return -1;
             continue;
         }
         int i = bd->pairs[k].a, j = bd->pairs[k].b;
-        if (bytes_put(path, i, j) < 0)
+        if (path != NULL && bytes_put(path, i, j) < 0)
             return -1;
         int collapsed, opened;
         if (track(bd, i, j, &w->gap, &w->gcap, &w->gpairs, &w->gpcap, &collapsed, &opened) < 0)
@@ -1801,15 +1803,16 @@ game_playout(PyTypeObject *tp, const Py_ssize_t *off, const Work *w, const Game 
     return o;
 }
 
+/* core.play, or core.tally (`tally`: the games' sums instead of the games). */
 static PyObject *
-core_play(PyObject *Py_UNUSED(mod), PyObject *args)
+play_batch(PyObject *args, int tally)
 {
     int kind, param, adds, record;
     Py_ssize_t games;
     long max_moves;
     PyObject *obj, *rngobj, *cls = Py_None;
-    if (!PyArg_ParseTuple(args, "iiOinO!pl|O:play", &kind, &param, &obj, &adds, &games, &MTType,
-                          &rngobj, &record, &max_moves, &cls))
+    if (!PyArg_ParseTuple(args, tally ? "iiOinO!pl:tally" : "iiOinO!pl|O:play", &kind, &param,
+                          &obj, &adds, &games, &MTType, &rngobj, &record, &max_moves, &cls))
         return bad_call();
     if (kind < 0 || kind >= P_KINDS) {
         PyErr_Format(PyExc_ValueError, "play: unknown player kind %d", kind);
@@ -1880,6 +1883,36 @@ core_play(PyObject *Py_UNUSED(mod), PyObject *args)
     if (ensure_pairs(&w->start_pairs, &w->start_pcap, 4 * view.len + 4) < 0)
         goto done;
     w->start_np = scan(view.buf, view.len, w->start_pairs);
+    if (tally) {
+        /* wins, moves, pair counts recorded (steps) and their sum, collapses, openings */
+        long long sums[6] = {0, 0, 0, 0, 0, 0};
+        for (Py_ssize_t g = 0; g < games; g++) {
+            Game game;
+            if (play_one(&ps, w, bd, &view, adds, rng, record, max_moves, NULL, &game) < 0)
+                goto done;
+            sums[0] += game.won;
+            sums[1] += game.moves;
+            if (game.ncounts > 0) {
+                sums[2] += game.ncounts;
+                for (Py_ssize_t x = 0; x < game.ncounts; x++)
+                    sums[3] += w->rec[x];
+            }
+            sums[4] += game.collapses;
+            sums[5] += game.openings;
+        }
+        out = PyTuple_New(6);
+        if (out == NULL)
+            goto done;
+        for (int x = 0; x < 6; x++) {
+            PyObject *v = PyLong_FromLongLong(sums[x]);
+            if (v == NULL) {
+                Py_CLEAR(out);
+                goto done;
+            }
+            PyTuple_SET_ITEM(out, x, v);
+        }
+        goto done;
+    }
     out = PyList_New(games);
     if (out == NULL)
         goto done;
@@ -1907,6 +1940,18 @@ done:
     else
         busy = 0;
     return out;
+}
+
+static PyObject *
+core_play(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    return play_batch(args, 0);
+}
+
+static PyObject *
+core_tally(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+    return play_batch(args, 1);
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -2112,6 +2157,10 @@ static PyMethodDef core_methods[] = {
      "8 bytes a move (two little-endian int32 cells, -1 -1 for an add). With cls (the "
      "players.Playout class), each an instance of it, its slots set as "
      "players._compiled_playout sets them."},
+    {"tally", core_tally, METH_VARARGS,
+     "tally(kind, param, cells, adds, games, mt, record, max_moves): the batch play() would "
+     "play, as the sums (wins, moves, pair counts recorded, their sum, collapses, openings) "
+     "players.Tally holds; the stream advances as by play()."},
     {"seeded_mt", core_seeded_mt, METH_O,
      "seeded_mt(key) -> MT as random.Random(a) seeds it, for the int a whose 32-bit words, "
      "least significant first, are key (little-endian, 4 bytes a word)."},

@@ -477,7 +477,8 @@ def _judge(
     played = {g.player.name: g for g in proposal.played}
     scanner = played.setdefault(SCANNER.name, Games(SCANNER, cells, params.adds, rseed, ruleset))
     playouts = DEFAULT_PLAYOUTS if params.playouts is None else params.playouts
-    if all(g.won for g in scanner.first(games_for(SCANNER.name, playouts, version))):
+    scanned = games_for(SCANNER.name, playouts, version)
+    if scanner.totals(scanned).wins == scanned:
         return Outcome(attempt, reason=SCANNER_WINS)
     rating = rated_under(
         _rate(

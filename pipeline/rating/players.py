@@ -30,7 +30,9 @@ played there instead, a batch per call, for ruleset 1 (`_compiled`): the same ga
 `random.Random` draws (its Mersenne Twister state is handed over and back), so every result is
 byte-identical; this Python code is the reference and the fallback (`NUMBERMATCH_PUREPYTHON=1`).
 A compiled game keeps its path packed until it is read, and its positions are replayed from it
-when asked for.
+when asked for. A rating reads only sums of the games it does not take over from a screen
+(`Games.totals`, `Tally`): the core plays those without making a Playout of each (`core.tally`),
+and pure Python sums them one game at a time; the same integers either way.
 """
 
 from __future__ import annotations
@@ -753,6 +755,44 @@ class PlayerStats:
         }
 
 
+class Tally(NamedTuple):
+    """Sums over games, all integers (what a rating reads of them): games, wins, moves (adds
+    included), pair counts recorded (`steps`: one per turn of a recorded game, none otherwise) and
+    their sum (`pairs`), collapses, openings."""
+
+    games: int = 0
+    wins: int = 0
+    moves: int = 0
+    steps: int = 0
+    pairs: int = 0
+    collapses: int = 0
+    openings: int = 0
+
+    @classmethod
+    def of(cls, games: Sequence[Playout]) -> Tally:
+        """The sums over these games."""
+        return cls(
+            len(games),
+            sum(g.won for g in games),
+            sum(g.moves for g in games),
+            sum(len(g.pair_counts) for g in games),
+            sum(sum(g.pair_counts) for g in games),
+            sum(g.collapses for g in games),
+            sum(g.openings for g in games),
+        )
+
+    def __add__(self, other: object) -> Tally:
+        if not isinstance(other, Tally):
+            return NotImplemented
+        return Tally(*(a + b for a, b in zip(self, other, strict=True)))
+
+    def stats(self) -> PlayerStats:
+        """The player's stats over these games (as `play_many` gives them)."""
+        if not self.games:
+            return PlayerStats(0.0, 0.0, 0)
+        return PlayerStats(self.wins / self.games, self.moves / self.games, self.games)
+
+
 @dataclass
 class Games:
     """One player's games from one board so far, in its one sequence seeded by (seed, player name),
@@ -777,6 +817,8 @@ class Games:
         init=False, default=False, repr=False, compare=False
     )
     _fresh: bool = field(init=False, default=True, repr=False, compare=False)  # `rng` not read
+    # the games played after `played` without being kept (`totals`), summed
+    _tallied: Tally = field(init=False, default=Tally(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._random = Random(self._seed_text())
@@ -804,20 +846,81 @@ class Games:
         return self.played[-1]
 
     def first(self, n: int) -> list[Playout]:
-        """The first `n` games (played now if not yet)."""
+        """The first `n` games (played now if not yet; not past games only summed by `totals`)."""
         if len(self.played) < n:
+            if self._tallied.games:
+                raise ValueError("these games were summed by totals(), not kept: play them anew")
             self._more(n - len(self.played))
         return self.played[:n]
 
-    def _more(self, count: int) -> None:
-        """Play `count` more games: one batch in the compiled core when it can play them (and no
-        one has swapped `play` for another, as the reference players do), else one by one."""
+    def totals(self, n: int) -> Tally:
+        """The sums over the first `n` games (the kept ones and those only summed so far, at least
+        all of them, or only kept ones): the games not played yet are played and summed, not kept
+        (in the compiled core, without making their Playouts), so that only the first ones a
+        screen kept are ever objects. The numbers are those of `Tally.of(self.first(n))`."""
+        kept = len(self.played)
+        if n <= kept:
+            return Tally.of(self.played[:n])
+        done = kept + self._tallied.games
+        if n < done:
+            raise ValueError(f"the first {n} games were summed as {done}: play them anew")
+        if n > done:
+            self._tallied += self._sum_more(n - done)
+        return Tally.of(self.played) + self._tallied
+
+    def _compiled_kind(self) -> tuple[int, int] | None:
+        """`core.play`'s (kind, parameter) for these games when the compiled core plays them (and
+        no one has swapped `play` for another, as the reference players do), else None."""
         if self._kind is False:  # worked out once: the fields it reads do not change
             self._kind = _compiled(
                 self.player, self.ruleset, self.cells, self.adds, MAX_PLAYER_MOVES
             )
         kind = self._kind
         if not isinstance(kind, tuple) or core is None or play is not _PLAY:
+            return None
+        return kind
+
+    def _stream(self) -> object:
+        """The core's stream these games draw from (made from the `Random` when not yet)."""
+        assert core is not None
+        mt = self._mt
+        if mt is None:
+            if self._fresh:  # the stream `Random(seed text)` starts, seeded in the core
+                mt = core.seeded_mt(seed_key(self._seed_text()))
+            else:
+                mt = core.MT(self._random.getstate()[1])
+            self._mt = mt
+            self._fresh = False
+        return mt
+
+    def _sum_more(self, count: int) -> Tally:
+        """Play `count` more games and sum them (none kept): one call to the compiled core, whose
+        sums are those of its games (`Tally.of`), else one game at a time in Python."""
+        kind = self._compiled_kind()
+        if kind is None:
+            rng, total = self.rng, Tally()
+            for _ in range(count):
+                game = play(
+                    self.player,
+                    self.cells,
+                    self.adds,
+                    rng,
+                    record=self.record,
+                    ruleset=self.ruleset,
+                )
+                total += Tally.of((game,))
+            return total
+        assert core is not None
+        sums = core.tally(
+            *kind, self.cells, self.adds, count, self._stream(), self.record, MAX_PLAYER_MOVES
+        )
+        return Tally(count, *sums)
+
+    def _more(self, count: int) -> None:
+        """Play `count` more games: one batch in the compiled core when it can play them (and no
+        one has swapped `play` for another, as the reference players do), else one by one."""
+        kind = self._compiled_kind()
+        if kind is None:
             rng = self.rng
             for _ in range(count):
                 self.played.append(
@@ -831,14 +934,8 @@ class Games:
                     )
                 )
             return
-        mt = self._mt
-        if mt is None:
-            if self._fresh:  # the stream `Random(seed text)` starts, seeded in the core
-                mt = core.seeded_mt(seed_key(self._seed_text()))
-            else:
-                mt = core.MT(self._random.getstate()[1])
-            self._mt = mt
-            self._fresh = False
+        assert core is not None
+        mt = self._stream()
         collecting = gc.isenabled()
         gc.disable()  # as in `play`: a batch's results make no cycles, only work for the collector
         try:

@@ -54,7 +54,7 @@ such a board has no certificate, so the generator cannot accept it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from random import Random
 from typing import Any
@@ -65,7 +65,7 @@ from pipeline.engine.rulesets import DEFAULT, Ruleset, ruleset_for
 from pipeline.engine.stage import replay
 from pipeline.limits import MAX_RATE_CELLS, check_adds, check_cells, check_playouts
 from pipeline.rating import DEFAULT_PLAYOUTS, DEFAULT_SEED
-from pipeline.rating.players import PLAYERS, Games, Pair, Player, Playout, play_many
+from pipeline.rating.players import PLAYERS, Games, Pair, Player, Playout, Tally
 from pipeline.rating.tiers import RATING_VERSION, tier_for
 from pipeline.rating.tiers import UNSOLVABLE as TIER_UNSOLVABLE
 from pipeline.rating.versions import (
@@ -224,35 +224,73 @@ def _play_players(
     rs: Ruleset,
     version: int,
     played: Mapping[str, Games],
-) -> tuple[dict[str, Any], list[Playout], Playout | None]:
-    """Step 1 of `rate`: the simulated players' stats, the random player's games (recorded) and
-    the first won game of any player; `played`: games already played, by player name."""
+) -> tuple[dict[str, Any], list[Playout], Tally]:
+    """Step 1 of `rate`: the simulated players' stats, the random player's games (kept only for a
+    version that samples positions from them, `TRAPS_UNTIL`) and their sums; `played`: games
+    already played, by player name. The other games are only summed (`Games.totals`: in the
+    compiled core, no Playout is made of them)."""
     stats = {}
     games_random: list[Playout] = []
-    won_game: Playout | None = None
+    tally_random = Tally()
     for player in PLAYERS_BY_VERSION[version]:
         record = player.name == "random"
+        games = _games(player, cells, adds, seed, rs, record, played)
         n = games_for(player.name, playouts, version)
-        st, games = play_many(
-            player, cells, adds, n, seed, ruleset=rs, record=record, given=played.get(player.name)
-        )
-        stats[player.name] = st.to_dict()
+        if record and version <= TRAPS_UNTIL:
+            games_random = games.first(n)
+            tally = Tally.of(games_random)
+        else:
+            tally = games.totals(n)
+        stats[player.name] = tally.stats().to_dict()
         if record:
-            games_random = games
-        if won_game is None:
-            won_game = next((g for g in games if g.won), None)
-    return stats, games_random, won_game
+            tally_random = tally
+    return stats, games_random, tally_random
+
+
+def _games(
+    player: Player,
+    cells: bytes,
+    adds: int,
+    seed: int,
+    rs: Ruleset,
+    record: bool,
+    played: Mapping[str, Games],
+) -> Games:
+    """The player's games of this rating: those `played` hands over when they are these games
+    (as `play_many` takes them), else a new sequence."""
+    given = played.get(player.name)
+    if (
+        given is None
+        or given.player.name != player.name
+        or not given.serves(cells, adds, seed, rs, record)
+    ):
+        given = Games(player, cells, adds, seed, rs, record)
+    return given
+
+
+def _first_won(
+    cells: bytes, adds: int, playouts: int, seed: int, rs: Ruleset, version: int
+) -> Playout | None:
+    """The first won game of the rating's players (in their order), each over its games: played
+    again (the same games: one sequence per player and seed), only for a board the solver could
+    not settle."""
+    for player in PLAYERS_BY_VERSION[version]:
+        n = games_for(player.name, playouts, version)
+        won = next((g for g in Games(player, cells, adds, seed, rs).first(n) if g.won), None)
+        if won is not None:
+            return won
+    return None
 
 
 def _certificate(
     cells: bytes,
     adds: int,
     solution: Sequence[Move | str] | None,
-    won_game: Playout | None,
+    won_game: Callable[[], Playout | None],
     rs: Ruleset,
 ) -> tuple[tuple[Move, ...] | None, Status, int]:
     """Step 2 of `rate`: can it be won at all? A certificate from the caller, the solver, or a
-    winning game; with the solver's status and nodes."""
+    winning game (`won_game` finds one); with the solver's status and nodes."""
     certificate: tuple[Move, ...] | None = None
     solver_status = SOLVED
     solver_nodes = 0
@@ -266,8 +304,8 @@ def _certificate(
         solver_status, solver_nodes = result.status, result.nodes
         if result.moves is not None:
             certificate = result.moves
-        elif won_game is not None:  # the solver ran out of budget, but a player won: solvable
-            certificate = tuple(won_game.path)
+        elif (won := won_game()) is not None:  # the solver ran out of budget, but a player won
+            certificate = tuple(won.path)
     return certificate, solver_status, solver_nodes
 
 
@@ -339,10 +377,16 @@ def rate(
     cells = cells_of(board)
     check_cells(len(cells), MAX_RATE_CELLS, "the board to rate")
 
-    stats, games_random, won_game = _play_players(
+    stats, games_random, tally_random = _play_players(
         cells, adds, playouts, seed, rs, version, {g.player.name: g for g in played}
     )
-    certificate, solver_status, solver_nodes = _certificate(cells, adds, solution, won_game, rs)
+    certificate, solver_status, solver_nodes = _certificate(
+        cells,
+        adds,
+        solution,
+        lambda: _first_won(cells, adds, playouts, seed, rs, version),
+        rs,
+    )
     solvable = certificate is not None
     min_adds: int | None = None
     if certificate is not None:
@@ -357,10 +401,8 @@ def rate(
         trap_density, trap_sampled, trap_unknown, sampled_unknown, trap_nodes = traps
 
     # 5. shape of the work (from the random player's games)
-    steps = sum(len(g.pair_counts) for g in games_random)
-    pairs_offered = sum(sum(g.pair_counts) for g in games_random)
-    collapses = sum(g.collapses for g in games_random)
-    openings = sum(g.openings for g in games_random)
+    steps, pairs_offered = tally_random.steps, tally_random.pairs
+    collapses, openings = tally_random.collapses, tally_random.openings
 
     metrics: dict[str, Any] = {
         "players": stats,
