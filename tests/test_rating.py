@@ -395,3 +395,29 @@ def test_cli_bad_board_is_one_clear_line() -> None:
     result = run(*["rate", "12/3", "--adds", "1"])
     assert result.exit_code == 1
     assert "row 0 has 2 cells" in result.output and "Traceback" not in result.output
+
+
+def test_a_board_the_solver_cannot_settle_gets_the_first_won_game_as_certificate(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """When the solver's budget runs out, the certificate is the first game any player won (the
+    players in the version's order, each over its own games), and the rest of the rating is the
+    rating of a board with that certificate given."""
+    from pipeline.rating import score
+    from pipeline.rating.players import Games
+
+    cells = parse("569184132/684792414/753732383")
+    adds = 2
+    monkeypatch.setattr(score, "SOLVE_BUDGET_NODES", 1)
+    rating = rate(cells, adds, playouts=4)
+    assert rating.metrics["solver_nodes"] <= 2
+    won = None
+    for player in PLAYERS_BY_VERSION[RATING_VERSION]:
+        n = playouts_for(player.name, 4)
+        won = next((g for g in Games(player, cells, adds, 0).first(n) if g.won), None)
+        if won is not None:
+            break
+    assert won is not None
+    assert rating.metrics["certificate_length"] == len(won.path)
+    given = rate(cells, adds, playouts=4, solution=won.path)
+    assert rating.to_dict() == given.to_dict()

@@ -276,9 +276,13 @@ def _first_won(
     not settle."""
     for player in PLAYERS_BY_VERSION[version]:
         n = games_for(player.name, playouts, version)
-        won = next((g for g in Games(player, cells, adds, seed, rs).first(n) if g.won), None)
-        if won is not None:
-            return won
+        games, done = Games(player, cells, adds, seed, rs), 0
+        while done < n:  # a few games at a time: most boards a player wins, it wins early
+            batch = games.first(min(n, 2 * done + 16))[done:]
+            won = next((g for g in batch if g.won), None)
+            if won is not None:
+                return won
+            done += len(batch)
     return None
 
 
