@@ -255,6 +255,52 @@ def test_a_deeper_climb_that_runs_out_of_steps_offers_its_best_board_with_its_pa
         assert _follow(params, 0, path) == board
 
 
+def test_a_bounded_probe_gives_the_estimate_or_stops_only_beyond_its_bound():
+    """`_Probe.within`: the stage's estimate, as `at` gives it, or None only when the board's
+    distance from the aim is over the bound; and then it stopped early (fewer games)."""
+    windows = (Window(84.0, 100.0),)
+    digits, rng = DigitDistribution.parse(None), random.Random(7)
+    stopped = 0
+    for cells, adds in ((35, 5), (27, 4), (27, 2)):
+        for _ in range(12):
+            board = bytes(digits.draw(rng, cells))
+            for stage in (climb.PROBE, climb.CONFIRM):
+                full = climb._Probe(board, adds, DEFAULT, 11)
+                off = climb.distance(full.at(stage), windows)
+                for bound in (off - 3.0, off - 0.01, off, off + 2.0):
+                    probe = climb._Probe(board, adds, DEFAULT, 11)
+                    got = probe.within(stage, windows, bound)
+                    played = sum(len(g.played) for g in probe.games.values())
+                    if got is None:
+                        assert off > bound and played < sum(n for _, n in stage.games)
+                        stopped += 1
+                    else:
+                        assert got == full.at(stage)
+    assert stopped > 20
+
+
+@pytest.mark.parametrize(("cells", "adds", "attempt"), [(35, 5, 0), (27, 4, 1)])
+def test_the_climbs_choices_are_those_of_every_game_played(monkeypatch, cells, adds, attempt):
+    """Stopping probes early (`_Probe.within`, the first looks' order) changes no step: the same
+    offers, paths and estimates as a climb that plays every game of every probe."""
+    params = GenerateParams(cells=cells, adds=adds, tier="expert", strategy="climb", seed=1)
+    digits, windows = DigitDistribution.parse(None), params.windows()
+
+    def run_climb() -> tuple[object, ...]:
+        rng = random.Random(f"{params.seed}:{attempt}")
+        gen = climb.climb(cells, adds, rng, digits, DEFAULT, windows, (60, 16), True)
+        offers = []
+        while True:
+            try:
+                offers.append(next(gen))
+            except StopIteration as stop:
+                return tuple((o.cells, o.path) for o in offers), stop.value
+
+    bounded = run_climb()
+    monkeypatch.setattr(climb._Probe, "within", lambda self, stage, w, b: self.at(stage))
+    assert run_climb() == bounded
+
+
 def _outcome(attempt: int, score: float | None):
     from pipeline.generation.generator import Outcome
 

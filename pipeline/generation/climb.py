@@ -47,6 +47,7 @@ does for a random one.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -63,6 +64,8 @@ START_DRAWS = 64  # random boards probed for a start
 BRANCH = 8  # neighbours probed per step
 STEPS = 150  # steps per attempt before it gives up
 START, PROBE, CONFIRM = STAGES[0], STAGES[1], STAGES[3]  # the screen's stages the climb probes with
+BATCH = 8  # games a bounded probe (`_Probe.within`) plays at once, between its bound's tests
+SLACK = 1e-9  # a bounded probe stops only this far past its bound (the bound and `at` round alike)
 # the moves and their weights (docs/generation.md says which paid, measured)
 MOVES: tuple[tuple[str, int], ...] = (("digit", 1), ("swap", 1), ("row", 1))
 
@@ -100,9 +103,65 @@ class _Probe:
                     _PLAYERS[name], self.cells, self.adds, self.seed, self.ruleset
                 )
                 self.lost[name] = 0
-            while len(games.played) < n:
-                self.lost[name] += not games.play().won
+            have = len(games.played)
+            if have < n:  # one batch (one call to the compiled core): the same games as one by one
+                self.lost[name] += sum(not g.won for g in games.first(n)[have:])
         return stage.estimate(self.lost, self.adds)
+
+    def look(self, stage: Stage) -> float:
+        """A first look: up to BATCH of each player's games of the stage, and the stage's line at
+        their loss rates (a guess at `at`, to order boards by; never a result)."""
+        line = stage.intercept + stage.per_add * self.adds
+        for (name, n), slope in zip(stage.games, stage.slopes):
+            games = self.games.get(name)
+            if games is None:
+                games = self.games[name] = Games(
+                    _PLAYERS[name], self.cells, self.adds, self.seed, self.ruleset
+                )
+                self.lost[name] = 0
+            have = len(games.played)
+            if have < min(n, BATCH):
+                self.lost[name] += sum(not g.won for g in games.first(min(n, BATCH))[have:])
+            line += slope * self.lost[name] / max(1, len(games.played))
+        return line
+
+    def within(self, stage: Stage, windows: tuple[Window, ...], bound: float) -> float | None:
+        """`at`'s estimate, or None as soon as the board's distance from the aim cannot come under
+        `bound` whatever its games left give (the estimate is monotone in each loss count: every
+        slope is positive, so the games left move it between all won and all lost). So the climb
+        stops playing a neighbour that cannot beat the nearest one so far, or a board that cannot
+        beat the one it stands on: the same choices as when every game is played, for fewer games.
+        The games go BATCH at a time, the player whose games left could move the estimate most
+        first."""
+        if bound == math.inf:
+            return self.at(stage)
+        names = [name for name, _ in stage.games]
+        for name in names:
+            if name not in self.games:
+                self.games[name] = Games(
+                    _PLAYERS[name], self.cells, self.adds, self.seed, self.ruleset
+                )
+                self.lost[name] = 0
+        wanted = [n for _, n in stage.games]
+        while True:
+            lost = [self.lost[name] for name in names]
+            left = [n - len(self.games[name].played) for name, n in zip(names, wanted)]
+            if not any(left):
+                return stage.estimate(self.lost, self.adds)
+            least = stage.line(lost, self.adds)
+            most = stage.line([k + m for k, m in zip(lost, left)], self.adds)
+            if gap(least, most, windows) > bound + SLACK:
+                return None
+            widths = [s * m / n for s, m, n in zip(stage.slopes, left, wanted)]
+            at = max(range(len(names)), key=lambda i: (widths[i], -i))
+            games, have = self.games[names[at]], len(self.games[names[at]].played)
+            batch = games.first(have + min(left[at], BATCH))[have:]
+            self.lost[names[at]] += sum(not g.won for g in batch)
+
+
+def gap(least: float, most: float, windows: tuple[Window, ...]) -> float:
+    """The least distance from the nearest aim of an estimate anywhere from `least` to `most`."""
+    return min(max(low - most, 0.0, least - high) for low, high in map(aim, windows))
 
 
 def move(cells: bytes, rng: random.Random, digits: DigitDistribution) -> tuple[bytes, str]:
@@ -220,17 +279,31 @@ def climb(
                 yield Proposal(here, played=played, path=tuple(path))
                 return min(seen), max(seen)
             stuck = True
-        near: list[tuple[float, int, bytes, str]] = []
+        # the nearest neighbour (the first of equals); none probed where none could be kept (in
+        # the aim, not stuck). Each gets a first look (BATCH games a player), then they are played
+        # out the most promising first, each stopped as soon as it cannot beat the nearest so far
+        off_here = distance(score, windows)
+        looks: list[tuple[float, int, str, bytes, _Probe]] = []
         for n in range(branch):
-            board, step = move(here, rng, digits)
-            if board != here:
-                off = distance(_Probe(board, adds, ruleset, step_seed).at(PROBE), windows)
-                near.append((off, n, board, step))
-        if not near:
+            board, step = move(here, rng, digits)  # drawn whatever: the attempt's stream
+            if board != here and (stuck or off_here > 0.0):
+                probe = _Probe(board, adds, ruleset, step_seed)
+                looks.append((distance(probe.look(PROBE), windows), n, step, board, probe))
+        nearest: tuple[float, int, str, bytes] | None = None
+        for _, n, step, board, probe in sorted(looks, key=lambda look: look[:2]):
+            bound = math.inf if nearest is None else nearest[0]
+            est = probe.within(PROBE, windows, bound)
+            if est is not None and (nearest is None or (distance(est, windows), n) < nearest[:2]):
+                nearest = (distance(est, windows), n, step, board)
+        if nearest is None:
             continue
-        _, _, board, step = min(near)
-        judged = distance(_Probe(board, adds, ruleset, judge_seed).at(CONFIRM), windows)
-        if (stuck or judged < distance(score, windows)) and _winnable(board, adds, ruleset):
+        _, _, step, board = nearest
+        # judged against the board on the same games: stopped once it cannot come nearer
+        keep = stuck
+        if not stuck:
+            judged = _Probe(board, adds, ruleset, judge_seed).within(CONFIRM, windows, off_here)
+            keep = judged is not None and distance(judged, windows) < off_here
+        if keep and _winnable(board, adds, ruleset):
             here, path = board, [*path, step]
     if offer_best and best is not None:
         yield Proposal(best[1], path=best[2])
