@@ -293,7 +293,8 @@ LIMITS: tuple[Limit, ...] = (
         " (`generation.strategies.DEEP_CLIMB`, `DEEP_FROM`)",
         (),
         "the steps run out: the attempt offers nothing (`no-candidate`); the deeper climb offers"
-        " the board it stood on nearest the aim, unscreened, and it is rated in full",
+        " the board it stood on nearest the aim, unscreened, and it is rated in full (unless it"
+        " was already: the deeper climb's boards in the aim go to the full rating unscreened)",
         value="64 / 150 / 8; 3,000 / 16",
     ),
     Limit(

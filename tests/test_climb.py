@@ -301,6 +301,27 @@ def test_the_climbs_choices_are_those_of_every_game_played(monkeypatch, cells, a
     assert run_climb() == bounded
 
 
+def test_the_deeper_climb_offers_boards_in_its_aim_unscreened_and_climbs_on_when_they_miss(
+    monkeypatch,
+):
+    """Beyond the screen's fitted adds the deeper climb (`offer_best`) sends a board in its aim
+    straight to the full rating (no screen: its lines read low there), and when the generator
+    resumes it (the board missed) it moves on to other boards; the default climb screens."""
+
+    def refused(*args, **kwargs):
+        raise AssertionError("the deeper climb does not screen")
+
+    monkeypatch.setattr(climb, "passes", refused)
+    params = GenerateParams(cells=27, adds=4, tier="expert", strategy="climb", seed=1)
+    digits, windows = DigitDistribution.parse(None), params.windows()
+    gen = climb.climb(27, 4, random.Random("1:1"), digits, DEFAULT, windows, (400, 16), True)
+    offers = [next(gen), next(gen)]
+    assert all(not o.played for o in offers) and offers[0].cells != offers[1].cells
+    assert len(offers[1].path) > len(offers[0].path)
+    with pytest.raises(AssertionError, match="does not screen"):
+        next(climb.climb(27, 4, random.Random("1:1"), digits, DEFAULT, windows, (400, 16), False))
+
+
 def _outcome(attempt: int, score: float | None):
     from pipeline.generation.generator import Outcome
 

@@ -22,10 +22,12 @@ the params and the attempt number k (its `random.Random`; no clock anywhere):
    itself (`screen.passes`: the rating's own first games, which the rating takes over), with its
    path of changes (`Proposal.path`, written to the puzzle's provenance). The generator solves it,
    rates it in full and checks the target exactly as for any board. A board that fails the screen
-   is climbed on. After `STEPS` steps (`strategies.climb_depth`: more for expert
-   beyond the screen's fitted adds) the attempt offers nothing, except that the deeper climb
-   (`offer_best`) offers the board it stood on nearest the aim, unscreened: its full rating is
-   what tells a run that the target is out of reach there (`generator._Judge`), where the
+   is climbed on. The deeper climb (`offer_best`) offers a board in the aim without the screen
+   (its lines read low beyond the adds they were fitted at, and refused boards that rated in the
+   tier), straight to the full rating; one that misses is climbed on. After `STEPS` steps
+   (`strategies.climb_depth`: more for expert beyond the screen's fitted adds) the attempt
+   offers nothing, except that the deeper climb offers the board it stood on nearest the aim
+   (unless rated already), unscreened: its full rating is what tells a run that the target is out of reach there (`generator._Judge`), where the
    estimates read low and a run cannot trust them to stop.
 
 Where the climb aims: a score's aim is the screen's (the middle half of its window); a tier's
@@ -271,13 +273,20 @@ def climb(
         seen.append(score)
         if best is None or distance(score, windows) < best[0]:
             best = (distance(score, windows), here, tuple(path))
-        stuck = False  # the screen refused the board: move on whatever the neighbour's estimate
+        stuck = False  # the board was refused (screen, or rating): move on whatever comes next
         if distance(score, windows) == 0.0 and here not in tried:
             tried.add(here)
-            played = passes(here, adds, ruleset, windows)
-            if played is not None:
-                yield Proposal(here, played=played, path=tuple(path))
-                return min(seen), max(seen)
+            if offer_best:
+                # the deeper climb, beyond the screen's fitted adds: the screen's lines read low
+                # there and refused boards that rate in the tier (the climb then ran on for
+                # thousands of steps), and a full rating costs some 10-100 steps: it judges at once.
+                # The generator resumes the climb only when the board missed.
+                yield Proposal(here, path=tuple(path))
+            else:
+                played = passes(here, adds, ruleset, windows)
+                if played is not None:
+                    yield Proposal(here, played=played, path=tuple(path))
+                    return min(seen), max(seen)
             stuck = True
         # the nearest neighbour (the first of equals); none probed where none could be kept (in
         # the aim, not stuck). Each gets a first look (BATCH games a player), then they are played
@@ -305,7 +314,7 @@ def climb(
             keep = judged is not None and distance(judged, windows) < off_here
         if keep and _winnable(board, adds, ruleset):
             here, path = board, [*path, step]
-    if offer_best and best is not None:
+    if offer_best and best is not None and best[1] not in tried:  # a tried one was rated
         yield Proposal(best[1], path=best[2])
     return (min(seen), max(seen)) if seen else None
 
@@ -322,5 +331,5 @@ def settings(depth: tuple[int, int] | None = None, offer_best: bool = False) -> 
         "probes": [dict(s.games) for s in (START, PROBE, CONFIRM)],
         "moves": dict(MOVES),
         "aim": "a tier from a quarter in to the screen's margin over it; a score's middle half",
-        **({"offers_best": True} if offer_best else {}),
+        **({"offers_best": True, "screened": False} if offer_best else {}),
     }
