@@ -477,35 +477,36 @@ first_on(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Py_ssize_t step
 
 /* players._opened_across for one gap x: the pairs seeing across x (cells a < b) into out:
  * along reading order, the column and both diagonals, the nearest active cells either side.
- * *behind gets the least of x and the nearest active cells before x along those four lines
- * (pairs_after_gaps' bound). */
+ * *behind gets the least of x and those nearest active cells before x along the four lines
+ * that are of class k, the class x held (pairs_after_gaps' bound: only such a cell can have
+ * paired with x). */
 #if defined(__GNUC__)
 __attribute__((always_inline))
 #endif
 static inline int
-opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out,
-               Py_ssize_t *behind)
+opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Py_ssize_t row,
+               unsigned char k, Pair *out, Py_ssize_t *behind)
 {
     int m = 0;
     Py_ssize_t least = x;
     Py_ssize_t a = prev_active(cells, x - 1);
     if (a >= 0) {
-        least = a;
+        unsigned char ka = CLASS[cells[a]];
+        least = ka == k ? a : least;
         Py_ssize_t b = next_active(cells, n, x + 1);
-        if (b < n && CLASS[cells[a]] == CLASS[cells[b]]) {
+        if (b < n && ka == CLASS[cells[b]]) {
             out[m].a = (int)a;
             out[m].b = (int)b;
             m++;
         }
     }
-    Py_ssize_t row = (Py_ssize_t)((size_t)x / WIDTH);
     Py_ssize_t col = x - row * WIDTH;
     Py_ssize_t p, q;
     /* the column: the nearest active cells above and below (any number of rows) */
     for (p = x - WIDTH; p >= 0 && !cells[p]; p -= WIDTH)
         ;
     if (p >= 0) {
-        least = p < least ? p : least;
+        least = CLASS[cells[p]] == k && p < least ? p : least;
         for (q = x + WIDTH; q < n && !cells[q]; q += WIDTH)
             ;
         if (q < n && CLASS[cells[p]] == CLASS[cells[q]]) {
@@ -518,7 +519,7 @@ opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out
      * up one row), WIDTH-1-col ahead */
     p = first_back(cells, x, WIDTH + 1, col < row ? col : row);
     if (p >= 0) {
-        least = p < least ? p : least;
+        least = CLASS[cells[p]] == k && p < least ? p : least;
         q = first_on(cells, n, x, WIDTH + 1, WIDTH - 1 - col);
         if (q >= 0 && CLASS[cells[p]] == CLASS[cells[q]]) {
             out[m].a = (int)p;
@@ -529,7 +530,7 @@ opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Pair *out
     /* the down-left diagonal (up-right behind) */
     p = first_back(cells, x, WIDTH - 1, WIDTH - 1 - col < row ? WIDTH - 1 - col : row);
     if (p >= 0) {
-        least = p < least ? p : least;
+        least = CLASS[cells[p]] == k && p < least ? p : least;
         q = first_on(cells, n, x, WIDTH - 1, col);
         if (q >= 0 && CLASS[cells[p]] == CLASS[cells[q]]) {
             out[m].a = (int)p;
@@ -641,8 +642,8 @@ counts_after(Scratch *sc, const unsigned char *cells, Py_ssize_t n, const Pair *
         work[i] = work[j] = 0;
         Pair found[8];
         Py_ssize_t unused;
-        int m = opened_through(work, n, i, found, &unused);
-        m += opened_through(work, n, j, found + m, &unused);
+        int m = opened_through(work, n, i, ri, 0, found, &unused);
+        m += opened_through(work, n, j, rj, 0, found + m, &unused);
         work[i] = vi;
         work[j] = vj;
         int extra = 0;
@@ -667,38 +668,40 @@ counts_after(Scratch *sc, const unsigned char *cells, Py_ssize_t n, const Pair *
 __attribute__((always_inline))
 #endif
 static inline int
-pairs_after_gaps(Board *bd, int i, int j)
+pairs_after_gaps(Board *bd, int i, int j, Py_ssize_t ri, Py_ssize_t rj, unsigned char cls,
+                 Py_ssize_t at)
 {
     Pair found[8];
     Py_ssize_t bi, bj;
-    int m = opened_through(bd->cells, bd->n, i, found, &bi);
-    m += opened_through(bd->cells, bd->n, j, found + m, &bj);
+    int m = opened_through(bd->cells, bd->n, i, ri, cls, found, &bi);
+    m += opened_through(bd->cells, bd->n, j, rj, cls, found + m, &bj);
     /* A pair through i (or j) is (i, b), or (a, i) with a the nearest active cell before i
-     * along a line (j is not between them, or a is j): every pair that goes has its first
-     * cell at bi or bj or after, so the pairs before those stay as they are. */
+     * along a line (j is not between them, or a is j) and of i's class cls (i and j, a legal
+     * pair, share it): every pair that goes has its first cell at bi or bj or after, so the
+     * pairs before those stay as they are. They are found back from (i, j), pairs[at] (its
+     * first cell is at bi or after). */
     int from = (int)(bi < bj ? bi : bj);
     Pair *pairs = bd->pairs;
-    Py_ssize_t k = 0, hi = bd->np;
-    while (k < hi) {
-        Py_ssize_t mid = (k + hi) / 2;
-        if (pairs[mid].a < from)
-            k = mid + 1;
-        else
-            hi = mid;
-    }
-    Py_ssize_t np = k;
+    Py_ssize_t k = at;
+    while (k > 0 && pairs[k - 1].a >= from)
+        k--;
+    Py_ssize_t np = k, total = bd->np;
     int last = i > j ? i : j; /* a pair (a, b), a < b, from after the later cell keeps both */
-    for (; k < bd->np && pairs[k].a <= last; k++) { /* without branches: kept or overwritten */
+    const unsigned char *cells = bd->cells;
+    /* without branches: kept or overwritten; a pair goes when a cell of it is a gap now (the
+     * cells of every pair were active: those gaps are i and j) */
+    for (; k < total && pairs[k].a <= last; k++) {
         Pair p = pairs[k];
         pairs[np] = p;
-        np += (p.a != i) & (p.b != i) & (p.a != j) & (p.b != j);
+        np += (cells[p.a] != 0) & (cells[p.b] != 0);
     }
-    if (k < bd->np && np < k)
-        memmove(pairs + np, pairs + k, (size_t)(bd->np - k) * sizeof(Pair));
-    np += bd->np - k;
+    if (k < total && np < k)
+        memmove(pairs + np, pairs + k, (size_t)(total - k) * sizeof(Pair));
+    Py_ssize_t wend = np; /* the pairs from a cell before `last` end here (a found pair's too) */
+    np += total - k;
     for (int x = 0; x < m; x++) {
         int a = found[x].a, b = found[x].b;
-        Py_ssize_t lo = 0, hi = np;
+        Py_ssize_t lo = 0, hi = wend;
         while (lo < hi) {
             Py_ssize_t mid = (lo + hi) / 2;
             if (pairs[mid].a < a || (pairs[mid].a == a && pairs[mid].b < b))
@@ -716,33 +719,37 @@ pairs_after_gaps(Board *bd, int i, int j)
         pairs[lo].a = a;
         pairs[lo].b = b;
         np++;
+        wend++;
     }
     bd->np = np;
     return 0;
 }
 
-/* One pair removal as players.remove_and_track sees it: `bd` becomes the board after (i, j)
- * with its legal pairs; *collapsed and *opened as in `Step`. `gap` is scratch room for n cells
- * and `gpairs` for 4n pairs. */
+/* One pair removal as players.remove_and_track sees it: `bd` becomes the board after its pair
+ * (i, j) = bd->pairs[at] with its legal pairs; *collapsed and *opened as in `Step`. `gap` is
+ * scratch room for n cells and `gpairs` for 4n pairs. */
 static int
-track(Board *bd, int i, int j, unsigned char **gap, Py_ssize_t *gcap, Pair **gpairs,
+track(Board *bd, Py_ssize_t at, unsigned char **gap, Py_ssize_t *gcap, Pair **gpairs,
       Py_ssize_t *gpcap, int *collapsed, int *opened)
 {
+    int i = bd->pairs[at].a, j = bd->pairs[at].b;
     Py_ssize_t n = bd->n;
     unsigned char *cells = bd->cells;
+    unsigned char cls = CLASS[cells[i]]; /* j's too: (i, j) is a legal pair */
     cells[i] = 0;
     cells[j] = 0;
-    Py_ssize_t si = i - i % WIDTH, sj = j - j % WIDTH;
+    Py_ssize_t ri = i / WIDTH, rj = j / WIDTH; /* i, j >= 0 */
+    Py_ssize_t si = ri * WIDTH, sj = rj * WIDTH;
     int gone_i = row_empty(cells, n, si);
     int gone_j = sj != si && row_empty(cells, n, sj);
     *collapsed = 0;
     *opened = 0;
     if (!(gone_i || gone_j))
-        return pairs_after_gaps(bd, i, j);
+        return pairs_after_gaps(bd, i, j, ri, rj, cls, at);
     /* the gapped board's pairs (tracked), then the collapsed board's (scanned) */
     if (ensure_cells(gap, gcap, n + 1) < 0 || ensure_pairs(gpairs, gpcap, 4 * n + 4) < 0)
         return -1;
-    if (pairs_after_gaps(bd, i, j) < 0)
+    if (pairs_after_gaps(bd, i, j, ri, rj, cls, at) < 0)
         return -1;
     Py_ssize_t nkept = bd->np;
     memcpy(*gpairs, bd->pairs, (size_t)nkept * sizeof(Pair));
@@ -1123,8 +1130,7 @@ core_track(PyObject *Py_UNUSED(mod), PyObject *args)
     Py_ssize_t k = legal_index(&bd, i, j);
     if (k < 0)
         goto done;
-    if (track(&bd, bd.pairs[k].a, bd.pairs[k].b, &gap, &gcap, &gpairs, &gpcap, &collapsed,
-              &opened) < 0)
+    if (track(&bd, k, &gap, &gcap, &gpairs, &gpcap, &collapsed, &opened) < 0)
         goto done;
     PyObject *pl = pairs_list(bd.pairs, bd.np);
     if (pl == NULL)
@@ -1407,8 +1413,7 @@ planner_best(Work *w, const Board *bd, int width, int *best)
         memcpy(one->pairs, bd->pairs, (size_t)bd->np * sizeof(Pair));
         one->np = bd->np;
         int collapsed, opened;
-        if (track(one, bd->pairs[k].a, bd->pairs[k].b, &w->gap, &w->gcap, &w->gpairs, &w->gpcap,
-                  &collapsed, &opened) < 0)
+        if (track(one, k, &w->gap, &w->gcap, &w->gpairs, &w->gpcap, &collapsed, &opened) < 0)
             return -1;
         if (one->n == 0) {
             best[0] = k;
@@ -1615,7 +1620,7 @@ play_one(PlayerState *ps, Work *w, Board *bd, const Py_buffer *start, int adds, 
         if (path != NULL && bytes_put(path, i, j) < 0)
             return -1;
         int collapsed, opened;
-        if (track(bd, i, j, &w->gap, &w->gcap, &w->gpairs, &w->gpcap, &collapsed, &opened) < 0)
+        if (track(bd, k, &w->gap, &w->gcap, &w->gpairs, &w->gpcap, &collapsed, &opened) < 0)
             return -1;
         if (collapsed) {
             collapses++;
