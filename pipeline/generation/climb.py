@@ -96,15 +96,20 @@ class _Probe:
         self.games: dict[str, Games] = {}
         self.lost: dict[str, int] = {}
 
+    def _games(self, name: str) -> Games:
+        """Player `name`'s games on this board, started on first use."""
+        games = self.games.get(name)
+        if games is None:
+            games = self.games[name] = Games(
+                _PLAYERS[name], self.cells, self.adds, self.seed, self.ruleset
+            )
+            self.lost[name] = 0
+        return games
+
     def at(self, stage: Stage) -> float:
         """The stage's estimate, its games played (on from those already played)."""
         for name, n in stage.games:
-            games = self.games.get(name)
-            if games is None:
-                games = self.games[name] = Games(
-                    _PLAYERS[name], self.cells, self.adds, self.seed, self.ruleset
-                )
-                self.lost[name] = 0
+            games = self._games(name)
             have = len(games.played)
             if have < n:  # one batch (one call to the compiled core): the same games as one by one
                 self.lost[name] += sum(not g.won for g in games.first(n)[have:])
@@ -115,12 +120,7 @@ class _Probe:
         their loss rates (a guess at `at`, to order boards by; never a result)."""
         line = stage.intercept + stage.per_add * self.adds
         for (name, n), slope in zip(stage.games, stage.slopes):
-            games = self.games.get(name)
-            if games is None:
-                games = self.games[name] = Games(
-                    _PLAYERS[name], self.cells, self.adds, self.seed, self.ruleset
-                )
-                self.lost[name] = 0
+            games = self._games(name)
             have = len(games.played)
             if have < min(n, BATCH):
                 self.lost[name] += sum(not g.won for g in games.first(min(n, BATCH))[have:])
