@@ -2,4 +2,4 @@
 
 # The one place the version is written: pyproject.toml reads it (`dynamic`), `--version` prints it,
 # CHANGELOG.md has a section for it and the release is tagged `v` + it (docs/releasing.md).
-__version__ = "0.1.0"
+__version__ = "0.2.0"
