@@ -139,11 +139,7 @@ class _Probe:
             return self.at(stage)
         names = [name for name, _ in stage.games]
         for name in names:
-            if name not in self.games:
-                self.games[name] = Games(
-                    _PLAYERS[name], self.cells, self.adds, self.seed, self.ruleset
-                )
-                self.lost[name] = 0
+            self._games(name)
         wanted = [n for _, n in stage.games]
         while True:
             lost = [self.lost[name] for name in names]
