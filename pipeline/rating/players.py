@@ -41,7 +41,7 @@ import gc
 import hashlib
 import struct
 from bisect import insort
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from random import Random
 from typing import Any, NamedTuple, Protocol, TypeVar
@@ -893,21 +893,26 @@ class Games:
             self._fresh = False
         return mt
 
+    def _played_in_python(self, count: int) -> Iterator[Playout]:
+        """`count` more games played one by one in Python, from the games' stream."""
+        rng = self.rng  # read once, whatever the count (it brings the stream back from the core)
+        for _ in range(count):
+            yield play(
+                self.player,
+                self.cells,
+                self.adds,
+                rng,
+                record=self.record,
+                ruleset=self.ruleset,
+            )
+
     def _sum_more(self, count: int) -> Tally:
         """Play `count` more games and sum them (none kept): one call to the compiled core, whose
         sums are those of its games (`Tally.of`), else one game at a time in Python."""
         kind = self._compiled_kind()
         if kind is None:
-            rng, total = self.rng, Tally()
-            for _ in range(count):
-                game = play(
-                    self.player,
-                    self.cells,
-                    self.adds,
-                    rng,
-                    record=self.record,
-                    ruleset=self.ruleset,
-                )
+            total = Tally()
+            for game in self._played_in_python(count):
                 total += Tally.of((game,))
             return total
         assert core is not None
@@ -921,18 +926,7 @@ class Games:
         one has swapped `play` for another, as the reference players do), else one by one."""
         kind = self._compiled_kind()
         if kind is None:
-            rng = self.rng
-            for _ in range(count):
-                self.played.append(
-                    play(
-                        self.player,
-                        self.cells,
-                        self.adds,
-                        rng,
-                        record=self.record,
-                        ruleset=self.ruleset,
-                    )
-                )
+            self.played.extend(self._played_in_python(count))
             return
         assert core is not None
         mt = self._stream()
