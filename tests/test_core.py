@@ -273,6 +273,45 @@ def test_the_core_s_choice_memo_changes_no_game() -> None:
 
 
 @needs_core
+def test_the_core_s_positions_tree_changes_no_game() -> None:
+    """The core keeps the boards its games reach from one start board (the positions' tree:
+    kept between calls from the same board, started over for another, grown no more once
+    full): the games are still the Python games, before it fills and after, after another
+    board, and on a board too large for it (and one that grows too large by an add)."""
+    assert core is not None
+
+    def same(board: bytes, adds: int, seed: int, population: list[players.Player]) -> None:
+        for player in population:
+            compiled = players.Games(player, board, adds, seed, record=seed % 2 == 0)
+            games = compiled.first(6)
+            with pure_python() as pure:
+                reference = players.Games(player, board, adds, seed, pure, seed % 2 == 0)
+                assert games == reference.first(6)
+            assert compiled.rng.getstate() == reference.rng.getstate()
+
+    population = [
+        players.RandomPlayer(),
+        players.ScannerPlayer(),
+        players.LocalPlayer(reach=1),
+        players.OpenerPlayer(threshold=2),
+        players.PlannerPlayer(width=2),
+        players.ProximityPlayer(),
+    ]
+    small = _board(7, 18, False)
+    same(small, 2, 1, population)  # the tree grows from small
+    same(small, 2, 2, population[::-1])  # the same board: the tree kept
+    same(_board(8, 27, True), 1, 3, population)  # another board: started over
+    same(small, 2, 4, population)
+    # far more positions than the tree keeps: it fills and grows no more
+    mt = core.MT(random.Random(5).getstate()[1])
+    core.tally(core.RANDOM, 0, small, 2, 200_000, mt, False, MAX_PLAYER_MOVES)
+    same(small, 2, 6, population)
+    # boards past the tree's largest: too large from the start, too large after an add
+    same(_board(9, 1100, True), 0, 7, population[:1])
+    same(_board(10, 1000, False), 1, 8, population[:1])
+
+
+@needs_core
 @settings(max_examples=_examples(30), deadline=None)
 @given(
     seed=st.integers(0, 2**32),

@@ -1274,6 +1274,140 @@ memo_put(Memo *m, int tag, const unsigned char *cells, Py_ssize_t n, const int *
 }
 
 /* ---------------------------------------------------------------------------------------- */
+/* The positions' tree                                                                       */
+
+/* The board after a move is a function of the board before it and the move alone (not of the
+ * player, its state or the adds left), and a batch's games (and the next batches from the same
+ * start: a rating's other players, its confirmation) go through the same first positions again
+ * and again. The tree keeps those positions from one start board: a node is a board with its
+ * legal pairs and, per move (a pair's index, or np for an add), the node it leads to; a game
+ * in the tree reads its boards from there instead of removing a pair and tracking the pairs or
+ * rescanning after an add. A position is kept the second time a game reaches it (the first
+ * only marks it), so positions one game alone meets are not copied. The nodes live in one
+ * arena, never moved; when it is full no more are kept, and another start board starts over.
+ * Every game is the same move for move: only where its boards are read from changes. */
+#define TREE_ARENA (8 * 1024 * 1024) /* bytes */
+#define TREE_NODES 65536
+#define TREE_MAX_CELLS 1024 /* larger boards are not kept */
+#define TREE_NONE (-1)        /* a move not made from the node yet */
+#define TREE_SEEN (-2)        /* a move made once, its board not kept */
+
+typedef struct {
+    int32_t n, np;
+    int32_t collapsed, opened; /* the move that led here, as `track` said */
+    Py_ssize_t off;            /* cells at arena + off, then the pairs, then np + 1 children */
+} TreeNode;
+
+typedef struct {
+    TreeNode *nodes;
+    unsigned char *arena;
+    Py_ssize_t alen;
+    int32_t count;
+    int on;                /* 1 when the tree grows from `start` */
+    unsigned char *start; /* the start board's cells */
+    Py_ssize_t slen, scap;
+} Tree;
+
+static void
+tree_free(Tree *t)
+{
+    PyMem_Free(t->nodes);
+    PyMem_Free(t->arena);
+    PyMem_Free(t->start);
+    memset(t, 0, sizeof *t);
+}
+
+static inline Py_ssize_t
+tree_cells_room(Py_ssize_t n)
+{
+    return (n + 7) & ~(Py_ssize_t)7;
+}
+
+static inline Pair *
+tree_pairs(const Tree *t, const TreeNode *nd)
+{
+    return (Pair *)(void *)(t->arena + nd->off + tree_cells_room(nd->n));
+}
+
+static inline int32_t *
+tree_children(const Tree *t, const TreeNode *nd)
+{
+    return (int32_t *)(void *)(t->arena + nd->off + tree_cells_room(nd->n) +
+                               (Py_ssize_t)nd->np * (Py_ssize_t)sizeof(Pair));
+}
+
+/* a read-only Board over node x (only its cells, n, pairs and np are read) */
+static inline void
+tree_view(const Tree *t, int32_t x, Board *view)
+{
+    const TreeNode *nd = &t->nodes[x];
+    view->cells = t->arena + nd->off;
+    view->n = nd->n;
+    view->cap = nd->n;
+    view->pairs = tree_pairs(t, nd);
+    view->np = nd->np;
+    view->pcap = nd->np;
+}
+
+/* Keep bd as a new node (no move from it made yet): its index, or -1 when it does not fit. */
+static int32_t
+tree_add(Tree *t, const Board *bd, int collapsed, int opened)
+{
+    if (t->count >= TREE_NODES || bd->n > TREE_MAX_CELLS)
+        return -1;
+    Py_ssize_t need = tree_cells_room(bd->n) + bd->np * (Py_ssize_t)sizeof(Pair) +
+                      (bd->np + 1) * (Py_ssize_t)sizeof(int32_t);
+    need = (need + 7) & ~(Py_ssize_t)7;
+    if (need > TREE_ARENA - t->alen)
+        return -1;
+    TreeNode *nd = &t->nodes[t->count];
+    nd->n = (int32_t)bd->n;
+    nd->np = (int32_t)bd->np;
+    nd->collapsed = collapsed;
+    nd->opened = opened;
+    nd->off = t->alen;
+    memcpy(t->arena + nd->off, bd->cells, (size_t)bd->n);
+    memcpy(tree_pairs(t, nd), bd->pairs, (size_t)bd->np * sizeof(Pair));
+    int32_t *kids = tree_children(t, nd);
+    for (Py_ssize_t x = 0; x <= bd->np; x++)
+        kids[x] = TREE_NONE;
+    t->alen += need;
+    return t->count++;
+}
+
+/* The tree for the games from `cells` (their pairs given): kept when it grows from them, else
+ * started over with them as its root; off (t->on = 0) when it cannot be set up, which only
+ * loses the speed-up. */
+static void
+tree_start(Tree *t, const unsigned char *cells, Py_ssize_t n, const Pair *pairs, Py_ssize_t np)
+{
+    if (t->on && t->slen == n && memcmp(t->start, cells, (size_t)n) == 0)
+        return;
+    t->on = 0;
+    if (n > TREE_MAX_CELLS)
+        return;
+    if (t->nodes == NULL) {
+        t->nodes = PyMem_Malloc(TREE_NODES * sizeof(TreeNode));
+        t->arena = PyMem_Malloc(TREE_ARENA);
+        if (t->nodes == NULL || t->arena == NULL) {
+            tree_free(t);
+            return;
+        }
+    }
+    if (ensure_cells(&t->start, &t->scap, n + 1) < 0) {
+        PyErr_Clear();
+        return;
+    }
+    memcpy(t->start, cells, (size_t)n);
+    t->slen = n;
+    t->count = 0;
+    t->alen = 0;
+    Board root = {(unsigned char *)cells, n, n, (Pair *)pairs, np, np};
+    if (tree_add(t, &root, 0, 0) == 0)
+        t->on = 1;
+}
+
+/* ---------------------------------------------------------------------------------------- */
 /* The players                                                                               */
 
 enum { P_RANDOM, P_SCANNER, P_LOOKAHEAD, P_OPENER, P_LOCAL, P_PLANNER, P_PROXIMITY, P_KINDS };
@@ -1294,6 +1428,7 @@ typedef struct {
     int *rec; /* a recorded game's pair counts */
     Py_ssize_t rcap;
     Memo memo;
+    Tree tree;
 } Work;
 
 static void
@@ -1308,6 +1443,7 @@ work_free(Work *w)
     PyMem_Free(w->start_pairs);
     PyMem_Free(w->rec);
     memo_free(&w->memo);
+    tree_free(&w->tree);
     memset(w, 0, sizeof *w);
 }
 
@@ -1552,7 +1688,8 @@ typedef struct {
 } Game;
 
 /* One game (players._play) into *out, its path into *path (not kept when path is NULL); 0, or
- * -1 with an exception set. */
+ * -1 with an exception set. While the game is in the positions' tree (w->tree), its board is
+ * the node's (`cur`, read only); it is copied into bd where it leaves the tree. */
 static int
 play_one(PlayerState *ps, Work *w, Board *bd, const Py_buffer *start, int adds, MTObject *rng,
          int record, long max_moves, Bytes *path, Game *out)
@@ -1569,32 +1706,83 @@ play_one(PlayerState *ps, Work *w, Board *bd, const Py_buffer *start, int adds, 
     if (ensure_cells(&bd->cells, &bd->cap, start->len + 1) < 0 ||
         ensure_pairs(&bd->pairs, &bd->pcap, 4 * start->len + 4) < 0)
         return -1;
-    memcpy(bd->cells, start->buf, (size_t)start->len);
-    bd->n = start->len;
-    memcpy(bd->pairs, w->start_pairs, (size_t)w->start_np * sizeof(Pair));
-    bd->np = w->start_np;
+    Tree *t = &w->tree;
+    int32_t node = t->on ? 0 : -1; /* the node the game is at, -1 off the tree */
+    Board view;
+    const Board *cur = bd;
+    if (node == 0) {
+        tree_view(t, 0, &view);
+        cur = &view;
+    }
+    else {
+        memcpy(bd->cells, start->buf, (size_t)start->len);
+        bd->n = start->len;
+        memcpy(bd->pairs, w->start_pairs, (size_t)w->start_np * sizeof(Pair));
+        bd->np = w->start_np;
+    }
     Py_ssize_t ncounts = 0;
     if (path != NULL)
         path->len = 0;
     int adds_left = adds, adds_used = 0;
     long moves = 0, collapses = 0, openings = 0;
-    while (bd->n && moves < max_moves) {
+    while (cur->n && moves < max_moves) {
         if (record) {
             if (ensure_ints(&w->rec, &w->rcap, ncounts + 1) < 0)
                 return -1;
-            w->rec[ncounts++] = (int)bd->np;
+            w->rec[ncounts++] = (int)cur->np;
         }
-        Py_ssize_t k = bd->np ? choose(ps, w, bd, adds_left, rng) : -2;
+        Py_ssize_t k = cur->np ? choose(ps, w, cur, adds_left, rng) : -2;
         if (k == -1)
             return -1;
-        if (k == -2) {
-            if (adds_left <= 0) {
-                if (bd->np) {
-                    PyErr_SetString(PyExc_ValueError, "a player chose to add with no add left");
-                    return -1;
-                }
-                break;
+        if (k == -2 && adds_left <= 0) {
+            if (cur->np) {
+                PyErr_SetString(PyExc_ValueError, "a player chose to add with no add left");
+                return -1;
             }
+            break;
+        }
+        int i = -1, j = -1;
+        if (k != -2) {
+            i = cur->pairs[k].a;
+            j = cur->pairs[k].b;
+        }
+        if (path != NULL && bytes_put(path, i, j) < 0)
+            return -1;
+        moves++;
+        if (k == -2) {
+            adds_left--;
+            adds_used++;
+        }
+        int32_t *kids = NULL;
+        int32_t child = TREE_NONE;
+        if (node >= 0) {
+            kids = tree_children(t, &t->nodes[node]);
+            child = kids[k == -2 ? cur->np : k];
+        }
+        if (child >= 0) { /* the board after the move is kept: read it from there */
+            const TreeNode *nd = &t->nodes[child];
+            if (nd->collapsed) {
+                collapses++;
+                openings += nd->opened;
+            }
+            node = child;
+            tree_view(t, node, &view);
+            cur = &view;
+            continue;
+        }
+        int32_t *slot = kids != NULL ? &kids[k == -2 ? cur->np : k] : NULL;
+        if (cur != bd) { /* leaving the tree: the node's board into bd */
+            if (ensure_cells(&bd->cells, &bd->cap, cur->n + 1) < 0 ||
+                ensure_pairs(&bd->pairs, &bd->pcap, 4 * cur->n + 4) < 0)
+                return -1;
+            memcpy(bd->cells, cur->cells, (size_t)cur->n);
+            bd->n = cur->n;
+            memcpy(bd->pairs, cur->pairs, (size_t)cur->np * sizeof(Pair));
+            bd->np = cur->np;
+            cur = bd;
+        }
+        int collapsed = 0, opened = 0;
+        if (k == -2) {
             Py_ssize_t act = active_count(bd->cells, bd->n);
             if (act > PY_SSIZE_T_MAX / 8 - bd->n) {
                 PyErr_NoMemory();
@@ -1609,26 +1797,21 @@ play_one(PlayerState *ps, Work *w, Board *bd, const Py_buffer *start, int adds, 
             bd->n = wpos;
             if (board_rescan(bd) < 0)
                 return -1;
-            adds_left--;
-            adds_used++;
-            moves++;
-            if (path != NULL && bytes_put(path, -1, -1) < 0)
+        }
+        else {
+            if (track(bd, k, &w->gap, &w->gcap, &w->gpairs, &w->gpcap, &collapsed, &opened) < 0)
                 return -1;
-            continue;
+            if (collapsed) {
+                collapses++;
+                openings += opened;
+            }
         }
-        int i = bd->pairs[k].a, j = bd->pairs[k].b;
-        if (path != NULL && bytes_put(path, i, j) < 0)
-            return -1;
-        int collapsed, opened;
-        if (track(bd, k, &w->gap, &w->gcap, &w->gpairs, &w->gpcap, &collapsed, &opened) < 0)
-            return -1;
-        if (collapsed) {
-            collapses++;
-            openings += opened;
+        if (slot != NULL) { /* kept the second time a game makes this move from the node */
+            node = child == TREE_SEEN ? tree_add(t, bd, collapsed, opened) : -1;
+            *slot = node >= 0 ? node : TREE_SEEN;
         }
-        moves++;
     }
-    out->won = bd->n == 0;
+    out->won = cur->n == 0;
     out->adds_used = adds_used;
     out->moves = moves;
     out->collapses = collapses;
@@ -1841,7 +2024,7 @@ play_batch(PyObject *args, int tally)
     }
     /* games as instances of cls (players.Playout) when given, else as tuples */
     PyTypeObject *tp = NULL;
-    Py_ssize_t off[PL_SLOTS];
+    Py_ssize_t off[PL_SLOTS] = {0}; /* read only with tp, which sets it (gcc cannot tell) */
     if (cls != Py_None) {
         if (playout_layout(cls) < 0)
             return NULL;
@@ -1888,6 +2071,8 @@ play_batch(PyObject *args, int tally)
     if (ensure_pairs(&w->start_pairs, &w->start_pcap, 4 * view.len + 4) < 0)
         goto done;
     w->start_np = scan(view.buf, view.len, w->start_pairs);
+    if (!mine) /* a call inside another plays without the tree (it is that call's) */
+        tree_start(&w->tree, view.buf, view.len, w->start_pairs, w->start_np);
     if (tally) {
         /* wins, moves, pair counts recorded (steps) and their sum, collapses, openings */
         long long sums[6] = {0, 0, 0, 0, 0, 0};
