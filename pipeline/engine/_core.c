@@ -728,7 +728,15 @@ pairs_after_gaps(Board *bd, int i, int j, Py_ssize_t ri, Py_ssize_t rj, unsigned
 /* One pair removal as players.remove_and_track sees it: `bd` becomes the board after its pair
  * (i, j) = bd->pairs[at] with its legal pairs; *collapsed and *opened as in `Step`. `gap` is
  * scratch room for n cells and `gpairs` for 4n pairs. */
-static int
+static int track_collapse(Board *bd, Py_ssize_t at, int i, int j, unsigned char cls, int gone_i,
+                          int gone_j, unsigned char **gap, Py_ssize_t *gcap, Pair **gpairs,
+                          Py_ssize_t *gpcap, int *opened);
+
+/* (the removal without a collapse, most of them, is inlined where it is called) */
+#if defined(__GNUC__)
+__attribute__((always_inline))
+#endif
+static inline int
 track(Board *bd, Py_ssize_t at, unsigned char **gap, Py_ssize_t *gcap, Pair **gpairs,
       Py_ssize_t *gpcap, int *collapsed, int *opened)
 {
@@ -746,7 +754,24 @@ track(Board *bd, Py_ssize_t at, unsigned char **gap, Py_ssize_t *gcap, Pair **gp
     *opened = 0;
     if (!(gone_i || gone_j))
         return pairs_after_gaps(bd, i, j, ri, rj, cls, at);
-    /* the gapped board's pairs (tracked), then the collapsed board's (scanned) */
+    *collapsed = 1;
+    return track_collapse(bd, at, i, j, cls, gone_i, gone_j, gap, gcap, gpairs, gpcap, opened);
+}
+
+/* track's removal that empties a row: the gapped board's pairs (tracked), then the collapsed
+ * board's (scanned); *opened as in `Step`. */
+#if defined(__GNUC__)
+__attribute__((noinline))
+#endif
+static int
+track_collapse(Board *bd, Py_ssize_t at, int i, int j, unsigned char cls, int gone_i, int gone_j,
+               unsigned char **gap, Py_ssize_t *gcap, Pair **gpairs, Py_ssize_t *gpcap,
+               int *opened)
+{
+    Py_ssize_t n = bd->n;
+    unsigned char *cells = bd->cells;
+    Py_ssize_t ri = i / WIDTH, rj = j / WIDTH;
+    Py_ssize_t si = ri * WIDTH, sj = rj * WIDTH;
     if (ensure_cells(gap, gcap, n + 1) < 0 || ensure_pairs(gpairs, gpcap, 4 * n + 4) < 0)
         return -1;
     if (pairs_after_gaps(bd, i, j, ri, rj, cls, at) < 0)
@@ -775,7 +800,6 @@ track(Board *bd, Py_ssize_t at, unsigned char **gap, Py_ssize_t *gcap, Pair **gp
     bd->n = m;
     if (board_rescan(bd) < 0)
         return -1;
-    *collapsed = 1;
     /* opened: a pair of the collapsed board that no pair of the gapped board becomes */
     Pair *kept = *gpairs;
     for (Py_ssize_t k = 0; k < nkept; k++) {
@@ -1620,17 +1644,29 @@ choose(PlayerState *ps, Work *w, const Board *bd, int adds_left, MTObject *rng)
     case P_LOCAL: {
         Py_ssize_t f = ps->focus, reach = ps->param;
         Py_ssize_t low = (f - reach) * WIDTH, high = (f + reach + 1) * WIDTH;
-        if (ensure_ints(&w->idx, &w->icap, np + 1) < 0)
-            return -1;
-        Py_ssize_t nn = 0;
-        for (Py_ssize_t x = 0; x < np; x++) {
-            int a = bd->pairs[x].a, b = bd->pairs[x].b;
-            if ((low <= a && a < high) || (low <= b && b < high))
-                w->idx[nn++] = (int)x;
+        /* the pairs near the focus, in index order: those from before `low` that reach into
+         * [low, high), then every pair from [low, high) (pairs are sorted by their first
+         * cell; none from `high` on has a cell below it) */
+        const Pair *pairs = bd->pairs;
+        Py_ssize_t x = 0, before = 0;
+        for (; x < np && pairs[x].a < low; x++)
+            before += low <= pairs[x].b && pairs[x].b < high;
+        Py_ssize_t from = x;
+        while (x < np && pairs[x].a < high)
+            x++;
+        Py_ssize_t nn = before + (x - from), k;
+        if (nn == 0)
+            k = (Py_ssize_t)randbelow(rng, (uint32_t)np);
+        else {
+            Py_ssize_t r = (Py_ssize_t)randbelow(rng, (uint32_t)nn);
+            if (r >= before)
+                k = from + (r - before);
+            else
+                for (k = 0;; k++)
+                    if (low <= pairs[k].b && pairs[k].b < high && r-- == 0)
+                        break;
         }
-        Py_ssize_t k = nn ? (Py_ssize_t)w->idx[randbelow(rng, (uint32_t)nn)]
-                          : (Py_ssize_t)randbelow(rng, (uint32_t)np);
-        ps->focus = bd->pairs[k].a / WIDTH;
+        ps->focus = pairs[k].a / WIDTH;
         return k;
     }
     case P_PLANNER:
