@@ -203,6 +203,23 @@ def test_the_screen_is_one_sided_with_a_wider_margin_at_the_top():
     )
 
 
+def test_a_stage_drops_no_board_over_a_window_where_it_would_drop_the_windows_middle():
+    """At 36 cells and 1 add the first stage's 4+2 games read random's medium boards about 20 points
+    high (its line is pulled toward the fitted boards' mean) and dropped half of them over the
+    top, picking the boards whose first games went well: their held-out loss was lower than
+    random's (docs/generation.md, 36/1 medium). A random-made 36/1 board rated 48.28 (medium,
+    rating version 4) whose first stage read 72.3, over the margin 70.7: the screen keeps it now;
+    at 2 adds the first stage still tests the top (it drops a medium middle 1% of the time)."""
+    medium = Window(41.0, 54.0)
+    first = screen.STAGES[0]
+    assert not first.tests_top(medium, 1) and first.tests_top(medium, 2)
+    assert all(s.drops_inside(medium, 1) <= screen.TOP_DROPS for s in screen.STAGES[1:])
+    from pipeline.engine.rulesets import DEFAULT
+
+    board = parse("332448759/988823275/312983274/659752213")
+    assert screen.passes(board, 1, DEFAULT, (medium,)) is not None
+
+
 def test_the_stages_play_on_and_the_estimate_grows_with_the_losses():
     """Each stage plays on from the last (no player's count falls), every slope is positive (what
     lets the screen skip games that cannot change its verdict), and a player the screen plays in

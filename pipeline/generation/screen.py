@@ -23,7 +23,10 @@ pure function of the params and the attempt number k:
    target (a night asks for several at once): more than the stage's `below` errors under a
    window's low end (1.1 of the first stage's errors, half of the later ones'), or more than
    `ABOVE` (1.5) errors over its high end (no test at 0 or 100, nor where the stage's line
-   cannot reach: a few games' line is flat at the extremes). A stage stops as soon as no result
+   cannot reach: a few games' line is flat at the extremes), nor over a window where the stage
+   would drop a board from the window's middle more than `TOP_DROPS` of the time
+   (`Stage.tests_top`: at 36 cells and 1 add the first stage dropped half of random's medium
+   boards, choosing those whose first games went well). A stage stops as soon as no result
    of its games left could keep the board (the estimate is monotone in the losses), so a clear
    miss costs at most the first stage's 6 games (about 1 ms). After the last stage a tier's board
    goes on; a score's only with its estimate in the middle half of the window (`Window.aim`),
@@ -62,6 +65,8 @@ as often as random's.
 
 from __future__ import annotations
 
+import functools
+import math
 import random
 from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
@@ -119,6 +124,28 @@ class Stage:
             total += terms[k]
         return min(100.0, max(0.0, self.intercept + self.per_add * adds + total))
 
+    def drops_inside(self, window: Window, adds: int) -> float:
+        """The chance that this stage drops, over `window`'s top, a board in the window's middle
+        whose every player loses at the middle's rate (the score is the players' weighted loss
+        rate): the line at those rates, its spread from the games' draws alone (normal
+        approximation), against the margin."""
+        p = (window.low + window.high) / 200.0
+        mean = min(100.0, self.intercept + self.per_add * adds + p * sum(self.slopes))
+        spread = math.sqrt(
+            sum(s * s * p * (1.0 - p) / n for (_, n), s in zip(self.games, self.slopes))
+        )
+        margin = window.high + ABOVE * self.error
+        if window.high >= 100.0 or not spread:
+            return 0.0
+        return 0.5 * math.erfc((margin - mean) / (spread * math.sqrt(2.0)))
+
+    def tests_top(self, window: Window, adds: int) -> bool:
+        """Whether this stage may drop a board for being over `window` at these adds: only where it
+        drops a board in the window's middle at most TOP_DROPS of the time (`drops_inside`). A
+        few games' line is pulled toward the fitted boards' mean: at 36 cells and 1 add its first
+        stage read random's medium boards 20 points high and dropped half of them."""
+        return _tests_top(self, window, adds)
+
 
 # The rating's four cheap players at their full game counts (at the default 64 playouts): they
 # weigh a fifth of the score, cost about a tenth of a rating, and are known exactly once played.
@@ -145,9 +172,19 @@ STAGES: tuple[Stage, ...] = (
     ),
 )
 ABOVE = 1.5  # drop a board this many errors over a window's high end (wider than any `below`)
+# a stage drops boards over a window only where it drops at most this share of the window's
+# middle (`Stage.tests_top`); dropping in-window boards there selects on the first games' luck
+TOP_DROPS = 0.05
 DRAWS = 16  # random boards screened per attempt
 CANDIDATES = 1  # boards offered to the full rating per attempt
 _PLAYERS: dict[str, Player] = {p.name: p for p in PLAYERS}
+
+
+@functools.cache
+def _tests_top(stage: Stage, window: Window, adds: int) -> bool:
+    return stage.drops_inside(window, adds) <= TOP_DROPS
+
+
 # The games a stage plays at once, with the compiled core (a call costs about two of its games);
 # a dropped board's extra games are thrown away with it, and a board that goes on plays all of
 # the stage's games anyway. In pure Python, one at a time (no game wasted): the same results.
@@ -179,20 +216,22 @@ class Window:
         below: float,
         most: float | None = None,
         reach: tuple[float, float] = (0.0, 100.0),
+        top: bool = True,
     ) -> bool:
         """Whether an estimate with this RMS error puts a board clearly off target: more than
         `below` errors under `low` or ABOVE errors over `high` (never under 0 or over 100). With
         `most`, for every estimate from `estimate` up to `most` (on the same side). `reach`: the
         lowest and highest estimate the stage's line can give (every game won, every game lost):
         a margin the line cannot reach says nothing (a few games' line is flat at the extremes:
-        it would drop a board that lost, or won, every game)."""
+        it would drop a board that lost, or won, every game). `top` False: no test over `high`
+        (`Stage.tests_top`)."""
         most, low, high = (
             estimate if most is None else most,
             self.low - below * error,
             self.high + ABOVE * error,
         )
         return (self.low > 0.0 and most < low <= reach[1]) or (
-            self.high < 100.0 and reach[0] <= high < estimate
+            top and self.high < 100.0 and reach[0] <= high < estimate
         )
 
     def last_call(self, estimate: float) -> bool:
@@ -234,6 +273,7 @@ class _Games:
         are played and it is not (the estimate is then `last`). A board that goes on plays every
         game of the stage: the next stage, or the rating, would play them anyway."""
         reach = stage.estimate({}, self.adds), stage.estimate(dict(stage.games), self.adds)
+        tops = [stage.tests_top(w, self.adds) for w in windows]
         names = [name for name, _ in stage.games]
         games = [self._of(name) for name in names]
         wanted = [n for _, n in stage.games]
@@ -245,7 +285,10 @@ class _Games:
             least = stage.line(lost, self.adds)
             most = stage.line([k + m for k, m in zip(lost, left, strict=True)], self.adds)
             self.last, self.most = least, most
-            return all(w.outside(least, stage.error, stage.below, most, reach) for w in windows)
+            return all(
+                w.outside(least, stage.error, stage.below, most, reach, top)
+                for w, top in zip(windows, tops, strict=True)
+            )
 
         # Games go a few at a time (one call to the compiled core) and the test after the last of
         # them stands for the test after each: the bounds only narrow as games are played
