@@ -322,6 +322,24 @@ def test_the_deeper_climb_offers_boards_in_its_aim_unscreened_and_climbs_on_when
         next(climb.climb(27, 4, random.Random("1:1"), digits, DEFAULT, windows, (400, 16), False))
 
 
+def test_the_deeper_climb_offers_from_under_the_window_and_records_it(monkeypatch):
+    """Beyond the screen's fitted adds the estimate reads low near the top, so the deeper climb
+    offers a board to the full rating from `climb.OFFER_BELOW` under the window's low end (not
+    only in its aim, a quarter in): its first offer comes after fewer kept changes than with offers
+    from the aim (27/4 expert, seed 1, attempt 0), and the provenance records the setting."""
+    params = GenerateParams(cells=27, adds=4, tier="expert", strategy="climb", seed=1)
+    digits, windows = DigitDistribution.parse(None), params.windows()
+    assert params.provenance_params()["settings"]["offers_below"] == climb.OFFER_BELOW > 0
+
+    def first_offer() -> int:
+        gen = climb.climb(27, 4, random.Random("1:0"), digits, DEFAULT, windows, (400, 16), True)
+        return len(next(gen).path)
+
+    below = first_offer()
+    monkeypatch.setattr(climb, "OFFER_BELOW", windows[0].low - climb.aim(windows[0])[0])
+    assert below < first_offer()
+
+
 def _outcome(attempt: int, score: float | None):
     from pipeline.generation.generator import Outcome
 

@@ -68,6 +68,10 @@ STEPS = 150  # steps per attempt before it gives up
 START, PROBE, CONFIRM = STAGES[0], STAGES[1], STAGES[3]  # the screen's stages the climb probes with
 BATCH = 8  # games a bounded probe (`_Probe.within`) plays at once, between its bound's tests
 SLACK = 1e-9  # a bounded probe stops only this far past its bound (the bound and `at` round alike)
+# the deeper climb (`offer_best`) offers a board to the full rating from this far under a window's
+# low end (its lines read low beyond the adds they were fitted at; the full rating decides:
+# docs/generation.md has the measurements)
+OFFER_BELOW = 2.0
 # the moves and their weights (docs/generation.md says which paid, measured)
 MOVES: tuple[tuple[str, int], ...] = (("digit", 1), ("swap", 1), ("row", 1))
 
@@ -257,6 +261,10 @@ def climb(
         return None
     here, path = draws[start], [f"draw {start}"]
     steps, branch = depth or (STEPS, BRANCH)  # `strategies.climb_depth`: deeper for some targets
+    deep = offer_best  # the deeper climb (beyond the screen's fitted adds): see OFFER_BELOW
+    offers = tuple(
+        (min(lo, w.low - OFFER_BELOW), hi) for w, (lo, hi) in zip(windows, map(aim, windows))
+    )
     tried: set[bytes] = set()
     seen: list[float] = []
     best: tuple[float, bytes, tuple[str, ...]] | None = None  # nearest the aim it stood on
@@ -270,19 +278,24 @@ def climb(
         if best is None or distance(score, windows) < best[0]:
             best = (distance(score, windows), here, tuple(path))
         stuck = False  # the board was refused (screen, or rating): move on whatever comes next
-        if distance(score, windows) == 0.0 and here not in tried:
-            tried.add(here)
-            if offer_best:
-                # the deeper climb, beyond the screen's fitted adds: the screen's lines read low
-                # there and refused boards that rate in the tier (the climb then ran on for
-                # thousands of steps), and a full rating costs some 10-100 steps: it judges at once.
-                # The generator resumes the climb only when the board missed.
+        sideways = False  # the deeper climb: rated and missed in the aim
+        if deep:
+            if here not in tried and any(lo <= score <= hi for lo, hi in offers):
+                # beyond the screen's fitted adds: the screen's lines read low there and refused
+                # boards that rate in the tier (the climb then ran on for thousands of steps), and
+                # a full rating costs some 10-100 steps: it judges at once, from OFFER_BELOW under
+                # the window. The generator resumes the climb only when the board missed.
+                tried.add(here)
                 yield Proposal(here, path=tuple(path))
-            else:
-                played = passes(here, adds, ruleset, windows)
-                if played is not None:
-                    yield Proposal(here, played=played, path=tuple(path))
-                    return min(seen), max(seen)
+            # rated and missed: it climbs on as before (a forced move off it lost the climb's
+            # height); in the aim, where nothing is nearer, a neighbour in the aim too may be kept
+            sideways = here in tried and distance(score, windows) == 0.0
+        elif distance(score, windows) == 0.0 and here not in tried:
+            tried.add(here)
+            played = passes(here, adds, ruleset, windows)
+            if played is not None:
+                yield Proposal(here, played=played, path=tuple(path))
+                return min(seen), max(seen)
             stuck = True
         # the nearest neighbour (the first of equals); none probed where none could be kept (in
         # the aim, not stuck). Each gets a first look (BATCH games a player), then they are played
@@ -291,7 +304,7 @@ def climb(
         looks: list[tuple[float, int, str, bytes, _Probe]] = []
         for n in range(branch):
             board, step = move(here, rng, digits)  # drawn whatever: the attempt's stream
-            if board != here and (stuck or off_here > 0.0):
+            if board != here and (stuck or sideways or off_here > 0.0):
                 probe = _Probe(board, adds, ruleset, step_seed)
                 looks.append((distance(probe.look(PROBE), windows), n, step, board, probe))
         nearest: tuple[float, int, str, bytes] | None = None
@@ -307,7 +320,10 @@ def climb(
         keep = stuck
         if not stuck:
             judged = _Probe(board, adds, ruleset, judge_seed).within(CONFIRM, windows, off_here)
-            keep = judged is not None and distance(judged, windows) < off_here
+            keep = judged is not None and (
+                distance(judged, windows) < off_here
+                or (sideways and distance(judged, windows) == 0.0)
+            )
         if keep and _winnable(board, adds, ruleset):
             here, path = board, [*path, step]
     if offer_best and best is not None and best[1] not in tried:  # a tried one was rated
@@ -327,5 +343,9 @@ def settings(depth: tuple[int, int] | None = None, offer_best: bool = False) -> 
         "probes": [dict(s.games) for s in (START, PROBE, CONFIRM)],
         "moves": dict(MOVES),
         "aim": "a tier from a quarter in to the screen's margin over it; a score's middle half",
-        **({"offers_best": True, "screened": False} if offer_best else {}),
+        **(
+            {"offers_best": True, "screened": False, "offers_below": OFFER_BELOW}
+            if offer_best
+            else {}
+        ),
     }
