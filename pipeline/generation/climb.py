@@ -24,7 +24,8 @@ the params and the attempt number k (its `random.Random`; no clock anywhere):
    rates it in full and checks the target exactly as for any board. A board that fails the screen
    is climbed on. The deeper climb (`offer_best`) offers a board in the aim without the screen
    (its lines read low beyond the adds they were fitted at, and refused boards that rated in the
-   tier), straight to the full rating; one that misses is climbed on. After `STEPS` steps
+   tier), straight to the full rating, from `OFFER_BELOW` under the window (before its aim); one
+   that misses is climbed on from. After `STEPS` steps
    (`strategies.climb_depth`: more for expert beyond the screen's fitted adds) the attempt
    offers nothing, except that the deeper climb offers the board it stood on nearest the aim
    (unless rated already), unscreened: its full rating is what tells a run that the target is out of reach there (`generator._Judge`), where the
