@@ -256,7 +256,12 @@ def test_the_generators_stops_in_the_table_are_the_codes() -> None:
     assert f"from {strategies.DEEP_FROM:g} (expert)" in whats
     fitted = strategies.SCREEN_ADDS
     assert whats.count(f"{fitted.start}-{fitted.stop - 1}") == 3
-    assert f"more than {generator.SCORE_SLACK:g} points" in " ".join(r.beyond for r in rows)
+    beyond = " ".join(r.beyond for r in rows)
+    assert f"more than {generator.SCORE_SLACK:g} points" in beyond
+    assert (
+        f"unscreened from {climb.OFFER_BELOW:g} points under the window's low end, "
+        "`generation.climb.OFFER_BELOW`" in beyond
+    )
 
 
 @pytest.mark.slow
