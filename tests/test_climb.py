@@ -123,6 +123,28 @@ def test_the_climb_aims_a_quarter_into_a_tier_and_at_a_score_as_the_screen_does(
     assert climb.distance(90.0, (Window(54.0, 84.0),)) == pytest.approx(6.0 - over)
 
 
+def test_the_climbs_start_counts_no_distance_over_a_top_its_first_stage_cannot_test():
+    """At 36 cells and 1 add the first stage's 4+2 games read random's medium boards about 20
+    points high, so the draw it put nearest the medium aim was one whose first games went well:
+    the climb's medium puzzles, grown from those, were lost less often by the held-out players
+    than random's of the same score (docs/generation.md, 36/1 medium). Where the first stage does
+    not test a window's top (`Stage.tests_top`), a draw over the aim is as near as one in it: the
+    climb starts from the first winnable draw, here draw 0, which reads over the aim (the old
+    ranking started from draw 10, read 52.9, inside it)."""
+    from pipeline.generation.screen import Window as W
+
+    digits = DigitDistribution.parse(None)
+    medium = W(41.0, 54.0)
+    assert not climb.START.tests_top(medium, 1)
+    seed, draws = climb.opening(36, random.Random("36/1 medium:0"), digits)
+    read = climb._Probe(draws[0], 1, DEFAULT, seed).at(climb.START)
+    assert climb._winnable(draws[0], 1, DEFAULT) and read > climb.aim(medium)[1]
+    offered = next(climb.climb(36, 1, random.Random("36/1 medium:0"), digits, DEFAULT, (medium,)))
+    assert offered.path[0] == "draw 0"
+    assert climb.start_distance(read, (medium,), (False,)) == 0.0
+    assert climb.start_distance(read, (medium,), (True,)) == climb.distance(read, (medium,)) > 0
+
+
 def test_with_no_target_the_climb_offers_the_random_board():
     digits = DigitDistribution.parse(None)
     offered = list(climb.climb(27, 4, random.Random("7:0"), digits, DEFAULT, ()))

@@ -9,7 +9,11 @@ the params and the attempt number k (its `random.Random`; no clock anywhere):
    plays each a probe of the screen's first stage (`screen.STAGES[0]`, 4+2 games) on games of the
    climb's own (`_Probe`: a seed drawn from the attempt, never the rating's). The most promising
    one, the nearest to the aim, that the solver can win and reading-order pairing does not clear
-   is where the climb starts (its index in the draws is recorded).
+   is where the climb starts (its index in the draws is recorded). Over a window whose top the
+   first stage does not test (`Stage.tests_top`: its few games' line reads the window's boards
+   high there) a draw over the aim counts as in it (`start_distance`): the draw that line put
+   nearest was one whose first games went well, and the held-out players lost the puzzles grown
+   from it less often than random's (docs/generation.md, 36/1 medium).
 2. **Steps.** Each step makes `BRANCH` neighbours of the board, one move each (`MOVES`: a digit
    changed, two cells swapped, a row's digits permuted; each drawn with its weight), probes each
    with the screen's second stage (32+16 games of the random and local players), and takes the
@@ -162,6 +166,18 @@ class _Probe:
             self.lost[names[at]] += sum(not g.won for g in batch)
 
 
+def start_distance(estimate: float, windows: tuple[Window, ...], tops: tuple[bool, ...]) -> float:
+    """`distance` for ranking the start's draws on the first stage's estimate, counting no
+    distance over an aim whose window the first stage does not test the top of
+    (`Stage.tests_top`): its line reads the window's boards high there, so the draws it put
+    nearest the aim were those whose first games went well, boards the held-out players lose
+    less often for the same score."""
+    return min(
+        max(low - estimate, 0.0, estimate - high if top else 0.0)
+        for (low, high), top in zip(map(aim, windows), tops, strict=True)
+    )
+
+
 def gap(least: float, most: float, windows: tuple[Window, ...]) -> float:
     """The least distance from the nearest aim of an estimate anywhere from `least` to `most`."""
     return min(max(low - most, 0.0, least - high) for low, high in map(aim, windows))
@@ -253,9 +269,13 @@ def climb(
         yield Proposal(bytes(digits.draw(rng, cells)))
         return None
     seed, draws = opening(cells, rng, digits)
+    tops = tuple(START.tests_top(w, adds) for w in windows)
     ranked = sorted(
         range(START_DRAWS),
-        key=lambda i: (distance(_Probe(draws[i], adds, ruleset, seed).at(START), windows), i),
+        key=lambda i: (
+            start_distance(_Probe(draws[i], adds, ruleset, seed).at(START), windows, tops),
+            i,
+        ),
     )
     start = next((i for i in ranked if _winnable(draws[i], adds, ruleset)), None)
     if start is None:
