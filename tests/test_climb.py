@@ -461,3 +461,19 @@ def test_held_out_players_lose_climb_puzzles_as_often_as_the_screens():
     assert check.passed, check
     assert distinct_layouts(climbed) == len(climbed)
     assert mean_distance(climbed) >= VARIETY * mean_distance(screened)
+
+
+@pytest.mark.slow
+def test_held_out_players_lose_climb_puzzles_at_36_1_medium_as_often_as_randoms():
+    """Small version of the bench's check where the climb's start had picked the draw whose first
+    games went best (docs/generation.md, 36/1 medium): 8 each at the bench's seed and games, the
+    held-out models must not lose the climb's medium puzzles less often than random's
+    (one-sided Mann-Whitney, p >= 0.05)."""
+    from research.bench_search import heldout_check
+    from research.bench_search import run as bench_run
+
+    climbed = bench_run(36, 1, "medium", "climb", count=8, seed=2026, budget=40.0).puzzles
+    drawn = bench_run(36, 1, "medium", "random", count=8, seed=2026, budget=40.0).puzzles
+    assert len(climbed) == len(drawn) == 8
+    check = heldout_check(climbed, drawn, names=("climb", "random"))
+    assert check.passed, check
