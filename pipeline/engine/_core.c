@@ -801,17 +801,24 @@ track_collapse(Board *bd, Py_ssize_t at, int i, int j, unsigned char cls, int go
     if (board_rescan(bd) < 0)
         return -1;
     /* opened: a pair of the collapsed board that no pair of the gapped board becomes */
-    Pair *kept = *gpairs;
-    for (Py_ssize_t k = 0; k < nkept; k++) {
-        int a = kept[k].a, b = kept[k].b;
-        kept[k].a = a - WIDTH * ((a > s1) + (a > s2));
-        kept[k].b = b - WIDTH * ((b > s1) + (b > s2));
-    }
+    /* the gapped board's pairs, moved as the collapse moves their cells, stay in order (a
+     * collapse keeps the cells' order): one walk along both finds the first that none is */
+    const Pair *kept = *gpairs;
+    Py_ssize_t y = 0;
     for (Py_ssize_t k = 0; k < bd->np; k++) {
-        if (!pair_in(kept, nkept, bd->pairs[k].a, bd->pairs[k].b)) {
+        int a = bd->pairs[k].a, b = bd->pairs[k].b;
+        int ka = 0, kb = 0;
+        for (; y < nkept; y++) {
+            ka = kept[y].a - WIDTH * ((kept[y].a > s1) + (kept[y].a > s2));
+            kb = kept[y].b - WIDTH * ((kept[y].b > s1) + (kept[y].b > s2));
+            if (ka > a || (ka == a && kb >= b))
+                break;
+        }
+        if (y == nkept || ka != a || kb != b) {
             *opened = 1;
             break;
         }
+        y++;
     }
     return 0;
 }
@@ -1827,9 +1834,11 @@ play_one(PlayerState *ps, Work *w, Board *bd, const Py_buffer *start, int adds, 
             if (ensure_cells(&bd->cells, &bd->cap, bd->n + act + 1) < 0)
                 return -1;
             Py_ssize_t wpos = bd->n;
-            for (Py_ssize_t x = 0; x < bd->n; x++)
-                if (bd->cells[x])
-                    bd->cells[wpos++] = bd->cells[x];
+            unsigned char *cells = bd->cells;
+            for (Py_ssize_t x = 0; x < bd->n; x++) { /* without branches: kept when active */
+                cells[wpos] = cells[x];
+                wpos += cells[x] != 0;
+            }
             bd->n = wpos;
             if (board_rescan(bd) < 0)
                 return -1;
