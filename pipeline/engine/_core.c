@@ -338,13 +338,17 @@ scan(const unsigned char *cells, Py_ssize_t n, Pair *out)
         unsigned char k = CLASS[cells[i]];
         int js[4];
         int m = 0;
+        /* a partner is written and counted only when of i's class (without a branch: the
+         * classes are as good as random) */
         Py_ssize_t j = nx;
-        if (j < n && CLASS[cells[j]] == k)
-            js[m++] = (int)j;
+        if (j < n) {
+            js[m] = (int)j;
+            m += CLASS[cells[j]] == k;
+        }
         for (j = i + WIDTH; j < n; j += WIDTH) {
             if (cells[j]) {
-                if (CLASS[cells[j]] == k)
-                    js[m++] = (int)j;
+                js[m] = (int)j;
+                m += CLASS[cells[j]] == k;
                 break;
             }
         }
@@ -354,8 +358,8 @@ scan(const unsigned char *cells, Py_ssize_t n, Pair *out)
             if (j >= n)
                 break;
             if (cells[j]) {
-                if (CLASS[cells[j]] == k)
-                    js[m++] = (int)j;
+                js[m] = (int)j;
+                m += CLASS[cells[j]] == k;
                 break;
             }
         }
@@ -365,8 +369,8 @@ scan(const unsigned char *cells, Py_ssize_t n, Pair *out)
             if (j >= n)
                 break;
             if (cells[j]) {
-                if (CLASS[cells[j]] == k)
-                    js[m++] = (int)j;
+                js[m] = (int)j;
+                m += CLASS[cells[j]] == k;
                 break;
             }
         }
@@ -494,10 +498,10 @@ opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Py_ssize_
         unsigned char ka = CLASS[cells[a]];
         least = ka == k ? a : least;
         Py_ssize_t b = next_active(cells, n, x + 1);
-        if (b < n && ka == CLASS[cells[b]]) {
+        if (b < n) { /* written, counted when the classes match (without a branch) */
             out[m].a = (int)a;
             out[m].b = (int)b;
-            m++;
+            m += ka == CLASS[cells[b]];
         }
     }
     Py_ssize_t col = x - row * WIDTH;
@@ -509,10 +513,10 @@ opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Py_ssize_
         least = CLASS[cells[p]] == k && p < least ? p : least;
         for (q = x + WIDTH; q < n && !cells[q]; q += WIDTH)
             ;
-        if (q < n && CLASS[cells[p]] == CLASS[cells[q]]) {
+        if (q < n) {
             out[m].a = (int)p;
             out[m].b = (int)q;
-            m++;
+            m += CLASS[cells[p]] == CLASS[cells[q]];
         }
     }
     /* the down-right diagonal (up-left behind): at most col steps back (and row: each goes
@@ -521,10 +525,10 @@ opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Py_ssize_
     if (p >= 0) {
         least = CLASS[cells[p]] == k && p < least ? p : least;
         q = first_on(cells, n, x, WIDTH + 1, WIDTH - 1 - col);
-        if (q >= 0 && CLASS[cells[p]] == CLASS[cells[q]]) {
+        if (q >= 0) {
             out[m].a = (int)p;
             out[m].b = (int)q;
-            m++;
+            m += CLASS[cells[p]] == CLASS[cells[q]];
         }
     }
     /* the down-left diagonal (up-right behind) */
@@ -532,10 +536,10 @@ opened_through(const unsigned char *cells, Py_ssize_t n, Py_ssize_t x, Py_ssize_
     if (p >= 0) {
         least = CLASS[cells[p]] == k && p < least ? p : least;
         q = first_on(cells, n, x, WIDTH - 1, col);
-        if (q >= 0 && CLASS[cells[p]] == CLASS[cells[q]]) {
+        if (q >= 0) {
             out[m].a = (int)p;
             out[m].b = (int)q;
-            m++;
+            m += CLASS[cells[p]] == CLASS[cells[q]];
         }
     }
     *behind = least;
