@@ -295,7 +295,8 @@ LIMITS: tuple[Limit, ...] = (
         "the steps run out: the attempt offers nothing (`no-candidate`); the deeper climb offers"
         " the board it stood on nearest the aim, unscreened, and it is rated in full (unless it"
         " was already: the deeper climb offers its boards to the full rating unscreened from 2"
-        " points under the window's low end, `generation.climb.OFFER_BELOW`)",
+        " points under the window's low end, `generation.climb.OFFER_BELOW`, once its estimate"
+        " was there on 2 draws in a row, `OFFER_HELD`)",
         value="64 / 150 / 8; 3,000 / 16",
     ),
     Limit(

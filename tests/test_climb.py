@@ -477,3 +477,53 @@ def test_held_out_players_lose_climb_puzzles_at_36_1_medium_as_often_as_randoms(
     assert len(climbed) == len(drawn) == 8
     check = heldout_check(climbed, drawn, names=("climb", "random"))
     assert check.passed, check
+
+
+@pytest.mark.slow  # 6 climbs of 150 steps
+def test_the_deeper_climb_offers_a_board_once_its_estimate_held_in_the_offers(monkeypatch):
+    """The deeper climb rates a board only once its last-stage estimate was in the offers (from
+    `climb.OFFER_BELOW` under the window) on `climb.OFFER_HELD` draws of games in a row: this
+    step's, and the one before on the same board (the estimate it was kept on, or the last
+    step's). With one draw enough (as before), boards are offered on their first estimate there."""
+    params = GenerateParams(cells=27, adds=4, tier="expert", strategy="climb", seed=1)
+    digits, windows = DigitDistribution.parse(None), params.windows()
+    assert params.provenance_params()["settings"]["offers_held"] == climb.OFFER_HELD == 2
+    low = min(
+        min(lo, w.low - climb.OFFER_BELOW) for w, (lo, _) in zip(windows, map(climb.aim, windows))
+    )
+    seen: list[tuple[bytes, float]] = []
+    at, within = climb._Probe.at, climb._Probe.within
+
+    def recorded_at(self, stage):
+        est = at(self, stage)
+        if stage is climb.CONFIRM:
+            seen.append((self.cells, est))
+        return est
+
+    def recorded_within(self, stage, w, bound):
+        est = within(self, stage, w, bound)
+        if stage is climb.CONFIRM and est is not None:
+            seen.append((self.cells, est))
+        return est
+
+    monkeypatch.setattr(climb._Probe, "at", recorded_at)
+    monkeypatch.setattr(climb._Probe, "within", recorded_within)
+
+    def offers_held() -> list[bool]:
+        """For each board offered in the aim, whether its estimate before the last was there too."""
+        seen.clear()
+        held = []
+        for k in range(3):
+            gen = climb.climb(
+                27, 4, random.Random(f"1:{k}"), digits, DEFAULT, windows, (150, 16), True
+            )
+            for offer in gen:  # every offer missed: the climb goes on
+                mine = [est for cells, est in seen if cells == offer.cells]
+                if mine and mine[-1] >= low:
+                    held.append(len(mine) >= 2 and mine[-2] >= low)
+        return held
+
+    held = offers_held()
+    assert held and all(held)
+    monkeypatch.setattr(climb, "OFFER_HELD", 1)
+    assert not all(offers_held())

@@ -262,6 +262,7 @@ def test_the_generators_stops_in_the_table_are_the_codes() -> None:
         f"unscreened from {climb.OFFER_BELOW:g} points under the window's low end, "
         "`generation.climb.OFFER_BELOW`" in beyond
     )
+    assert f"there on {climb.OFFER_HELD} draws in a row, `OFFER_HELD`" in beyond
 
 
 @pytest.mark.slow

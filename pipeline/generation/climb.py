@@ -28,8 +28,8 @@ the params and the attempt number k (its `random.Random`; no clock anywhere):
    rates it in full and checks the target exactly as for any board. A board that fails the screen
    is climbed on. The deeper climb (`offer_best`) offers a board in the aim without the screen
    (its lines read low beyond the adds they were fitted at, and refused boards that rated in the
-   tier), straight to the full rating, from `OFFER_BELOW` under the window (before its aim); one
-   that misses is climbed on from. After `STEPS` steps
+   tier), straight to the full rating, from `OFFER_BELOW` under the window (before its aim) once
+   its estimate held there over `OFFER_HELD` draws in a row; one that misses is climbed on from. After `STEPS` steps
    (`strategies.climb_depth`: more for expert beyond the screen's fitted adds) the attempt
    offers nothing, except that the deeper climb offers the board it stood on nearest the aim
    (unless rated already), unscreened: its full rating is what tells a run that the target is out of reach there (`generator._Judge`), where the
@@ -77,6 +77,10 @@ SLACK = 1e-9  # a bounded probe stops only this far past its bound (the bound an
 # low end (its lines read low beyond the adds they were fitted at; the full rating decides:
 # docs/generation.md has the measurements)
 OFFER_BELOW = 2.0
+# ... and only once its estimate was there on this many draws of games in a row (this step's and
+# the one before it on the same board: the estimate it was kept on, or the last step's), so fewer
+# boards that rose there on one lucky draw are rated
+OFFER_HELD = 2
 # the moves and their weights (docs/generation.md says which paid, measured)
 MOVES: tuple[tuple[str, int], ...] = (("digit", 1), ("swap", 1), ("row", 1))
 
@@ -289,6 +293,7 @@ def climb(
     tried: set[bytes] = set()
     seen: list[float] = []
     best: tuple[float, bytes, tuple[str, ...]] | None = None  # nearest the aim it stood on
+    held: tuple[bytes, int] = (here, 0)  # the board and its estimates in a row in the offers
     for _ in range(steps):
         # the neighbours share the step's games (common random numbers) and the nearest is judged
         # against the board on games of another seed, both on the same ones: a fresh paired
@@ -298,10 +303,12 @@ def climb(
         seen.append(score)
         if best is None or distance(score, windows) < best[0]:
             best = (distance(score, windows), here, tuple(path))
+        in_offers = any(lo <= score <= hi for lo, hi in offers)
+        held = (here, held[1] + 1 if in_offers and held[0] == here else int(in_offers))
         stuck = False  # the board was refused (screen, or rating): move on whatever comes next
         sideways = False  # the deeper climb: rated and missed in the aim
         if deep:
-            if here not in tried and any(lo <= score <= hi for lo, hi in offers):
+            if here not in tried and held[1] >= OFFER_HELD:
                 # beyond the screen's fitted adds: the screen's lines read low there and refused
                 # boards that rate in the tier (the climb then ran on for thousands of steps), and
                 # a full rating costs some 10-100 steps: it judges at once, from OFFER_BELOW under
@@ -338,7 +345,7 @@ def climb(
             continue
         _, _, step, board = nearest
         # judged against the board on the same games: stopped once it cannot come nearer
-        keep = stuck
+        keep, judged = stuck, None
         if not stuck:
             judged = _Probe(board, adds, ruleset, judge_seed).within(CONFIRM, windows, off_here)
             keep = judged is not None and (
@@ -347,6 +354,9 @@ def climb(
             )
         if keep and _winnable(board, adds, ruleset):
             here, path = board, [*path, step]
+            # its first estimate in the offers is the one it was kept on
+            in_offers = judged is not None and any(lo <= judged <= hi for lo, hi in offers)
+            held = (here, int(in_offers))
     if offer_best and best is not None and best[1] not in tried:  # a tried one was rated
         yield Proposal(best[1], path=best[2])
     return (min(seen), max(seen)) if seen else None
@@ -365,7 +375,12 @@ def settings(depth: tuple[int, int] | None = None, offer_best: bool = False) -> 
         "moves": dict(MOVES),
         "aim": "a tier from a quarter in to the screen's margin over it; a score's middle half",
         **(
-            {"offers_best": True, "screened": False, "offers_below": OFFER_BELOW}
+            {
+                "offers_best": True,
+                "screened": False,
+                "offers_below": OFFER_BELOW,
+                "offers_held": OFFER_HELD,
+            }
             if offer_best
             else {}
         ),
