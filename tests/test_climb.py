@@ -141,8 +141,8 @@ def test_the_climbs_start_counts_no_distance_over_a_top_its_first_stage_cannot_t
     assert climb._winnable(draws[0], 1, DEFAULT) and read > climb.aim(medium)[1]
     offered = next(climb.climb(36, 1, random.Random("36/1 medium:0"), digits, DEFAULT, (medium,)))
     assert offered.path[0] == "draw 0"
-    assert climb.start_distance(read, (medium,), (False,)) == 0.0
-    assert climb.start_distance(read, (medium,), (True,)) == climb.distance(read, (medium,)) > 0
+    assert climb.distance(read, (medium,), (False,)) == 0.0
+    assert climb.distance(read, (medium,), (True,)) == climb.distance(read, (medium,)) > 0
 
 
 def test_with_no_target_the_climb_offers_the_random_board():

@@ -11,7 +11,7 @@ the params and the attempt number k (its `random.Random`; no clock anywhere):
    one, the nearest to the aim, that the solver can win and reading-order pairing does not clear
    is where the climb starts (its index in the draws is recorded). Over a window whose top the
    first stage does not test (`Stage.tests_top`: its few games' line reads the window's boards
-   high there) a draw over the aim counts as in it (`start_distance`): the draw that line put
+   high there) a draw over the aim counts as in it (`distance`'s `tops`): the draw that line put
    nearest was one whose first games went well, and the held-out players lost the puzzles grown
    from it less often than random's (docs/generation.md, 36/1 medium).
 2. **Steps.** Each step makes `BRANCH` neighbours of the board, one move each (`MOVES`: a digit
@@ -96,9 +96,19 @@ def aim(window: Window) -> tuple[float, float]:
     return window.low + (window.high - window.low) / 4, top
 
 
-def distance(estimate: float, windows: tuple[Window, ...]) -> float:
-    """How far an estimate is from the nearest aim (0 inside one)."""
-    return min(max(low - estimate, 0.0, estimate - high) for low, high in map(aim, windows))
+def distance(
+    estimate: float, windows: tuple[Window, ...], tops: tuple[bool, ...] | None = None
+) -> float:
+    """How far an estimate is from the nearest aim (0 inside one). With `tops` (the start's
+    ranking: `Stage.tests_top` of each window for the first stage), no distance counts over an
+    aim whose window's top that stage does not test: its line reads the window's boards high
+    there, so the draws it put nearest the aim were those whose first games went well, boards
+    the held-out players lose less often for the same score."""
+    over = (True,) * len(windows) if tops is None else tops
+    return min(
+        max(low - estimate, 0.0, estimate - high if top else 0.0)
+        for (low, high), top in zip(map(aim, windows), over, strict=True)
+    )
 
 
 class _Probe:
@@ -168,18 +178,6 @@ class _Probe:
             games, have = self.games[names[at]], len(self.games[names[at]].played)
             batch = games.first(have + min(left[at], BATCH))[have:]
             self.lost[names[at]] += sum(not g.won for g in batch)
-
-
-def start_distance(estimate: float, windows: tuple[Window, ...], tops: tuple[bool, ...]) -> float:
-    """`distance` for ranking the start's draws on the first stage's estimate, counting no
-    distance over an aim whose window the first stage does not test the top of
-    (`Stage.tests_top`): its line reads the window's boards high there, so the draws it put
-    nearest the aim were those whose first games went well, boards the held-out players lose
-    less often for the same score."""
-    return min(
-        max(low - estimate, 0.0, estimate - high if top else 0.0)
-        for (low, high), top in zip(map(aim, windows), tops, strict=True)
-    )
 
 
 def gap(least: float, most: float, windows: tuple[Window, ...]) -> float:
@@ -277,7 +275,7 @@ def climb(
     ranked = sorted(
         range(START_DRAWS),
         key=lambda i: (
-            start_distance(_Probe(draws[i], adds, ruleset, seed).at(START), windows, tops),
+            distance(_Probe(draws[i], adds, ruleset, seed).at(START), windows, tops),
             i,
         ),
     )
@@ -290,10 +288,14 @@ def climb(
     offers = tuple(
         (min(lo, w.low - OFFER_BELOW), hi) for w, (lo, hi) in zip(windows, map(aim, windows))
     )
+
+    def in_offers(estimate: float) -> bool:
+        return any(lo <= estimate <= hi for lo, hi in offers)
+
     tried: set[bytes] = set()
     seen: list[float] = []
     best: tuple[float, bytes, tuple[str, ...]] | None = None  # nearest the aim it stood on
-    held: tuple[bytes, int] = (here, 0)  # the board and its estimates in a row in the offers
+    held = 0  # the board's estimates in a row in the offers
     for _ in range(steps):
         # the neighbours share the step's games (common random numbers) and the nearest is judged
         # against the board on games of another seed, both on the same ones: a fresh paired
@@ -303,12 +305,11 @@ def climb(
         seen.append(score)
         if best is None or distance(score, windows) < best[0]:
             best = (distance(score, windows), here, tuple(path))
-        in_offers = any(lo <= score <= hi for lo, hi in offers)
-        held = (here, held[1] + 1 if in_offers and held[0] == here else int(in_offers))
+        held = held + 1 if in_offers(score) else 0
         stuck = False  # the board was refused (screen, or rating): move on whatever comes next
         sideways = False  # the deeper climb: rated and missed in the aim
         if deep:
-            if here not in tried and held[1] >= OFFER_HELD:
+            if here not in tried and held >= OFFER_HELD:
                 # beyond the screen's fitted adds: the screen's lines read low there and refused
                 # boards that rate in the tier (the climb then ran on for thousands of steps), and
                 # a full rating costs some 10-100 steps: it judges at once, from OFFER_BELOW under
@@ -355,8 +356,7 @@ def climb(
         if keep and _winnable(board, adds, ruleset):
             here, path = board, [*path, step]
             # its first estimate in the offers is the one it was kept on
-            in_offers = judged is not None and any(lo <= judged <= hi for lo, hi in offers)
-            held = (here, int(in_offers))
+            held = int(judged is not None and in_offers(judged))
     if offer_best and best is not None and best[1] not in tried:  # a tried one was rated
         yield Proposal(best[1], path=best[2])
     return (min(seen), max(seen)) if seen else None
